@@ -1,0 +1,20 @@
+// accum-run: the headless runner. All logic lives in runner/ (tested in-process).
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "runner/runner.h"
+
+namespace {
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_signal(int) { g_interrupted.store(true); }
+} // namespace
+
+int main(int argc, char** argv) {
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    return accum::cli::run(args, std::cout, std::cerr, &g_interrupted);
+}

@@ -1,0 +1,23 @@
+#pragma once
+// accum-run's command line: options → RunConfig, with every problem named.
+
+#include <string>
+#include <vector>
+
+#include "accum/run_config.h"
+
+namespace accum::cli {
+
+struct ParsedArguments {
+    std::string command = "train";    // train | plan | help | version | devices
+    RunConfig config;
+    std::vector<ConfigProblem> problems;
+    std::string config_file;
+    // plan
+    std::int64_t target_batch = 0;
+};
+
+ParsedArguments parse_arguments(const std::vector<std::string>& args);
+std::string usage();
+
+} // namespace accum::cli

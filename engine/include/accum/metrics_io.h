@@ -1,0 +1,25 @@
+#pragma once
+// JSON Lines form of the records (the accum-run metrics file), and reading it back.
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "accum/records.h"
+
+namespace accum {
+
+std::string to_json_line(const StepRecord& r);
+std::string to_json_line(const EvalRecord& r);
+std::string to_json_line(const MemoryRecord& r);
+std::string to_json_line(const SummaryRecord& r);
+std::string to_json_line(const MicroStepRecord& r);
+
+using AnyRecord = std::variant<StepRecord, EvalRecord, MemoryRecord, SummaryRecord, MicroStepRecord>;
+
+// Parses one line; std::nullopt with `error` set when the line is not a record.
+std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& error);
+
+std::optional<RunStatus> parse_run_status(const std::string& text);
+
+} // namespace accum

@@ -1,0 +1,85 @@
+#pragma once
+// The records a run emits. Plain values (no tensors), so they cross threads
+// and processes cheaply; the JSON Lines form is in metrics_io.h.
+
+#include <cstdint>
+#include <string>
+
+namespace accum {
+
+// One micro-batch (only when RunConfig::record_micro_steps is set).
+struct MicroStepRecord {
+    std::int64_t micro_step = 0;     // 1-based, counts every micro-batch of the run
+    std::int64_t step = 0;           // optimizer steps done before this micro-batch
+    int window_index = 0;            // 1..K position inside the accumulation window
+    int window_size = 0;             // K (or the real size of a partial window)
+    bool sync = false;               // this micro-batch ends the window: the optimizer steps
+    double loss = 0.0;               // this micro-batch's loss, unscaled
+    double grad_norm = 0.0;          // norm of the accumulated .grad after its backward
+    double epoch = 0.0;
+};
+
+struct StepRecord {
+    std::int64_t step = 0;           // optimizer step, 1-based
+    std::int64_t micro_step = 0;
+    double epoch = 0.0;              // fractional
+    double loss = 0.0;               // window mean, unscaled
+    double learning_rate = 0.0;      // the rate this step used
+    double grad_norm = 0.0;          // before clipping
+    std::int64_t samples_seen = 0;
+    double elapsed_s = 0.0;
+    std::int64_t memory_bytes = 0;
+    std::int64_t peak_memory_bytes = 0; // peak since the previous step
+};
+
+struct EvalRecord {
+    std::int64_t step = 0;
+    double epoch = 0.0;
+    double eval_loss = 0.0;
+    double eval_accuracy = 0.0;
+    double eval_f1 = 0.0;
+};
+
+struct MemoryRecord {
+    double elapsed_s = 0.0;
+    std::int64_t memory_bytes = 0;   // current tensor memory (CPU) or allocated (CUDA)
+    std::int64_t peak_memory_bytes = 0; // peak of the run so far
+    std::int64_t reserved_bytes = 0; // CUDA caching allocator's reserve; 0 on CPU
+    std::int64_t budget_bytes = 0;   // 0 = none
+    std::int64_t rss_bytes = 0;      // process resident set
+    bool cuda = false;
+};
+
+enum class RunStatus { Completed, Stopped, OutOfMemory, Diverged, Error };
+
+struct SummaryRecord {
+    RunStatus status = RunStatus::Completed;
+    std::string message;
+    std::int64_t optimizer_steps = 0;
+    std::int64_t micro_steps = 0;
+    std::int64_t samples_seen = 0;
+    double train_runtime_s = 0.0;
+    double samples_per_second = 0.0;
+    std::int64_t peak_memory_bytes = 0;
+    double final_loss = 0.0;         // last window's loss (NaN if none)
+    int exit_code = 0;               // the accum-run exit code for this outcome
+    std::string device;              // "cpu" or "cuda:0"
+    // On out-of-memory: a suggested micro-batch and K with the same effective batch.
+    std::int64_t suggested_batch_size = 0;
+    std::int64_t suggested_accumulation_steps = 0;
+};
+
+const char* to_string(RunStatus status);
+
+// Exit codes of accum-run (DESIGN: the headless runner contract).
+namespace exit_code {
+inline constexpr int completed = 0;
+inline constexpr int failure = 1;
+inline constexpr int invalid_arguments = 2;
+inline constexpr int out_of_memory = 3;
+inline constexpr int data_error = 4;
+inline constexpr int diverged = 5;
+inline constexpr int interrupted = 130;
+} // namespace exit_code
+
+} // namespace accum

@@ -1,0 +1,92 @@
+#pragma once
+// Everything a training run needs to know, as plain values. Torch-free: the
+// GUI and the CLI build one of these; the engine validates and runs it.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace accum {
+
+struct RunConfig {
+    // What to train.
+    std::string mode = "pytorch";          // pytorch | accelerator | trainer
+    std::string dataset = "fashion-mnist"; // fashion-mnist | synthetic-pairs | synthetic-lm | csv
+    std::string data_path;                 // directory (fashion-mnist) or file (csv); empty = default
+    std::string label_column = "label";    // csv only
+    std::string model = "mlp";             // mlp | cnn | transformer
+    bool batch_norm = false;               // add BatchNorm to the mlp/cnn (a pitfall demo)
+    double dropout = 0.0;                  // dropout probability in the model
+
+    // Batching and length of the run.
+    std::int64_t batch_size = 64;          // micro-batch
+    std::int64_t accumulation_steps = 4;   // K
+    std::int64_t epochs = 3;               // 0 = unset (then max_steps decides)
+    std::int64_t max_steps = 0;            // optimizer steps; 0 = unset
+
+    // Optimisation.
+    double learning_rate = 0.05;
+    std::string optimizer = "sgd";         // sgd | adamw
+    double momentum = 0.9;                 // sgd only
+    double weight_decay = 0.0;
+    std::string scheduler = "constant";    // constant | linear | cosine
+    std::int64_t warmup_steps = 0;
+    double max_grad_norm = 0.0;            // 0 = no clipping
+    std::string loss_normalization = "mean"; // mean | tokens
+
+    // Evaluation, logging, checkpoints.
+    std::string eval_strategy = "epoch";   // epoch | steps | no
+    std::int64_t eval_steps = 0;           // with eval_strategy steps
+    std::int64_t logging_steps = 10;       // stdout log every N optimizer steps
+    std::string save_strategy = "epoch";   // epoch | steps | no (trainer)
+    std::int64_t save_steps = 0;
+    std::int64_t save_total_limit = 0;     // 0 = keep all
+    bool auto_find_batch_size = false;     // trainer / accelerator
+
+    // Run environment.
+    std::uint64_t seed = 0;
+    bool shuffle = true;
+    std::string device = "auto";           // auto | cpu | cuda | cuda:N
+    int threads = 0;                       // 0 = chosen by the engine
+    std::string memory_budget = "0";       // e.g. 512MiB, 2GiB; 0 = none
+    std::string output_dir;                // empty = no files
+    std::string metrics_file;              // empty = <output_dir>/metrics.jsonl
+    std::string resume_from;               // checkpoint directory
+    bool quiet = false;
+    bool record_micro_steps = false;       // emit a record per micro-batch (GUI)
+    double micro_step_delay_s = 0.0;       // teaching pace: sleep after each micro-batch
+
+    std::int64_t effective_batch() const { return batch_size * accumulation_steps; }
+};
+
+// One problem found in a configuration: the option it concerns (spelled as on
+// the command line, without dashes) and a sentence saying what is wrong.
+struct ConfigProblem {
+    std::string option;
+    std::string message;
+    std::string to_string() const { return "--" + option + ": " + message; }
+};
+
+// Every problem in the configuration, in option order; empty when it is valid.
+std::vector<ConfigProblem> validate(const RunConfig& config);
+
+// Parses sizes such as "512MiB", "2GiB", "1.5GB", "100000" (bytes), "0".
+// Binary (KiB, MiB, GiB) and decimal (KB, MB, GB) units; case-insensitive.
+std::optional<std::int64_t> parse_byte_size(const std::string& text);
+std::string format_byte_size(std::int64_t bytes);
+
+// The known names of the enumerated options, for help texts and the GUI.
+const std::vector<std::string>& known_modes();
+const std::vector<std::string>& known_datasets();
+const std::vector<std::string>& known_models();
+const std::vector<std::string>& known_optimizers();
+const std::vector<std::string>& known_schedulers();
+
+// JSON, with the same keys as the long command-line options ("batch-size").
+// from_json_text applies the keys it finds on top of `base`; problems name the key.
+std::string to_json_text(const RunConfig& config);
+RunConfig from_json_text(const std::string& text, const RunConfig& base,
+                         std::vector<ConfigProblem>& problems);
+
+} // namespace accum

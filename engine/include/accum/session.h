@@ -1,0 +1,49 @@
+#pragma once
+// Runs one training run on the calling thread. stop(), pause() and resume()
+// may be called from any other thread; the run polls them between micro-batches.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accum/records.h"
+#include "accum/run_config.h"
+#include "accum/sink.h"
+
+namespace accum {
+
+class Session {
+public:
+    Session();
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // Blocks until the run ends. Never throws for a run's own failures
+    // (bad config, missing data, out of memory, divergence): they end up in the
+    // returned summary, which is also sent to the sink.
+    SummaryRecord run(const RunConfig& config, Sink& sink);
+
+    void stop();      // thread-safe; the run ends at the next micro-batch boundary
+    void pause();     // thread-safe; the run waits at the next micro-batch boundary
+    void resume();
+    // While paused: let exactly one more micro-batch run, then pause again.
+    void step_once();
+    bool is_paused() const;
+
+private:
+    struct Control;
+    std::unique_ptr<Control> control_;
+};
+
+// What this engine build can run on, for the GUI and `accum-run --help`.
+struct DeviceInfo {
+    std::string name;        // "cpu", "cuda:0", ...
+    std::string description; // "CPU (2 threads)", "NVIDIA H200 (139 GiB)"
+    bool available = false;
+    std::string reason;      // why not, when unavailable
+};
+std::vector<DeviceInfo> list_devices();
+std::string engine_version(); // "accum engine 0.1.0, LibTorch 1.13.1, CUDA: no"
+
+} // namespace accum

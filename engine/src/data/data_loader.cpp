@@ -1,0 +1,52 @@
+#include "data/data_loader.h"
+
+#include <algorithm>
+#include <random>
+
+namespace accum {
+
+std::vector<std::int64_t> epoch_permutation(std::int64_t size, std::uint64_t seed, std::int64_t epoch, bool shuffle) {
+    std::vector<std::int64_t> order(static_cast<std::size_t>(size));
+    for (std::int64_t i = 0; i < size; ++i) order[static_cast<std::size_t>(i)] = i;
+    if (!shuffle) return order;
+    std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                      static_cast<std::uint32_t>(epoch), 0x5a17u};
+    std::mt19937_64 rng(seq);
+    // Fisher-Yates with our own draw, so the order is the same with every standard library.
+    for (std::int64_t i = size - 1; i > 0; --i) {
+        const auto j = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(i + 1));
+        std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(j)]);
+    }
+    return order;
+}
+
+DataLoader::DataLoader(const TensorDataset& dataset, std::int64_t batch_size, bool shuffle, std::uint64_t seed)
+    : dataset_(&dataset), batch_size_(batch_size), shuffle_(shuffle), seed_(seed) {
+    set_epoch(0);
+}
+
+void DataLoader::set_epoch(std::int64_t epoch) { order_ = epoch_permutation(dataset_->size(), seed_, epoch, shuffle_); }
+
+std::int64_t DataLoader::size() const { return (dataset_->size() + batch_size_ - 1) / batch_size_; }
+
+std::int64_t DataLoader::samples_in(std::int64_t index) const {
+    return std::min(batch_size_, dataset_->size() - index * batch_size_);
+}
+
+Batch DataLoader::batch(std::int64_t index) const {
+    const std::int64_t begin = index * batch_size_;
+    const std::int64_t end = std::min(begin + batch_size_, dataset_->size());
+    std::vector<std::int64_t> idx(order_.begin() + begin, order_.begin() + end);
+    return dataset_->gather(idx);
+}
+
+std::int64_t DataLoader::items_in(std::int64_t first, std::int64_t last) const {
+    const std::int64_t begin = first * batch_size_;
+    const std::int64_t end = std::min(last * batch_size_, dataset_->size());
+    std::int64_t items = 0;
+    for (std::int64_t i = begin; i < end; ++i)
+        items += dataset_->items_per_sample[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])];
+    return items;
+}
+
+} // namespace accum

@@ -1,0 +1,50 @@
+#pragma once
+// Datasets held whole in memory as tensors; a batch is an index_select.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "accum/run_config.h"
+#include "data/batch.h"
+
+namespace accum {
+
+enum class Task { ImageClassification, SequenceClassification, LanguageModeling, TabularClassification };
+
+struct TensorDataset {
+    std::string name;
+    Task task = Task::ImageClassification;
+    torch::Tensor inputs;         // first dimension = samples
+    torch::Tensor attention_mask; // token data only
+    torch::Tensor labels;
+    std::vector<std::int64_t> items_per_sample; // label items per sample (1, or tokens for LM)
+    std::int64_t num_classes = 0; // classes, or vocabulary size for LM
+    std::int64_t vocab_size = 0;  // token data
+    std::int64_t num_features = 0;// flattened input size (images, tabular)
+    std::int64_t max_length = 0;  // token data
+
+    std::int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
+    Batch gather(const torch::Tensor& indices) const;
+    Batch gather(const std::vector<std::int64_t>& indices) const;
+};
+
+struct DataSplits {
+    TensorDataset train;
+    TensorDataset eval;
+};
+
+// Loads (or generates) the dataset the config names. Throws DataError.
+DataSplits load_dataset(const RunConfig& config);
+
+std::string default_fashion_mnist_dir();
+
+// Generators, deterministic from the seed (exposed for tests).
+DataSplits make_synthetic_pairs(std::uint64_t seed, std::int64_t train_size = 4000, std::int64_t eval_size = 1000);
+DataSplits make_synthetic_lm(std::uint64_t seed, std::int64_t train_size = 2000, std::int64_t eval_size = 400);
+DataSplits load_fashion_mnist(const std::string& directory);
+DataSplits load_csv_dataset(const std::string& path, const std::string& label_column, std::uint64_t seed);
+
+} // namespace accum

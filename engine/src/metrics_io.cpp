@@ -1,0 +1,197 @@
+#include "accum/metrics_io.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace accum {
+
+using nlohmann::json;
+
+const char* to_string(RunStatus status) {
+    switch (status) {
+    case RunStatus::Completed: return "completed";
+    case RunStatus::Stopped: return "stopped";
+    case RunStatus::OutOfMemory: return "out_of_memory";
+    case RunStatus::Diverged: return "diverged";
+    case RunStatus::Error: return "error";
+    }
+    return "error";
+}
+
+std::optional<RunStatus> parse_run_status(const std::string& text) {
+    for (auto s : {RunStatus::Completed, RunStatus::Stopped, RunStatus::OutOfMemory, RunStatus::Diverged,
+                   RunStatus::Error})
+        if (text == to_string(s)) return s;
+    return std::nullopt;
+}
+
+namespace {
+
+// JSON has no NaN or infinity: write them as null, read null back as NaN.
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+double read_double(const json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::nan("");
+    if (!it->is_number()) throw std::runtime_error(std::string("field '") + key + "' is not a number");
+    return it->get<double>();
+}
+
+std::int64_t read_int(const json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return 0;
+    if (!it->is_number()) throw std::runtime_error(std::string("field '") + key + "' is not a number");
+    return it->get<std::int64_t>();
+}
+
+} // namespace
+
+std::string to_json_line(const MicroStepRecord& r) {
+    return json{{"type", "micro_step"}, {"micro_step", r.micro_step}, {"step", r.step},
+                {"window_index", r.window_index}, {"window_size", r.window_size}, {"sync", r.sync},
+                {"loss", number(r.loss)}, {"grad_norm", number(r.grad_norm)}, {"epoch", number(r.epoch)}}
+        .dump();
+}
+
+std::string to_json_line(const StepRecord& r) {
+    return json{{"type", "step"},
+                {"step", r.step},
+                {"micro_step", r.micro_step},
+                {"epoch", number(r.epoch)},
+                {"loss", number(r.loss)},
+                {"learning_rate", number(r.learning_rate)},
+                {"grad_norm", number(r.grad_norm)},
+                {"samples_seen", r.samples_seen},
+                {"elapsed_s", number(r.elapsed_s)},
+                {"memory_bytes", r.memory_bytes},
+                {"peak_memory_bytes", r.peak_memory_bytes}}
+        .dump();
+}
+
+std::string to_json_line(const EvalRecord& r) {
+    return json{{"type", "eval"},           {"step", r.step},
+                {"epoch", number(r.epoch)}, {"eval_loss", number(r.eval_loss)},
+                {"eval_accuracy", number(r.eval_accuracy)}, {"eval_f1", number(r.eval_f1)}}
+        .dump();
+}
+
+std::string to_json_line(const MemoryRecord& r) {
+    return json{{"type", "memory"},         {"elapsed_s", number(r.elapsed_s)},
+                {"memory_bytes", r.memory_bytes}, {"peak_memory_bytes", r.peak_memory_bytes},
+                {"reserved_bytes", r.reserved_bytes}, {"budget_bytes", r.budget_bytes},
+                {"rss_bytes", r.rss_bytes}, {"cuda", r.cuda}}
+        .dump();
+}
+
+std::string to_json_line(const SummaryRecord& r) {
+    json j{{"type", "summary"},
+           {"status", to_string(r.status)},
+           {"message", r.message},
+           {"optimizer_steps", r.optimizer_steps},
+           {"micro_steps", r.micro_steps},
+           {"samples_seen", r.samples_seen},
+           {"train_runtime_s", number(r.train_runtime_s)},
+           {"samples_per_second", number(r.samples_per_second)},
+           {"peak_memory_bytes", r.peak_memory_bytes},
+           {"final_loss", number(r.final_loss)},
+           {"exit_code", r.exit_code},
+           {"device", r.device}};
+    if (r.suggested_batch_size > 0) {
+        j["suggested_batch_size"] = r.suggested_batch_size;
+        j["suggested_accumulation_steps"] = r.suggested_accumulation_steps;
+    }
+    return j.dump();
+}
+
+std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& error) {
+    json j;
+    try {
+        j = json::parse(line);
+    } catch (const json::parse_error& e) {
+        error = std::string("not JSON: ") + e.what();
+        return std::nullopt;
+    }
+    if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+        error = "not a record: no \"type\" field";
+        return std::nullopt;
+    }
+    const std::string type = j["type"].get<std::string>();
+    try {
+        if (type == "step") {
+            StepRecord r;
+            r.step = read_int(j, "step");
+            r.micro_step = read_int(j, "micro_step");
+            r.epoch = read_double(j, "epoch");
+            r.loss = read_double(j, "loss");
+            r.learning_rate = read_double(j, "learning_rate");
+            r.grad_norm = read_double(j, "grad_norm");
+            r.samples_seen = read_int(j, "samples_seen");
+            r.elapsed_s = read_double(j, "elapsed_s");
+            r.memory_bytes = read_int(j, "memory_bytes");
+            r.peak_memory_bytes = read_int(j, "peak_memory_bytes");
+            return r;
+        }
+        if (type == "eval") {
+            EvalRecord r;
+            r.step = read_int(j, "step");
+            r.epoch = read_double(j, "epoch");
+            r.eval_loss = read_double(j, "eval_loss");
+            r.eval_accuracy = read_double(j, "eval_accuracy");
+            r.eval_f1 = read_double(j, "eval_f1");
+            return r;
+        }
+        if (type == "memory") {
+            MemoryRecord r;
+            r.elapsed_s = read_double(j, "elapsed_s");
+            r.memory_bytes = read_int(j, "memory_bytes");
+            r.peak_memory_bytes = read_int(j, "peak_memory_bytes");
+            r.reserved_bytes = read_int(j, "reserved_bytes");
+            r.budget_bytes = read_int(j, "budget_bytes");
+            r.rss_bytes = read_int(j, "rss_bytes");
+            r.cuda = j.value("cuda", false);
+            return r;
+        }
+        if (type == "micro_step") {
+            MicroStepRecord r;
+            r.micro_step = read_int(j, "micro_step");
+            r.step = read_int(j, "step");
+            r.window_index = static_cast<int>(read_int(j, "window_index"));
+            r.window_size = static_cast<int>(read_int(j, "window_size"));
+            r.sync = j.value("sync", false);
+            r.loss = read_double(j, "loss");
+            r.grad_norm = read_double(j, "grad_norm");
+            r.epoch = read_double(j, "epoch");
+            return r;
+        }
+        if (type == "summary") {
+            SummaryRecord r;
+            const auto status = parse_run_status(j.value("status", std::string()));
+            if (!status) {
+                error = "summary has an unknown status";
+                return std::nullopt;
+            }
+            r.status = *status;
+            r.message = j.value("message", std::string());
+            r.optimizer_steps = read_int(j, "optimizer_steps");
+            r.micro_steps = read_int(j, "micro_steps");
+            r.samples_seen = read_int(j, "samples_seen");
+            r.train_runtime_s = read_double(j, "train_runtime_s");
+            r.samples_per_second = read_double(j, "samples_per_second");
+            r.peak_memory_bytes = read_int(j, "peak_memory_bytes");
+            r.final_loss = read_double(j, "final_loss");
+            r.exit_code = static_cast<int>(read_int(j, "exit_code"));
+            r.device = j.value("device", std::string());
+            r.suggested_batch_size = read_int(j, "suggested_batch_size");
+            r.suggested_accumulation_steps = read_int(j, "suggested_accumulation_steps");
+            return r;
+        }
+    } catch (const std::exception& e) {
+        error = e.what();
+        return std::nullopt;
+    }
+    error = "unknown record type '" + type + "'";
+    return std::nullopt;
+}
+
+} // namespace accum

@@ -1,0 +1,50 @@
+#include "models/model.h"
+
+#include <torch/nn/functional/loss.h>
+
+#include "accum/errors.h"
+
+namespace accum {
+
+namespace F = torch::nn::functional;
+
+torch::Tensor cross_entropy_sum(const torch::Tensor& logits, const torch::Tensor& labels) {
+    const auto classes = logits.size(-1);
+    return F::cross_entropy(logits.reshape({-1, classes}), labels.reshape({-1}),
+                            F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
+}
+
+ModelOutput Model::forward(const Batch& batch) {
+    ModelOutput out;
+    out.logits = logits(batch);
+    out.loss_sum = cross_entropy_sum(out.logits, batch.labels);
+    out.loss = out.loss_sum / static_cast<double>(std::max<std::int64_t>(1, batch.num_items));
+    return out;
+}
+
+std::int64_t Model::parameter_count() const {
+    std::int64_t n = 0;
+    for (const auto& p : parameters()) n += p.numel();
+    return n;
+}
+
+std::shared_ptr<Model> make_mlp(const RunConfig& config, const TensorDataset& data);
+std::shared_ptr<Model> make_cnn(const RunConfig& config, const TensorDataset& data);
+std::shared_ptr<Model> make_transformer(const RunConfig& config, const TensorDataset& data);
+
+std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& data) {
+    if (config.model == "mlp") return make_mlp(config, data);
+    if (config.model == "cnn") {
+        if (data.task != Task::ImageClassification)
+            throw ConfigError("--model: the cnn needs image data (--dataset fashion-mnist)");
+        return make_cnn(config, data);
+    }
+    if (config.model == "transformer") {
+        if (data.task != Task::SequenceClassification && data.task != Task::LanguageModeling)
+            throw ConfigError("--model: the transformer needs token data (synthetic-pairs or synthetic-lm)");
+        return make_transformer(config, data);
+    }
+    throw ConfigError("--model: unknown model '" + config.model + "'");
+}
+
+} // namespace accum

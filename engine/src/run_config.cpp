@@ -1,0 +1,321 @@
+#include "accum/run_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace accum {
+
+namespace {
+
+bool is_one_of(const std::string& value, const std::vector<std::string>& names) {
+    return std::find(names.begin(), names.end(), value) != names.end();
+}
+
+std::string join(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) {
+        if (!out.empty()) out += ", ";
+        out += n;
+    }
+    return out;
+}
+
+bool valid_device(const std::string& device) {
+    if (device == "auto" || device == "cpu" || device == "cuda") return true;
+    if (device.rfind("cuda:", 0) != 0 || device.size() == 5) return false;
+    return std::all_of(device.begin() + 5, device.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+} // namespace
+
+const std::vector<std::string>& known_modes() {
+    static const std::vector<std::string> v{"pytorch", "accelerator", "trainer"};
+    return v;
+}
+const std::vector<std::string>& known_datasets() {
+    static const std::vector<std::string> v{"fashion-mnist", "synthetic-pairs", "synthetic-lm", "csv"};
+    return v;
+}
+const std::vector<std::string>& known_models() {
+    static const std::vector<std::string> v{"mlp", "cnn", "transformer"};
+    return v;
+}
+const std::vector<std::string>& known_optimizers() {
+    static const std::vector<std::string> v{"sgd", "adamw"};
+    return v;
+}
+const std::vector<std::string>& known_schedulers() {
+    static const std::vector<std::string> v{"constant", "linear", "cosine"};
+    return v;
+}
+
+std::optional<std::int64_t> parse_byte_size(const std::string& raw) {
+    std::string text;
+    for (char c : raw)
+        if (!std::isspace(static_cast<unsigned char>(c))) text += c;
+    if (text.empty()) return std::nullopt;
+    std::size_t pos = 0;
+    while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) ++pos;
+    if (pos == 0) return std::nullopt;
+    const std::string number = text.substr(0, pos);
+    if (std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
+    std::string unit = text.substr(pos);
+    std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+    static const std::map<std::string, double> units{
+        {"", 1.0},          {"b", 1.0},
+        {"k", 1024.0},      {"kib", 1024.0},     {"kb", 1e3},
+        {"m", 1048576.0},   {"mib", 1048576.0},  {"mb", 1e6},
+        {"g", 1073741824.0},{"gib", 1073741824.0},{"gb", 1e9},
+        {"tib", 1099511627776.0}, {"tb", 1e12},
+    };
+    const auto it = units.find(unit);
+    if (it == units.end()) return std::nullopt;
+    double value = 0;
+    try {
+        value = std::stod(number);
+    } catch (...) {
+        return std::nullopt;
+    }
+    const double bytes = value * it->second;
+    if (!std::isfinite(bytes) || bytes < 0 || bytes > 9.0e18) return std::nullopt;
+    return static_cast<std::int64_t>(std::llround(bytes));
+}
+
+std::string format_byte_size(std::int64_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (std::abs(value) >= 1024.0 && unit < 4) {
+        value /= 1024.0;
+        ++unit;
+    }
+    std::ostringstream out;
+    out.setf(std::ios::fixed);
+    out.precision(unit == 0 ? 0 : 1);
+    out << value << ' ' << units[unit];
+    return out.str();
+}
+
+std::vector<ConfigProblem> validate(const RunConfig& c) {
+    std::vector<ConfigProblem> p;
+    auto add = [&p](const char* option, std::string message) { p.push_back({option, std::move(message)}); };
+
+    if (!is_one_of(c.mode, known_modes()))
+        add("mode", "unknown mode '" + c.mode + "' (choose " + join(known_modes()) + ")");
+    if (!is_one_of(c.dataset, known_datasets()))
+        add("dataset", "unknown dataset '" + c.dataset + "' (choose " + join(known_datasets()) + ")");
+    if (c.dataset == "csv" && c.data_path.empty())
+        add("data", "the csv dataset needs --data FILE.csv");
+    if (c.dataset == "csv" && c.label_column.empty())
+        add("label-column", "must name the CSV column that holds the labels");
+    if (!is_one_of(c.model, known_models()))
+        add("model", "unknown model '" + c.model + "' (choose " + join(known_models()) + ")");
+    else if (c.model == "cnn" && c.dataset != "fashion-mnist" && is_one_of(c.dataset, known_datasets()))
+        add("model", "the cnn needs image data (--dataset fashion-mnist); use mlp or transformer for " + c.dataset);
+    if (c.model == "transformer" && c.batch_norm)
+        add("batch-norm", "only the mlp and cnn have a BatchNorm variant");
+    if (!(c.dropout >= 0.0 && c.dropout < 1.0))
+        add("dropout", "must be in [0, 1), got " + std::to_string(c.dropout));
+
+    if (c.batch_size <= 0)
+        add("batch-size", "must be a positive number of samples per micro-batch, got " + std::to_string(c.batch_size));
+    else if (c.batch_size > 1000000)
+        add("batch-size", "is absurdly large (" + std::to_string(c.batch_size) + "); use at most 1000000");
+    if (c.accumulation_steps <= 0)
+        add("accumulation-steps", "must be at least 1 (1 = no accumulation), got " + std::to_string(c.accumulation_steps));
+    else if (c.accumulation_steps > 100000)
+        add("accumulation-steps", "is absurdly large (" + std::to_string(c.accumulation_steps) + "); use at most 100000");
+    if (c.epochs < 0) add("epochs", "must not be negative, got " + std::to_string(c.epochs));
+    if (c.max_steps < 0) add("max-steps", "must not be negative, got " + std::to_string(c.max_steps));
+    if (c.epochs == 0 && c.max_steps == 0)
+        add("epochs", "set --epochs or --max-steps (both are unset), otherwise the run has no length");
+    if (c.epochs > 100000) add("epochs", "is absurdly large (" + std::to_string(c.epochs) + ")");
+
+    if (!std::isfinite(c.learning_rate) || c.learning_rate <= 0)
+        add("lr", "must be a positive finite learning rate, got " + std::to_string(c.learning_rate));
+    else if (c.learning_rate > 100)
+        add("lr", "is absurdly large (" + std::to_string(c.learning_rate) + "); use at most 100");
+    if (!is_one_of(c.optimizer, known_optimizers()))
+        add("optimizer", "unknown optimizer '" + c.optimizer + "' (choose " + join(known_optimizers()) + ")");
+    if (!std::isfinite(c.momentum) || c.momentum < 0 || c.momentum >= 1)
+        add("momentum", "must be in [0, 1), got " + std::to_string(c.momentum));
+    if (!std::isfinite(c.weight_decay) || c.weight_decay < 0)
+        add("weight-decay", "must be zero or positive, got " + std::to_string(c.weight_decay));
+    if (!is_one_of(c.scheduler, known_schedulers()))
+        add("scheduler", "unknown scheduler '" + c.scheduler + "' (choose " + join(known_schedulers()) + ")");
+    if (c.warmup_steps < 0) add("warmup-steps", "must not be negative, got " + std::to_string(c.warmup_steps));
+    if (!std::isfinite(c.max_grad_norm) || c.max_grad_norm < 0)
+        add("max-grad-norm", "must be zero (no clipping) or positive, got " + std::to_string(c.max_grad_norm));
+    if (c.loss_normalization != "mean" && c.loss_normalization != "tokens")
+        add("loss-normalization", "unknown value '" + c.loss_normalization + "' (choose mean, tokens)");
+
+    if (c.eval_strategy != "epoch" && c.eval_strategy != "steps" && c.eval_strategy != "no")
+        add("eval-strategy", "unknown value '" + c.eval_strategy + "' (choose epoch, steps, no)");
+    if (c.eval_strategy == "steps" && c.eval_steps <= 0)
+        add("eval-steps", "must be positive with --eval-strategy steps, got " + std::to_string(c.eval_steps));
+    if (c.eval_steps < 0) add("eval-steps", "must not be negative, got " + std::to_string(c.eval_steps));
+    if (c.logging_steps <= 0)
+        add("logging-steps", "must be at least 1, got " + std::to_string(c.logging_steps));
+    if (c.save_strategy != "epoch" && c.save_strategy != "steps" && c.save_strategy != "no")
+        add("save-strategy", "unknown value '" + c.save_strategy + "' (choose epoch, steps, no)");
+    if (c.save_strategy == "steps" && c.save_steps <= 0)
+        add("save-steps", "must be positive with --save-strategy steps, got " + std::to_string(c.save_steps));
+    if (c.save_total_limit < 0)
+        add("save-total-limit", "must not be negative, got " + std::to_string(c.save_total_limit));
+
+    if (!valid_device(c.device))
+        add("device", "unknown device '" + c.device + "' (choose auto, cpu, cuda or cuda:N)");
+    if (c.threads < 0 || c.threads > 1024)
+        add("threads", "must be 0 (automatic) or a thread count up to 1024, got " + std::to_string(c.threads));
+    if (!parse_byte_size(c.memory_budget))
+        add("memory-budget", "cannot read '" + c.memory_budget + "' as a size (examples: 512MiB, 2GiB, 0 for none)");
+    if (!std::isfinite(c.micro_step_delay_s) || c.micro_step_delay_s < 0 || c.micro_step_delay_s > 60)
+        add("micro-step-delay", "must be between 0 and 60 seconds");
+    return p;
+}
+
+// ---------------------------------------------------------------- JSON
+
+namespace {
+
+using nlohmann::json;
+
+// One table drives both directions, so a key can never be written but not read.
+struct Field {
+    const char* key;
+    std::function<json(const RunConfig&)> get;
+    std::function<bool(RunConfig&, const json&, std::string&)> set;
+};
+
+template <typename T>
+Field make_field(const char* key, T RunConfig::*member) {
+    return Field{
+        key,
+        [member](const RunConfig& c) { return json(c.*member); },
+        [member](RunConfig& c, const json& v, std::string& error) {
+            if constexpr (std::is_same_v<T, std::string>) {
+                if (!v.is_string()) { error = "expects a string"; return false; }
+                c.*member = v.get<std::string>();
+            } else if constexpr (std::is_same_v<T, bool>) {
+                if (!v.is_boolean()) { error = "expects true or false"; return false; }
+                c.*member = v.get<bool>();
+            } else if constexpr (std::is_floating_point_v<T>) {
+                if (!v.is_number()) { error = "expects a number"; return false; }
+                c.*member = v.get<T>();
+            } else {
+                if (!v.is_number_integer() && !v.is_number_unsigned()) {
+                    error = "expects a whole number";
+                    return false;
+                }
+                if constexpr (std::is_unsigned_v<T>) {
+                    if (v.is_number_integer() && v.get<std::int64_t>() < 0) { error = "must not be negative"; return false; }
+                    c.*member = v.get<T>();
+                } else {
+                    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+                        error = "is too large";
+                        return false;
+                    }
+                    const auto wide = v.get<std::int64_t>();
+                    if (wide < std::numeric_limits<T>::min() || wide > std::numeric_limits<T>::max()) {
+                        error = "is out of range";
+                        return false;
+                    }
+                    c.*member = static_cast<T>(wide);
+                }
+            }
+            return true;
+        }};
+}
+
+const std::vector<Field>& fields() {
+    static const std::vector<Field> f{
+        make_field("mode", &RunConfig::mode),
+        make_field("dataset", &RunConfig::dataset),
+        make_field("data", &RunConfig::data_path),
+        make_field("label-column", &RunConfig::label_column),
+        make_field("model", &RunConfig::model),
+        make_field("batch-norm", &RunConfig::batch_norm),
+        make_field("dropout", &RunConfig::dropout),
+        make_field("batch-size", &RunConfig::batch_size),
+        make_field("accumulation-steps", &RunConfig::accumulation_steps),
+        make_field("epochs", &RunConfig::epochs),
+        make_field("max-steps", &RunConfig::max_steps),
+        make_field("lr", &RunConfig::learning_rate),
+        make_field("optimizer", &RunConfig::optimizer),
+        make_field("momentum", &RunConfig::momentum),
+        make_field("weight-decay", &RunConfig::weight_decay),
+        make_field("scheduler", &RunConfig::scheduler),
+        make_field("warmup-steps", &RunConfig::warmup_steps),
+        make_field("max-grad-norm", &RunConfig::max_grad_norm),
+        make_field("loss-normalization", &RunConfig::loss_normalization),
+        make_field("eval-strategy", &RunConfig::eval_strategy),
+        make_field("eval-steps", &RunConfig::eval_steps),
+        make_field("logging-steps", &RunConfig::logging_steps),
+        make_field("save-strategy", &RunConfig::save_strategy),
+        make_field("save-steps", &RunConfig::save_steps),
+        make_field("save-total-limit", &RunConfig::save_total_limit),
+        make_field("auto-find-batch-size", &RunConfig::auto_find_batch_size),
+        make_field("seed", &RunConfig::seed),
+        make_field("shuffle", &RunConfig::shuffle),
+        make_field("device", &RunConfig::device),
+        make_field("threads", &RunConfig::threads),
+        make_field("memory-budget", &RunConfig::memory_budget),
+        make_field("output-dir", &RunConfig::output_dir),
+        make_field("metrics", &RunConfig::metrics_file),
+        make_field("resume", &RunConfig::resume_from),
+        make_field("quiet", &RunConfig::quiet),
+        make_field("micro-step-delay", &RunConfig::micro_step_delay_s),
+    };
+    return f;
+}
+
+std::string normalise_key(std::string key) {
+    std::replace(key.begin(), key.end(), '_', '-');
+    if (key == "learning-rate") key = "lr";
+    if (key == "gradient-accumulation-steps") key = "accumulation-steps";
+    return key;
+}
+
+} // namespace
+
+std::string to_json_text(const RunConfig& config) {
+    json j = json::object();
+    for (const auto& f : fields()) j[f.key] = f.get(config);
+    return j.dump(2) + "\n";
+}
+
+RunConfig from_json_text(const std::string& text, const RunConfig& base, std::vector<ConfigProblem>& problems) {
+    RunConfig config = base;
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        problems.push_back({"config", std::string("is not valid JSON: ") + e.what()});
+        return config;
+    }
+    if (!j.is_object()) {
+        problems.push_back({"config", "must hold a JSON object of option names and values"});
+        return config;
+    }
+    for (const auto& [raw_key, value] : j.items()) {
+        const std::string key = normalise_key(raw_key);
+        const auto it = std::find_if(fields().begin(), fields().end(),
+                                     [&](const Field& f) { return key == f.key; });
+        if (it == fields().end()) {
+            problems.push_back({raw_key, "is not a known option (in the config file)"});
+            continue;
+        }
+        std::string error;
+        if (!it->set(config, value, error))
+            problems.push_back({it->key, error + " (in the config file, got " + value.dump() + ")"});
+    }
+    return config;
+}
+
+} // namespace accum

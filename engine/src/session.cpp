@@ -1,0 +1,213 @@
+#include "accum/session.h"
+
+#include <cmath>
+#include <thread>
+
+#include <c10/util/Exception.h>
+#include <torch/cuda.h>
+#include <torch/utils.h>
+#include <torch/version.h>
+
+#include "accum/errors.h"
+#include "memory/counting_allocator.h"
+#include "memory/cuda_memory.h"
+#include "styles/pytorch_loop.h"
+#include "training/checkpoint.h"
+#include "training/control.h"
+#include "training/run_context.h"
+
+namespace accum {
+
+void run_accelerator_style(RunContext& ctx);
+void run_trainer_style(RunContext& ctx);
+
+struct Session::Control {
+    RunControl control;
+};
+
+Session::Session() : control_(std::make_unique<Control>()) {}
+Session::~Session() = default;
+
+void Session::stop() { control_->control.request_stop(); }
+void Session::pause() { control_->control.pause(); }
+void Session::resume() { control_->control.resume(); }
+void Session::step_once() { control_->control.step_once(); }
+bool Session::is_paused() const { return control_->control.paused(); }
+
+namespace {
+
+bool is_out_of_memory(const std::exception& e) {
+    if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
+    const std::string what = e.what();
+    return what.find("out of memory") != std::string::npos || what.find("CUDA error: out of memory") != std::string::npos;
+}
+
+std::string first_line(const std::string& text) {
+    const auto nl = text.find('\n');
+    return nl == std::string::npos ? text : text.substr(0, nl);
+}
+
+int choose_threads(const RunConfig& config) {
+    if (config.threads > 0) return config.threads;
+    // Measured on a 2-core machine: small models lose to oversubscription with
+    // more than one intra-op thread; the convolutions gain from all cores.
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    if (config.model == "cnn") return static_cast<int>(std::min(hw, 4u));
+    return 1;
+}
+
+} // namespace
+
+SummaryRecord Session::run(const RunConfig& config, Sink& sink) {
+    auto& control = control_->control;
+    control.reset();
+    SummaryRecord summary;
+    summary.final_loss = std::nan("");
+    const auto problems = validate(config);
+    if (!problems.empty()) {
+        summary.status = RunStatus::Error;
+        summary.exit_code = exit_code::invalid_arguments;
+        for (const auto& p : problems) summary.message += (summary.message.empty() ? "" : "; ") + p.to_string();
+        sink.on_summary(summary);
+        return summary;
+    }
+
+    memory::install_counting_allocator();
+    torch::set_num_threads(choose_threads(config));
+    const auto budget = parse_byte_size(config.memory_budget).value_or(0);
+    std::unique_ptr<RunContext> ctx;
+    const auto wall_start = std::chrono::steady_clock::now();
+    try {
+        {
+            memory::set_cpu_budget(0);
+            ctx = std::make_unique<RunContext>(config, sink, control); // data are loaded uncounted
+        }
+        summary.device = ctx->device.str();
+        memory::CountingScope counting; // from here on, tensor memory counts (and the budget applies)
+        if (ctx->device.is_cuda()) {
+            if (budget > 0) {
+                const auto total = memory::cuda_stats(ctx->device.index()).device_total;
+                if (total > 0)
+                    memory::cuda_set_memory_fraction(std::min(1.0, static_cast<double>(budget) / total),
+                                                     ctx->device.index());
+            }
+            memory::cuda_reset_peak(ctx->device.index());
+        } else {
+            memory::set_cpu_budget(budget);
+            memory::reset_run_peak();
+        }
+        // The model was built before counting began: count its parameters now,
+        // as they would sit in device memory, by moving them into counted storage.
+        for (auto& p : ctx->model->parameters()) {
+            torch::NoGradGuard guard;
+            p.set_data(p.clone());
+        }
+        if (!config.resume_from.empty() && config.mode != "trainer") // the Trainer resumes in train()
+            load_checkpoint(*ctx, config.resume_from, &ctx->log_history);
+        ctx->emit_memory_record();
+        if (config.mode == "accelerator")
+            run_accelerator_style(*ctx);
+        else if (config.mode == "trainer")
+            run_trainer_style(*ctx);
+        else
+            run_pytorch_loop(*ctx);
+        if (control.stop_requested()) {
+            summary.status = RunStatus::Stopped;
+            summary.exit_code = exit_code::interrupted;
+            summary.message = "stopped at optimizer step " + std::to_string(ctx->progress.global_step);
+        } else {
+            ctx->final_evaluation_if_missed();
+            summary.status = RunStatus::Completed;
+            summary.message = "completed " + std::to_string(ctx->progress.global_step) + " optimizer steps";
+        }
+    } catch (const DataError& e) {
+        summary.status = RunStatus::Error;
+        summary.exit_code = exit_code::data_error;
+        summary.message = e.what();
+    } catch (const ConfigError& e) {
+        summary.status = RunStatus::Error;
+        summary.exit_code = exit_code::invalid_arguments;
+        summary.message = e.what();
+    } catch (const DivergedError& e) {
+        summary.status = RunStatus::Diverged;
+        summary.exit_code = exit_code::diverged;
+        summary.message = std::string("diverged: ") + e.what();
+    } catch (const std::exception& e) {
+        if (is_out_of_memory(e)) {
+            summary.status = RunStatus::OutOfMemory;
+            summary.exit_code = exit_code::out_of_memory;
+            const std::int64_t b = config.batch_size, k = config.accumulation_steps;
+            std::int64_t nb = b, nk = k;
+            if (b > 1) {
+                nb = (b + 1) / 2;
+                // Keep micro-batch × K equal to the effective batch when it divides.
+                while (nb > 1 && (b * k) % nb != 0) --nb;
+                nk = (b * k + nb - 1) / nb;
+            }
+            summary.suggested_batch_size = nb;
+            summary.suggested_accumulation_steps = nk;
+            const auto peak = ctx ? ctx->run_peak_memory_bytes() : 0;
+            summary.message = "out of memory at micro-batch " + std::to_string(b) + " × " + std::to_string(k) +
+                              " accumulation steps (budget " + (budget > 0 ? format_byte_size(budget) : "none") +
+                              ", peak reached " + format_byte_size(peak) + "). " +
+                              (b > 1 ? "Try micro-batch " + std::to_string(nb) + " × " + std::to_string(nk) +
+                                           " accumulation steps: effective batch " + std::to_string(nb * nk) +
+                                           (nb * nk == b * k ? " (the same)" : " (the nearest above)") +
+                                           " with about half the activation memory."
+                                     : std::string("The micro-batch is already 1: raise --memory-budget or use a smaller model.")) +
+                              " [" + first_line(e.what()) + "]";
+        } else {
+            summary.status = RunStatus::Error;
+            summary.exit_code = exit_code::failure;
+            summary.message = std::string("internal error: ") + first_line(e.what());
+        }
+    }
+
+    if (ctx) {
+        summary.optimizer_steps = ctx->progress.global_step;
+        summary.micro_steps = ctx->progress.micro_steps;
+        summary.samples_seen = ctx->progress.samples_seen;
+        summary.train_runtime_s = ctx->elapsed_s();
+        summary.final_loss = ctx->progress.last_loss;
+        summary.peak_memory_bytes = ctx->run_peak_memory_bytes();
+        ctx->emit_memory_record();
+    } else {
+        summary.train_runtime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    }
+    summary.samples_per_second =
+        summary.train_runtime_s > 0 ? static_cast<double>(summary.samples_seen) / summary.train_runtime_s : 0.0;
+    // Release everything the run held before reporting, so the next run starts clean.
+    const bool was_cuda = ctx && ctx->device.is_cuda();
+    ctx.reset();
+    memory::set_cpu_budget(0);
+    if (was_cuda) memory::cuda_empty_cache();
+    sink.on_summary(summary);
+    return summary;
+}
+
+std::vector<DeviceInfo> list_devices() {
+    std::vector<DeviceInfo> devices;
+    devices.push_back({"cpu", "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " threads)", true, ""});
+    if (!memory::cuda_compiled()) {
+        devices.push_back({"cuda", "CUDA", false, "this build's LibTorch has no CUDA"});
+        return devices;
+    }
+    if (!torch::cuda::is_available()) {
+        devices.push_back({"cuda", "CUDA", false, "no CUDA device is available"});
+        return devices;
+    }
+    for (std::size_t i = 0; i < torch::cuda::device_count(); ++i) {
+        const auto stats = memory::cuda_stats(static_cast<int>(i));
+        devices.push_back({"cuda:" + std::to_string(i),
+                           "CUDA device " + std::to_string(i) + " (" + format_byte_size(stats.device_total) + ")", true,
+                           ""});
+    }
+    return devices;
+}
+
+std::string engine_version() {
+    return std::string("accum engine 0.1.0, LibTorch ") + TORCH_VERSION + ", CUDA: " +
+           (memory::cuda_compiled() ? "yes" : "no");
+}
+
+} // namespace accum

@@ -1,0 +1,58 @@
+#pragma once
+// Stop / pause / single-step requests from another thread, polled by the run.
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+namespace accum {
+
+class RunControl {
+public:
+    void request_stop() {
+        stop_.store(true);
+        cv_.notify_all();
+    }
+    void pause() { paused_.store(true); }
+    void resume() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            paused_.store(false);
+        }
+        cv_.notify_all();
+    }
+    void step_once() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            tokens_.fetch_add(1);
+        }
+        cv_.notify_all();
+    }
+    bool stop_requested() const { return stop_.load(); }
+    bool paused() const { return paused_.load(); }
+    void reset() {
+        stop_.store(false);
+        tokens_.store(0);
+    }
+
+    // Called before each micro-batch: waits while paused (unless a single step
+    // was granted). Returns false when the run must stop.
+    bool proceed() {
+        if (stop_.load()) return false;
+        if (!paused_.load()) return true;
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [this] { return stop_.load() || !paused_.load() || tokens_.load() > 0; });
+        if (stop_.load()) return false;
+        if (paused_.load() && tokens_.load() > 0) tokens_.fetch_sub(1);
+        return true;
+    }
+
+private:
+    std::atomic<bool> stop_{false};
+    std::atomic<bool> paused_{false};
+    std::atomic<int> tokens_{0};
+    std::mutex mutex_;
+    std::condition_variable cv_;
+};
+
+} // namespace accum
