@@ -32,22 +32,27 @@ void raise_to(std::atomic<std::int64_t>& peak, std::int64_t value) {
     }
 }
 
-// The wrapped allocation: the inner DataPtr and the size we counted.
-struct Counted {
-    c10::DataPtr inner;
+// Every block carries a small header in front of the data: the byte count and
+// whether it was counted. The data pointer is also the context, as oneDNN's
+// raw_allocate()/raw_deallocate() require.
+constexpr std::size_t kHeader = 64; // keeps the data 64-byte aligned
+struct Header {
     std::int64_t bytes;
+    std::int64_t counted;
 };
+c10::Allocator* g_inner = nullptr;
+c10::DeleterFnPtr g_inner_deleter = nullptr;
 
-void delete_counted(void* ctx) {
-    auto* c = static_cast<Counted*>(ctx);
-    g_current.fetch_sub(c->bytes, std::memory_order_relaxed);
-    delete c; // frees the inner allocation through its own deleter
+void delete_counted(void* data) {
+    if (!data) return;
+    auto* base = static_cast<char*>(data) - kHeader;
+    const auto* header = reinterpret_cast<const Header*>(base);
+    if (header->counted) g_current.fetch_sub(header->bytes, std::memory_order_relaxed);
+    g_inner_deleter(base);
 }
 
 class CountingAllocator final : public c10::Allocator {
 public:
-    explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
-
 // LibTorch 2.3 made allocate() non-const and added the pure virtual copy_data().
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
     c10::DataPtr allocate(size_t n) override { return allocate_impl(n); }
@@ -55,38 +60,40 @@ public:
 #else
     c10::DataPtr allocate(size_t n) const override { return allocate_impl(n); }
 #endif
+    c10::DeleterFnPtr raw_deleter() const override { return &delete_counted; }
 
 private:
     c10::DataPtr allocate_impl(size_t n) const {
-        if (!t_counting || n == 0) return inner_->allocate(n);
+        const bool counting = t_counting && n > 0;
         const auto bytes = static_cast<std::int64_t>(n);
-        const std::int64_t budget = g_budget.load(std::memory_order_relaxed);
-        const std::int64_t now = g_current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-        if (budget > 0 && now > budget) {
-            g_current.fetch_sub(bytes, std::memory_order_relaxed);
-            g_failed.fetch_add(1, std::memory_order_relaxed);
-            C10_THROW_ERROR(OutOfMemoryError,
-                            "CPU out of memory (memory budget). Tried to allocate " + format_byte_size(bytes) +
-                                "; " + format_byte_size(now - bytes) + " of the " + format_byte_size(budget) +
-                                " budget already in use.");
+        if (counting) {
+            const std::int64_t budget = g_budget.load(std::memory_order_relaxed);
+            const std::int64_t now = g_current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+            if (budget > 0 && now > budget) {
+                g_current.fetch_sub(bytes, std::memory_order_relaxed);
+                g_failed.fetch_add(1, std::memory_order_relaxed);
+                C10_THROW_ERROR(OutOfMemoryError,
+                                "CPU out of memory (memory budget). Tried to allocate " + format_byte_size(bytes) +
+                                    "; " + format_byte_size(now - bytes) + " of the " + format_byte_size(budget) +
+                                    " budget already in use.");
+            }
+            raise_to(g_peak, now);
+            raise_to(g_window_peak, now);
+            g_allocations.fetch_add(1, std::memory_order_relaxed);
         }
-        raise_to(g_peak, now);
-        raise_to(g_window_peak, now);
-        g_allocations.fetch_add(1, std::memory_order_relaxed);
-        c10::DataPtr inner;
+        void* base = nullptr;
         try {
-            inner = inner_->allocate(n);
+            base = g_inner->raw_allocate(n + kHeader);
         } catch (...) {
-            g_current.fetch_sub(bytes, std::memory_order_relaxed);
+            if (counting) g_current.fetch_sub(bytes, std::memory_order_relaxed);
             throw;
         }
-        void* data = inner.get();
-        const c10::Device device = inner.device();
-        auto* ctx = new Counted{std::move(inner), bytes};
-        return c10::DataPtr(data, ctx, &delete_counted, device);
+        auto* header = static_cast<Header*>(base);
+        header->bytes = bytes;
+        header->counted = counting ? 1 : 0;
+        void* data = static_cast<char*>(base) + kHeader;
+        return c10::DataPtr(data, data, &delete_counted, c10::Device(c10::DeviceType::CPU));
     }
-
-    c10::Allocator* inner_;
 };
 
 } // namespace
@@ -94,7 +101,9 @@ private:
 void install_counting_allocator() {
     static std::once_flag once;
     std::call_once(once, [] {
-        static CountingAllocator allocator(c10::GetCPUAllocator());
+        g_inner = c10::GetCPUAllocator();
+        g_inner_deleter = g_inner->raw_deleter();
+        static CountingAllocator allocator;
         c10::SetCPUAllocator(&allocator, /*priority=*/100);
     });
 }

@@ -90,7 +90,6 @@ void Accelerator::do_sync() {
 
 Accelerator::AccumulateScope::AccumulateScope(Accelerator& accelerator) { accelerator.do_sync(); }
 
-Accelerator::AccumulateScope Accelerator::accumulate(Model&) { return AccumulateScope(*this); }
 
 void Accelerator::backward(const torch::Tensor& loss) {
     if (gradient_state.num_steps > 1)
@@ -176,7 +175,7 @@ void run_accelerator_style(RunContext& ctx) {
             optimizer.zero_grad();                                //     optimizer.zero_grad() (no-op until sync)
             if (accelerator.sync_gradients()) {
                 ctx.after_optimizer_step(update, index + 1);
-                if (ctx.reached_max_steps()) return;
+                if (ctx.max_steps_reached_mid_epoch(index + 1)) return;
             }
         }
         ctx.end_epoch();

@@ -117,7 +117,10 @@ public:
         AccumulateScope(const AccumulateScope&) = delete;
         AccumulateScope& operator=(const AccumulateScope&) = delete;
     };
-    [[nodiscard]] AccumulateScope accumulate(Model& model);
+    template <typename M>
+    [[nodiscard]] AccumulateScope accumulate(M& /*model*/) {
+        return AccumulateScope(*this);
+    }
 
     void backward(const torch::Tensor& loss); // loss / K, then backward
     bool sync_gradients() const { return gradient_state.sync_gradients; }

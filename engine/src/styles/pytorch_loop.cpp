@@ -61,7 +61,7 @@ void run_pytorch_loop(RunContext& ctx) {
                 lr_scheduler.step();                              // lr_scheduler.step()
                 optimizer.zero_grad();                            // optimizer.zero_grad()
                 ctx.after_optimizer_step(update, index + 1);
-                if (ctx.reached_max_steps()) return;
+                if (ctx.max_steps_reached_mid_epoch(index + 1)) return;
             }
         }
         ctx.end_epoch();

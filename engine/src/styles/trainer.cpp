@@ -117,7 +117,7 @@ void Trainer::inner_training_loop() {
             lr_scheduler.step();
             optimizer.zero_grad();
             ctx_.after_optimizer_step(update, first + num_batches); // global_step += 1, log, evaluate, save
-            if (ctx_.reached_max_steps()) return;
+            if (ctx_.max_steps_reached_mid_epoch(first + num_batches)) return;
         }
         ctx_.end_epoch(); // evaluate when eval_strategy == "epoch", save when save_strategy == "epoch"
     }

@@ -88,6 +88,11 @@ public:
     // epoch are finished.
     void after_optimizer_step(const WindowUpdate& update, std::int64_t done_in_epoch);
     bool reached_max_steps() const { return total_updates_ > 0 && progress.global_step >= total_updates_; }
+    // --max-steps reached inside an epoch: leave the loop now. At an epoch's end
+    // the loop falls through to end_epoch() (evaluation, checkpoint) instead.
+    bool max_steps_reached_mid_epoch(std::int64_t done_in_epoch) const {
+        return reached_max_steps() && done_in_epoch < micro_batches_per_epoch();
+    }
     // At the end of an epoch: evaluation by epoch and its log line.
     void end_epoch();
     void begin_epoch(std::int64_t epoch);

@@ -1,0 +1,65 @@
+// accum-studio: the Qt front end. Thin: the window lives in ui/.
+//
+// Hidden options for demos and screenshots:
+//   --config FILE       load a configuration (the JSON accum-run --config reads)
+//   --autorun           start the run as soon as the window is shown
+//   --screenshot FILE   grab the window to FILE (PNG) when the run ends
+//   --quit-after-run    quit when the run ends
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+#include <cstdio>
+
+#include "accum/records.h"
+#include "main_window.h"
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("AccumulateStudio"));
+    QApplication::setApplicationName(QStringLiteral("accum-studio"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Accumulate Studio"));
+    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Accumulate Studio: gradient accumulation, live"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption config_option(QStringLiteral("config"), QStringLiteral("Load a configuration JSON."),
+                                           QStringLiteral("FILE"));
+    QCommandLineOption autorun_option(QStringLiteral("autorun"), QStringLiteral("Start the run at once."));
+    QCommandLineOption screenshot_option(QStringLiteral("screenshot"),
+                                         QStringLiteral("Save a PNG of the window when the run ends."),
+                                         QStringLiteral("FILE"));
+    QCommandLineOption quit_option(QStringLiteral("quit-after-run"), QStringLiteral("Quit when the run ends."));
+    autorun_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    screenshot_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    quit_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOptions({config_option, autorun_option, screenshot_option, quit_option});
+    parser.process(app);
+
+    studio::MainWindow window;
+    if (parser.isSet(config_option)) {
+        QString error;
+        if (!window.load_config(parser.value(config_option), &error)) {
+            std::fprintf(stderr, "accum-studio: %s\n", qPrintable(error));
+            return 2;
+        }
+    }
+    const QString screenshot = parser.value(screenshot_option);
+    const bool quit_after = parser.isSet(quit_option);
+    QObject::connect(&window, &studio::MainWindow::run_finished, &window,
+                     [&window, screenshot, quit_after](const accum::SummaryRecord& summary) {
+                         std::fprintf(stderr, "accum-studio: run ended: %s %s\n", accum::to_string(summary.status),
+                                      summary.message.c_str());
+                         // Let the queued replots paint before grabbing.
+                         QTimer::singleShot(400, &window, [&window, screenshot, quit_after] {
+                             if (!screenshot.isEmpty() && !window.grab().save(screenshot))
+                                 std::fprintf(stderr, "accum-studio: could not write %s\n", qPrintable(screenshot));
+                             if (quit_after) QApplication::quit();
+                         });
+                     });
+    window.show();
+    if (parser.isSet(autorun_option)) QTimer::singleShot(0, &window, &studio::MainWindow::start_run);
+    return app.exec();
+}

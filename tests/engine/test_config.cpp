@@ -1,0 +1,173 @@
+// RunConfig validation, sizes and JSON; the CLI's option parsing.
+#include <QtTest/QtTest>
+
+#include "accum/run_config.h"
+#include "runner/cli_options.h"
+
+using namespace accum;
+
+namespace {
+bool mentions(const std::vector<ConfigProblem>& problems, const std::string& option) {
+    for (const auto& p : problems)
+        if (p.option == option) return true;
+    return false;
+}
+std::string all_text(const std::vector<ConfigProblem>& problems) {
+    std::string s;
+    for (const auto& p : problems) s += p.to_string() + "\n";
+    return s;
+}
+} // namespace
+
+class TestConfig : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void defaultsAreValid() { QVERIFY2(validate(RunConfig{}).empty(), all_text(validate(RunConfig{})).c_str()); }
+
+    void invalidValuesNameTheOption_data() {
+        QTest::addColumn<QString>("option");
+        QTest::addColumn<int>("which");
+        QTest::newRow("batch 0") << "batch-size" << 0;
+        QTest::newRow("batch negative") << "batch-size" << 1;
+        QTest::newRow("K 0") << "accumulation-steps" << 2;
+        QTest::newRow("mode") << "mode" << 3;
+        QTest::newRow("dataset") << "dataset" << 4;
+        QTest::newRow("model") << "model" << 5;
+        QTest::newRow("lr zero") << "lr" << 6;
+        QTest::newRow("lr nan") << "lr" << 7;
+        QTest::newRow("no length") << "epochs" << 8;
+        QTest::newRow("budget") << "memory-budget" << 9;
+        QTest::newRow("device") << "device" << 10;
+        QTest::newRow("cnn on tokens") << "model" << 11;
+        QTest::newRow("eval steps") << "eval-steps" << 12;
+        QTest::newRow("loss normalization") << "loss-normalization" << 13;
+    }
+    void invalidValuesNameTheOption() {
+        QFETCH(QString, option);
+        QFETCH(int, which);
+        RunConfig c;
+        switch (which) {
+        case 0: c.batch_size = 0; break;
+        case 1: c.batch_size = -3; break;
+        case 2: c.accumulation_steps = 0; break;
+        case 3: c.mode = "keras"; break;
+        case 4: c.dataset = "imagenet"; break;
+        case 5: c.model = "resnet"; break;
+        case 6: c.learning_rate = 0; break;
+        case 7: c.learning_rate = std::nan(""); break;
+        case 8: c.epochs = 0; c.max_steps = 0; break;
+        case 9: c.memory_budget = "lots"; break;
+        case 10: c.device = "tpu"; break;
+        case 11: c.model = "cnn"; c.dataset = "synthetic-pairs"; break;
+        case 12: c.eval_strategy = "steps"; c.eval_steps = 0; break;
+        case 13: c.loss_normalization = "median"; break;
+        }
+        const auto problems = validate(c);
+        QVERIFY2(mentions(problems, option.toStdString()), all_text(problems).c_str());
+        QCOMPARE(problems.size(), std::size_t(1)); // only the broken option is reported
+    }
+
+    void everyProblemIsReported() {
+        RunConfig c;
+        c.batch_size = 0;
+        c.accumulation_steps = 0;
+        c.learning_rate = -1;
+        const auto problems = validate(c);
+        QCOMPARE(problems.size(), std::size_t(3));
+        QVERIFY(problems[0].to_string().find("--batch-size") == 0);
+    }
+
+    void byteSizes_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<qint64>("bytes");
+        QTest::newRow("MiB") << "512MiB" << qint64(512) * 1024 * 1024;
+        QTest::newRow("GiB") << "2GiB" << qint64(2) * 1024 * 1024 * 1024;
+        QTest::newRow("GB") << "1.5GB" << qint64(1500000000);
+        QTest::newRow("plain") << "100000" << qint64(100000);
+        QTest::newRow("zero") << "0" << qint64(0);
+        QTest::newRow("lower") << "64mib" << qint64(64) * 1024 * 1024;
+        QTest::newRow("spaces") << " 3 KiB " << qint64(3072);
+    }
+    void byteSizes() {
+        QFETCH(QString, text);
+        QFETCH(qint64, bytes);
+        const auto parsed = parse_byte_size(text.toStdString());
+        QVERIFY(parsed.has_value());
+        QCOMPARE(qint64(*parsed), bytes);
+    }
+    void badByteSizes() {
+        for (const char* s : {"", "MiB", "12 parsecs", "-5MiB", "1.2.3GiB", "1e999GiB"})
+            QVERIFY2(!parse_byte_size(s).has_value(), s);
+    }
+
+    void jsonRoundTrip() {
+        RunConfig c;
+        c.mode = "trainer";
+        c.batch_size = 17;
+        c.accumulation_steps = 5;
+        c.learning_rate = 0.003;
+        c.memory_budget = "96MiB";
+        c.shuffle = false;
+        c.seed = 1234567890123ULL;
+        std::vector<ConfigProblem> problems;
+        const RunConfig back = from_json_text(to_json_text(c), RunConfig{}, problems);
+        QVERIFY(problems.empty());
+        QCOMPARE(to_json_text(back), to_json_text(c));
+    }
+    void jsonErrorsNameTheKey() {
+        std::vector<ConfigProblem> problems;
+        from_json_text(R"({"batch-size": "big", "colour": 3, "lr": 0.1})", RunConfig{}, problems);
+        QCOMPARE(problems.size(), std::size_t(2));
+        QVERIFY(mentions(problems, "batch-size"));
+        QVERIFY(mentions(problems, "colour"));
+        problems.clear();
+        from_json_text("{not json", RunConfig{}, problems);
+        QVERIFY(mentions(problems, "config"));
+        problems.clear();
+        // Underscore spellings (as Python's TrainingArguments) are accepted.
+        const auto c = from_json_text(R"({"gradient_accumulation_steps": 8, "learning_rate": 0.5})", RunConfig{}, problems);
+        QVERIFY(problems.empty());
+        QCOMPARE(c.accumulation_steps, std::int64_t(8));
+        QCOMPARE(c.learning_rate, 0.5);
+    }
+
+    void cliParsesOptions() {
+        const auto p = cli::parse_arguments({"--mode", "accelerator", "--batch-size=32", "--accumulation-steps", "8",
+                                             "--no-shuffle", "--lr", "1e-3", "--max-steps", "7"});
+        QVERIFY(p.problems.empty());
+        QCOMPARE(p.config.mode, std::string("accelerator"));
+        QCOMPARE(p.config.batch_size, std::int64_t(32));
+        QCOMPARE(p.config.accumulation_steps, std::int64_t(8));
+        QVERIFY(!p.config.shuffle);
+        QCOMPARE(p.config.learning_rate, 1e-3);
+        QCOMPARE(p.config.max_steps, std::int64_t(7));
+    }
+    void cliReportsBadOptions() {
+        auto p = cli::parse_arguments({"--batch-size", "abc"});
+        QVERIFY(mentions(p.problems, "batch-size"));
+        p = cli::parse_arguments({"--frobnicate"});
+        QVERIFY(mentions(p.problems, "frobnicate"));
+        p = cli::parse_arguments({"--lr"});
+        QVERIFY(mentions(p.problems, "lr"));
+        p = cli::parse_arguments({"--quiet=yes"});
+        QVERIFY(mentions(p.problems, "quiet"));
+        p = cli::parse_arguments({"--epochs", "0"});
+        QVERIFY(mentions(p.problems, "epochs"));
+    }
+    void cliFlagsOverrideConfigFile() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("c.json");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"batch-size": 16, "accumulation-steps": 2, "mode": "trainer"})");
+        f.close();
+        const auto p = cli::parse_arguments({"--config", path.toStdString(), "--batch-size", "8"});
+        QVERIFY(p.problems.empty());
+        QCOMPARE(p.config.batch_size, std::int64_t(8));        // flag wins
+        QCOMPARE(p.config.accumulation_steps, std::int64_t(2)); // from the file
+        QCOMPARE(p.config.mode, std::string("trainer"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestConfig)
+#include "test_config.moc"

@@ -1,0 +1,239 @@
+// Numerical invariants of DESIGN.md that need to look inside the engine
+// (weights, .grad, the Accelerator's pieces). Torch first, then Qt Test
+// (this target sets QT_NO_KEYWORDS).
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/sgd.h>
+#include <torch/autograd.h>
+
+#include <QtTest/QtTest>
+
+#include <fstream>
+
+#include "accum/sink.h"
+#include "data/data_loader.h"
+#include "memory/counting_allocator.h"
+#include "models/model.h"
+#include "styles/accelerator.h"
+#include "styles/pytorch_loop.h"
+#include "training/lr_scheduler.h"
+#include "training/run_context.h"
+
+using namespace accum;
+
+namespace accum {
+void run_trainer_style(RunContext& ctx);
+} // namespace accum
+
+namespace {
+
+std::vector<torch::Tensor> snapshot(const std::vector<torch::Tensor>& params) {
+    std::vector<torch::Tensor> out;
+    for (const auto& p : params) out.push_back(p.detach().clone());
+    return out;
+}
+
+// A CSV with `rows` rows of 6 features and 3 classes, for exact micro-batch counts.
+std::string write_csv(const QTemporaryDir& dir, int rows) {
+    const std::string path = dir.filePath("toy.csv").toStdString();
+    std::ofstream f(path);
+    f << "a,b,c,d,e,f,label\n";
+    for (int i = 0; i < rows; ++i) {
+        f << (i % 7) * 0.5 << "," << (i % 3) << "," << (i * 37 % 11) << "," << (i % 5) - 2.0 << "," << (i % 2) << ","
+          << (i * 13 % 17) * 0.1 << "," << (i % 3) << "\n";
+    }
+    return path;
+}
+
+} // namespace
+
+class TestInvariants : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // Invariant 1 (DESIGN.md): x = 1..8, y = 2x, w0 = 0, MSE, SGD lr 0.02.
+    // dL/dw = mean(2 (w x - y) x) = -4 mean(x^2) = -4 * 204/8 = -102, so one
+    // update gives w = 0.02 * 102 = 2.04, with batch 8 × K 1 and batch 2 × K 4.
+    void toyOneUpdate_data() {
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("k");
+        QTest::newRow("8x1") << 8 << 1;
+        QTest::newRow("2x4") << 2 << 4;
+        QTest::newRow("4x2") << 4 << 2;
+        QTest::newRow("1x8") << 1 << 8;
+    }
+    void toyOneUpdate() {
+        QFETCH(int, batch);
+        QFETCH(int, k);
+        auto w = torch::zeros({1}, torch::requires_grad());
+        torch::optim::SGD sgd({w}, torch::optim::SGDOptions(0.02));
+        const auto x = torch::arange(1, 9, torch::kFloat32), y = 2 * x;
+        // Through the Accelerator's pieces, exactly as the accelerator style uses them.
+        Accelerator accelerator(k);
+        AcceleratedOptimizer optimizer(sgd, accelerator.gradient_state);
+        int steps = 0;
+        for (int i = 0; i < 8 / batch; ++i) {
+            accelerator.gradient_state.end_of_dataloader = (i + 1 == 8 / batch);
+            auto scope = accelerator.accumulate(w);
+            const auto xb = x.slice(0, i * batch, (i + 1) * batch), yb = y.slice(0, i * batch, (i + 1) * batch);
+            accelerator.backward(torch::mse_loss(w * xb, yb));
+            if (!accelerator.sync_gradients()) {
+                // Invariant 3: between syncs the weight has not moved.
+                optimizer.step();
+                optimizer.zero_grad();
+                QCOMPARE(w.item<float>(), 0.0f);
+                continue;
+            }
+            optimizer.step();
+            optimizer.zero_grad();
+            ++steps;
+        }
+        QCOMPARE(steps, 1);
+        QVERIFY2(std::abs(w.item<double>() - 2.04) <= 1e-6, std::to_string(w.item<double>()).c_str());
+    }
+
+    // Invariant 3 on the real engine: between syncs the weights are bit-identical
+    // to the window's start and .grad equals (1/K) Σ g_i of the micro-batches so far.
+    void gradIsMeanOfMicroBatchGradients() {
+        RunConfig config;
+        config.dataset = "synthetic-pairs";
+        config.model = "mlp";
+        config.batch_size = 16;
+        config.accumulation_steps = 4;
+        config.max_steps = 3;
+        config.shuffle = false;
+        Sink sink;
+        RunControl control;
+        RunContext ctx(config, sink, control);
+        auto params = ctx.model->parameters();
+        const auto start = snapshot(params);
+        std::vector<torch::Tensor> expected;
+        for (const auto& p : params) expected.push_back(torch::zeros_like(p));
+        const double K = 4;
+        for (int i = 0; i < 3; ++i) { // three of the four micro-batches of the first window
+            const auto batch = ctx.train_loader->batch(i);
+            const auto g = torch::autograd::grad({ctx.model->forward(batch).loss}, params);
+            for (std::size_t j = 0; j < params.size(); ++j) expected[j] += g[j] / K;
+            auto outputs = ctx.model->forward(batch);
+            (outputs.loss / K).backward();
+            for (std::size_t j = 0; j < params.size(); ++j) {
+                QVERIFY(torch::equal(params[j], start[j]));
+                QVERIFY2(torch::allclose(params[j].grad(), expected[j], 1e-5, 1e-7), "grad != (1/K) sum g_i");
+            }
+        }
+    }
+
+    // Invariant 5: a partial last window of r < K micro-batches. The Trainer divides
+    // it by r (mean of the r); the PyTorch loop and Accelerate divide by K, so their
+    // update is r/K of the Trainer's (plain SGD, same state before the window).
+    void partialWindowScaling() {
+        QTemporaryDir dir;
+        RunConfig config;
+        config.dataset = "csv";
+        config.data_path = write_csv(dir, 50); // 40 train rows: 5 micro-batches of 8
+        config.batch_size = 8;
+        config.accumulation_steps = 4;          // windows of 4 and r = 1
+        config.epochs = 1;
+        config.optimizer = "sgd";
+        config.momentum = 0.0;
+        config.learning_rate = 0.1;
+        config.eval_strategy = "no";
+        Sink sink;
+        RunControl control;
+        auto params_after = [&](const std::string& mode, std::int64_t max_steps) {
+            RunConfig c = config;
+            c.mode = mode;
+            c.max_steps = max_steps;
+            RunContext ctx(c, sink, control);
+            if (mode == "trainer") run_trainer_style(ctx); else run_pytorch_loop(ctx);
+            return snapshot(ctx.model->parameters());
+        };
+        const auto w1 = params_after("pytorch", 1); // after the first (full) window
+        const auto wp = params_after("pytorch", 0);
+        const auto wt = params_after("trainer", 0);
+        const auto w1t = params_after("trainer", 1);
+        for (std::size_t j = 0; j < w1.size(); ++j) {
+            QVERIFY(torch::allclose(w1[j], w1t[j], 1e-6, 1e-7)); // full windows agree
+            const auto dp = wp[j] - w1[j], dt = wt[j] - w1[j];
+            QVERIFY2(torch::allclose(dt * 0.25, dp, 1e-4, 1e-7), "pytorch update != (r/K) × trainer update");
+        }
+    }
+
+    // Schedulers: the rate reaches its final value exactly at the last optimizer step.
+    void schedulerEndsAtLastStep_data() {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<double>("final_factor");
+        QTest::newRow("linear") << "linear" << 0.0;
+        QTest::newRow("cosine") << "cosine" << 0.0;
+        QTest::newRow("constant") << "constant" << 1.0;
+    }
+    void schedulerEndsAtLastStep() {
+        QFETCH(QString, kind);
+        QFETCH(double, final_factor);
+        auto w = torch::zeros({1}, torch::requires_grad());
+        torch::optim::SGD sgd({w}, torch::optim::SGDOptions(0.5));
+        LrScheduler s(sgd, kind.toStdString(), 3, 10);
+        QCOMPARE(s.current_lr(), 0.0);                 // warm-up starts at 0
+        s.step();
+        QVERIFY(std::abs(s.current_lr() - 0.5 / 3) < 1e-12);
+        for (int i = 1; i < 9; ++i) {
+            s.step();
+            QVERIFY(s.current_lr() > 0.0);             // not there before the last step
+        }
+        s.step();                                      // the 10th and last step
+        QVERIFY(std::abs(s.current_lr() - 0.5 * final_factor) < 1e-12);
+    }
+
+    // The counting allocator counts a known allocation exactly.
+    void allocatorCountsExactly() {
+        memory::install_counting_allocator();
+        memory::CountingScope scope;
+        const auto before = memory::cpu_counters().current;
+        {
+            auto t = torch::empty({1000, 250}, torch::kFloat32); // 1 000 000 bytes
+            QCOMPARE(memory::cpu_counters().current - before, std::int64_t(1000000));
+        }
+        QCOMPARE(memory::cpu_counters().current, before);
+        memory::set_cpu_budget(before + 500000);
+        bool threw = false;
+        try {
+            auto t = torch::empty({1000, 250}, torch::kFloat32);
+        } catch (const std::exception& e) {
+            threw = is_out_of_memory_error(e);
+        }
+        memory::set_cpu_budget(0);
+        QVERIFY(threw);
+        QCOMPARE(memory::cpu_counters().current, before);
+    }
+
+    // find_executable_batch_size retries with × 0.9 and gives up at zero.
+    void findExecutableBatchSize() {
+        std::vector<std::int64_t> tried;
+        find_executable_batch_size(
+            [&](std::int64_t b) {
+                tried.push_back(b);
+                if (b > 70) C10_THROW_ERROR(OutOfMemoryError, "out of memory");
+            },
+            100);
+        QCOMPARE(tried, (std::vector<std::int64_t>{100, 90, 81, 72, 64}));
+        bool reached_zero = false;
+        try {
+            find_executable_batch_size([](std::int64_t) { C10_THROW_ERROR(OutOfMemoryError, "out of memory"); }, 3);
+        } catch (const std::runtime_error& e) {
+            reached_zero = std::string(e.what()).find("reached zero") != std::string::npos;
+        }
+        QVERIFY(reached_zero);
+    }
+
+    // The data order depends on seed and epoch only, never on the batch size.
+    void shuffleIndependentOfBatchSize() {
+        const auto a = epoch_permutation(1000, 7, 2, true), b = epoch_permutation(1000, 7, 2, true);
+        QCOMPARE(a, b);
+        QVERIFY(a != epoch_permutation(1000, 7, 3, true));
+        QVERIFY(a != epoch_permutation(1000, 8, 2, true));
+        auto sorted = a;
+        std::sort(sorted.begin(), sorted.end());
+        QCOMPARE(sorted, epoch_permutation(1000, 7, 2, false));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestInvariants)
+#include "test_invariants.moc"

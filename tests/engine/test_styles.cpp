@@ -1,0 +1,337 @@
+// The three styles through the public Session API (no torch here): step
+// counts, equivalences, token normalisation, memory, resume, Trainer logs.
+#include <QtTest/QtTest>
+
+#include <fstream>
+#include <regex>
+
+#include "accum/metrics_io.h"
+#include "accum/session.h"
+
+using namespace accum;
+
+namespace {
+
+struct Capture : Sink {
+    std::vector<StepRecord> steps;
+    std::vector<EvalRecord> evals;
+    std::vector<std::string> logs;
+    SummaryRecord summary;
+    void on_step(const StepRecord& r) override { steps.push_back(r); }
+    void on_eval(const EvalRecord& r) override { evals.push_back(r); }
+    void on_log(const std::string& l) override { logs.push_back(l); }
+    void on_summary(const SummaryRecord& s) override { summary = s; }
+};
+
+Capture run(const RunConfig& config) {
+    Capture c;
+    Session session;
+    session.run(config, c);
+    return c;
+}
+
+RunConfig tiny(const std::string& mode = "pytorch") {
+    RunConfig c;
+    c.mode = mode;
+    c.dataset = "synthetic-pairs";
+    c.model = "mlp";
+    c.batch_size = 16;
+    c.accumulation_steps = 4;
+    c.epochs = 0;
+    c.max_steps = 12;
+    c.learning_rate = 0.05;
+    c.eval_strategy = "no";
+    return c;
+}
+
+std::string write_csv(const QTemporaryDir& dir, int rows) {
+    const std::string path = dir.filePath("toy.csv").toStdString();
+    std::ofstream f(path);
+    f << "a,b,c,label\n";
+    for (int i = 0; i < rows; ++i) f << (i % 7) * 0.5 << "," << (i % 3) << "," << (i * 37 % 11) << "," << (i % 2) << "\n";
+    return path;
+}
+
+double max_relative_difference(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
+    double worst = 0;
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+        worst = std::max(worst, std::abs(a[i].loss - b[i].loss) / std::max(1e-12, std::abs(b[i].loss)));
+    return worst;
+}
+
+} // namespace
+
+class TestStyles : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // Invariant 4: E epochs of L micro-batches give E·ceil(L/K) optimizer steps in
+    // every style, also when L % K != 0 (the last partial window is flushed).
+    void stepCounts_data() {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<int>("k");
+        for (const char* m : {"pytorch", "accelerator", "trainer"})
+            for (int k : {1, 3, 4, 13, 20}) QTest::newRow((std::string(m) + " K" + std::to_string(k)).c_str()) << m << k;
+    }
+    void stepCounts() {
+        QFETCH(QString, mode);
+        QFETCH(int, k);
+        QTemporaryDir dir;
+        RunConfig c = tiny(mode.toStdString());
+        c.dataset = "csv";
+        c.data_path = write_csv(dir, 125); // 100 train rows → L = 13 micro-batches of 8 (last has 4)
+        c.batch_size = 8;
+        c.accumulation_steps = k;
+        c.max_steps = 0;
+        c.epochs = 2;
+        const auto r = run(c);
+        QCOMPARE(r.summary.status, RunStatus::Completed);
+        const std::int64_t L = 13;
+        QCOMPARE(r.summary.optimizer_steps, 2 * ((L + k - 1) / k));
+        QCOMPARE(r.summary.micro_steps, 2 * L);
+        QCOMPARE(r.summary.samples_seen, std::int64_t(200));
+    }
+
+    // Invariant 2: micro-batch B × K equals batch B·K (same data order) for SGD,
+    // SGD with momentum and AdamW, within 1e-5 relative, at every step.
+    void accumulationEqualsLargeBatch_data() {
+        QTest::addColumn<QString>("optimizer");
+        QTest::addColumn<double>("momentum");
+        QTest::newRow("sgd") << "sgd" << 0.0;
+        QTest::newRow("momentum") << "sgd" << 0.9;
+        QTest::newRow("adamw") << "adamw" << 0.0;
+    }
+    void accumulationEqualsLargeBatch() {
+        QFETCH(QString, optimizer);
+        QFETCH(double, momentum);
+        RunConfig small = tiny();
+        small.optimizer = optimizer.toStdString();
+        small.momentum = momentum;
+        small.learning_rate = optimizer == "adamw" ? 1e-3 : 0.05;
+        small.weight_decay = optimizer == "adamw" ? 0.01 : 0.0;
+        RunConfig big = small;
+        big.batch_size = 64;
+        big.accumulation_steps = 1;
+        const auto a = run(small), b = run(big);
+        QCOMPARE(a.steps.size(), std::size_t(12));
+        QCOMPARE(b.steps.size(), std::size_t(12));
+        const double diff = max_relative_difference(a.steps, b.steps);
+        QVERIFY2(diff < 1e-5, std::to_string(diff).c_str());
+        QVERIFY(a.steps.back().loss < a.steps.front().loss); // it learns
+    }
+
+    // Clipping once per window equals clipping the large batch.
+    void clippingOncePerWindow() {
+        RunConfig small = tiny();
+        small.max_grad_norm = 0.05;
+        RunConfig big = small;
+        big.batch_size = 64;
+        big.accumulation_steps = 1;
+        const auto a = run(small), b = run(big);
+        QVERIFY(a.steps.front().grad_norm > 0.05); // clipping is active
+        QVERIFY2(max_relative_difference(a.steps, b.steps) < 1e-5, "clipped trajectories differ");
+    }
+
+    // The counter-example: BatchNorm normalises over the micro-batch, so B × K is
+    // not B·K.
+    void batchNormBreaksEquivalence() {
+        RunConfig small = tiny();
+        small.batch_norm = true;
+        RunConfig big = small;
+        big.batch_size = 64;
+        big.accumulation_steps = 1;
+        const auto a = run(small), b = run(big);
+        QVERIFY2(max_relative_difference(a.steps, b.steps) > 1e-3, "BatchNorm runs should differ");
+    }
+
+    // Invariant 7: the three styles give the same trajectory when L % K == 0.
+    void threeStylesAgree() {
+        const auto p = run(tiny("pytorch")), a = run(tiny("accelerator")), t = run(tiny("trainer"));
+        QCOMPARE(p.steps.size(), std::size_t(12));
+        for (std::size_t i = 0; i < p.steps.size(); ++i) {
+            QVERIFY(std::abs(p.steps[i].loss - a.steps[i].loss) <= 1e-5);
+            QVERIFY(std::abs(p.steps[i].loss - t.steps[i].loss) <= 1e-5);
+            QCOMPARE(p.steps[i].learning_rate, t.steps[i].learning_rate);
+        }
+    }
+
+    // Invariant 6: with variable-length sequences, token normalisation makes
+    // micro-batch 4 × K 4 match 16 × 1; the per-micro-batch mean does not.
+    void tokenNormalisation_data() {
+        QTest::addColumn<QString>("mode");
+        QTest::newRow("pytorch") << "pytorch";
+        QTest::newRow("accelerator") << "accelerator";
+        QTest::newRow("trainer") << "trainer";
+    }
+    void tokenNormalisation() {
+        QFETCH(QString, mode);
+        RunConfig small = tiny(mode.toStdString());
+        small.dataset = "synthetic-lm";
+        small.model = "transformer";
+        small.batch_size = 4;
+        small.accumulation_steps = 4;
+        small.max_steps = 6;
+        small.optimizer = "adamw";
+        small.learning_rate = 1e-3;
+        small.loss_normalization = "tokens";
+        RunConfig big = small;
+        big.batch_size = 16;
+        big.accumulation_steps = 1;
+        const auto a = run(small), b = run(big);
+        double worst = 0;
+        for (std::size_t i = 0; i < a.steps.size(); ++i) worst = std::max(worst, std::abs(a.steps[i].loss - b.steps[i].loss));
+        QVERIFY2(worst < 1e-4, std::to_string(worst).c_str());
+        small.loss_normalization = big.loss_normalization = "mean";
+        const auto c = run(small), d = run(big);
+        worst = 0;
+        for (std::size_t i = 0; i < c.steps.size(); ++i) worst = std::max(worst, std::abs(c.steps[i].loss - d.steps[i].loss));
+        QVERIFY2(worst > 1e-3, std::to_string(worst).c_str());
+    }
+
+    // Invariant 8 (first half): peak memory is set by the micro-batch, not by K.
+    void peakMemoryFollowsMicroBatch() {
+        RunConfig c = tiny();
+        c.dataset = "fashion-mnist";
+        c.model = "cnn";
+        c.batch_size = 32;
+        c.accumulation_steps = 1;
+        c.max_steps = 3;
+        c.threads = 1;
+        const auto p1 = run(c).summary.peak_memory_bytes;
+        c.accumulation_steps = 8;
+        const auto p8 = run(c).summary.peak_memory_bytes;
+        c.batch_size = 256;
+        c.accumulation_steps = 1;
+        const auto big = run(c).summary.peak_memory_bytes;
+        QVERIFY(p1 > 0);
+        QVERIFY2(std::abs(double(p8) - double(p1)) <= 0.05 * double(p1),
+                 (std::to_string(p1) + " vs " + std::to_string(p8)).c_str());
+        QVERIFY2(double(p8) < 0.5 * double(big), (std::to_string(p8) + " vs " + std::to_string(big)).c_str());
+    }
+
+    // A budget between the two peaks: the large batch runs out of memory, the
+    // accumulated one completes, and the process is fine afterwards.
+    void budgetOutOfMemoryAndRecovery() {
+        RunConfig c = tiny();
+        c.dataset = "fashion-mnist";
+        c.model = "cnn";
+        c.max_steps = 2;
+        c.threads = 1;
+        c.batch_size = 256;
+        c.accumulation_steps = 1;
+        c.memory_budget = "40MiB";
+        const auto oom = run(c);
+        QCOMPARE(oom.summary.status, RunStatus::OutOfMemory);
+        QCOMPARE(oom.summary.exit_code, 3);
+        QVERIFY(oom.summary.message.find("micro-batch 256") != std::string::npos);
+        QVERIFY(oom.summary.message.find("40.0 MiB") != std::string::npos);
+        QCOMPARE(oom.summary.suggested_batch_size * oom.summary.suggested_accumulation_steps, std::int64_t(256));
+        c.batch_size = 32;
+        c.accumulation_steps = 8;
+        const auto ok = run(c);
+        QVERIFY2(ok.summary.status == RunStatus::Completed, ok.summary.message.c_str());
+        QVERIFY(ok.summary.peak_memory_bytes <= 40 * 1024 * 1024);
+    }
+
+    // Trainer log lines read like the Transformers Trainer's and carry its keys.
+    void trainerLogLines() {
+        RunConfig c = tiny("trainer");
+        c.max_steps = 0;
+        c.epochs = 1;
+        c.batch_size = 64;
+        c.accumulation_steps = 4;
+        c.logging_steps = 5;
+        c.eval_strategy = "epoch";
+        const auto r = run(c);
+        const std::regex step_line(R"(^\{'loss': [0-9.]+, 'grad_norm': [0-9.]+, 'learning_rate': [0-9.e-]+, 'epoch': [0-9.]+\}$)");
+        const std::regex eval_line(R"(^\{'epoch': 1\.0, 'eval_loss': [0-9.]+, 'eval_accuracy': [0-9.]+, 'eval_f1': [0-9.]+\}$)");
+        const std::regex final_line(R"(^\{'train_runtime': [0-9.]+, 'train_samples_per_second': [0-9.]+, 'train_steps_per_second': [0-9.]+, 'train_loss': [0-9.]+, 'epoch': 1\.00\}$)");
+        int steps = 0, evals = 0, finals = 0;
+        for (const auto& l : r.logs) {
+            steps += std::regex_match(l, step_line);
+            evals += std::regex_match(l, eval_line);
+            finals += std::regex_match(l, final_line);
+        }
+        // 4000 samples / 64 = 63 micro-batches (last partial) → ceil(63/4) = 16 steps; logs at 5, 10, 15, 16.
+        QCOMPARE(r.summary.optimizer_steps, std::int64_t(16));
+        QCOMPARE(steps, 4);
+        QCOMPARE(evals, 1);
+        QCOMPARE(finals, 1);
+        // The logged loss is the mean of the window losses since the last log.
+        double mean = 0;
+        for (int i = 0; i < 5; ++i) mean += r.steps[static_cast<std::size_t>(i)].loss / 5;
+        const std::string first = [&] {
+            for (const auto& l : r.logs)
+                if (l.rfind("{'loss'", 0) == 0) return l;
+            return std::string();
+        }();
+        QVERIFY(std::abs(std::stod(first.substr(9)) - mean) < 1e-4);
+        // epoch is fractional while training.
+        QVERIFY(r.steps[4].epoch > 0.3 && r.steps[4].epoch < 0.33);
+    }
+
+    // Checkpoint → resume continues exactly like an uninterrupted run.
+    void resumeMatchesUninterrupted_data() {
+        QTest::addColumn<QString>("mode");
+        QTest::newRow("pytorch") << "pytorch";
+        QTest::newRow("accelerator") << "accelerator";
+        QTest::newRow("trainer") << "trainer";
+    }
+    void resumeMatchesUninterrupted() {
+        QFETCH(QString, mode);
+        QTemporaryDir full_dir, part_dir;
+        RunConfig c = tiny(mode.toStdString());
+        c.max_steps = 0;
+        c.epochs = 2;
+        c.batch_size = 64;
+        c.dropout = 0.1; // resuming must restore the random state too
+        c.momentum = 0.9;
+        c.save_strategy = "epoch";
+        c.output_dir = full_dir.path().toStdString();
+        const auto full = run(c);
+        QCOMPARE(full.summary.status, RunStatus::Completed);
+
+        RunConfig first = c;
+        first.epochs = 1;
+        first.output_dir = part_dir.path().toStdString();
+        const auto one = run(first);
+        QVERIFY(QDir(part_dir.filePath("checkpoint-" + QString::number(one.summary.optimizer_steps))).exists());
+        QVERIFY(QFile::exists(part_dir.filePath("checkpoint-" + QString::number(one.summary.optimizer_steps) +
+                                                "/trainer_state.json")));
+        RunConfig second = c;
+        second.output_dir = part_dir.path().toStdString();
+        second.resume_from = part_dir.path().toStdString();
+        const auto rest = run(second);
+        QVERIFY2(rest.summary.status == RunStatus::Completed, rest.summary.message.c_str());
+        QCOMPARE(one.steps.size() + rest.steps.size(), full.steps.size());
+        for (std::size_t i = 0; i < rest.steps.size(); ++i) {
+            const auto& a = rest.steps[i];
+            const auto& b = full.steps[one.steps.size() + i];
+            QCOMPARE(a.step, b.step);
+            QVERIFY2(std::abs(a.loss - b.loss) <= 1e-5, (std::to_string(a.loss) + " vs " + std::to_string(b.loss)).c_str());
+        }
+    }
+
+    // Stop from another thread ends the run promptly as "stopped".
+    void stopFromAnotherThread() {
+        RunConfig c = tiny();
+        c.max_steps = 0;
+        c.epochs = 50;
+        Capture capture;
+        Session session;
+        QElapsedTimer timer;
+        std::thread stopper([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            timer.start();
+            session.stop();
+        });
+        const auto summary = session.run(c, capture);
+        const auto latency = timer.elapsed();
+        stopper.join();
+        QCOMPARE(summary.status, RunStatus::Stopped);
+        QCOMPARE(summary.exit_code, 130);
+        QVERIFY2(latency < 1000, std::to_string(latency).c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStyles)
+#include "test_styles.moc"

@@ -1,0 +1,297 @@
+#include "config_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <climits>
+#include <cmath>
+
+#include "accum/session.h"
+
+namespace studio {
+
+namespace {
+
+QComboBox* make_combo(const QString& name, const std::vector<std::string>& values,
+                      const QMap<QString, QString>& labels = {}) {
+    auto* combo = new QComboBox;
+    combo->setObjectName(name);
+    for (const auto& v : values) {
+        const auto key = QString::fromStdString(v);
+        combo->addItem(labels.value(key, key), key);
+    }
+    return combo;
+}
+
+QSpinBox* make_spin(const QString& name, int minimum, int maximum) {
+    auto* spin = new QSpinBox;
+    spin->setObjectName(name);
+    spin->setRange(minimum, maximum);
+    spin->setAccelerated(true);
+    return spin;
+}
+
+void select_data(QComboBox* combo, const std::string& value) {
+    const auto key = QString::fromStdString(value);
+    int index = combo->findData(key);
+    if (index < 0) {
+        combo->addItem(key, key);
+        index = combo->count() - 1;
+    }
+    combo->setCurrentIndex(index);
+}
+
+std::string data_of(const QComboBox* combo) { return combo->currentData().toString().toStdString(); }
+
+} // namespace
+
+ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
+    mode_ = make_combo(QStringLiteral("mode"), accum::known_modes(),
+                       {{"pytorch", tr("PyTorch loop")}, {"accelerator", tr("Accelerator")}, {"trainer", tr("Trainer")}});
+    mode_->setToolTip(tr("The API style: the explicit PyTorch loop, Hugging Face Accelerate, or the Transformers Trainer"));
+    dataset_ = make_combo(QStringLiteral("dataset"), accum::known_datasets());
+    data_path_ = new QLineEdit;
+    data_path_->setObjectName(QStringLiteral("data_path"));
+    data_path_->setPlaceholderText(tr("default location"));
+    model_ = make_combo(QStringLiteral("model"), accum::known_models());
+
+    batch_size_ = make_spin(QStringLiteral("batch_size"), 1, 1 << 20);
+    batch_size_->setToolTip(tr("Micro-batch size B: samples per forward/backward pass. Memory grows with B."));
+    accumulation_steps_ = make_spin(QStringLiteral("accumulation_steps"), 1, 1 << 16);
+    accumulation_steps_->setToolTip(tr("K: micro-batches whose gradients add up in .grad before one optimizer step"));
+    effective_batch_ = new QLabel;
+    effective_batch_->setObjectName(QStringLiteral("effective_batch"));
+    effective_batch_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 13pt; color: #1f4e99;"));
+
+    learning_rate_ = new QDoubleSpinBox;
+    learning_rate_->setObjectName(QStringLiteral("learning_rate"));
+    learning_rate_->setDecimals(5);
+    learning_rate_->setRange(0.0, 10.0);
+    learning_rate_->setSingleStep(0.001);
+    optimizer_ = make_combo(QStringLiteral("optimizer"), accum::known_optimizers());
+    momentum_ = new QDoubleSpinBox;
+    momentum_->setObjectName(QStringLiteral("momentum"));
+    momentum_->setDecimals(3);
+    momentum_->setRange(0.0, 0.999);
+    momentum_->setSingleStep(0.05);
+    scheduler_ = make_combo(QStringLiteral("scheduler"), accum::known_schedulers());
+    epochs_ = make_spin(QStringLiteral("epochs"), 0, 10000);
+    epochs_->setSpecialValueText(tr("unset"));
+    max_steps_ = make_spin(QStringLiteral("max_steps"), 0, INT_MAX);
+    max_steps_->setSpecialValueText(tr("unset"));
+    max_steps_->setToolTip(tr("Optimizer steps; 0 = decided by the epochs"));
+    loss_normalization_ = make_combo(QStringLiteral("loss_normalization"), {"mean", "tokens"});
+    loss_normalization_->setToolTip(tr("tokens: divide by the token count of the whole window (num_items_in_batch)"));
+    seed_ = make_spin(QStringLiteral("seed"), 0, INT_MAX);
+
+    device_ = new QComboBox;
+    device_->setObjectName(QStringLiteral("device"));
+    device_->addItem(tr("Automatic"), QStringLiteral("auto"));
+    auto* device_model = qobject_cast<QStandardItemModel*>(device_->model());
+    for (const auto& d : accum::list_devices()) {
+        const auto name = QString::fromStdString(d.name);
+        device_->addItem(QStringLiteral("%1 — %2").arg(name, QString::fromStdString(d.description)), name);
+        auto* item = device_model->item(device_->count() - 1);
+        if (!d.available) {
+            item->setFlags(item->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
+            item->setToolTip(tr("Unavailable: %1").arg(QString::fromStdString(d.reason)));
+        } else {
+            item->setToolTip(QString::fromStdString(d.description));
+        }
+    }
+    memory_budget_ = new QLineEdit;
+    memory_budget_->setObjectName(QStringLiteral("memory_budget"));
+    memory_budget_->setToolTip(tr("Tensor memory the run may use, e.g. 40MiB or 2GiB; 0 = no limit. "
+                                  "Going over it ends the run with out-of-memory."));
+    pace_ms_ = make_spin(QStringLiteral("pace_ms"), 0, 5000);
+    pace_ms_->setSuffix(tr(" ms"));
+    pace_ms_->setSpecialValueText(tr("full speed"));
+    pace_ms_->setToolTip(tr("Teaching pace: pause after every micro-batch so a class can follow"));
+
+    output_dir_ = new QLineEdit;
+    output_dir_->setObjectName(QStringLiteral("output_dir"));
+    output_dir_->setPlaceholderText(tr("none (nothing written)"));
+    auto* browse = new QToolButton;
+    browse->setText(QStringLiteral("…"));
+    browse->setToolTip(tr("Choose a directory for metrics and checkpoints"));
+    connect(browse, &QToolButton::clicked, this, &ConfigPanel::choose_output_dir);
+    auto* output_row = new QHBoxLayout;
+    output_row->setContentsMargins(0, 0, 0, 0);
+    output_row->addWidget(output_dir_);
+    output_row->addWidget(browse);
+
+    auto make_group = [](const QString& title) {
+        auto* group = new QGroupBox(title);
+        auto* form = new QFormLayout(group);
+        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        return std::pair{group, form};
+    };
+    auto [what, what_form] = make_group(tr("Experiment"));
+    what_form->addRow(tr("Style"), mode_);
+    what_form->addRow(tr("Dataset"), dataset_);
+    what_form->addRow(tr("Data path"), data_path_);
+    what_form->addRow(tr("Model"), model_);
+    auto [batching, batching_form] = make_group(tr("Batching"));
+    batching_form->addRow(tr("Micro-batch (B)"), batch_size_);
+    batching_form->addRow(tr("Accumulation (K)"), accumulation_steps_);
+    batching_form->addRow(tr("Effective batch"), effective_batch_);
+    auto [optim, optim_form] = make_group(tr("Optimisation"));
+    optim_form->addRow(tr("Learning rate"), learning_rate_);
+    optim_form->addRow(tr("Optimizer"), optimizer_);
+    optim_form->addRow(tr("Momentum"), momentum_);
+    optim_form->addRow(tr("Scheduler"), scheduler_);
+    optim_form->addRow(tr("Epochs"), epochs_);
+    optim_form->addRow(tr("Max steps"), max_steps_);
+    optim_form->addRow(tr("Loss normalisation"), loss_normalization_);
+    auto [env, env_form] = make_group(tr("Environment"));
+    env_form->addRow(tr("Seed"), seed_);
+    env_form->addRow(tr("Device"), device_);
+    env_form->addRow(tr("Memory budget"), memory_budget_);
+    env_form->addRow(tr("Pace"), pace_ms_);
+    env_form->addRow(tr("Output dir"), output_row);
+
+    problems_ = new QLabel;
+    problems_->setObjectName(QStringLiteral("problems"));
+    problems_->setWordWrap(true);
+    problems_->setStyleSheet(QStringLiteral("color: #b3261e; font-weight: bold;"));
+    problems_->setVisible(false);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(what);
+    layout->addWidget(batching);
+    layout->addWidget(optim);
+    layout->addWidget(env);
+    layout->addWidget(problems_);
+    layout->addStretch(1);
+
+    widget_for_option_ = {
+        {"mode", mode_}, {"dataset", dataset_}, {"data", data_path_}, {"model", model_},
+        {"batch-size", batch_size_}, {"accumulation-steps", accumulation_steps_}, {"lr", learning_rate_},
+        {"optimizer", optimizer_}, {"momentum", momentum_}, {"scheduler", scheduler_}, {"epochs", epochs_},
+        {"max-steps", max_steps_}, {"loss-normalization", loss_normalization_}, {"seed", seed_},
+        {"device", device_}, {"memory-budget", memory_budget_}, {"output-dir", output_dir_},
+    };
+
+    for (auto* combo : {mode_, dataset_, model_, optimizer_, scheduler_, loss_normalization_, device_})
+        connect(combo, &QComboBox::currentIndexChanged, this, &ConfigPanel::revalidate);
+    for (auto* spin : {batch_size_, accumulation_steps_, epochs_, max_steps_, seed_, pace_ms_})
+        connect(spin, &QSpinBox::valueChanged, this, &ConfigPanel::revalidate);
+    for (auto* spin : {learning_rate_, momentum_})
+        connect(spin, &QDoubleSpinBox::valueChanged, this, &ConfigPanel::revalidate);
+    for (auto* edit : {data_path_, memory_budget_, output_dir_})
+        connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::revalidate);
+
+    set_config(accum::RunConfig{});
+}
+
+accum::RunConfig ConfigPanel::config() const {
+    accum::RunConfig c = base_;
+    c.mode = data_of(mode_);
+    c.dataset = data_of(dataset_);
+    c.data_path = data_path_->text().trimmed().toStdString();
+    c.model = data_of(model_);
+    c.batch_size = batch_size_->value();
+    c.accumulation_steps = accumulation_steps_->value();
+    c.learning_rate = learning_rate_->value();
+    c.optimizer = data_of(optimizer_);
+    c.momentum = momentum_->value();
+    c.scheduler = data_of(scheduler_);
+    c.epochs = epochs_->value();
+    c.max_steps = max_steps_->value();
+    c.loss_normalization = data_of(loss_normalization_);
+    c.seed = static_cast<std::uint64_t>(seed_->value());
+    c.device = data_of(device_);
+    const auto budget = memory_budget_->text().trimmed();
+    c.memory_budget = budget.isEmpty() ? std::string("0") : budget.toStdString();
+    c.micro_step_delay_s = pace_ms_->value() / 1000.0;
+    c.output_dir = output_dir_->text().trimmed().toStdString();
+    return c;
+}
+
+void ConfigPanel::set_config(const accum::RunConfig& c) {
+    updating_ = true;
+    base_ = c;
+    select_data(mode_, c.mode);
+    select_data(dataset_, c.dataset);
+    data_path_->setText(QString::fromStdString(c.data_path));
+    select_data(model_, c.model);
+    batch_size_->setValue(static_cast<int>(std::min<std::int64_t>(c.batch_size, batch_size_->maximum())));
+    accumulation_steps_->setValue(
+        static_cast<int>(std::min<std::int64_t>(c.accumulation_steps, accumulation_steps_->maximum())));
+    learning_rate_->setValue(c.learning_rate);
+    select_data(optimizer_, c.optimizer);
+    momentum_->setValue(c.momentum);
+    select_data(scheduler_, c.scheduler);
+    epochs_->setValue(static_cast<int>(std::min<std::int64_t>(c.epochs, epochs_->maximum())));
+    max_steps_->setValue(static_cast<int>(std::min<std::int64_t>(c.max_steps, max_steps_->maximum())));
+    select_data(loss_normalization_, c.loss_normalization);
+    seed_->setValue(static_cast<int>(std::min<std::uint64_t>(c.seed, INT_MAX)));
+    select_data(device_, c.device);
+    memory_budget_->setText(QString::fromStdString(c.memory_budget));
+    pace_ms_->setValue(static_cast<int>(std::lround(c.micro_step_delay_s * 1000.0)));
+    output_dir_->setText(QString::fromStdString(c.output_dir));
+    updating_ = false;
+    revalidate();
+}
+
+void ConfigPanel::set_batching(std::int64_t batch_size, std::int64_t accumulation_steps) {
+    updating_ = true;
+    batch_size_->setValue(static_cast<int>(batch_size));
+    accumulation_steps_->setValue(static_cast<int>(accumulation_steps));
+    updating_ = false;
+    revalidate();
+}
+
+QString ConfigPanel::problems_text() const { return problems_->text(); }
+
+void ConfigPanel::mark(QWidget* widget, const QString& problem) {
+    if (problem.isEmpty()) {
+        widget->setStyleSheet(QString());
+        widget->setProperty("accum_problem", QVariant());
+    } else {
+        widget->setStyleSheet(QStringLiteral("border: 2px solid #b3261e;"));
+        widget->setProperty("accum_problem", problem);
+    }
+}
+
+void ConfigPanel::revalidate() {
+    if (updating_) return;
+    const auto c = config();
+    momentum_->setEnabled(c.optimizer == "sgd");
+    effective_batch_->setText(tr("%1 × %2 = %3 samples / update")
+                                  .arg(c.batch_size)
+                                  .arg(c.accumulation_steps)
+                                  .arg(c.effective_batch()));
+    const auto problems = accum::validate(c);
+    QMap<QWidget*, QString> marked;
+    QStringList lines;
+    for (const auto& p : problems) {
+        lines << QString::fromStdString(p.to_string());
+        if (auto* w = widget_for_option_.value(QString::fromStdString(p.option))) marked[w] += QString::fromStdString(p.message);
+    }
+    for (auto* w : widget_for_option_) mark(w, marked.value(w));
+    problems_->setText(lines.join(QLatin1Char('\n')));
+    problems_->setVisible(!lines.isEmpty());
+    const bool valid = problems.empty();
+    const bool changed = valid != valid_;
+    valid_ = valid;
+    Q_EMIT config_changed();
+    if (changed) Q_EMIT validity_changed(valid_);
+}
+
+void ConfigPanel::choose_output_dir() {
+    const auto dir = QFileDialog::getExistingDirectory(this, tr("Output directory"), output_dir_->text());
+    if (!dir.isEmpty()) output_dir_->setText(dir);
+}
+
+} // namespace studio

@@ -1,0 +1,66 @@
+#pragma once
+// The experiment's settings as a form. config() builds an accum::RunConfig
+// (options the form does not show keep the values of the last set_config());
+// every change re-runs accum::validate() and shows its messages inline.
+
+#include <QMap>
+#include <QWidget>
+
+#include "accum/run_config.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace studio {
+
+class ConfigPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ConfigPanel(QWidget* parent = nullptr);
+
+    accum::RunConfig config() const;
+    void set_config(const accum::RunConfig& config);
+    bool is_valid() const { return valid_; }
+    QString problems_text() const;
+    // Applies the engine's out-of-memory suggestion: same effective batch.
+    void set_batching(std::int64_t batch_size, std::int64_t accumulation_steps);
+
+Q_SIGNALS:
+    void config_changed();
+    void validity_changed(bool valid);
+
+private:
+    void revalidate();
+    void choose_output_dir();
+    void mark(QWidget* widget, const QString& problem);
+
+    accum::RunConfig base_;
+    bool valid_ = true;
+    bool updating_ = false;
+    QComboBox* mode_ = nullptr;
+    QComboBox* dataset_ = nullptr;
+    QLineEdit* data_path_ = nullptr;
+    QComboBox* model_ = nullptr;
+    QSpinBox* batch_size_ = nullptr;
+    QSpinBox* accumulation_steps_ = nullptr;
+    QLabel* effective_batch_ = nullptr;
+    QDoubleSpinBox* learning_rate_ = nullptr;
+    QComboBox* optimizer_ = nullptr;
+    QDoubleSpinBox* momentum_ = nullptr;
+    QComboBox* scheduler_ = nullptr;
+    QSpinBox* epochs_ = nullptr;
+    QSpinBox* max_steps_ = nullptr;
+    QComboBox* loss_normalization_ = nullptr;
+    QSpinBox* seed_ = nullptr;
+    QComboBox* device_ = nullptr;
+    QLineEdit* memory_budget_ = nullptr;
+    QSpinBox* pace_ms_ = nullptr;
+    QLineEdit* output_dir_ = nullptr;
+    QLabel* problems_ = nullptr;
+    QMap<QString, QWidget*> widget_for_option_;
+};
+
+} // namespace studio

@@ -1,0 +1,227 @@
+#include "loss_plot.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSlider>
+#include <QTextStream>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <qcustomplot.h>
+
+namespace studio {
+
+LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
+    plot_ = new QCustomPlot(this);
+    plot_->setObjectName(QStringLiteral("loss_plot"));
+    plot_->setMinimumHeight(220);
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot_->plotLayout()->insertRow(0);
+    auto* title = new QCPTextElement(plot_, tr("Training loss"), QFont(font().family(), 12, QFont::Bold));
+    plot_->plotLayout()->addElement(0, 0, title);
+
+    micro_graph_ = plot_->addGraph();
+    micro_graph_->setName(tr("micro-batch loss"));
+    micro_graph_->setPen(QPen(QColor(120, 150, 200, 90), 1));
+    micro_graph_->setLineStyle(QCPGraph::lsLine);
+    step_graph_ = plot_->addGraph();
+    step_graph_->setName(tr("optimizer-step (window) loss"));
+    step_graph_->setPen(QPen(QColor(31, 78, 153), 2.5));
+    eval_graph_ = plot_->addGraph();
+    eval_graph_->setName(tr("eval loss"));
+    eval_graph_->setPen(QPen(QColor(214, 96, 20), 2));
+    eval_graph_->setLineStyle(QCPGraph::lsNone);
+    eval_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(214, 96, 20), 10));
+
+    plot_->legend->setVisible(true);
+    plot_->legend->setBrush(QColor(255, 255, 255, 210));
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    plot_->yAxis->setLabel(tr("loss"));
+    plot_->xAxis->setLabel(tr("optimizer steps"));
+
+    // Zooming or dragging freezes the view; a double click returns to auto-fit.
+    connect(plot_, &QCustomPlot::mousePress, this, [this] { auto_range_ = false; });
+    connect(plot_, &QCustomPlot::mouseWheel, this, [this] { auto_range_ = false; });
+    connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] {
+        auto_range_ = true;
+        dirty_ = true;
+        refresh();
+    });
+
+    x_axis_combo_ = new QComboBox;
+    x_axis_combo_->setObjectName(QStringLiteral("loss_x_axis"));
+    x_axis_combo_->addItems({tr("Optimizer steps"), tr("Samples seen"), tr("Wall time (s)")});
+    connect(x_axis_combo_, &QComboBox::currentIndexChanged, this,
+            [this](int i) { set_x_axis(static_cast<XAxis>(i)); });
+    smoothing_ = new QSlider(Qt::Horizontal);
+    smoothing_->setObjectName(QStringLiteral("loss_smoothing"));
+    smoothing_->setRange(0, 99);
+    smoothing_->setMaximumWidth(160);
+    smoothing_->setToolTip(tr("Exponential moving average of the optimizer-step loss"));
+    smoothing_label_ = new QLabel(tr("0.00"));
+    connect(smoothing_, &QSlider::valueChanged, this, [this](int v) { set_smoothing(v / 100.0); });
+    log_scale_ = new QCheckBox(tr("Log scale"));
+    log_scale_->setObjectName(QStringLiteral("loss_log_scale"));
+    connect(log_scale_, &QCheckBox::toggled, this, &LossPlot::set_log_scale);
+
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("x axis:")));
+    controls->addWidget(x_axis_combo_);
+    controls->addSpacing(16);
+    controls->addWidget(new QLabel(tr("EMA smoothing:")));
+    controls->addWidget(smoothing_);
+    controls->addWidget(smoothing_label_);
+    controls->addSpacing(16);
+    controls->addWidget(log_scale_);
+    controls->addStretch(1);
+    auto* hint = new QLabel(tr("wheel: zoom · drag: pan · double-click: fit"));
+    hint->setStyleSheet(QStringLiteral("color: gray;"));
+    controls->addWidget(hint);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(controls);
+    layout->addWidget(plot_, 1);
+}
+
+void LossPlot::clear() {
+    micro_.clear();
+    steps_.clear();
+    evals_.clear();
+    auto_range_ = true;
+    dirty_ = true;
+    refresh();
+}
+
+void LossPlot::append(const RecordBatch& batch) {
+    micro_.insert(micro_.end(), batch.micro_steps.begin(), batch.micro_steps.end());
+    steps_.insert(steps_.end(), batch.steps.begin(), batch.steps.end());
+    evals_.insert(evals_.end(), batch.evals.begin(), batch.evals.end());
+    if (!batch.micro_steps.empty() || !batch.steps.empty() || !batch.evals.empty()) dirty_ = true;
+}
+
+void LossPlot::set_x_axis(XAxis axis) {
+    x_axis_ = axis;
+    if (x_axis_combo_->currentIndex() != static_cast<int>(axis)) x_axis_combo_->setCurrentIndex(static_cast<int>(axis));
+    static const char* labels[] = {"optimizer steps", "samples seen", "wall time (s)"};
+    plot_->xAxis->setLabel(tr(labels[static_cast<int>(axis)]));
+    auto_range_ = true;
+    dirty_ = true;
+    refresh();
+}
+
+void LossPlot::set_smoothing(double weight) {
+    smoothing_weight_ = std::clamp(weight, 0.0, 0.99);
+    smoothing_label_->setText(QString::number(smoothing_weight_, 'f', 2));
+    step_graph_->setName(smoothing_weight_ > 0 ? tr("optimizer-step loss (EMA %1)").arg(smoothing_weight_, 0, 'f', 2)
+                                               : tr("optimizer-step (window) loss"));
+    dirty_ = true;
+    refresh();
+}
+
+void LossPlot::set_log_scale(bool on) {
+    if (log_scale_->isChecked() != on) log_scale_->setChecked(on);
+    if (on) {
+        plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
+        plot_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    } else {
+        plot_->yAxis->setScaleType(QCPAxis::stLinear);
+        plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
+    auto_range_ = true;
+    dirty_ = true;
+    refresh();
+}
+
+double LossPlot::x_of_step(std::int64_t step) const {
+    if (x_axis_ == XAxis::Steps) return static_cast<double>(step);
+    // The step record with this step number (records arrive in step order).
+    auto it = std::lower_bound(steps_.begin(), steps_.end(), step,
+                               [](const accum::StepRecord& r, std::int64_t s) { return r.step < s; });
+    if (it == steps_.end()) {
+        if (steps_.empty()) return 0.0;
+        it = steps_.end() - 1;
+    }
+    return x_axis_ == XAxis::Samples ? static_cast<double>(it->samples_seen) : it->elapsed_s;
+}
+
+void LossPlot::rebuild() {
+    QVector<double> keys, values;
+    keys.reserve(static_cast<int>(micro_.size()));
+    values.reserve(static_cast<int>(micro_.size()));
+    for (const auto& m : micro_) {
+        const auto& r = m.record;
+        double x = 0.0;
+        switch (x_axis_) {
+        case XAxis::Steps: x = r.step + (r.window_size > 0 ? double(r.window_index) / r.window_size : 1.0); break;
+        case XAxis::Samples: x = double(r.micro_step * micro_batch_size_); break;
+        case XAxis::Time: x = m.elapsed_s; break;
+        }
+        keys.push_back(x);
+        values.push_back(r.loss);
+    }
+    micro_graph_->setData(keys, values, x_axis_ != XAxis::Time);
+
+    keys.clear();
+    values.clear();
+    double ema = 0.0;
+    bool first = true;
+    for (const auto& s : steps_) {
+        ema = first ? s.loss : smoothing_weight_ * ema + (1.0 - smoothing_weight_) * s.loss;
+        first = false;
+        keys.push_back(x_of_step(s.step));
+        values.push_back(ema);
+    }
+    step_graph_->setData(keys, values, true);
+
+    keys.clear();
+    values.clear();
+    for (const auto& e : evals_) {
+        keys.push_back(x_of_step(e.step));
+        values.push_back(e.eval_loss);
+    }
+    eval_graph_->setData(keys, values);
+}
+
+void LossPlot::refresh() {
+    if (!dirty_) return;
+    dirty_ = false;
+    rebuild();
+    if (auto_range_) {
+        plot_->rescaleAxes();
+        if (plot_->yAxis->scaleType() == QCPAxis::stLinear) {
+            auto range = plot_->yAxis->range();
+            plot_->yAxis->setRange(std::min(0.0, range.lower), range.upper * 1.05 + 1e-9);
+        }
+    }
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int LossPlot::micro_point_count() const { return micro_graph_->dataCount(); }
+int LossPlot::step_point_count() const { return step_graph_->dataCount(); }
+int LossPlot::eval_point_count() const { return eval_graph_->dataCount(); }
+
+bool LossPlot::save_image(const QString& path) const {
+    if (QFileInfo(path).suffix().compare(QLatin1String("pdf"), Qt::CaseInsensitive) == 0)
+        return plot_->savePdf(path, 1200, 700);
+    return plot_->savePng(path, 1200, 700);
+}
+
+void LossPlot::write_csv(QTextStream& out) const {
+    out << "kind,step,micro_step,samples_seen,elapsed_s,epoch,loss,accuracy,f1\n";
+    for (const auto& m : micro_)
+        out << "micro," << m.record.step << ',' << m.record.micro_step << ','
+            << m.record.micro_step * micro_batch_size_ << ',' << m.elapsed_s << ',' << m.record.epoch << ','
+            << m.record.loss << ",,\n";
+    for (const auto& s : steps_)
+        out << "step," << s.step << ',' << s.micro_step << ',' << s.samples_seen << ',' << s.elapsed_s << ','
+            << s.epoch << ',' << s.loss << ",,\n";
+    for (const auto& e : evals_)
+        out << "eval," << e.step << ",,,," << e.epoch << ',' << e.eval_loss << ',' << e.eval_accuracy << ','
+            << e.eval_f1 << '\n';
+}
+
+} // namespace studio

@@ -1,0 +1,70 @@
+#pragma once
+// Live loss curves: every micro-batch's loss (faint), the optimizer-step
+// (window) loss (bold, optionally EMA-smoothed), eval losses as markers.
+// append() only stores; refresh() (called by the window's ≤30 Hz timer)
+// rebuilds the graphs when something changed and queues one replot.
+
+#include <QWidget>
+#include <vector>
+
+#include "record_batch.h"
+
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QCPGraph;
+class QSlider;
+class QLabel;
+class QTextStream;
+
+namespace studio {
+
+class LossPlot : public QWidget {
+    Q_OBJECT
+public:
+    enum class XAxis { Steps = 0, Samples = 1, Time = 2 };
+
+    explicit LossPlot(QWidget* parent = nullptr);
+
+    void clear();
+    // batch_size: the run's micro-batch (samples per micro-step on the x axis).
+    void set_micro_batch_size(std::int64_t batch_size) { micro_batch_size_ = batch_size; }
+    void append(const RecordBatch& batch);
+    void refresh(); // rebuilds and queues a replot if anything changed
+
+    void set_x_axis(XAxis axis);
+    void set_smoothing(double weight); // 0 (none) .. 0.99
+    void set_log_scale(bool on);
+
+    int micro_point_count() const;
+    int step_point_count() const;
+    int eval_point_count() const;
+    QCustomPlot* plot() const { return plot_; }
+
+    bool save_image(const QString& path) const; // .pdf or PNG
+    void write_csv(QTextStream& out) const;
+
+private:
+    double x_of_step(std::int64_t step) const;
+    void rebuild();
+
+    QCustomPlot* plot_ = nullptr;
+    QCPGraph* micro_graph_ = nullptr;
+    QCPGraph* step_graph_ = nullptr;
+    QCPGraph* eval_graph_ = nullptr;
+    QComboBox* x_axis_combo_ = nullptr;
+    QSlider* smoothing_ = nullptr;
+    QLabel* smoothing_label_ = nullptr;
+    QCheckBox* log_scale_ = nullptr;
+
+    std::vector<TimedMicroStep> micro_;
+    std::vector<accum::StepRecord> steps_;
+    std::vector<accum::EvalRecord> evals_;
+    std::int64_t micro_batch_size_ = 1;
+    XAxis x_axis_ = XAxis::Steps;
+    double smoothing_weight_ = 0.0;
+    bool dirty_ = false;
+    bool auto_range_ = true;
+};
+
+} // namespace studio

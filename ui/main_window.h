@@ -1,0 +1,99 @@
+#pragma once
+// The studio's window: configuration on the left, live loss and memory plots,
+// status and per-epoch evaluation, the out-of-memory banner. Runs go through
+// a RunController (engine on its own thread); the plots are refreshed by a
+// 30 Hz timer, never per record.
+
+#include <QMainWindow>
+#include <QTimer>
+
+#include "accum/records.h"
+#include "accum/run_config.h"
+#include "record_batch.h"
+
+class QAction;
+class QCloseEvent;
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QTableWidget;
+
+namespace studio {
+
+class ConfigPanel;
+class LossPlot;
+class MemoryPlot;
+class OomBanner;
+class RunController;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    ConfigPanel* config_panel() const { return config_panel_; }
+    LossPlot* loss_plot() const { return loss_plot_; }
+    MemoryPlot* memory_plot() const { return memory_plot_; }
+    OomBanner* oom_banner() const { return oom_banner_; }
+    QTableWidget* eval_table() const { return eval_table_; }
+    QProgressBar* progress_bar() const { return progress_; }
+    RunController* controller() const { return controller_; }
+    QAction* run_action() const { return run_action_; }
+    QAction* pause_action() const { return pause_action_; }
+    QAction* stop_action() const { return stop_action_; }
+    const accum::SummaryRecord& last_summary() const { return last_summary_; }
+
+    bool save_config(const QString& path, QString* error = nullptr) const;
+    bool load_config(const QString& path, QString* error = nullptr);
+    bool export_csv(const QString& loss_path, const QString& memory_path) const;
+
+public Q_SLOTS:
+    void start_run();
+    void toggle_pause();
+    void stop_run();
+
+Q_SIGNALS:
+    void run_finished(const accum::SummaryRecord& summary);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void build_actions();
+    void build_layout();
+    void update_actions();
+    void on_records(const studio::RecordBatch& batch);
+    void on_finished(const accum::SummaryRecord& summary);
+    void on_refresh_timer();
+    void restore_settings();
+    void store_settings() const;
+    void save_config_dialog();
+    void load_config_dialog();
+    void export_plot_dialog(bool loss);
+    void export_csv_dialog();
+
+    ConfigPanel* config_panel_ = nullptr;
+    LossPlot* loss_plot_ = nullptr;
+    MemoryPlot* memory_plot_ = nullptr;
+    OomBanner* oom_banner_ = nullptr;
+    QTableWidget* eval_table_ = nullptr;
+    QPlainTextEdit* log_view_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QLabel* status_label_ = nullptr;
+    QLabel* speed_label_ = nullptr;
+    QLabel* step_label_ = nullptr;
+    QLabel* epoch_label_ = nullptr;
+    QLabel* eta_label_ = nullptr;
+    QAction* run_action_ = nullptr;
+    QAction* pause_action_ = nullptr;
+    QAction* stop_action_ = nullptr;
+    RunController* controller_ = nullptr;
+    QTimer refresh_timer_;
+    accum::RunConfig running_config_;
+    accum::StepRecord last_step_;
+    accum::SummaryRecord last_summary_;
+    QStringList pending_logs_;
+};
+
+} // namespace studio

@@ -1,0 +1,58 @@
+#pragma once
+// Live memory curves from the engine's MemoryRecords: current and peak tensor
+// memory (and the CUDA caching allocator's reserve), the budget as a line, and
+// the out-of-memory point. Labelled "CPU tensor memory" or "GPU memory".
+
+#include <QWidget>
+#include <vector>
+
+#include "record_batch.h"
+
+class QCustomPlot;
+class QCPGraph;
+class QCPItemStraightLine;
+class QCPItemText;
+class QCPTextElement;
+class QTextStream;
+
+namespace studio {
+
+class MemoryPlot : public QWidget {
+    Q_OBJECT
+public:
+    explicit MemoryPlot(QWidget* parent = nullptr);
+
+    void clear();
+    void append(const RecordBatch& batch);
+    // Marks the end of the run as out of memory (at the last record's time).
+    void mark_out_of_memory(std::int64_t peak_bytes);
+    void refresh();
+
+    int point_count() const;
+    bool has_oom_marker() const;
+    bool is_cuda() const { return cuda_; }
+    QCustomPlot* plot() const { return plot_; }
+    bool save_image(const QString& path) const;
+    void write_csv(QTextStream& out) const;
+
+private:
+    void rebuild();
+
+    QCustomPlot* plot_ = nullptr;
+    QCPTextElement* title_ = nullptr;
+    QCPGraph* current_graph_ = nullptr;
+    QCPGraph* peak_graph_ = nullptr;
+    QCPGraph* reserved_graph_ = nullptr;
+    QCPGraph* oom_graph_ = nullptr;
+    QCPGraph* budget_graph_ = nullptr; // legend entry for the budget line
+    QCPItemStraightLine* budget_line_ = nullptr;
+    QCPItemText* oom_label_ = nullptr;
+    std::vector<accum::MemoryRecord> records_;
+    bool cuda_ = false;
+    bool oom_ = false;
+    std::int64_t oom_peak_ = 0;
+    bool dirty_ = false;
+    bool auto_range_ = true;
+};
+
+} // namespace studio

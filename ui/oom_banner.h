@@ -1,0 +1,33 @@
+#pragma once
+// The out-of-memory banner: the engine's message and suggestion, and a button
+// that applies it (smaller micro-batch, more accumulation steps, same effective batch).
+
+#include <QFrame>
+#include <cstdint>
+
+class QLabel;
+class QPushButton;
+
+namespace studio {
+
+class OomBanner : public QFrame {
+    Q_OBJECT
+public:
+    explicit OomBanner(QWidget* parent = nullptr);
+
+    void show_for(const QString& message, std::int64_t batch_size, std::int64_t accumulation_steps,
+                  std::int64_t suggested_batch_size, std::int64_t suggested_accumulation_steps);
+    QPushButton* apply_button() const { return apply_; }
+
+Q_SIGNALS:
+    void apply_requested(std::int64_t batch_size, std::int64_t accumulation_steps);
+
+private:
+    QLabel* text_ = nullptr;
+    QPushButton* apply_ = nullptr;
+    QPushButton* dismiss_ = nullptr;
+    std::int64_t batch_size_ = 0;
+    std::int64_t accumulation_steps_ = 0;
+};
+
+} // namespace studio

@@ -1,0 +1,55 @@
+#pragma once
+// Lives on the controller's QThread and runs one engine Session at a time.
+// The engine calls the Sink methods on this thread; they gather records and
+// hand them over in batches at most every 30 ms, so a fast model never floods
+// the GUI's event loop. stop()/pause()/resume() are plain thread-safe calls,
+// not slots: a blocking run cannot receive a queued call.
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <atomic>
+
+#include "accum/session.h"
+#include "accum/sink.h"
+#include "record_batch.h"
+
+namespace studio {
+
+class RunWorker : public QObject, private accum::Sink {
+    Q_OBJECT
+public:
+    explicit RunWorker(QObject* parent = nullptr);
+
+    // Thread-safe.
+    void request_stop();
+    void request_pause();
+    void request_resume();
+    void request_step_once();
+
+public Q_SLOTS:
+    void run(const accum::RunConfig& config);
+
+Q_SIGNALS:
+    void records_ready(const studio::RecordBatch& batch);
+    void run_finished(const accum::SummaryRecord& summary);
+
+private:
+    void on_micro_step(const accum::MicroStepRecord& r) override;
+    void on_step(const accum::StepRecord& r) override;
+    void on_eval(const accum::EvalRecord& r) override;
+    void on_memory(const accum::MemoryRecord& r) override;
+    void on_log(const std::string& line) override;
+    void after_record();
+    void flush();
+    double run_time() const;
+
+    accum::Session session_;
+    std::atomic<bool> stop_requested_{false};
+    RecordBatch pending_;
+    QElapsedTimer run_clock_;
+    QElapsedTimer flush_clock_;
+    double clock_offset_s_ = 0.0;
+    bool has_offset_ = false;
+};
+
+} // namespace studio
