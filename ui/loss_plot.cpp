@@ -196,6 +196,9 @@ void LossPlot::refresh() {
             auto range = plot_->yAxis->range();
             plot_->yAxis->setRange(std::min(0.0, range.lower), range.upper * 1.05 + 1e-9);
         }
+        // Room on the right so the last eval marker is not cut in half.
+        const auto x = plot_->xAxis->range();
+        plot_->xAxis->setRange(x.lower, x.upper + std::max(0.02 * x.size(), 1e-9));
     }
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -49,12 +49,13 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     oom_label_->setText(tr("out of memory"));
     oom_label_->setColor(QColor(198, 40, 40));
     oom_label_->setFont(QFont(font().family(), 11, QFont::Bold));
-    oom_label_->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    oom_label_->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    oom_label_->setPadding(QMargins(12, 0, 0, 8));
     oom_label_->setVisible(false);
 
     plot_->legend->setVisible(true);
     plot_->legend->setBrush(QColor(255, 255, 255, 210));
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     plot_->xAxis->setLabel(tr("wall time (s)"));
     plot_->yAxis->setLabel(tr("MiB"));
     connect(plot_, &QCustomPlot::mousePress, this, [this] { auto_range_ = false; });
@@ -150,7 +151,7 @@ void MemoryPlot::refresh() {
     if (auto_range_) {
         plot_->rescaleAxes();
         const auto y = plot_->yAxis->range();
-        plot_->yAxis->setRange(0.0, std::max(1.0, y.upper * 1.15));
+        plot_->yAxis->setRange(0.0, std::max(1.0, y.upper * 1.45));
         const auto x = plot_->xAxis->range();
         plot_->xAxis->setRange(std::min(0.0, x.lower), std::max(x.upper * 1.03, 0.5));
     }

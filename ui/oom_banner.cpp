@@ -33,7 +33,7 @@ void OomBanner::show_for(const QString& message, std::int64_t batch_size, std::i
     batch_size_ = suggested_batch_size;
     accumulation_steps_ = suggested_accumulation_steps;
     const bool has_suggestion = suggested_batch_size > 0 && suggested_accumulation_steps > 0;
-    QString html = tr("<b>Out of memory</b> with micro-batch %1 × %2 steps. %3")
+    QString html = tr("<b>Out of memory</b> (micro-batch %1 × K %2). %3")
                        .arg(batch_size)
                        .arg(accumulation_steps)
                        .arg(message.toHtmlEscaped());
