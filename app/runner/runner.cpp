@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
 #include "accum/session.h"
 #include "runner/cli_options.h"
@@ -102,8 +103,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         return exit_code::invalid_arguments;
     }
     if (parsed.command == "plan") {
-        err << "accum-run: plan is not available in this build\n";
-        return exit_code::invalid_arguments;
+        const auto budget = parse_byte_size(parsed.config.memory_budget).value_or(0);
+        if (budget <= 0) {
+            err << "accum-run: --memory-budget: plan needs a budget (e.g. --memory-budget 512MiB)\n";
+            return exit_code::invalid_arguments;
+        }
+        const auto plan = plan_memory(parsed.config, parsed.target_batch, budget, [&](const std::string& line) {
+            if (!parsed.config.quiet) err << "plan: " << line << std::endl;
+        });
+        out << to_json_text(plan);
+        if (!plan.feasible) err << "accum-run: plan: " << plan.message << "\n";
+        return plan.feasible ? exit_code::completed : exit_code::out_of_memory;
     }
 
     RunConfig config = parsed.config;

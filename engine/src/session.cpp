@@ -1,6 +1,7 @@
 #include "accum/session.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 
 #include <c10/util/Exception.h>
@@ -72,7 +73,13 @@ SummaryRecord Session::run(const RunConfig& config, Sink& sink) {
         return summary;
     }
 
-    memory::install_counting_allocator();
+    // ACCUM_COUNTING_ALLOCATOR=0 leaves LibTorch's allocator alone (for the
+    // allocator-overhead benchmark; memory figures and budgets are then 0/off).
+    static const bool counting_allocator = [] {
+        const char* v = std::getenv("ACCUM_COUNTING_ALLOCATOR");
+        return !(v && std::string(v) == "0");
+    }();
+    if (counting_allocator) memory::install_counting_allocator();
     torch::set_num_threads(choose_threads(config));
     const auto budget = parse_byte_size(config.memory_budget).value_or(0);
     std::unique_ptr<RunContext> ctx;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <regex>
 
+#include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
 #include "accum/session.h"
 
@@ -230,6 +231,32 @@ private Q_SLOTS:
         const auto ok = run(c);
         QVERIFY2(ok.summary.status == RunStatus::Completed, ok.summary.message.c_str());
         QVERIFY(ok.summary.peak_memory_bytes <= 40 * 1024 * 1024);
+    }
+
+    // The planner: peak grows with the micro-batch close to linearly, and its pick
+    // (micro-batch × K = target) runs under the budget without running out of memory.
+    void plannerPickRuns() {
+        RunConfig c = tiny();
+        c.dataset = "fashion-mnist";
+        c.model = "cnn";
+        c.threads = 1;
+        const std::int64_t budget = 40 * 1024 * 1024;
+        const auto plan = plan_memory(c, 256, budget);
+        QVERIFY2(plan.feasible && plan.verified, plan.message.c_str());
+        QCOMPARE(plan.batch_size * plan.accumulation_steps, std::int64_t(256));
+        QVERIFY(plan.batch_size < 256);
+        for (std::size_t i = 1; i < plan.measurements.size(); ++i)
+            QVERIFY(plan.measurements[i].peak_bytes > plan.measurements[i - 1].peak_bytes);
+        for (const auto& m : plan.measurements) { // the straight line explains each measurement within 10%
+            const double predicted = plan.fixed_bytes + plan.bytes_per_sample * double(m.batch_size);
+            QVERIFY2(std::abs(predicted - double(m.peak_bytes)) < 0.10 * double(m.peak_bytes), std::to_string(m.batch_size).c_str());
+        }
+        c.batch_size = plan.batch_size;
+        c.accumulation_steps = plan.accumulation_steps;
+        c.memory_budget = "40MiB";
+        c.max_steps = 3;
+        const auto r = run(c);
+        QVERIFY2(r.summary.status == RunStatus::Completed, r.summary.message.c_str());
     }
 
     // Trainer log lines read like the Transformers Trainer's and carry its keys.
