@@ -86,6 +86,7 @@ const std::map<std::string, Option>& options() {
         {"label-column", text("CSV column that holds the labels (default label)", &RunConfig::label_column)},
         {"model", text("mlp | cnn | transformer", &RunConfig::model)},
         {"batch-norm", flag("add BatchNorm layers (pitfall demo)", &RunConfig::batch_norm, true)},
+        {"scheduler-per-micro-batch", flag("pitfall demo: step the scheduler after every micro-batch (pytorch mode)", &RunConfig::scheduler_per_micro_batch, true)},
         {"dropout", real("dropout probability (default 0)", &RunConfig::dropout)},
         {"batch-size", integer("micro-batch size B (default 64)", &RunConfig::batch_size)},
         {"accumulation-steps", integer("gradient-accumulation steps K (default 4)", &RunConfig::accumulation_steps)},

@@ -120,6 +120,9 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
         add("model", "the cnn needs image data (--dataset fashion-mnist); use mlp or transformer for " + c.dataset);
     if (c.model == "transformer" && c.batch_norm)
         add("batch-norm", "only the mlp and cnn have a BatchNorm variant");
+    if (c.scheduler_per_micro_batch && c.mode != "pytorch")
+        add("scheduler-per-micro-batch", "is a pitfall demo of the plain loop; use it with --mode pytorch "
+                                         "(the Accelerator and the Trainer step the scheduler only on sync)");
     if (!(c.dropout >= 0.0 && c.dropout < 1.0))
         add("dropout", "must be in [0, 1), got " + std::to_string(c.dropout));
 
@@ -242,6 +245,7 @@ const std::vector<Field>& fields() {
         make_field("model", &RunConfig::model),
         make_field("batch-norm", &RunConfig::batch_norm),
         make_field("dropout", &RunConfig::dropout),
+        make_field("scheduler-per-micro-batch", &RunConfig::scheduler_per_micro_batch),
         make_field("batch-size", &RunConfig::batch_size),
         make_field("accumulation-steps", &RunConfig::accumulation_steps),
         make_field("epochs", &RunConfig::epochs),

@@ -59,9 +59,43 @@ int choose_threads(const RunConfig& config) {
 
 } // namespace
 
+namespace {
+SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control);
+} // namespace
+
 SummaryRecord Session::run(const RunConfig& config, Sink& sink) {
     auto& control = control_->control;
     control.reset();
+    RunConfig attempt = config;
+    SummaryRecord summary = run_once(attempt, sink, control);
+    // auto_find_batch_size: like Transformers (Accelerate's find_executable_batch_size)
+    // retry with int(batch × 0.9) on out of memory; unlike it, raise the
+    // accumulation steps so the effective batch stays (at least) the same.
+    const std::int64_t effective = config.effective_batch();
+    while (config.auto_find_batch_size && summary.status == RunStatus::OutOfMemory && !control.stop_requested()) {
+        const std::int64_t smaller = static_cast<std::int64_t>(static_cast<double>(attempt.batch_size) * 0.9);
+        if (smaller == 0) {
+            summary.message = "No executable batch size found, reached zero. " + summary.message;
+            break;
+        }
+        attempt.batch_size = smaller;
+        attempt.accumulation_steps = (effective + smaller - 1) / smaller;
+        sink.on_log("auto_find_batch_size: out of memory; retrying with micro-batch " + std::to_string(smaller) +
+                    " × " + std::to_string(attempt.accumulation_steps) + " accumulation steps (effective batch " +
+                    std::to_string(attempt.effective_batch()) +
+                    (attempt.effective_batch() == effective ? ", unchanged)" : ", the nearest above " + std::to_string(effective) + ")"));
+        summary = run_once(attempt, sink, control);
+        if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped)
+            summary.message += " (auto_find_batch_size chose micro-batch " + std::to_string(attempt.batch_size) + " × " +
+                               std::to_string(attempt.accumulation_steps) + ")";
+    }
+    sink.on_summary(summary);
+    return summary;
+}
+
+namespace {
+
+SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control) {
     SummaryRecord summary;
     summary.final_loss = std::nan("");
     const auto problems = validate(config);
@@ -69,7 +103,6 @@ SummaryRecord Session::run(const RunConfig& config, Sink& sink) {
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::invalid_arguments;
         for (const auto& p : problems) summary.message += (summary.message.empty() ? "" : "; ") + p.to_string();
-        sink.on_summary(summary);
         return summary;
     }
 
@@ -188,9 +221,10 @@ SummaryRecord Session::run(const RunConfig& config, Sink& sink) {
     ctx.reset();
     memory::set_cpu_budget(0);
     if (was_cuda) memory::cuda_empty_cache();
-    sink.on_summary(summary);
     return summary;
 }
+
+} // namespace
 
 std::vector<DeviceInfo> list_devices() {
     std::vector<DeviceInfo> devices;

@@ -259,6 +259,45 @@ private Q_SLOTS:
         QVERIFY2(r.summary.status == RunStatus::Completed, r.summary.message.c_str());
     }
 
+    // auto_find_batch_size retries with int(B × 0.9) and raises K to keep the
+    // effective batch (at least) the same.
+    void autoFindBatchSize() {
+        RunConfig c = tiny("trainer");
+        c.dataset = "fashion-mnist";
+        c.model = "cnn";
+        c.threads = 1;
+        c.max_steps = 2;
+        c.batch_size = 256;
+        c.accumulation_steps = 1;
+        c.memory_budget = "40MiB";
+        c.auto_find_batch_size = true;
+        const auto r = run(c);
+        QVERIFY2(r.summary.status == RunStatus::Completed, r.summary.message.c_str());
+        int retries = 0;
+        for (const auto& l : r.logs) retries += l.rfind("auto_find_batch_size: out of memory; retrying with micro-batch ", 0) == 0;
+        QVERIFY(retries >= 1);
+        QVERIFY(r.summary.message.find("auto_find_batch_size chose micro-batch ") != std::string::npos);
+        std::smatch m;
+        QVERIFY(std::regex_search(r.summary.message, m, std::regex(R"(chose micro-batch (\d+) × (\d+))")));
+        const auto b = std::stoll(m[1]), k = std::stoll(m[2]);
+        QVERIFY(b < 256 && b * k >= 256 && b * (k - 1) < 256); // the effective batch kept, or the nearest above
+        QCOMPARE(r.summary.samples_seen, 2 * b * k);
+    }
+
+    // The scheduler pitfall: stepped per micro-batch, a linear schedule ends K times too early.
+    void schedulerPerMicroBatchPitfall() {
+        RunConfig c = tiny();
+        c.scheduler = "linear";
+        c.scheduler_per_micro_batch = true;
+        const auto wrong = run(c);
+        c.scheduler_per_micro_batch = false;
+        const auto right = run(c);
+        // right: step s uses lr·(1 − (s−1)/12); wrong: the schedule has moved 4 micro-steps per update.
+        QVERIFY(std::abs(right.steps[3].learning_rate - 0.05 * (1 - 3.0 / 12)) < 1e-9);
+        QCOMPARE(wrong.steps[3].learning_rate, 0.0); // after 3 updates = 12 micro-steps, the schedule is done
+        QVERIFY(wrong.steps.back().learning_rate == 0.0 && right.steps.back().learning_rate > 0.0);
+    }
+
     // Trainer log lines read like the Transformers Trainer's and carry its keys.
     void trainerLogLines() {
         RunConfig c = tiny("trainer");

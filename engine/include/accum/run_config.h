@@ -18,6 +18,9 @@ struct RunConfig {
     std::string model = "mlp";             // mlp | cnn | transformer
     bool batch_norm = false;               // add BatchNorm to the mlp/cnn (a pitfall demo)
     double dropout = 0.0;                  // dropout probability in the model
+    // Pitfall demo (pytorch style): lr_scheduler.step() after every micro-batch
+    // instead of every optimizer step, so the schedule runs K times too fast.
+    bool scheduler_per_micro_batch = false;
 
     // Batching and length of the run.
     std::int64_t batch_size = 64;          // micro-batch

@@ -53,6 +53,8 @@ void run_pytorch_loop(RunContext& ctx) {
             loss.backward();                                      // loss.backward()
 
             const bool sync = (index + 1) % gradient_accumulation_steps == 0 || index + 1 == L;
+            // The pitfall: a scheduler stepped per micro-batch runs K times too fast.
+            if (ctx.config.scheduler_per_micro_batch && !sync) lr_scheduler.step();
             ctx.after_backward(outputs, batch, static_cast<int>(index - window_start + 1),
                                static_cast<int>(window_end - window_start), sync);
             if (sync) {
