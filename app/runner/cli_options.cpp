@@ -99,6 +99,7 @@ const std::map<std::string, Option>& options() {
         {"scheduler", text("constant | linear | cosine", &RunConfig::scheduler)},
         {"warmup-steps", integer("linear warm-up, in optimizer steps", &RunConfig::warmup_steps)},
         {"max-grad-norm", real("clip the gradient norm once per window (0 = off)", &RunConfig::max_grad_norm)},
+        {"skip-nonfinite", flag("skip an update whose loss or gradient is not finite instead of stopping", &RunConfig::skip_nonfinite, true)},
         {"loss-normalization", text("mean | tokens", &RunConfig::loss_normalization)},
         {"eval-strategy", text("epoch | steps | no", &RunConfig::eval_strategy)},
         {"eval-steps", integer("evaluate every N optimizer steps", &RunConfig::eval_steps)},

@@ -13,6 +13,7 @@
 #include "accum/metrics_io.h"
 #include "accum/session.h"
 #include "runner/cli_options.h"
+#include "training/checkpoint.h"
 
 namespace accum::cli {
 
@@ -126,7 +127,28 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     const fs::path dir(config.output_dir);
     const std::string metrics_path = config.metrics_file.empty() ? (dir / "metrics.jsonl").string() : config.metrics_file;
+    // Resuming into a directory that has a metrics file: keep its complete
+    // records up to the checkpoint's step (a run killed with -9 may have logged
+    // steps after it, and may have left half a line), then append.
+    std::vector<std::string> kept;
+    if (!config.resume_from.empty() && fs::exists(metrics_path)) {
+        const std::int64_t resumed_step = checkpoint_global_step(latest_checkpoint(config.resume_from));
+        std::ifstream old(metrics_path);
+        std::string line;
+        while (std::getline(old, line)) {
+            std::string error;
+            const auto record = parse_json_line(line, error);
+            if (!record || std::holds_alternative<SummaryRecord>(*record)) continue;
+            std::int64_t step = 0;
+            if (const auto* s = std::get_if<StepRecord>(&*record)) step = s->step;
+            else if (const auto* e = std::get_if<EvalRecord>(&*record)) step = e->step;
+            else if (const auto* m = std::get_if<MicroStepRecord>(&*record)) step = m->step + 1;
+            if (resumed_step >= 0 && step <= resumed_step) kept.push_back(line);
+        }
+    }
     std::ofstream metrics(metrics_path, std::ios::trunc);
+    for (const auto& line : kept) metrics << line << '\n';
+    metrics.flush();
     if (!metrics) {
         err << "accum-run: --metrics: cannot write " << metrics_path << "\n";
         return exit_code::invalid_arguments;

@@ -257,6 +257,7 @@ const std::vector<Field>& fields() {
         make_field("scheduler", &RunConfig::scheduler),
         make_field("warmup-steps", &RunConfig::warmup_steps),
         make_field("max-grad-norm", &RunConfig::max_grad_norm),
+        make_field("skip-nonfinite", &RunConfig::skip_nonfinite),
         make_field("loss-normalization", &RunConfig::loss_normalization),
         make_field("eval-strategy", &RunConfig::eval_strategy),
         make_field("eval-steps", &RunConfig::eval_steps),

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include <c10/util/Exception.h>
@@ -46,6 +47,18 @@ bool is_out_of_memory(const std::exception& e) {
 std::string first_line(const std::string& text) {
     const auto nl = text.find('\n');
     return nl == std::string::npos ? text : text.substr(0, nl);
+}
+
+// On stop or divergence: a checkpoint of the last finished optimizer step (the
+// weights never include a half window), unless one exists already. Written
+// outside the memory budget. Returns its directory, or "" when none is written.
+std::string save_final_checkpoint(RunContext& ctx) {
+    if (ctx.config.output_dir.empty() || ctx.config.save_strategy == "no" || ctx.progress.global_step == 0) return {};
+    const std::string existing =
+        (std::filesystem::path(ctx.config.output_dir) / ("checkpoint-" + std::to_string(ctx.progress.global_step))).string();
+    if (std::filesystem::exists(existing)) return existing;
+    memory::set_cpu_budget(0);
+    return ctx.save_now();
 }
 
 int choose_threads(const RunConfig& config) {
@@ -155,10 +168,15 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
             summary.status = RunStatus::Stopped;
             summary.exit_code = exit_code::interrupted;
             summary.message = "stopped at optimizer step " + std::to_string(ctx->progress.global_step);
+            if (const auto saved = save_final_checkpoint(*ctx); !saved.empty())
+                summary.message += "; checkpoint " + saved;
         } else {
             ctx->final_evaluation_if_missed();
             summary.status = RunStatus::Completed;
             summary.message = "completed " + std::to_string(ctx->progress.global_step) + " optimizer steps";
+            if (ctx->skipped_updates > 0)
+                summary.message += " (" + std::to_string(ctx->skipped_updates) +
+                                   " skipped as non-finite by --skip-nonfinite)";
         }
     } catch (const DataError& e) {
         summary.status = RunStatus::Error;
@@ -172,6 +190,14 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
         summary.status = RunStatus::Diverged;
         summary.exit_code = exit_code::diverged;
         summary.message = std::string("diverged: ") + e.what();
+        if (ctx) {
+            try {
+                if (const auto saved = save_final_checkpoint(*ctx); !saved.empty())
+                    summary.message += "; last good checkpoint " + saved;
+            } catch (const std::exception& save_error) {
+                summary.message += std::string("; could not write a checkpoint: ") + save_error.what();
+            }
+        }
     } catch (const std::exception& e) {
         if (is_out_of_memory(e)) {
             summary.status = RunStatus::OutOfMemory;

@@ -36,6 +36,7 @@ struct RunConfig {
     std::string scheduler = "constant";    // constant | linear | cosine
     std::int64_t warmup_steps = 0;
     double max_grad_norm = 0.0;            // 0 = no clipping
+    bool skip_nonfinite = false;           // skip a window whose loss/gradient is not finite (as GradScaler does)
     std::string loss_normalization = "mean"; // mean | tokens
 
     // Evaluation, logging, checkpoints.

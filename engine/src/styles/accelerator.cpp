@@ -170,8 +170,10 @@ void run_accelerator_style(RunContext& ctx) {
             WindowUpdate update;
             if (accelerator.sync_gradients())                     //     if accelerator.sync_gradients:
                 update = ctx.before_optimizer_step();             //         clip_grad_norm_(...) once per window
-            optimizer.step();                                     //     optimizer.step()      (no-op until sync)
-            lr_scheduler.step();                                  //     lr_scheduler.step()   (no-op until sync)
+            if (!update.skip) {                                   //     (--skip-nonfinite: step_was_skipped)
+                optimizer.step();                                 //     optimizer.step()      (no-op until sync)
+                lr_scheduler.step();                              //     lr_scheduler.step()   (no-op until sync)
+            }
             optimizer.zero_grad();                                //     optimizer.zero_grad() (no-op until sync)
             if (accelerator.sync_gradients()) {
                 ctx.after_optimizer_step(update, index + 1);

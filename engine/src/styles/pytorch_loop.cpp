@@ -59,8 +59,10 @@ void run_pytorch_loop(RunContext& ctx) {
                                static_cast<int>(window_end - window_start), sync);
             if (sync) {
                 const auto update = ctx.before_optimizer_step();  // clip once per window, grad norm
-                optimizer.step();                                 // optimizer.step()
-                lr_scheduler.step();                              // lr_scheduler.step()
+                if (!update.skip) {                               // (--skip-nonfinite, as GradScaler)
+                    optimizer.step();                             // optimizer.step()
+                    lr_scheduler.step();                          // lr_scheduler.step()
+                }
                 optimizer.zero_grad();                            // optimizer.zero_grad()
                 ctx.after_optimizer_step(update, index + 1);
                 if (ctx.max_steps_reached_mid_epoch(index + 1)) return;

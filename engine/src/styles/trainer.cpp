@@ -113,8 +113,10 @@ void Trainer::inner_training_loop() {
                                     do_sync_step);
             }
             const auto update = ctx_.before_optimizer_step(); // clip_grad_norm_ when max_grad_norm > 0
-            optimizer.step();
-            lr_scheduler.step();
+            if (!update.skip) { // optimizer_was_run
+                optimizer.step();
+                lr_scheduler.step();
+            }
             optimizer.zero_grad();
             ctx_.after_optimizer_step(update, first + num_batches); // global_step += 1, log, evaluate, save
             if (ctx_.max_steps_reached_mid_epoch(first + num_batches)) return;

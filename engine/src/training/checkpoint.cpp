@@ -76,8 +76,8 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, cons
     state["epoch"] = ctx.fractional_epoch(ctx.progress.next_index);
     state["progress"] = {{"epoch", ctx.progress.epoch},
                          {"next_index", ctx.progress.next_index},
-                         {"micro_steps", ctx.progress.micro_steps},
-                         {"samples_seen", ctx.progress.samples_seen},
+                         {"micro_steps", ctx.progress.micro_steps_at_step},
+                         {"samples_seen", ctx.progress.samples_at_step},
                          {"elapsed_s", ctx.elapsed_s()},
                          {"last_loss", std::isfinite(ctx.progress.last_loss) ? json(ctx.progress.last_loss) : json()}};
     state["scheduler"] = {{"step_count", ctx.lr_scheduler->step_count()},
@@ -133,6 +133,16 @@ std::string latest_checkpoint(const std::string& dir) {
     return best;
 }
 
+std::int64_t checkpoint_global_step(const std::string& checkpoint_dir) {
+    if (checkpoint_dir.empty()) return -1;
+    try {
+        std::ifstream f(fs::path(checkpoint_dir) / "trainer_state.json");
+        return json::parse(f).at("global_step").get<std::int64_t>();
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
 void load_checkpoint(RunContext& ctx, const std::string& requested, std::vector<std::string>* log_history) {
     const std::string dir = latest_checkpoint(requested);
     if (dir.empty())
@@ -167,6 +177,8 @@ void load_checkpoint(RunContext& ctx, const std::string& requested, std::vector<
         ctx.progress.global_step = state.at("global_step").get<std::int64_t>();
         ctx.progress.micro_steps = p.at("micro_steps").get<std::int64_t>();
         ctx.progress.samples_seen = p.at("samples_seen").get<std::int64_t>();
+        ctx.progress.micro_steps_at_step = ctx.progress.micro_steps;
+        ctx.progress.samples_at_step = ctx.progress.samples_seen;
         ctx.progress.elapsed_before_s = p.at("elapsed_s").get<double>();
         ctx.progress.last_loss = p.at("last_loss").is_number() ? p.at("last_loss").get<double>() : std::nan("");
         ctx.lr_scheduler->set_step_count(state.at("scheduler").at("step_count").get<std::int64_t>());

@@ -4,6 +4,7 @@
 // Written into a temporary directory, synced, then renamed, so a half-written
 // checkpoint is never the latest.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,7 @@ void load_checkpoint(RunContext& ctx, const std::string& checkpoint_dir, std::ve
 
 // The newest complete checkpoint-N in `dir`, or `dir` itself if it is one; "" if none.
 std::string latest_checkpoint(const std::string& dir);
+// The global_step recorded in a checkpoint directory; -1 if unreadable.
+std::int64_t checkpoint_global_step(const std::string& checkpoint_dir);
 
 } // namespace accum

@@ -83,6 +83,11 @@ void RunContext::build() {
                                                                                 .weight_decay(config.weight_decay));
     }
 
+    if (config.batch_size > data.train.size())
+        throw ConfigError("--batch-size: " + std::to_string(config.batch_size) + " is larger than the " +
+                          std::to_string(data.train.size()) + " training samples of " + config.dataset +
+                          "; use at most " + std::to_string(data.train.size()));
+
     // Length of the run, counted in optimizer steps: ceil(L / K) per epoch
     // (the last partial window of an epoch is flushed, not carried over).
     const std::int64_t per_epoch = updates_per_epoch();
@@ -95,6 +100,10 @@ void RunContext::build() {
     }
     lr_scheduler = std::make_unique<LrScheduler>(*optimizer, config.scheduler, config.warmup_steps, total_updates_);
     start_ = last_memory_record_ = std::chrono::steady_clock::now();
+    if (config.accumulation_steps > micro_batches_per_epoch())
+        log("note: --accumulation-steps " + std::to_string(config.accumulation_steps) + " is more than the " +
+            std::to_string(micro_batches_per_epoch()) + " micro-batches of an epoch; each epoch is one window of " +
+            std::to_string(micro_batches_per_epoch()) + " micro-batches, flushed at its end");
 }
 
 std::int64_t RunContext::updates_per_epoch() const {
@@ -205,10 +214,17 @@ WindowUpdate RunContext::before_optimizer_step() {
     else
         u.grad_norm = gradient_norm(params);
     u.learning_rate = lr_scheduler->current_lr();
-    if (!std::isfinite(u.loss) || !std::isfinite(u.grad_norm)) {
+    if ((!std::isfinite(u.loss) || !std::isfinite(u.grad_norm)) && config.skip_nonfinite) {
+        u.skip = true;
+        ++skipped_updates;
+        optimizer->zero_grad();
+        log("skipped optimizer step " + std::to_string(progress.global_step + 1) + ": non-finite loss or gradient "
+            "(--skip-nonfinite); the weights stay as they were");
+    } else if (!std::isfinite(u.loss) || !std::isfinite(u.grad_norm)) {
         throw DivergedError("the loss became " + std::string(std::isfinite(u.loss) ? "finite but the gradient norm " : "") +
                             "non-finite at optimizer step " + std::to_string(progress.global_step + 1) +
-                            " (loss " + std::to_string(u.loss) + ", gradient norm " + std::to_string(u.grad_norm) +
+                            " (loss " + (std::isnan(u.loss) ? std::string("nan") : std::to_string(u.loss)) + ", gradient norm " +
+                            (std::isnan(u.grad_norm) ? std::string("nan") : std::to_string(u.grad_norm)) +
                             "); the weights were left at step " + std::to_string(progress.global_step) +
                             ". Lower --lr or set --max-grad-norm");
     }
@@ -222,6 +238,8 @@ WindowUpdate RunContext::before_optimizer_step() {
 void RunContext::after_optimizer_step(const WindowUpdate& update, std::int64_t done_in_epoch) {
     ++progress.global_step;
     progress.next_index = done_in_epoch;
+    progress.micro_steps_at_step = progress.micro_steps;
+    progress.samples_at_step = progress.samples_seen;
     progress.last_loss = update.loss;
     train_loss_sum += update.loss;
     loss_log_sum_ += update.loss;

@@ -41,6 +41,9 @@ struct Progress {
     std::int64_t samples_seen = 0;
     double elapsed_before_s = 0.0;    // training time of earlier (resumed) sessions
     double last_loss = std::nan("");
+    // The counters as they were after the last optimizer step (what a checkpoint records).
+    std::int64_t micro_steps_at_step = 0;
+    std::int64_t samples_at_step = 0;
 };
 
 // What before_optimizer_step measured about the finished window.
@@ -48,6 +51,7 @@ struct WindowUpdate {
     double loss = 0.0;            // window loss, unscaled
     double grad_norm = 0.0;       // before clipping
     double learning_rate = 0.0;   // the rate this step uses
+    bool skip = false;            // non-finite window skipped (--skip-nonfinite): no optimizer/scheduler step
 };
 
 class RunContext {
@@ -67,6 +71,7 @@ public:
     std::unique_ptr<LrScheduler> lr_scheduler;
     Progress progress;
     LogFormat log_format = LogFormat::Plain;
+    std::int64_t skipped_updates = 0;
 
     std::int64_t micro_batches_per_epoch() const { return train_loader->size(); }
     std::int64_t updates_per_epoch() const;   // ceil(L / K)
