@@ -5,6 +5,11 @@
 //   --autorun           start the run as soon as the window is shown
 //   --screenshot FILE   grab the window to FILE (PNG) when the run ends
 //   --quit-after-run    quit when the run ends
+//   --demo NAME         start a demo: code-panel, compare-styles, compare-accumulation,
+//                       pitfall-batchnorm, pitfall-tokens, pitfall-scheduler
+//                       (with --screenshot: grab when the lab experiment ends)
+//   --screenshot-after MS  grab the window MS milliseconds after start (then quit)
+//   --language CODE     en or vi for this session (the setting is under Settings › Language)
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -12,6 +17,7 @@
 #include <cstdio>
 
 #include "accum/records.h"
+#include "language.h"
 #include "main_window.h"
 
 int main(int argc, char** argv) {
@@ -35,8 +41,21 @@ int main(int argc, char** argv) {
     autorun_option.setFlags(QCommandLineOption::HiddenFromHelp);
     screenshot_option.setFlags(QCommandLineOption::HiddenFromHelp);
     quit_option.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({config_option, autorun_option, screenshot_option, quit_option});
+    QCommandLineOption demo_option(QStringLiteral("demo"), QStringLiteral("Start a demo."), QStringLiteral("NAME"));
+    QCommandLineOption after_option(QStringLiteral("screenshot-after"),
+                                    QStringLiteral("Grab the window after MS milliseconds, then quit."),
+                                    QStringLiteral("MS"));
+    QCommandLineOption language_option(QStringLiteral("language"), QStringLiteral("en or vi for this session."),
+                                       QStringLiteral("CODE"));
+    demo_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    after_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOptions({config_option, autorun_option, screenshot_option, quit_option, demo_option, after_option,
+                       language_option});
     parser.process(app);
+    const QString language =
+        parser.isSet(language_option) ? parser.value(language_option) : studio::configured_language();
+    if (!studio::install_translators(app, language))
+        std::fprintf(stderr, "accum-studio: no translation for '%s'\n", qPrintable(language));
 
     studio::MainWindow window;
     if (parser.isSet(config_option)) {
@@ -59,7 +78,34 @@ int main(int argc, char** argv) {
                              if (quit_after) QApplication::quit();
                          });
                      });
+    auto grab = [&window, screenshot] {
+        if (!screenshot.isEmpty() && !window.grab().save(screenshot))
+            std::fprintf(stderr, "accum-studio: could not write %s\n", qPrintable(screenshot));
+    };
+    const bool timed_grab = parser.isSet(after_option);
+    if (timed_grab)
+        QTimer::singleShot(parser.value(after_option).toInt(), &window, [grab] {
+            grab();
+            QApplication::quit();
+        });
+    else if (parser.isSet(demo_option))
+        QObject::connect(&window, &studio::MainWindow::experiment_finished, &window, [&window, grab, quit_after] {
+            QTimer::singleShot(600, &window, [grab, quit_after] {
+                grab();
+                if (quit_after) QApplication::quit();
+            });
+        });
     window.show();
-    if (parser.isSet(autorun_option)) QTimer::singleShot(0, &window, &studio::MainWindow::start_run);
+    if (parser.isSet(demo_option)) {
+        const auto name = parser.value(demo_option);
+        QTimer::singleShot(300, &window, [&window, name] {
+            if (!window.run_demo(name)) {
+                std::fprintf(stderr, "accum-studio: unknown demo '%s'\n", qPrintable(name));
+                QApplication::exit(2);
+            }
+        });
+    } else if (parser.isSet(autorun_option)) {
+        QTimer::singleShot(0, &window, &studio::MainWindow::start_run);
+    }
     return app.exec();
 }

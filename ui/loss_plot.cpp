@@ -77,9 +77,9 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     controls->addSpacing(16);
     controls->addWidget(log_scale_);
     controls->addStretch(1);
-    auto* hint = new QLabel(tr("wheel: zoom · drag: pan · double-click: fit"));
-    hint->setStyleSheet(QStringLiteral("color: gray;"));
-    controls->addWidget(hint);
+    // The navigation hint is the plot's tooltip: the row stays narrow enough
+    // for the code panel beside the plots at 1500 px.
+    plot_->setToolTip(tr("wheel: zoom · drag: pan · double-click: fit"));
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);

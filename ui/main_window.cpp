@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QFile>
@@ -9,6 +10,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMap>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -18,6 +20,8 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
+#include <QPushButton>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTextStream>
 #include <QToolBar>
@@ -25,7 +29,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "code_panel.h"
 #include "config_panel.h"
+#include "lab_panel.h"
+#include "language.h"
+#include "runs_panel.h"
 #include "loss_plot.h"
 #include "memory_plot.h"
 #include "oom_banner.h"
@@ -67,6 +75,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controller_, &RunController::finished, this, &MainWindow::on_finished);
     connect(controller_, &RunController::paused_changed, this, [this] { update_actions(); });
     connect(config_panel_, &ConfigPanel::validity_changed, this, [this] { update_actions(); });
+    connect(config_panel_, &ConfigPanel::config_changed, this, [this] {
+        if (!controller_->is_running()) code_panel_->set_style(QString::fromStdString(config_panel_->config().mode));
+    });
+    connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
+    lab_panel_->set_base_config_provider([this] { return config_panel_->config(); });
+    connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) { runs_panel_->add_run(r); });
+    connect(lab_panel_, &LabPanel::busy_changed, this, [this] { update_actions(); });
+    connect(lab_panel_, &LabPanel::experiment_finished, this, &MainWindow::experiment_finished);
     connect(oom_banner_, &OomBanner::apply_requested, this, [this](std::int64_t b, std::int64_t k) {
         config_panel_->set_batching(b, k);
         status_label_->setText(tr("Suggestion applied: %1 × %2. Press Run.").arg(b).arg(k));
@@ -76,11 +92,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(&refresh_timer_, &QTimer::timeout, this, &MainWindow::on_refresh_timer);
 
     restore_settings();
+    code_panel_->set_style(QString::fromStdString(config_panel_->config().mode));
     update_actions();
     resize(1500, 950);
 }
 
-MainWindow::~MainWindow() { controller_->shutdown(); }
+MainWindow::~MainWindow() {
+    controller_->shutdown();
+    lab_panel_->queue()->controller()->shutdown();
+}
 
 void MainWindow::build_layout() {
     config_panel_ = new ConfigPanel;
@@ -158,12 +178,36 @@ void MainWindow::build_layout() {
     status_row->addWidget(speed_label_);
     status_row->addWidget(eta_label_);
 
+    code_panel_ = new CodePanel;
+    auto* live_split = new QSplitter(Qt::Horizontal);
+    live_split->setObjectName(QStringLiteral("live_split"));
+    live_split->addWidget(plots);
+    live_split->addWidget(code_panel_);
+    live_split->setStretchFactor(0, 3);
+    live_split->setStretchFactor(1, 2);
+    live_split->setSizes({600, 470});
+    code_panel_->setMinimumWidth(400);
+
+    auto* live = new QWidget;
+    auto* live_layout = new QVBoxLayout(live);
+    live_layout->setContentsMargins(0, 4, 0, 0);
+    live_layout->addWidget(oom_banner_);
+    live_layout->addLayout(status_row);
+    live_layout->addWidget(live_split, 1);
+
+    lab_panel_ = new LabPanel;
+    runs_panel_ = new RunsPanel;
+    tabs_ = new QTabWidget;
+    tabs_->setObjectName(QStringLiteral("main_tabs"));
+    tabs_->setDocumentMode(true);
+    tabs_->addTab(live, tr("Live run"));
+    tabs_->addTab(lab_panel_, tr("Equivalence lab"));
+    tabs_->addTab(runs_panel_, tr("Runs"));
+
     auto* right = new QWidget;
     auto* right_layout = new QVBoxLayout(right);
     right_layout->setContentsMargins(4, 0, 0, 0);
-    right_layout->addWidget(oom_banner_);
-    right_layout->addLayout(status_row);
-    right_layout->addWidget(plots, 1);
+    right_layout->addWidget(tabs_, 1);
 
     auto* main_split = new QSplitter(Qt::Horizontal);
     main_split->addWidget(scroll);
@@ -187,6 +231,11 @@ void MainWindow::build_actions() {
     stop_action_->setObjectName(QStringLiteral("stop_action"));
     stop_action_->setShortcut(QKeySequence(Qt::Key_Escape));
     stop_action_->setToolTip(tr("Stop at the next micro-batch (Esc)"));
+    step_action_ = new QAction(style->standardIcon(QStyle::SP_MediaSkipForward), tr("Step one micro-batch"), this);
+    step_action_->setObjectName(QStringLiteral("step_action"));
+    step_action_->setShortcut(QKeySequence(Qt::Key_F10));
+    step_action_->setToolTip(tr("While paused: run exactly one more micro-batch (F10)"));
+    connect(step_action_, &QAction::triggered, this, &MainWindow::step_once);
     connect(run_action_, &QAction::triggered, this, &MainWindow::start_run);
     connect(pause_action_, &QAction::triggered, this, &MainWindow::toggle_pause);
     connect(stop_action_, &QAction::triggered, this, &MainWindow::stop_run);
@@ -198,6 +247,7 @@ void MainWindow::build_actions() {
     toolbar->addAction(run_action_);
     toolbar->addAction(pause_action_);
     toolbar->addAction(stop_action_);
+    toolbar->addAction(step_action_);
 
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open configuration…"), QKeySequence::Open, this, &MainWindow::load_config_dialog);
@@ -212,17 +262,56 @@ void MainWindow::build_actions() {
     run->addAction(run_action_);
     run->addAction(pause_action_);
     run->addAction(stop_action_);
+    run->addAction(step_action_);
+    auto* lab = menuBar()->addMenu(tr("&Lab"));
+    lab->addAction(tr("Compare styles"), this, [this] { run_demo(QStringLiteral("compare-styles")); });
+    lab->addAction(tr("Compare accumulation"), this, [this] { run_demo(QStringLiteral("compare-accumulation")); });
+    lab->addSeparator();
+    lab->addAction(tr("Pitfall: BatchNorm"), this, [this] { run_demo(QStringLiteral("pitfall-batchnorm")); });
+    lab->addAction(tr("Pitfall: mean vs token loss"), this, [this] { run_demo(QStringLiteral("pitfall-tokens")); });
+    lab->addAction(tr("Pitfall: scheduler per micro-batch"), this,
+                   [this] { run_demo(QStringLiteral("pitfall-scheduler")); });
+    build_language_menu();
+}
+
+void MainWindow::build_language_menu() {
+    auto* settings_menu = menuBar()->addMenu(tr("Se&ttings"));
+    auto* language_menu = settings_menu->addMenu(tr("&Language"));
+    language_menu->setObjectName(QStringLiteral("language_menu"));
+    auto* group = new QActionGroup(this);
+    const auto current = configured_language();
+    for (const auto& [code, name] : available_languages()) {
+        auto* action = language_menu->addAction(name);
+        action->setObjectName(QStringLiteral("language_") + code);
+        action->setCheckable(true);
+        action->setChecked(code == current);
+        action->setData(code);
+        group->addAction(action);
+        connect(action, &QAction::triggered, this, [this, code = code] {
+            if (code == configured_language()) return;
+            set_configured_language(code);
+            const auto text = tr("The language changes when Accumulate Studio is restarted.");
+            statusBar()->showMessage(text, 8000);
+            QMessageBox::information(this, tr("Language"), text);
+        });
+    }
 }
 
 void MainWindow::update_actions() {
     const bool running = controller_->is_running();
-    run_action_->setEnabled(!running && config_panel_->is_valid());
+    const bool lab_busy = lab_panel_ && lab_panel_->is_running();
+    run_action_->setEnabled(!running && !lab_busy && config_panel_->is_valid());
+    step_action_->setEnabled(running && controller_->is_paused());
+    code_panel_->set_paused(controller_->is_paused(), running);
+    for (auto e : {Experiment::CompareStyles, Experiment::CompareAccumulation, Experiment::PitfallBatchNorm,
+                   Experiment::PitfallTokenLoss, Experiment::PitfallScheduler})
+        if (auto* b = lab_panel_->button(e)) b->setEnabled(!running && !lab_busy);
     pause_action_->setEnabled(running);
     stop_action_->setEnabled(running);
     pause_action_->setText(controller_->is_paused() ? tr("Resume") : tr("&Pause"));
     pause_action_->setIcon(QApplication::style()->standardIcon(controller_->is_paused() ? QStyle::SP_MediaPlay
                                                                                          : QStyle::SP_MediaPause));
-    config_panel_->setEnabled(!running);
+    config_panel_->setEnabled(!running && !lab_busy);
     if (running) status_label_->setText(controller_->is_paused() ? tr("Paused") : tr("Running"));
 }
 
@@ -245,6 +334,13 @@ void MainWindow::start_run() {
     epoch_label_->clear();
     speed_label_->clear();
     eta_label_->clear();
+    code_panel_->set_style(QString::fromStdString(running_config_.mode));
+    code_panel_->start_run(static_cast<int>(running_config_.accumulation_steps),
+                           static_cast<int>(std::lround(running_config_.micro_step_delay_s * 1000.0)));
+    live_run_ = RunResult{};
+    live_run_.config = running_config_;
+    live_run_.source = QStringLiteral("live");
+    live_run_.label = tr("run %1").arg(++live_run_count_);
     controller_->start(running_config_);
     refresh_timer_.start();
     update_actions();
@@ -265,7 +361,35 @@ void MainWindow::stop_run() {
     status_label_->setText(tr("Stopping…"));
 }
 
+void MainWindow::step_once() {
+    if (controller_->is_running() && controller_->is_paused()) controller_->step_once();
+}
+
+bool MainWindow::run_demo(const QString& name) {
+    static const QMap<QString, Experiment> experiments = {
+        {QStringLiteral("compare-styles"), Experiment::CompareStyles},
+        {QStringLiteral("compare-accumulation"), Experiment::CompareAccumulation},
+        {QStringLiteral("pitfall-batchnorm"), Experiment::PitfallBatchNorm},
+        {QStringLiteral("pitfall-tokens"), Experiment::PitfallTokenLoss},
+        {QStringLiteral("pitfall-scheduler"), Experiment::PitfallScheduler},
+    };
+    if (name == QLatin1String("code-panel")) {
+        tabs_->setCurrentIndex(0);
+        start_run();
+        return true;
+    }
+    const auto it = experiments.constFind(name);
+    if (it == experiments.constEnd()) return false;
+    if (controller_->is_running() || lab_panel_->is_running()) return true;
+    tabs_->setCurrentWidget(lab_panel_);
+    lab_panel_->run_experiment(it.value());
+    return true;
+}
+
 void MainWindow::on_records(const RecordBatch& batch) {
+    code_panel_->append(batch);
+    live_run_.steps.insert(live_run_.steps.end(), batch.steps.begin(), batch.steps.end());
+    live_run_.evals.insert(live_run_.evals.end(), batch.evals.begin(), batch.evals.end());
     loss_plot_->append(batch);
     memory_plot_->append(batch);
     pending_logs_ << batch.logs;
@@ -330,6 +454,9 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     update_actions();
     status_label_->setText(text);
     status_label_->setToolTip(QString::fromStdString(summary.message));
+    live_run_.summary = summary;
+    live_run_.has_summary = true;
+    runs_panel_->add_run(live_run_);
     Q_EMIT run_finished(summary);
 }
 
@@ -430,6 +557,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     // and wait for the engine thread before the window goes away.
     refresh_timer_.stop();
     controller_->shutdown();
+    lab_panel_->queue()->controller()->shutdown();
     store_settings();
     event->accept();
 }

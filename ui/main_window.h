@@ -10,21 +10,26 @@
 #include "accum/records.h"
 #include "accum/run_config.h"
 #include "record_batch.h"
+#include "run_result.h"
 
 class QAction;
 class QCloseEvent;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
+class QTabWidget;
 class QTableWidget;
 
 namespace studio {
 
+class CodePanel;
 class ConfigPanel;
+class LabPanel;
 class LossPlot;
 class MemoryPlot;
 class OomBanner;
 class RunController;
+class RunsPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -42,6 +47,11 @@ public:
     QAction* run_action() const { return run_action_; }
     QAction* pause_action() const { return pause_action_; }
     QAction* stop_action() const { return stop_action_; }
+    QAction* step_action() const { return step_action_; }
+    CodePanel* code_panel() const { return code_panel_; }
+    LabPanel* lab_panel() const { return lab_panel_; }
+    RunsPanel* runs_panel() const { return runs_panel_; }
+    QTabWidget* tabs() const { return tabs_; }
     const accum::SummaryRecord& last_summary() const { return last_summary_; }
 
     bool save_config(const QString& path, QString* error = nullptr) const;
@@ -52,9 +62,15 @@ public Q_SLOTS:
     void start_run();
     void toggle_pause();
     void stop_run();
+    void step_once();
+    // Hidden demo entry points (--demo NAME): code-panel, compare-styles,
+    // compare-accumulation, pitfall-batchnorm, pitfall-tokens, pitfall-scheduler.
+    // Returns false for an unknown name.
+    bool run_demo(const QString& name);
 
 Q_SIGNALS:
     void run_finished(const accum::SummaryRecord& summary);
+    void experiment_finished(); // an equivalence-lab experiment ended
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -72,6 +88,7 @@ private:
     void load_config_dialog();
     void export_plot_dialog(bool loss);
     void export_csv_dialog();
+    void build_language_menu();
 
     ConfigPanel* config_panel_ = nullptr;
     LossPlot* loss_plot_ = nullptr;
@@ -88,6 +105,13 @@ private:
     QAction* run_action_ = nullptr;
     QAction* pause_action_ = nullptr;
     QAction* stop_action_ = nullptr;
+    QAction* step_action_ = nullptr;
+    CodePanel* code_panel_ = nullptr;
+    LabPanel* lab_panel_ = nullptr;
+    RunsPanel* runs_panel_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    RunResult live_run_;
+    int live_run_count_ = 0;
     RunController* controller_ = nullptr;
     QTimer refresh_timer_;
     accum::RunConfig running_config_;

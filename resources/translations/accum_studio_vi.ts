@@ -1,0 +1,1032 @@
+<?xml version='1.0' encoding='utf-8'?>
+<!DOCTYPE TS>
+<TS version="2.1" language="vi_VN">
+<context>
+    <name>QObject</name>
+    <message>
+        <source>%1 GiB</source>
+        <translation>%1 GiB</translation>
+    </message>
+    <message>
+        <source>%1 MiB</source>
+        <translation>%1 MiB</translation>
+    </message>
+    <message>
+        <source>%1 KiB</source>
+        <translation>%1 KiB</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>Hoàn tất</translation>
+    </message>
+    <message>
+        <source>Stopped</source>
+        <translation>Đã dừng</translation>
+    </message>
+    <message>
+        <source>Out of memory</source>
+        <translation>Hết bộ nhớ</translation>
+    </message>
+    <message>
+        <source>Diverged</source>
+        <translation>Phân kỳ</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>Lỗi</translation>
+    </message>
+    <message>
+        <source>%1 holds neither config.json nor metrics.jsonl</source>
+        <translation>%1 không chứa config.json hay metrics.jsonl</translation>
+    </message>
+</context>
+<context>
+    <name>studio::AccumulationMeter</name>
+    <message>
+        <source>Window full (%1 / %2): update %3 applied, .grad zeroed</source>
+        <translation>Cửa sổ đầy (%1 / %2): đã áp dụng cập nhật %3, .grad được xóa</translation>
+    </message>
+    <message>
+        <source>Window: %1 / %2 micro-batches in .grad</source>
+        <translation>Cửa sổ: %1 / %2 micro-batch trong .grad</translation>
+    </message>
+    <message>
+        <source>bars: ‖.grad‖ after each backward (it adds up)</source>
+        <translation>cột: ‖.grad‖ sau mỗi backward (cộng dồn)</translation>
+    </message>
+</context>
+<context>
+    <name>studio::CodePanel</name>
+    <message>
+        <source>Accelerator — the loop</source>
+        <translation>Accelerator — vòng lặp</translation>
+    </message>
+    <message>
+        <source>Trainer — the loop inside train()</source>
+        <translation>Trainer — vòng lặp bên trong train()</translation>
+    </message>
+    <message>
+        <source>PyTorch loop — the loop</source>
+        <translation>Vòng lặp PyTorch — vòng lặp</translation>
+    </message>
+    <message>
+        <source>forward: the model computes this micro-batch's loss</source>
+        <translation>forward: mô hình tính loss của micro-batch này</translation>
+    </message>
+    <message>
+        <source>loss / K: each micro-batch counts for 1/K of the update</source>
+        <translation>loss / K: mỗi micro-batch đóng góp 1/K của lần cập nhật</translation>
+    </message>
+    <message>
+        <source>backward: gradients are added into .grad (not replaced)</source>
+        <translation>backward: gradient được cộng vào .grad (không bị ghi đè)</translation>
+    </message>
+    <message>
+        <source>optimizer.step(): one update with the gradient of the whole window</source>
+        <translation>optimizer.step(): một lần cập nhật với gradient của cả cửa sổ</translation>
+    </message>
+    <message>
+        <source>lr_scheduler.step(): the schedule advances once per update</source>
+        <translation>lr_scheduler.step(): lịch học tiến một bước mỗi lần cập nhật</translation>
+    </message>
+    <message>
+        <source>zero_grad(): .grad is emptied for the next window</source>
+        <translation>zero_grad(): .grad được xóa cho cửa sổ tiếp theo</translation>
+    </message>
+    <message>
+        <source>Python</source>
+        <translation>Python</translation>
+    </message>
+    <message>
+        <source>C++ (engine)</source>
+        <translation>C++ (engine)</translation>
+    </message>
+    <message>
+        <source>Set a teaching pace (e.g. 800 ms) and press Run: the executing lines light up.</source>
+        <translation>Đặt nhịp giảng dạy (ví dụ 800 ms) rồi bấm Chạy: các dòng đang thực thi sẽ sáng lên.</translation>
+    </message>
+    <message>
+        <source>Step one micro-batch</source>
+        <translation>Chạy một micro-batch</translation>
+    </message>
+    <message>
+        <source>While paused: run exactly one more micro-batch, then pause again</source>
+        <translation>Khi tạm dừng: chạy đúng một micro-batch nữa rồi dừng lại</translation>
+    </message>
+    <message>
+        <source>Running at teaching pace: %1 ms per micro-batch.</source>
+        <translation>Đang chạy theo nhịp giảng dạy: %1 ms mỗi micro-batch.</translation>
+    </message>
+    <message>
+        <source>Running at full speed: the lines of the latest micro-batch are shown.</source>
+        <translation>Đang chạy hết tốc độ: hiển thị các dòng của micro-batch mới nhất.</translation>
+    </message>
+    <message>
+        <source>Micro-batch %1 (%2 of %3 in this window): %4</source>
+        <translation>Micro-batch %1 (%2 trên %3 trong cửa sổ này): %4</translation>
+    </message>
+</context>
+<context>
+    <name>studio::ConfigPanel</name>
+    <message>
+        <source>PyTorch loop</source>
+        <translation>Vòng lặp PyTorch</translation>
+    </message>
+    <message>
+        <source>Accelerator</source>
+        <translation>Accelerator</translation>
+    </message>
+    <message>
+        <source>Trainer</source>
+        <translation>Trainer</translation>
+    </message>
+    <message>
+        <source>The API style: the explicit PyTorch loop, Hugging Face Accelerate, or the Transformers Trainer</source>
+        <translation>Kiểu API: vòng lặp PyTorch tường minh, Hugging Face Accelerate hoặc Trainer của Transformers</translation>
+    </message>
+    <message>
+        <source>default location</source>
+        <translation>vị trí mặc định</translation>
+    </message>
+    <message>
+        <source>Micro-batch size B: samples per forward/backward pass. Memory grows with B.</source>
+        <translation>Kích thước micro-batch B: số mẫu mỗi lượt forward/backward. Bộ nhớ tăng theo B.</translation>
+    </message>
+    <message>
+        <source>K: micro-batches whose gradients add up in .grad before one optimizer step</source>
+        <translation>K: số micro-batch cộng dồn gradient trong .grad trước một bước optimizer</translation>
+    </message>
+    <message>
+        <source>unset</source>
+        <translation>chưa đặt</translation>
+    </message>
+    <message>
+        <source>Optimizer steps; 0 = decided by the epochs</source>
+        <translation>Số bước optimizer; 0 = do số epoch quyết định</translation>
+    </message>
+    <message>
+        <source>tokens: divide by the token count of the whole window (num_items_in_batch)</source>
+        <translation>tokens: chia cho số token của cả cửa sổ (num_items_in_batch)</translation>
+    </message>
+    <message>
+        <source>Automatic</source>
+        <translation>Tự động</translation>
+    </message>
+    <message>
+        <source>Unavailable: %1</source>
+        <translation>Không dùng được: %1</translation>
+    </message>
+    <message>
+        <source>Tensor memory the run may use, e.g. 40MiB or 2GiB; 0 = no limit. Going over it ends the run with out-of-memory.</source>
+        <translation>Bộ nhớ tensor được phép dùng, ví dụ 40MiB hoặc 2GiB; 0 = không giới hạn. Vượt quá thì lần chạy kết thúc vì hết bộ nhớ.</translation>
+    </message>
+    <message>
+        <source> ms</source>
+        <translation> ms</translation>
+    </message>
+    <message>
+        <source>full speed</source>
+        <translation>hết tốc độ</translation>
+    </message>
+    <message>
+        <source>Teaching pace: pause after every micro-batch so a class can follow</source>
+        <translation>Nhịp giảng dạy: nghỉ sau mỗi micro-batch để cả lớp theo kịp</translation>
+    </message>
+    <message>
+        <source>none (nothing written)</source>
+        <translation>không có (không ghi gì)</translation>
+    </message>
+    <message>
+        <source>Choose a directory for metrics and checkpoints</source>
+        <translation>Chọn thư mục cho số liệu và checkpoint</translation>
+    </message>
+    <message>
+        <source>Experiment</source>
+        <translation>Thí nghiệm</translation>
+    </message>
+    <message>
+        <source>Style</source>
+        <translation>Kiểu</translation>
+    </message>
+    <message>
+        <source>Dataset</source>
+        <translation>Tập dữ liệu</translation>
+    </message>
+    <message>
+        <source>Data path</source>
+        <translation>Đường dẫn dữ liệu</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>Mô hình</translation>
+    </message>
+    <message>
+        <source>Batching</source>
+        <translation>Chia lô</translation>
+    </message>
+    <message>
+        <source>Micro-batch (B)</source>
+        <translation>Micro-batch (B)</translation>
+    </message>
+    <message>
+        <source>Accumulation (K)</source>
+        <translation>Tích lũy (K)</translation>
+    </message>
+    <message>
+        <source>Effective batch</source>
+        <translation>Batch hiệu dụng</translation>
+    </message>
+    <message>
+        <source>Optimisation</source>
+        <translation>Tối ưu hóa</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>Tốc độ học</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>Optimizer</translation>
+    </message>
+    <message>
+        <source>Momentum</source>
+        <translation>Momentum</translation>
+    </message>
+    <message>
+        <source>Scheduler</source>
+        <translation>Scheduler</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>Số epoch</translation>
+    </message>
+    <message>
+        <source>Max steps</source>
+        <translation>Số bước tối đa</translation>
+    </message>
+    <message>
+        <source>Loss normalisation</source>
+        <translation>Chuẩn hóa loss</translation>
+    </message>
+    <message>
+        <source>Environment</source>
+        <translation>Môi trường</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>Seed</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>Thiết bị</translation>
+    </message>
+    <message>
+        <source>Memory budget</source>
+        <translation>Ngân sách bộ nhớ</translation>
+    </message>
+    <message>
+        <source>Pace</source>
+        <translation>Nhịp</translation>
+    </message>
+    <message>
+        <source>Output dir</source>
+        <translation>Thư mục ra</translation>
+    </message>
+    <message>
+        <source>%1 × %2 = %3 samples / update</source>
+        <translation>%1 × %2 = %3 mẫu / cập nhật</translation>
+    </message>
+    <message>
+        <source>Output directory</source>
+        <translation>Thư mục đầu ra</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LabPanel</name>
+    <message>
+        <source>PyTorch loop</source>
+        <translation>Vòng lặp PyTorch</translation>
+    </message>
+    <message>
+        <source>Accelerator</source>
+        <translation>Accelerator</translation>
+    </message>
+    <message>
+        <source>Trainer</source>
+        <translation>Trainer</translation>
+    </message>
+    <message>
+        <source>B=%1 × K=%2</source>
+        <translation>B=%1 × K=%2</translation>
+    </message>
+    <message>
+        <source>BatchNorm, one batch of %1</source>
+        <translation>BatchNorm, một batch %1</translation>
+    </message>
+    <message>
+        <source>BatchNorm, %1 × %2 accumulated</source>
+        <translation>BatchNorm, %1 × %2 tích lũy</translation>
+    </message>
+    <message>
+        <source>one batch of %1 (reference)</source>
+        <translation>một batch %1 (tham chiếu)</translation>
+    </message>
+    <message>
+        <source>%1 × %2, mean per micro-batch (wrong)</source>
+        <translation>%1 × %2, trung bình từng micro-batch (sai)</translation>
+    </message>
+    <message>
+        <source>%1 × %2, token-normalised (right)</source>
+        <translation>%1 × %2, chuẩn hóa theo token (đúng)</translation>
+    </message>
+    <message>
+        <source>scheduler per update (right)</source>
+        <translation>scheduler mỗi lần cập nhật (đúng)</translation>
+    </message>
+    <message>
+        <source>scheduler per micro-batch (wrong)</source>
+        <translation>scheduler mỗi micro-batch (sai)</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Equivalence&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Tương đương&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Pitfalls&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Cạm bẫy&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>Compare styles</source>
+        <translation>So sánh các kiểu</translation>
+    </message>
+    <message>
+        <source>Run the configuration as PyTorch loop, Accelerator and Trainer</source>
+        <translation>Chạy cấu hình bằng vòng lặp PyTorch, Accelerator và Trainer</translation>
+    </message>
+    <message>
+        <source>Compare accumulation</source>
+        <translation>So sánh tích lũy</translation>
+    </message>
+    <message>
+        <source>Same effective batch as (B·K, 1), (B, K) and (B/2, 2K)</source>
+        <translation>Cùng batch hiệu dụng dưới dạng (B·K, 1), (B, K) và (B/2, 2K)</translation>
+    </message>
+    <message>
+        <source>BatchNorm</source>
+        <translation>BatchNorm</translation>
+    </message>
+    <message>
+        <source>BatchNorm breaks the equivalence</source>
+        <translation>BatchNorm phá vỡ sự tương đương</translation>
+    </message>
+    <message>
+        <source>Mean vs token loss</source>
+        <translation>Loss trung bình vs theo token</translation>
+    </message>
+    <message>
+        <source>Variable-length sequences: mean per micro-batch vs normalised by the window's tokens</source>
+        <translation>Chuỗi độ dài khác nhau: trung bình từng micro-batch so với chuẩn hóa theo số token của cửa sổ</translation>
+    </message>
+    <message>
+        <source>Scheduler per micro-batch</source>
+        <translation>Scheduler mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>lr_scheduler.step() after every micro-batch (wrong) vs after every update (right)</source>
+        <translation>lr_scheduler.step() sau mỗi micro-batch (sai) so với sau mỗi lần cập nhật (đúng)</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Hủy</translation>
+    </message>
+    <message>
+        <source>Each button runs the configuration on the left in several variants, one after another, and overlays them. Runs are kept short (inside the first epoch).</source>
+        <translation>Mỗi nút chạy cấu hình bên trái theo vài biến thể, lần lượt từng cái, rồi chồng các đường lên nhau. Các lần chạy được giữ ngắn (trong epoch đầu tiên).</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>Loss</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>Tốc độ học</translation>
+    </message>
+    <message>
+        <source>Optimizer steps</source>
+        <translation>Bước optimizer</translation>
+    </message>
+    <message>
+        <source>Samples seen</source>
+        <translation>Số mẫu đã xem</translation>
+    </message>
+    <message>
+        <source>Plot:</source>
+        <translation>Vẽ:</translation>
+    </message>
+    <message>
+        <source>against</source>
+        <translation>theo</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>Lần chạy</translation>
+    </message>
+    <message>
+        <source>B × K = effective</source>
+        <translation>B × K = hiệu dụng</translation>
+    </message>
+    <message>
+        <source>Final loss</source>
+        <translation>Loss cuối</translation>
+    </message>
+    <message>
+        <source>max |Δ loss| vs first</source>
+        <translation>max |Δ loss| so với lần đầu</translation>
+    </message>
+    <message>
+        <source>Final accuracy</source>
+        <translation>Độ chính xác cuối</translation>
+    </message>
+    <message>
+        <source>Time (s)</source>
+        <translation>Thời gian (s)</translation>
+    </message>
+    <message>
+        <source>Peak memory</source>
+        <translation>Bộ nhớ đỉnh</translation>
+    </message>
+    <message>
+        <source>Samples/s</source>
+        <translation>Mẫu/giây</translation>
+    </message>
+    <message>
+        <source>Compare styles: the same configuration, seed and data order in the PyTorch loop, the Accelerator and the Trainer. They are three spellings of one idea, so the loss curves lie on top of each other and max |Δ loss| is at rounding level.</source>
+        <translation>So sánh các kiểu: cùng cấu hình, seed và thứ tự dữ liệu trong vòng lặp PyTorch, Accelerator và Trainer. Đó là ba cách viết của cùng một ý tưởng, nên các đường loss trùng nhau và max |Δ loss| chỉ ở mức sai số làm tròn.</translation>
+    </message>
+    <message>
+        <source>Compare accumulation: one big batch (B·K, 1), the configured (B, K) and (B/2, 2K) — the same effective batch and seed. Expect the same curve, less peak memory for smaller micro-batches, and a little less speed.</source>
+        <translation>So sánh tích lũy: một batch lớn (B·K, 1), cấu hình (B, K) và (B/2, 2K) — cùng batch hiệu dụng và seed. Kỳ vọng: cùng một đường cong, micro-batch nhỏ hơn thì bộ nhớ đỉnh thấp hơn, và chậm hơn một chút.</translation>
+    </message>
+    <message>
+        <source>BatchNorm normalises each micro-batch with its own mean and variance, so K small batches are not one big batch: with BatchNorm the accumulated run leaves the big-batch curve.</source>
+        <translation>BatchNorm chuẩn hóa mỗi micro-batch bằng trung bình và phương sai riêng của nó, nên K batch nhỏ không phải là một batch lớn: với BatchNorm, lần chạy tích lũy rời khỏi đường của batch lớn.</translation>
+    </message>
+    <message>
+        <source>With sequences of different lengths, averaging each micro-batch's mean loss weights short sequences too much; dividing the summed token losses by the window's token count matches the big batch.</source>
+        <translation>Với các chuỗi dài ngắn khác nhau, lấy trung bình loss của từng micro-batch làm chuỗi ngắn bị tính quá nặng; chia tổng loss các token cho số token của cả cửa sổ thì khớp với batch lớn.</translation>
+    </message>
+    <message>
+        <source>Calling lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the learning rate reaches zero after 1/K of the run. Step it once per update.</source>
+        <translation>Gọi lr_scheduler.step() sau mỗi micro-batch làm lịch học chạy nhanh gấp K lần: tốc độ học về 0 sau 1/K lần chạy. Hãy gọi nó một lần mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>Running %1 runs one after another…</source>
+        <translation>Đang chạy lần lượt %1 lần chạy…</translation>
+    </message>
+    <message>
+        <source>Run %1 of %2: %3…</source>
+        <translation>Lần chạy %1 trên %2: %3…</translation>
+    </message>
+    <message>
+        <source>Not every run completed; see the status column of the Runs tab.</source>
+        <translation>Không phải lần chạy nào cũng hoàn tất; xem cột trạng thái ở thẻ Các lần chạy.</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| between styles: %1 — they differ (partial windows? dropout?).</source>
+        <translation>|Δ loss| lớn nhất giữa các kiểu: %1 — chúng khác nhau (cửa sổ thiếu? dropout?).</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| between the variants: %1.</source>
+        <translation>|Δ loss| lớn nhất giữa các biến thể: %1.</translation>
+    </message>
+    <message>
+        <source>run %1</source>
+        <translation>lần chạy %1</translation>
+    </message>
+    <message>
+        <source>samples seen</source>
+        <translation>số mẫu đã xem</translation>
+    </message>
+    <message>
+        <source>optimizer steps</source>
+        <translation>bước optimizer</translation>
+    </message>
+    <message>
+        <source>learning rate</source>
+        <translation>tốc độ học</translation>
+    </message>
+    <message>
+        <source>loss (window mean)</source>
+        <translation>loss (trung bình cửa sổ)</translation>
+    </message>
+    <message>
+        <source>0 (bit-identical)</source>
+        <translation>0 (giống hệt từng bit)</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| between any two styles over %1 updates: %2 — the same trajectory.</source>
+        <translation>|Δ loss| lớn nhất giữa hai kiểu bất kỳ qua %1 lần cập nhật: %2 — cùng một quỹ đạo.</translation>
+    </message>
+    <message>
+        <source>Same curve: largest |Δ loss| %1.
+Peak memory %2 · samples/s %3.</source>
+        <translation>Cùng đường cong: |Δ loss| lớn nhất %1.
+Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LossPlot</name>
+    <message>
+        <source>Training loss</source>
+        <translation>Loss huấn luyện</translation>
+    </message>
+    <message>
+        <source>micro-batch loss</source>
+        <translation>loss micro-batch</translation>
+    </message>
+    <message>
+        <source>optimizer-step (window) loss</source>
+        <translation>loss bước optimizer (cửa sổ)</translation>
+    </message>
+    <message>
+        <source>eval loss</source>
+        <translation>loss đánh giá</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>loss</translation>
+    </message>
+    <message>
+        <source>optimizer steps</source>
+        <translation>bước optimizer</translation>
+    </message>
+    <message>
+        <source>Optimizer steps</source>
+        <translation>Bước optimizer</translation>
+    </message>
+    <message>
+        <source>Samples seen</source>
+        <translation>Số mẫu đã xem</translation>
+    </message>
+    <message>
+        <source>Wall time (s)</source>
+        <translation>Thời gian thực (s)</translation>
+    </message>
+    <message>
+        <source>Exponential moving average of the optimizer-step loss</source>
+        <translation>Trung bình trượt mũ của loss bước optimizer</translation>
+    </message>
+    <message>
+        <source>0.00</source>
+        <translation>0.00</translation>
+    </message>
+    <message>
+        <source>Log scale</source>
+        <translation>Thang log</translation>
+    </message>
+    <message>
+        <source>x axis:</source>
+        <translation>trục x:</translation>
+    </message>
+    <message>
+        <source>EMA smoothing:</source>
+        <translation>Làm mượt EMA:</translation>
+    </message>
+    <message>
+        <source>wheel: zoom · drag: pan · double-click: fit</source>
+        <translation>lăn chuột: phóng to · kéo: di chuyển · nhấp đúp: vừa khung</translation>
+    </message>
+    <message>
+        <source>optimizer-step loss (EMA %1)</source>
+        <translation>loss bước optimizer (EMA %1)</translation>
+    </message>
+</context>
+<context>
+    <name>studio::MainWindow</name>
+    <message>
+        <source>Accumulate Studio — gradient accumulation, live</source>
+        <translation>Accumulate Studio — tích lũy gradient, trực tiếp</translation>
+    </message>
+    <message>
+        <source>Suggestion applied: %1 × %2. Press Run.</source>
+        <translation>Đã áp dụng gợi ý: %1 × %2. Bấm Chạy.</translation>
+    </message>
+    <message>
+        <source>Epoch</source>
+        <translation>Epoch</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>Bước</translation>
+    </message>
+    <message>
+        <source>Eval loss</source>
+        <translation>Loss đánh giá</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>Độ chính xác</translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation>F1</translation>
+    </message>
+    <message>
+        <source>The run's log, as the style's Python original would print it</source>
+        <translation>Nhật ký lần chạy, như bản Python gốc của kiểu này in ra</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Evaluation per epoch&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Đánh giá theo epoch&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Run log&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Nhật ký chạy&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>Sẵn sàng</translation>
+    </message>
+    <message>
+        <source>Live run</source>
+        <translation>Lần chạy trực tiếp</translation>
+    </message>
+    <message>
+        <source>Equivalence lab</source>
+        <translation>Phòng thí nghiệm tương đương</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>Các lần chạy</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>&amp;Chạy</translation>
+    </message>
+    <message>
+        <source>Start the run (Ctrl+R)</source>
+        <translation>Bắt đầu chạy (Ctrl+R)</translation>
+    </message>
+    <message>
+        <source>&amp;Pause</source>
+        <translation>&amp;Tạm dừng</translation>
+    </message>
+    <message>
+        <source>Pause or resume at the next micro-batch (Space)</source>
+        <translation>Tạm dừng hoặc tiếp tục ở micro-batch kế tiếp (Space)</translation>
+    </message>
+    <message>
+        <source>&amp;Stop</source>
+        <translation>&amp;Dừng</translation>
+    </message>
+    <message>
+        <source>Stop at the next micro-batch (Esc)</source>
+        <translation>Dừng ở micro-batch kế tiếp (Esc)</translation>
+    </message>
+    <message>
+        <source>Step one micro-batch</source>
+        <translation>Chạy một micro-batch</translation>
+    </message>
+    <message>
+        <source>While paused: run exactly one more micro-batch (F10)</source>
+        <translation>Khi tạm dừng: chạy đúng một micro-batch nữa (F10)</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>Lần chạy</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>&amp;Tệp</translation>
+    </message>
+    <message>
+        <source>&amp;Open configuration…</source>
+        <translation>&amp;Mở cấu hình…</translation>
+    </message>
+    <message>
+        <source>&amp;Save configuration…</source>
+        <translation>&amp;Lưu cấu hình…</translation>
+    </message>
+    <message>
+        <source>Export loss plot (PNG/PDF)…</source>
+        <translation>Xuất biểu đồ loss (PNG/PDF)…</translation>
+    </message>
+    <message>
+        <source>Export memory plot (PNG/PDF)…</source>
+        <translation>Xuất biểu đồ bộ nhớ (PNG/PDF)…</translation>
+    </message>
+    <message>
+        <source>Export data (CSV)…</source>
+        <translation>Xuất dữ liệu (CSV)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>T&amp;hoát</translation>
+    </message>
+    <message>
+        <source>&amp;Lab</source>
+        <translation>&amp;Thí nghiệm</translation>
+    </message>
+    <message>
+        <source>Compare styles</source>
+        <translation>So sánh các kiểu</translation>
+    </message>
+    <message>
+        <source>Compare accumulation</source>
+        <translation>So sánh tích lũy</translation>
+    </message>
+    <message>
+        <source>Pitfall: BatchNorm</source>
+        <translation>Cạm bẫy: BatchNorm</translation>
+    </message>
+    <message>
+        <source>Pitfall: mean vs token loss</source>
+        <translation>Cạm bẫy: loss trung bình vs theo token</translation>
+    </message>
+    <message>
+        <source>Pitfall: scheduler per micro-batch</source>
+        <translation>Cạm bẫy: scheduler mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>Se&amp;ttings</source>
+        <translation>&amp;Cài đặt</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>&amp;Ngôn ngữ</translation>
+    </message>
+    <message>
+        <source>The language changes when Accumulate Studio is restarted.</source>
+        <translation>Ngôn ngữ sẽ đổi khi khởi động lại Accumulate Studio.</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>Ngôn ngữ</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>Tiếp tục</translation>
+    </message>
+    <message>
+        <source>Paused</source>
+        <translation>Đã tạm dừng</translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation>Đang chạy</translation>
+    </message>
+    <message>
+        <source>run %1</source>
+        <translation>lần chạy %1</translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation>Đang dừng…</translation>
+    </message>
+    <message>
+        <source>Step %1</source>
+        <translation>Bước %1</translation>
+    </message>
+    <message>
+        <source>Epoch %1</source>
+        <translation>Epoch %1</translation>
+    </message>
+    <message>
+        <source>%1 samples/s</source>
+        <translation>%1 mẫu/giây</translation>
+    </message>
+    <message>
+        <source>ETA %1</source>
+        <translation>Còn %1</translation>
+    </message>
+    <message>
+        <source>took %1</source>
+        <translation>mất %1</translation>
+    </message>
+    <message>
+        <source> — %1 optimizer steps, final loss %2</source>
+        <translation> — %1 bước optimizer, loss cuối %2</translation>
+    </message>
+    <message>
+        <source>Save configuration</source>
+        <translation>Lưu cấu hình</translation>
+    </message>
+    <message>
+        <source>JSON (*.json)</source>
+        <translation>JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>Open configuration</source>
+        <translation>Mở cấu hình</translation>
+    </message>
+    <message>
+        <source>Export loss plot</source>
+        <translation>Xuất biểu đồ loss</translation>
+    </message>
+    <message>
+        <source>Export memory plot</source>
+        <translation>Xuất biểu đồ bộ nhớ</translation>
+    </message>
+    <message>
+        <source>PNG image (*.png);;PDF (*.pdf)</source>
+        <translation>Ảnh PNG (*.png);;PDF (*.pdf)</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>Xuất</translation>
+    </message>
+    <message>
+        <source>Could not write %1</source>
+        <translation>Không ghi được %1</translation>
+    </message>
+    <message>
+        <source>Export data (CSV)</source>
+        <translation>Xuất dữ liệu (CSV)</translation>
+    </message>
+    <message>
+        <source>CSV (*.csv)</source>
+        <translation>CSV (*.csv)</translation>
+    </message>
+    <message>
+        <source>Wrote %1 and %2</source>
+        <translation>Đã ghi %1 và %2</translation>
+    </message>
+</context>
+<context>
+    <name>studio::MemoryPlot</name>
+    <message>
+        <source>CPU tensor memory</source>
+        <translation>Bộ nhớ tensor CPU</translation>
+    </message>
+    <message>
+        <source>current</source>
+        <translation>hiện tại</translation>
+    </message>
+    <message>
+        <source>peak</source>
+        <translation>đỉnh</translation>
+    </message>
+    <message>
+        <source>reserved (caching allocator)</source>
+        <translation>dành sẵn (bộ cấp phát đệm)</translation>
+    </message>
+    <message>
+        <source>budget</source>
+        <translation>ngân sách</translation>
+    </message>
+    <message>
+        <source>out of memory</source>
+        <translation>hết bộ nhớ</translation>
+    </message>
+    <message>
+        <source>wall time (s)</source>
+        <translation>thời gian thực (s)</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>GPU memory (allocated by tensors)</source>
+        <translation>Bộ nhớ GPU (tensor đã cấp phát)</translation>
+    </message>
+    <message>
+        <source>budget %1</source>
+        <translation>ngân sách %1</translation>
+    </message>
+</context>
+<context>
+    <name>studio::OomBanner</name>
+    <message>
+        <source>Apply suggestion</source>
+        <translation>Áp dụng gợi ý</translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation>Bỏ qua</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Out of memory&lt;/b&gt; (micro-batch %1 × K %2). %3</source>
+        <translation>&lt;b&gt;Hết bộ nhớ&lt;/b&gt; (micro-batch %1 × K %2). %3</translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;Suggestion: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; accumulation steps — the same effective batch (%3), less memory per pass.</source>
+        <translation>&lt;br&gt;Gợi ý: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; bước tích lũy — cùng batch hiệu dụng (%3), ít bộ nhớ hơn mỗi lượt.</translation>
+    </message>
+</context>
+<context>
+    <name>studio::RunsPanel</name>
+    <message>
+        <source>Accelerator</source>
+        <translation>Accelerator</translation>
+    </message>
+    <message>
+        <source>Trainer</source>
+        <translation>Trainer</translation>
+    </message>
+    <message>
+        <source>PyTorch loop</source>
+        <translation>Vòng lặp PyTorch</translation>
+    </message>
+    <message>
+        <source>Incomplete</source>
+        <translation>Chưa xong</translation>
+    </message>
+    <message>
+        <source>Completed</source>
+        <translation>Hoàn tất</translation>
+    </message>
+    <message>
+        <source>Stopped</source>
+        <translation>Đã dừng</translation>
+    </message>
+    <message>
+        <source>Out of memory</source>
+        <translation>Hết bộ nhớ</translation>
+    </message>
+    <message>
+        <source>Diverged</source>
+        <translation>Phân kỳ</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>Lỗi</translation>
+    </message>
+    <message>
+        <source>Open run directory…</source>
+        <translation>Mở thư mục lần chạy…</translation>
+    </message>
+    <message>
+        <source>A directory written by accum-run --output-dir (config.json + metrics.jsonl)</source>
+        <translation>Thư mục do accum-run --output-dir ghi (config.json + metrics.jsonl)</translation>
+    </message>
+    <message>
+        <source>Every run of this session. Tick runs to overlay their loss curves.</source>
+        <translation>Mọi lần chạy trong phiên này. Đánh dấu để chồng các đường loss lên nhau.</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>Lần chạy</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>Nguồn</translation>
+    </message>
+    <message>
+        <source>Style</source>
+        <translation>Kiểu</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>K</source>
+        <translation>K</translation>
+    </message>
+    <message>
+        <source>Effective</source>
+        <translation>Hiệu dụng</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>Trạng thái</translation>
+    </message>
+    <message>
+        <source>Final loss</source>
+        <translation>Loss cuối</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>Độ chính xác</translation>
+    </message>
+    <message>
+        <source>Peak memory</source>
+        <translation>Bộ nhớ đỉnh</translation>
+    </message>
+    <message>
+        <source>Samples/s</source>
+        <translation>Mẫu/giây</translation>
+    </message>
+    <message>
+        <source>samples seen</source>
+        <translation>số mẫu đã xem</translation>
+    </message>
+    <message>
+        <source>loss (window mean)</source>
+        <translation>loss (trung bình cửa sổ)</translation>
+    </message>
+    <message>
+        <source>live</source>
+        <translation>trực tiếp</translation>
+    </message>
+    <message>
+        <source>lab</source>
+        <translation>thí nghiệm</translation>
+    </message>
+    <message>
+        <source>Open run directory</source>
+        <translation>Mở thư mục lần chạy</translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,315 @@
+// Issue 6: the code panel's highlight sequence, the equivalence lab, the runs
+// list with a run directory written by accum-run, and the translation.
+// Tiny seeded runs: synthetic-pairs + mlp, a dozen optimizer steps.
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QTabWidget>
+#include <QAction>
+#include <QFile>
+#include <QProcess>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTranslator>
+#include <cmath>
+#include <memory>
+
+#include "accum/run_config.h"
+#include "accum/session.h"
+#include "accum/sink.h"
+#include "accumulation_meter.h"
+#include "code_listing.h"
+#include "code_panel.h"
+#include "config_panel.h"
+#include "lab_panel.h"
+#include "main_window.h"
+#include "run_result.h"
+#include "runs_panel.h"
+
+using studio::LineRole;
+
+namespace {
+
+accum::RunConfig tiny_config(std::int64_t batch, std::int64_t k, std::int64_t max_steps) {
+    accum::RunConfig c;
+    c.dataset = "synthetic-pairs";
+    c.model = "mlp";
+    c.batch_size = batch;
+    c.accumulation_steps = k;
+    c.epochs = 0;
+    c.max_steps = max_steps;
+    c.seed = 7;
+    c.device = "cpu";
+    c.memory_budget = "0";
+    return c;
+}
+
+struct MicroSink : accum::Sink {
+    std::vector<accum::MicroStepRecord> micro;
+    void on_micro_step(const accum::MicroStepRecord& r) override { micro.push_back(r); }
+};
+
+} // namespace
+
+class TestTeachingLab : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void highlight_sequence_k3_over_6();
+    void highlight_sequence_from_the_engine();
+    void listings_tag_every_role_data();
+    void listings_tag_every_role();
+    void code_panel_lights_lines_at_teaching_pace();
+    void compare_styles_same_trajectory();
+    void compare_accumulation_less_memory();
+    void pitfall_plans();
+    void run_directory_reproduces_curves();
+    void vietnamese_translation_loads();
+
+private:
+    QTemporaryDir settings_dir_;
+};
+
+void TestTeachingLab::initTestCase() {
+    QVERIFY(settings_dir_.isValid());
+    qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+}
+
+void TestTeachingLab::highlight_sequence_k3_over_6() {
+    // K = 3 over 6 micro-batches: windows (1,2,3) and (4,5,6); the 3rd and 6th sync.
+    std::vector<accum::MicroStepRecord> records;
+    for (int i = 1; i <= 6; ++i) {
+        accum::MicroStepRecord r;
+        r.micro_step = i;
+        r.step = (i - 1) / 3;
+        r.window_index = (i - 1) % 3 + 1;
+        r.window_size = 3;
+        r.sync = r.window_index == 3;
+        records.push_back(r);
+    }
+    const std::vector<LineRole> micro = {LineRole::Forward, LineRole::LossScale, LineRole::Backward};
+    const std::vector<LineRole> update = {LineRole::Forward,       LineRole::LossScale,     LineRole::Backward,
+                                          LineRole::OptimizerStep, LineRole::SchedulerStep, LineRole::ZeroGrad};
+    const std::vector<std::vector<LineRole>> expected = {micro, micro, update, micro, micro, update};
+    QVERIFY(studio::highlight_sequence(records) == expected);
+}
+
+void TestTeachingLab::highlight_sequence_from_the_engine() {
+    // The same from a real run: 2 optimizer steps × K = 3 = 6 micro-batches.
+    auto c = tiny_config(8, 3, 2);
+    c.record_micro_steps = true;
+    c.quiet = true;
+    accum::Session session;
+    MicroSink sink;
+    const auto summary = session.run(c, sink);
+    QCOMPARE(int(summary.status), int(accum::RunStatus::Completed));
+    QCOMPARE(int(sink.micro.size()), 6);
+    const auto sequence = studio::highlight_sequence(sink.micro);
+    int steps = 0;
+    for (int i = 0; i < 6; ++i) {
+        const auto& roles = sequence[static_cast<std::size_t>(i)];
+        QCOMPARE(roles[0], LineRole::Forward);
+        QCOMPARE(roles[2], LineRole::Backward);
+        const bool steps_here = roles.size() == 6 && roles[3] == LineRole::OptimizerStep;
+        QCOMPARE(steps_here, i == 2 || i == 5);
+        steps += steps_here;
+    }
+    QCOMPARE(steps, 2);
+}
+
+void TestTeachingLab::listings_tag_every_role_data() {
+    QTest::addColumn<QString>("style");
+    QTest::addColumn<QString>("language");
+    for (const char* style : {"pytorch", "accelerator", "trainer"})
+        for (const char* language : {"cpp", "py"})
+            QTest::newRow(qPrintable(QStringLiteral("%1.%2").arg(style, language)))
+                << QString::fromLatin1(style) << QString::fromLatin1(language);
+}
+
+void TestTeachingLab::listings_tag_every_role() {
+    QFETCH(QString, style);
+    QFETCH(QString, language);
+    const auto listing = studio::load_listing(style, language);
+    QVERIFY(listing.lines.size() > 8);
+    for (auto role : {LineRole::Forward, LineRole::LossScale, LineRole::Backward, LineRole::OptimizerStep,
+                      LineRole::SchedulerStep, LineRole::ZeroGrad}) {
+        QVERIFY2(!listing.lines_for(role).isEmpty(), qPrintable(studio::role_name(role)));
+        for (int line : listing.lines_for(role)) QVERIFY(!listing.lines[line].startsWith(QLatin1Char('[')));
+    }
+}
+
+void TestTeachingLab::code_panel_lights_lines_at_teaching_pace() {
+    studio::MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto c = tiny_config(8, 3, 3);
+    c.micro_step_delay_s = 0.15;
+    window.config_panel()->set_config(c);
+    QSignalSpy finished(&window, &studio::MainWindow::run_finished);
+    auto* panel = window.code_panel();
+    window.run_action()->trigger();
+    // Some time during the run a forward line and, at a sync, the step line light up.
+    bool saw_forward = false, saw_step = false;
+    QElapsedTimer timer;
+    timer.start();
+    while (finished.isEmpty() && timer.elapsed() < 20000) {
+        QTest::qWait(20);
+        const auto lit = panel->lit_roles();
+        if (!lit.empty() && lit.front() == LineRole::Forward) saw_forward = true;
+        if (!lit.empty() && lit.front() == LineRole::OptimizerStep) saw_step = true;
+        if (!lit.empty()) QVERIFY(!panel->highlighted_lines(QStringLiteral("py")).isEmpty());
+    }
+    QVERIFY(!finished.isEmpty());
+    QVERIFY(saw_forward);
+    QVERIFY(saw_step);
+    QVERIFY(panel->meter()->window_size() == 3);
+}
+
+void TestTeachingLab::compare_styles_same_trajectory() {
+    studio::MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.config_panel()->set_config(tiny_config(16, 4, 12));
+    QSignalSpy done(&window, &studio::MainWindow::experiment_finished);
+    QVERIFY(window.run_demo(QStringLiteral("compare-styles")));
+    QVERIFY(done.wait(60000));
+    const auto& runs = window.lab_panel()->results();
+    QCOMPARE(int(runs.size()), 3);
+    for (const auto& r : runs) {
+        QCOMPARE(int(r.summary.status), int(accum::RunStatus::Completed));
+        QCOMPARE(int(r.steps.size()), 12);
+    }
+    QCOMPARE(runs[0].config.mode, std::string("pytorch"));
+    QCOMPARE(runs[1].config.mode, std::string("accelerator"));
+    QCOMPARE(runs[2].config.mode, std::string("trainer"));
+    // DESIGN invariant 7: the three styles give the same trajectory when L % K == 0.
+    const double worst = window.lab_panel()->max_loss_difference();
+    QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
+    QCOMPARE(window.lab_panel()->table()->rowCount(), 3);
+    QVERIFY(window.lab_panel()->table()->item(2, 3)->text().toDouble() < 1e-5);
+    QCOMPARE(window.runs_panel()->run_count(), 3); // every lab run is listed
+}
+
+void TestTeachingLab::compare_accumulation_less_memory() {
+    studio::MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.config_panel()->set_config(tiny_config(32, 2, 10));
+    QSignalSpy done(&window, &studio::MainWindow::experiment_finished);
+    QVERIFY(window.run_demo(QStringLiteral("compare-accumulation")));
+    QVERIFY(done.wait(60000));
+    const auto& runs = window.lab_panel()->results();
+    QCOMPARE(int(runs.size()), 3); // (64, 1), (32, 2), (16, 4)
+    QCOMPARE(runs[0].config.batch_size, 64);
+    QCOMPARE(runs[2].config.batch_size, 16);
+    QCOMPARE(runs[2].config.accumulation_steps, 4);
+    for (const auto& r : runs) QCOMPARE(int(r.summary.status), int(accum::RunStatus::Completed));
+    qInfo("peak memory %lld / %lld / %lld bytes", (long long)runs[0].summary.peak_memory_bytes,
+          (long long)runs[1].summary.peak_memory_bytes, (long long)runs[2].summary.peak_memory_bytes);
+    // DESIGN invariant 8: memory is set by the micro-batch.
+    QVERIFY(runs[1].summary.peak_memory_bytes < runs[0].summary.peak_memory_bytes);
+    QVERIFY(runs[2].summary.peak_memory_bytes < runs[1].summary.peak_memory_bytes);
+    // Invariant 2: same effective batch, same curve (float rounding only).
+    QVERIFY(window.lab_panel()->max_loss_difference() < 1e-4);
+}
+
+void TestTeachingLab::pitfall_plans() {
+    const auto base = tiny_config(16, 4, 12);
+    const auto bn = studio::plan_experiment(studio::Experiment::PitfallBatchNorm, base);
+    QCOMPARE(int(bn.size()), 2);
+    QVERIFY(bn[0].config.batch_norm && bn[1].config.batch_norm);
+    QCOMPARE(bn[0].config.effective_batch(), bn[1].config.effective_batch());
+    const auto tokens = studio::plan_experiment(studio::Experiment::PitfallTokenLoss, base);
+    QCOMPARE(int(tokens.size()), 3);
+    QCOMPARE(tokens[1].config.loss_normalization, std::string("mean"));
+    QCOMPARE(tokens[2].config.loss_normalization, std::string("tokens"));
+    QCOMPARE(tokens[2].config.model, std::string("transformer"));
+    const auto sched = studio::plan_experiment(studio::Experiment::PitfallScheduler, base);
+    QCOMPARE(int(sched.size()), 2);
+    QVERIFY(!sched[0].config.scheduler_per_micro_batch && sched[1].config.scheduler_per_micro_batch);
+    for (const auto& plans : {bn, tokens, sched})
+        for (const auto& p : plans) QVERIFY2(accum::validate(p.config).empty(), qPrintable(p.label));
+}
+
+void TestTeachingLab::run_directory_reproduces_curves() {
+    QTemporaryDir out;
+    QVERIFY(out.isValid());
+    const QString dir = out.filePath(QStringLiteral("run"));
+    QProcess runner;
+    runner.start(QStringLiteral(ACCUM_RUN_PATH),
+                 {QStringLiteral("--dataset"), QStringLiteral("synthetic-pairs"), QStringLiteral("--model"),
+                  QStringLiteral("mlp"), QStringLiteral("--batch-size"), QStringLiteral("16"),
+                  QStringLiteral("--accumulation-steps"), QStringLiteral("2"), QStringLiteral("--max-steps"),
+                  QStringLiteral("12"), QStringLiteral("--seed"), QStringLiteral("7"), QStringLiteral("--device"),
+                  QStringLiteral("cpu"), QStringLiteral("--quiet"), QStringLiteral("--output-dir"), dir});
+    QVERIFY(runner.waitForFinished(60000));
+    QCOMPARE(runner.exitCode(), 0);
+
+    QString error;
+    const auto loaded = studio::load_run_directory(dir, &error);
+    QVERIFY2(loaded.has_value(), qPrintable(error));
+    QCOMPARE(int(loaded->steps.size()), 12);
+    QCOMPARE(loaded->config.batch_size, 16);
+    QCOMPARE(loaded->config.accumulation_steps, 2);
+    QVERIFY(loaded->has_summary);
+    QCOMPARE(int(loaded->summary.status), int(accum::RunStatus::Completed));
+
+    // The runs list plots it beside a live run of the same configuration.
+    studio::MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.config_panel()->set_config(tiny_config(16, 2, 12));
+    QSignalSpy finished(&window, &studio::MainWindow::run_finished);
+    window.run_action()->trigger();
+    QVERIFY(finished.wait(60000));
+    auto* runs = window.runs_panel();
+    QCOMPARE(runs->run_count(), 1);
+    QVERIFY(runs->open_directory(dir, &error));
+    QCOMPARE(runs->run_count(), 2);
+    QCOMPARE(runs->plotted_points(1), 12); // the loaded run is ticked and drawn
+    runs->set_ticked(0, true);
+    QCOMPARE(runs->plotted_points(0), 12);
+    // Same seed and configuration: the curve read from disk is the live one.
+    QVERIFY(studio::max_loss_difference(runs->run(0), runs->run(1)) < 1e-6);
+}
+
+void TestTeachingLab::vietnamese_translation_loads() {
+    QTranslator translator;
+    QVERIFY(translator.load(QStringLiteral(":/i18n/accum_studio_vi.qm")));
+    const auto t = [&](const char* context, const char* text) {
+        return translator.translate(context, text);
+    };
+    for (const auto& [context, text] :
+         std::vector<std::pair<const char*, const char*>>{{"studio::MainWindow", "&Run"},
+                                                          {"studio::MainWindow", "&Pause"},
+                                                          {"studio::MainWindow", "&Stop"},
+                                                          {"studio::MainWindow", "Step one micro-batch"},
+                                                          {"studio::MainWindow", "Equivalence lab"},
+                                                          {"studio::LabPanel", "Compare styles"},
+                                                          {"studio::LabPanel", "Compare accumulation"},
+                                                          {"studio::CodePanel", "Step one micro-batch"},
+                                                          {"studio::RunsPanel", "Open run directory…"}}) {
+        const auto translated = t(context, text);
+        QVERIFY2(!translated.isEmpty(), text);
+        QVERIFY2(translated != QString::fromUtf8(text), text);
+    }
+    // The whole window in Vietnamese: the tab titles come from the translation.
+    QCoreApplication::installTranslator(&translator);
+    {
+        studio::MainWindow window;
+        QCOMPARE(window.tabs()->tabText(1), t("studio::MainWindow", "Equivalence lab"));
+        QVERIFY(window.run_action()->text() != QStringLiteral("&Run"));
+    }
+    QCoreApplication::removeTranslator(&translator);
+}
+
+QTEST_MAIN(TestTeachingLab)
+#include "test_teaching_lab.moc"

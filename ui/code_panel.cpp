@@ -1,0 +1,216 @@
+#include "code_panel.h"
+
+#include <QFontDatabase>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTextBlock>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "accumulation_meter.h"
+
+namespace studio {
+
+namespace {
+
+QPlainTextEdit* make_editor(const QString& name) {
+    auto* e = new QPlainTextEdit;
+    e->setObjectName(name);
+    e->setReadOnly(true);
+    e->setLineWrapMode(QPlainTextEdit::NoWrap);
+    QFont f = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    f.setPointSizeF(std::max(9.0, f.pointSizeF()));
+    e->setFont(f);
+    e->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    return e;
+}
+
+QString style_title(const QString& mode) {
+    if (mode == QLatin1String("accelerator")) return CodePanel::tr("Accelerator — the loop");
+    if (mode == QLatin1String("trainer")) return CodePanel::tr("Trainer — the loop inside train()");
+    return CodePanel::tr("PyTorch loop — the loop");
+}
+
+QString role_caption(LineRole role) {
+    switch (role) {
+    case LineRole::Forward: return CodePanel::tr("forward: the model computes this micro-batch's loss");
+    case LineRole::LossScale: return CodePanel::tr("loss / K: each micro-batch counts for 1/K of the update");
+    case LineRole::Backward: return CodePanel::tr("backward: gradients are added into .grad (not replaced)");
+    case LineRole::OptimizerStep: return CodePanel::tr("optimizer.step(): one update with the gradient of the whole window");
+    case LineRole::SchedulerStep: return CodePanel::tr("lr_scheduler.step(): the schedule advances once per update");
+    case LineRole::ZeroGrad: return CodePanel::tr("zero_grad(): .grad is emptied for the next window");
+    }
+    return {};
+}
+
+} // namespace
+
+CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("code_panel"));
+    title_ = new QLabel;
+    title_->setObjectName(QStringLiteral("code_title"));
+    title_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 12pt;"));
+    cpp_ = make_editor(QStringLiteral("code_cpp"));
+    py_ = make_editor(QStringLiteral("code_py"));
+    tabs_ = new QTabWidget;
+    tabs_->setObjectName(QStringLiteral("code_tabs"));
+    tabs_->addTab(py_, tr("Python"));
+    tabs_->addTab(cpp_, tr("C++ (engine)"));
+    caption_ = new QLabel(tr("Set a teaching pace (e.g. 800 ms) and press Run: the executing lines light up."));
+    caption_->setObjectName(QStringLiteral("code_caption"));
+    caption_->setWordWrap(true);
+    caption_->setMinimumHeight(40);
+    caption_->setStyleSheet(QStringLiteral("padding: 4px; background: #fff7d6; border: 1px solid #e8d890;"));
+    meter_ = new AccumulationMeter;
+    step_button_ = new QPushButton(tr("Step one micro-batch"));
+    step_button_->setObjectName(QStringLiteral("step_once_button"));
+    step_button_->setToolTip(tr("While paused: run exactly one more micro-batch, then pause again"));
+    step_button_->setEnabled(false);
+    connect(step_button_, &QPushButton::clicked, this, &CodePanel::step_once_requested);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 0, 0, 0);
+    layout->addWidget(title_);
+    layout->addWidget(tabs_, 1);
+    layout->addWidget(caption_);
+    layout->addWidget(meter_);
+    layout->addWidget(step_button_);
+
+    phase_timer_.setSingleShot(true);
+    connect(&phase_timer_, &QTimer::timeout, this, &CodePanel::next_phase);
+    set_style(QStringLiteral("pytorch"));
+}
+
+void CodePanel::set_style(const QString& mode) {
+    if (mode == style_) return;
+    style_ = mode;
+    cpp_listing_ = load_listing(mode, QStringLiteral("cpp"));
+    py_listing_ = load_listing(mode, QStringLiteral("py"));
+    cpp_->setPlainText(cpp_listing_.text());
+    py_->setPlainText(py_listing_.text());
+    title_->setText(style_title(mode));
+    lit_.clear();
+    apply_highlight();
+}
+
+void CodePanel::start_run(int accumulation_steps, int pace_ms) {
+    pace_ms_ = pace_ms;
+    queue_.clear();
+    phase_timer_.stop();
+    phase_ = -1;
+    lit_.clear();
+    meter_->reset(accumulation_steps);
+    caption_->setText(pace_ms > 0 ? tr("Running at teaching pace: %1 ms per micro-batch.").arg(pace_ms)
+                                  : tr("Running at full speed: the lines of the latest micro-batch are shown."));
+    apply_highlight();
+}
+
+void CodePanel::append(const RecordBatch& batch) {
+    if (batch.micro_steps.empty()) return;
+    if (pace_ms_ <= 0) {
+        // Full speed: no animation, the last micro-batch's lines and meter.
+        current_ = batch.micro_steps.back().record;
+        current_roles_ = highlight_roles(current_);
+        meter_->show_record(current_);
+        lit_ = current_roles_;
+        std::reverse(lit_.begin(), lit_.end());
+        apply_highlight();
+        return;
+    }
+    for (const auto& m : batch.micro_steps) queue_.push_back(m.record);
+    // Never fall behind by more than a couple of micro-batches.
+    while (queue_.size() > 2) queue_.pop_front();
+    if (!phase_timer_.isActive() && phase_ < 0) next_phase();
+}
+
+void CodePanel::next_phase() {
+    if (phase_ >= 0 && phase_ + 1 < int(current_roles_.size())) {
+        ++phase_;
+        show_phase();
+        return;
+    }
+    if (queue_.empty()) {
+        phase_ = -1; // wait for the next record; the last lines stay lit
+        return;
+    }
+    current_ = queue_.front();
+    queue_.pop_front();
+    current_roles_ = highlight_roles(current_);
+    phase_ = 0;
+    show_phase();
+}
+
+void CodePanel::show_phase() {
+    if (phase_ < 0 || phase_ >= int(current_roles_.size())) return;
+    // The meter fills when backward has run (phase 2), and shows the update at step.
+    const auto role = current_roles_[static_cast<std::size_t>(phase_)];
+    if (role == LineRole::Forward && current_.window_index <= 1) {
+        auto fresh = current_; // a new window starts with an empty .grad
+        fresh.window_index = 0;
+        fresh.sync = false;
+        fresh.grad_norm = 0.0;
+        meter_->show_record(fresh);
+    }
+    if (role == LineRole::Backward || role == LineRole::OptimizerStep) {
+        auto shown = current_;
+        if (role == LineRole::Backward) shown.sync = false;
+        meter_->show_record(shown);
+    }
+    lit_.clear();
+    lit_.push_back(role);
+    for (int i = phase_ - 1; i >= 0; --i) lit_.push_back(current_roles_[static_cast<std::size_t>(i)]);
+    caption_->setText(tr("Micro-batch %1 (%2 of %3 in this window): %4")
+                          .arg(current_.micro_step)
+                          .arg(current_.window_index)
+                          .arg(current_.window_size)
+                          .arg(role_caption(role)));
+    apply_highlight();
+    // Spread the phases over the pace, a little faster so the queue drains.
+    const int phases = int(current_roles_.size());
+    const int interval = std::clamp(int(pace_ms_ * 0.85 / phases), 30, 600);
+    phase_timer_.start(interval);
+}
+
+void CodePanel::set_paused(bool paused, bool running) { step_button_->setEnabled(paused && running); }
+
+QPlainTextEdit* CodePanel::editor(const QString& language) const {
+    return language == QLatin1String("cpp") ? cpp_ : py_;
+}
+
+QList<int> CodePanel::highlighted_lines(const QString& language) const {
+    const auto& listing = language == QLatin1String("cpp") ? cpp_listing_ : py_listing_;
+    QList<int> lines;
+    for (const auto role : lit_)
+        for (int line : listing.lines_for(role))
+            if (!lines.contains(line)) lines << line;
+    return lines;
+}
+
+void CodePanel::apply_highlight() {
+    for (const auto& pair : {std::pair{cpp_, &cpp_listing_}, std::pair{py_, &py_listing_}}) {
+        auto* editor = pair.first;
+        const auto& listing = *pair.second;
+        QList<QTextEdit::ExtraSelection> selections;
+        for (std::size_t i = 0; i < lit_.size(); ++i) {
+            const auto role = lit_[i];
+            const bool is_update = role == LineRole::OptimizerStep || role == LineRole::SchedulerStep ||
+                                   role == LineRole::ZeroGrad;
+            QColor colour = is_update ? QColor(0x9be3a9) : QColor(0xffd84d);
+            if (i > 0) colour = is_update ? QColor(0xd6f3dc) : QColor(0xfff0b3); // done earlier in this micro-batch
+            for (int line : listing.lines_for(role)) {
+                QTextEdit::ExtraSelection s;
+                s.format.setBackground(colour);
+                s.format.setProperty(QTextFormat::FullWidthSelection, true);
+                if (i == 0) s.format.setFontWeight(QFont::Bold);
+                s.cursor = QTextCursor(editor->document()->findBlockByNumber(line));
+                s.cursor.clearSelection();
+                selections << s;
+            }
+        }
+        editor->setExtraSelections(selections);
+    }
+}
+
+} // namespace studio

@@ -1,0 +1,73 @@
+#pragma once
+// The selected style's loop beside the run, in C++ (as the engine runs it)
+// and in the Python it mirrors (tabs). At teaching pace the lines each
+// micro-batch executes light up one after another (forward, loss / K,
+// backward; then step, scheduler, zero_grad when the window syncs); the
+// accumulation meter shows the window filling. "Step one micro-batch" lets a
+// paused run advance by exactly one micro-batch.
+
+#include <QTimer>
+#include <QWidget>
+#include <deque>
+#include <vector>
+
+#include "code_listing.h"
+#include "record_batch.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QTabWidget;
+
+namespace studio {
+
+class AccumulationMeter;
+
+class CodePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit CodePanel(QWidget* parent = nullptr);
+
+    void set_style(const QString& mode); // pytorch | accelerator | trainer
+    QString style() const { return style_; }
+    // pace_ms = 0: full speed (the last micro-batch's lines, no animation).
+    void start_run(int accumulation_steps, int pace_ms);
+    void append(const RecordBatch& batch);
+    void set_paused(bool paused, bool running);
+
+    // The roles lit in the C++ and Python listings right now (current first).
+    std::vector<LineRole> lit_roles() const { return lit_; }
+    QList<int> highlighted_lines(const QString& language) const; // "cpp" or "py"
+    QPlainTextEdit* editor(const QString& language) const;
+    AccumulationMeter* meter() const { return meter_; }
+    QPushButton* step_button() const { return step_button_; }
+    QTabWidget* tabs() const { return tabs_; }
+
+Q_SIGNALS:
+    void step_once_requested();
+
+private:
+    void show_phase();
+    void next_phase();
+    void apply_highlight();
+
+    QString style_;
+    QLabel* title_ = nullptr;
+    QLabel* caption_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    QPlainTextEdit* cpp_ = nullptr;
+    QPlainTextEdit* py_ = nullptr;
+    CodeListing cpp_listing_;
+    CodeListing py_listing_;
+    AccumulationMeter* meter_ = nullptr;
+    QPushButton* step_button_ = nullptr;
+    QTimer phase_timer_;
+    int pace_ms_ = 0;
+    std::deque<accum::MicroStepRecord> queue_;
+    accum::MicroStepRecord current_;
+    std::vector<LineRole> current_roles_;
+    int phase_ = -1;
+    std::vector<LineRole> lit_; // current role first, then those done in this micro-batch
+};
+
+} // namespace studio

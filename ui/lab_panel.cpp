@@ -1,0 +1,431 @@
+#include "lab_panel.h"
+
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <qcustomplot.h>
+
+namespace studio {
+
+namespace {
+
+const QList<QColor>& run_colours() {
+    static const QList<QColor> colours = {QColor(0x1f77b4), QColor(0xd62728), QColor(0x2ca02c),
+                                          QColor(0x9467bd), QColor(0xff7f0e), QColor(0x8c564b)};
+    return colours;
+}
+
+accum::RunConfig lab_base(const accum::RunConfig& c) {
+    accum::RunConfig b = c;
+    b.record_micro_steps = false;
+    b.micro_step_delay_s = 0.0;
+    b.quiet = true;
+    b.output_dir.clear();
+    b.metrics_file.clear();
+    b.resume_from.clear();
+    b.memory_budget = "0";
+    b.auto_find_batch_size = false;
+    b.save_strategy = "no";
+    b.scheduler_per_micro_batch = false;
+    if (b.eval_strategy == "steps") b.eval_strategy = "epoch";
+    return b;
+}
+
+// Full accumulation windows in the first epoch for micro-batch b and K k.
+std::int64_t full_windows(const accum::RunConfig& c, std::int64_t b, std::int64_t k) {
+    const auto n = known_train_size(c.dataset);
+    if (n <= 0 || b <= 0 || k <= 0) return 1 << 20;
+    const auto micro_batches = (n + b - 1) / b;
+    return std::max<std::int64_t>(1, micro_batches / k);
+}
+
+// Length of a lab run: the configured max steps (else 60), kept inside the
+// first epoch so every window is full (L % K does not matter then).
+void set_length(accum::RunConfig& c, std::int64_t default_steps, std::int64_t cap) {
+    std::int64_t steps = c.max_steps > 0 ? c.max_steps : default_steps;
+    steps = std::min({steps, default_steps * 4, cap});
+    c.max_steps = std::max<std::int64_t>(1, steps);
+    c.epochs = 0;
+}
+
+QString batching(const accum::RunConfig& c) {
+    return QStringLiteral("%1 × %2 = %3").arg(c.batch_size).arg(c.accumulation_steps).arg(c.effective_batch());
+}
+
+QString number_or_dash(double v, int precision, char format = 'f') {
+    return std::isfinite(v) ? QString::number(v, format, precision) : QStringLiteral("–");
+}
+
+} // namespace
+
+QString format_bytes(std::int64_t bytes) {
+    if (bytes <= 0) return QStringLiteral("–");
+    const double mib = bytes / (1024.0 * 1024.0);
+    if (mib >= 1024) return QObject::tr("%1 GiB").arg(mib / 1024.0, 0, 'f', 2);
+    if (mib >= 1) return QObject::tr("%1 MiB").arg(mib, 0, 'f', 2);
+    return QObject::tr("%1 KiB").arg(bytes / 1024.0, 0, 'f', 1);
+}
+
+std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& config) {
+    auto base = lab_base(config);
+    const auto B = base.batch_size, K = base.accumulation_steps;
+    std::vector<PlannedRun> runs;
+    switch (experiment) {
+    case Experiment::CompareStyles: {
+        set_length(base, 60, full_windows(base, B, K));
+        const std::pair<const char*, QString> styles[] = {{"pytorch", LabPanel::tr("PyTorch loop")},
+                                                          {"accelerator", LabPanel::tr("Accelerator")},
+                                                          {"trainer", LabPanel::tr("Trainer")}};
+        for (const auto& [mode, label] : styles) {
+            auto c = base;
+            c.mode = mode;
+            runs.push_back({label, c});
+        }
+        break;
+    }
+    case Experiment::CompareAccumulation: {
+        std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{B * K, 1}, {B, K}};
+        if (B >= 2 && B % 2 == 0) shapes.emplace_back(B / 2, 2 * K);
+        std::int64_t cap = 1 << 20;
+        for (const auto& [b, k] : shapes) cap = std::min(cap, full_windows(base, b, k));
+        set_length(base, 60, cap);
+        for (const auto& [b, k] : shapes) {
+            auto c = base;
+            c.batch_size = b;
+            c.accumulation_steps = k;
+            runs.push_back({LabPanel::tr("B=%1 × K=%2").arg(b).arg(k), c});
+        }
+        break;
+    }
+    case Experiment::PitfallBatchNorm: {
+        if (base.model == "transformer") base.model = "mlp";
+        if (base.dataset == "synthetic-lm") base.dataset = "synthetic-pairs";
+        base.batch_norm = true;
+        base.dropout = 0.0;
+        set_length(base, 40, std::min(full_windows(base, B * K, 1), full_windows(base, B, K)));
+        auto big = base;
+        big.batch_size = B * K;
+        big.accumulation_steps = 1;
+        runs.push_back({LabPanel::tr("BatchNorm, one batch of %1").arg(B * K), big});
+        runs.push_back({LabPanel::tr("BatchNorm, %1 × %2 accumulated").arg(B).arg(K), base});
+        break;
+    }
+    case Experiment::PitfallTokenLoss: {
+        base.dataset = "synthetic-lm";
+        base.model = "transformer";
+        base.batch_norm = false;
+        base.data_path.clear();
+        const std::int64_t b = 8, k = std::max<std::int64_t>(K, 4);
+        base.batch_size = b;
+        base.accumulation_steps = k;
+        if (base.optimizer == "sgd" && base.learning_rate < 0.1) base.learning_rate = 0.1;
+        set_length(base, 20, std::min(full_windows(base, b * k, 1), full_windows(base, b, k)));
+        auto reference = base;
+        reference.batch_size = b * k;
+        reference.accumulation_steps = 1;
+        reference.loss_normalization = "tokens";
+        auto naive = base;
+        naive.loss_normalization = "mean";
+        auto tokens = base;
+        tokens.loss_normalization = "tokens";
+        runs.push_back({LabPanel::tr("one batch of %1 (reference)").arg(b * k), reference});
+        runs.push_back({LabPanel::tr("%1 × %2, mean per micro-batch (wrong)").arg(b).arg(k), naive});
+        runs.push_back({LabPanel::tr("%1 × %2, token-normalised (right)").arg(b).arg(k), tokens});
+        break;
+    }
+    case Experiment::PitfallScheduler: {
+        base.mode = "pytorch";
+        base.scheduler = "linear";
+        base.warmup_steps = 0;
+        set_length(base, 60, full_windows(base, B, K));
+        auto right = base;
+        auto wrong = base;
+        wrong.scheduler_per_micro_batch = true;
+        runs.push_back({LabPanel::tr("scheduler per update (right)"), right});
+        runs.push_back({LabPanel::tr("scheduler per micro-batch (wrong)"), wrong});
+        break;
+    }
+    }
+    return runs;
+}
+
+LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("lab_panel"));
+    queue_ = new ExperimentQueue(this);
+    connect(queue_, &ExperimentQueue::run_started, this, &LabPanel::on_run_started);
+    connect(queue_, &ExperimentQueue::progress, this, &LabPanel::on_progress);
+    connect(queue_, &ExperimentQueue::run_finished, this, &LabPanel::on_run_finished);
+    connect(queue_, &ExperimentQueue::all_finished, this, &LabPanel::on_all_finished);
+
+    auto* buttons = new QGridLayout;
+    auto add_button = [&](Experiment e, const QString& name, const QString& text, const QString& tip, int row, int col) {
+        auto* b = new QPushButton(text);
+        b->setObjectName(name);
+        b->setToolTip(tip);
+        connect(b, &QPushButton::clicked, this, [this, e] { run_experiment(e); });
+        buttons->addWidget(b, row, col);
+        buttons_.emplace_back(e, b);
+    };
+    auto* equivalence = new QLabel(tr("<b>Equivalence</b>"));
+    auto* pitfalls = new QLabel(tr("<b>Pitfalls</b>"));
+    buttons->addWidget(equivalence, 0, 0);
+    add_button(Experiment::CompareStyles, QStringLiteral("compare_styles"), tr("Compare styles"),
+               tr("Run the configuration as PyTorch loop, Accelerator and Trainer"), 0, 1);
+    add_button(Experiment::CompareAccumulation, QStringLiteral("compare_accumulation"), tr("Compare accumulation"),
+               tr("Same effective batch as (B·K, 1), (B, K) and (B/2, 2K)"), 0, 2);
+    buttons->addWidget(pitfalls, 1, 0);
+    add_button(Experiment::PitfallBatchNorm, QStringLiteral("pitfall_batchnorm"), tr("BatchNorm"),
+               tr("BatchNorm breaks the equivalence"), 1, 1);
+    add_button(Experiment::PitfallTokenLoss, QStringLiteral("pitfall_tokens"), tr("Mean vs token loss"),
+               tr("Variable-length sequences: mean per micro-batch vs normalised by the window's tokens"), 1, 2);
+    add_button(Experiment::PitfallScheduler, QStringLiteral("pitfall_scheduler"), tr("Scheduler per micro-batch"),
+               tr("lr_scheduler.step() after every micro-batch (wrong) vs after every update (right)"), 1, 3);
+    cancel_ = new QPushButton(tr("Cancel"));
+    cancel_->setObjectName(QStringLiteral("lab_cancel"));
+    cancel_->setEnabled(false);
+    connect(cancel_, &QPushButton::clicked, this, &LabPanel::cancel);
+    buttons->addWidget(cancel_, 0, 3);
+    buttons->setColumnStretch(4, 1);
+
+    explanation_ = new QLabel(tr("Each button runs the configuration on the left in several variants, one after "
+                                 "another, and overlays them. Runs are kept short (inside the first epoch)."));
+    explanation_->setObjectName(QStringLiteral("lab_explanation"));
+    explanation_->setWordWrap(true);
+    explanation_->setStyleSheet(QStringLiteral("padding: 6px; background: #eef4ff; border: 1px solid #c5d6f2;"));
+    verdict_ = new QLabel;
+    verdict_->setObjectName(QStringLiteral("lab_verdict"));
+    verdict_->setWordWrap(true);
+    verdict_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 11pt; padding: 2px;"));
+
+    y_axis_ = new QComboBox;
+    y_axis_->setObjectName(QStringLiteral("lab_y_axis"));
+    y_axis_->addItem(tr("Loss"));
+    y_axis_->addItem(tr("Learning rate"));
+    x_axis_ = new QComboBox;
+    x_axis_->setObjectName(QStringLiteral("lab_x_axis"));
+    x_axis_->addItem(tr("Optimizer steps"));
+    x_axis_->addItem(tr("Samples seen"));
+    connect(y_axis_, &QComboBox::currentIndexChanged, this, &LabPanel::rebuild_plot);
+    connect(x_axis_, &QComboBox::currentIndexChanged, this, &LabPanel::rebuild_plot);
+    auto* axis_row = new QHBoxLayout;
+    axis_row->addWidget(new QLabel(tr("Plot:")));
+    axis_row->addWidget(y_axis_);
+    axis_row->addWidget(new QLabel(tr("against")));
+    axis_row->addWidget(x_axis_);
+    axis_row->addStretch(1);
+
+    plot_ = new QCustomPlot;
+    plot_->setObjectName(QStringLiteral("lab_plot"));
+    plot_->setMinimumHeight(220);
+    plot_->legend->setVisible(true);
+    plot_->legend->setFont(font());
+    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
+    table_ = new QTableWidget(0, 8);
+    table_->setObjectName(QStringLiteral("lab_table"));
+    table_->setHorizontalHeaderLabels({tr("Run"), tr("B × K = effective"), tr("Final loss"),
+                                       tr("max |Δ loss| vs first"), tr("Final accuracy"), tr("Time (s)"),
+                                       tr("Peak memory"), tr("Samples/s")});
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    table_->verticalHeader()->setVisible(false);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setAlternatingRowColors(true);
+    table_->setMinimumHeight(130);
+
+    auto* lower = new QWidget;
+    auto* lower_layout = new QVBoxLayout(lower);
+    lower_layout->setContentsMargins(0, 0, 0, 0);
+    lower_layout->addWidget(verdict_);
+    lower_layout->addWidget(table_, 1);
+    auto* plot_box = new QWidget;
+    auto* plot_layout = new QVBoxLayout(plot_box);
+    plot_layout->setContentsMargins(0, 0, 0, 0);
+    plot_layout->addLayout(axis_row);
+    plot_layout->addWidget(plot_, 1);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(plot_box);
+    split->addWidget(lower);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(buttons);
+    layout->addWidget(explanation_);
+    layout->addWidget(split, 1);
+}
+
+QPushButton* LabPanel::button(Experiment experiment) const {
+    for (const auto& [e, b] : buttons_)
+        if (e == experiment) return b;
+    return nullptr;
+}
+
+QString LabPanel::explanation(Experiment e) const {
+    switch (e) {
+    case Experiment::CompareStyles:
+        return tr("Compare styles: the same configuration, seed and data order in the PyTorch loop, the Accelerator "
+                  "and the Trainer. They are three spellings of one idea, so the loss curves lie on top of each "
+                  "other and max |Δ loss| is at rounding level.");
+    case Experiment::CompareAccumulation:
+        return tr("Compare accumulation: one big batch (B·K, 1), the configured (B, K) and (B/2, 2K) — the same "
+                  "effective batch and seed. Expect the same curve, less peak memory for smaller micro-batches, "
+                  "and a little less speed.");
+    case Experiment::PitfallBatchNorm:
+        return tr("BatchNorm normalises each micro-batch with its own mean and variance, so K small batches are not "
+                  "one big batch: with BatchNorm the accumulated run leaves the big-batch curve.");
+    case Experiment::PitfallTokenLoss:
+        return tr("With sequences of different lengths, averaging each micro-batch's mean loss weights short "
+                  "sequences too much; dividing the summed token losses by the window's token count matches the "
+                  "big batch.");
+    case Experiment::PitfallScheduler:
+        return tr("Calling lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the "
+                  "learning rate reaches zero after 1/K of the run. Step it once per update.");
+    }
+    return {};
+}
+
+void LabPanel::run_experiment(Experiment experiment) {
+    if (queue_->is_running() || !base_) return;
+    experiment_ = experiment;
+    const auto runs = plan_experiment(experiment, base_());
+    shown_.clear();
+    table_->setRowCount(0);
+    verdict_->setText(tr("Running %1 runs one after another…").arg(runs.size()));
+    explanation_->setText(explanation(experiment));
+    y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler ? 1 : 0);
+    x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation ? 1 : 0);
+    set_busy(true);
+    rebuild_plot();
+    queue_->start(runs);
+}
+
+void LabPanel::cancel() { queue_->cancel(); }
+
+void LabPanel::set_busy(bool busy) {
+    for (const auto& [e, b] : buttons_) b->setEnabled(!busy);
+    cancel_->setEnabled(busy);
+    Q_EMIT busy_changed(busy);
+}
+
+void LabPanel::on_run_started(int index, const QString& label) {
+    verdict_->setText(tr("Run %1 of %2: %3…").arg(index + 1).arg(queue_->planned_count()).arg(label));
+    shown_.resize(static_cast<std::size_t>(index + 1));
+    shown_[static_cast<std::size_t>(index)].label = label;
+    rebuild_plot();
+}
+
+void LabPanel::on_progress(int index, const RunResult& partial) {
+    if (index < 0) return;
+    shown_.resize(std::max(shown_.size(), static_cast<std::size_t>(index + 1)));
+    shown_[static_cast<std::size_t>(index)] = partial;
+    rebuild_plot();
+}
+
+void LabPanel::on_run_finished(int index, const RunResult& result) {
+    shown_.resize(std::max(shown_.size(), static_cast<std::size_t>(index + 1)));
+    shown_[static_cast<std::size_t>(index)] = result;
+    rebuild_plot();
+    fill_table();
+    Q_EMIT run_finished(result);
+}
+
+void LabPanel::on_all_finished() {
+    set_busy(false);
+    const auto& runs = queue_->results();
+    fill_table();
+    rebuild_plot();
+    const double worst = max_pairwise_loss_difference(runs);
+    const QString worst_text = worst == 0.0 ? tr("0 (bit-identical)") : number_or_dash(worst, 2, 'e');
+    const bool completed = std::all_of(runs.begin(), runs.end(), [](const RunResult& r) {
+        return r.summary.status == accum::RunStatus::Completed;
+    });
+    QString text;
+    if (!completed) {
+        text = tr("Not every run completed; see the status column of the Runs tab.");
+    } else if (experiment_ == Experiment::CompareStyles) {
+        const auto steps = runs.empty() ? 0 : runs.front().steps.size();
+        text = worst < 1e-5 ? tr("Largest |Δ loss| between any two styles over %1 updates: %2 — the same trajectory.")
+                                  .arg(steps)
+                                  .arg(worst_text)
+                            : tr("Largest |Δ loss| between styles: %1 — they differ (partial windows? dropout?).")
+                                  .arg(worst_text);
+    } else if (experiment_ == Experiment::CompareAccumulation && runs.size() >= 2) {
+        QStringList memory, speed;
+        for (const auto& r : runs) {
+            memory << format_bytes(r.summary.peak_memory_bytes);
+            speed << QString::number(r.summary.samples_per_second, 'f', 0);
+        }
+        text = tr("Same curve: largest |Δ loss| %1.\nPeak memory %2 · samples/s %3.")
+                   .arg(worst_text, memory.join(QStringLiteral(" → ")), speed.join(QStringLiteral(" → ")));
+    } else {
+        text = tr("Largest |Δ loss| between the variants: %1.").arg(worst_text);
+    }
+    verdict_->setText(text);
+    Q_EMIT experiment_finished();
+}
+
+void LabPanel::fill_table() {
+    const auto& runs = queue_->results();
+    table_->setRowCount(int(runs.size()));
+    for (int row = 0; row < int(runs.size()); ++row) {
+        const auto& r = runs[static_cast<std::size_t>(row)];
+        const double delta = row == 0 ? 0.0 : studio::max_loss_difference(runs.front(), r);
+        const QStringList cells = {r.label,
+                                   batching(r.config),
+                                   number_or_dash(r.final_loss(), 4),
+                                   row == 0 ? QStringLiteral("—") : number_or_dash(delta, 2, 'e'),
+                                   number_or_dash(r.final_accuracy(), 4),
+                                   number_or_dash(r.summary.train_runtime_s, 2),
+                                   format_bytes(r.summary.peak_memory_bytes),
+                                   number_or_dash(r.summary.samples_per_second, 0)};
+        for (int c = 0; c < cells.size(); ++c) {
+            auto* item = new QTableWidgetItem(cells[c]);
+            item->setTextAlignment(c == 0 ? (Qt::AlignLeft | Qt::AlignVCenter) : Qt::AlignCenter);
+            if (c == 0) item->setForeground(run_colours()[row % run_colours().size()]);
+            table_->setItem(row, c, item);
+        }
+    }
+}
+
+void LabPanel::rebuild_plot() {
+    plot_->clearGraphs();
+    const bool lr = y_axis_->currentIndex() == 1;
+    const bool samples = x_axis_->currentIndex() == 1;
+    for (std::size_t i = 0; i < shown_.size(); ++i) {
+        const auto& r = shown_[i];
+        auto* g = plot_->addGraph();
+        g->setName(r.label.isEmpty() ? tr("run %1").arg(i + 1) : r.label);
+        QPen pen(run_colours()[int(i) % run_colours().size()]);
+        pen.setWidthF(2.0);
+        // Later runs dashed, so curves that coincide stay visible.
+        if (i == 1) pen.setStyle(Qt::DashLine);
+        if (i == 2) pen.setStyle(Qt::DotLine);
+        if (i >= 1) pen.setWidthF(2.6);
+        g->setPen(pen);
+        QVector<double> x, y;
+        x.reserve(int(r.steps.size()));
+        y.reserve(int(r.steps.size()));
+        for (const auto& s : r.steps) {
+            x << (samples ? double(s.samples_seen) : double(s.step));
+            y << (lr ? s.learning_rate : s.loss);
+        }
+        g->setData(x, y, true);
+    }
+    plot_->xAxis->setLabel(samples ? tr("samples seen") : tr("optimizer steps"));
+    plot_->yAxis->setLabel(lr ? tr("learning rate") : tr("loss (window mean)"));
+    plot_->rescaleAxes();
+    if (lr) plot_->yAxis->setRangeLower(0.0);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace studio

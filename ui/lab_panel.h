@@ -1,0 +1,79 @@
+#pragma once
+// The equivalence lab: one click runs a set of configurations one after
+// another (Compare styles, Compare accumulation, the pitfall demos), overlays
+// their curves and tabulates max |Δ loss|, accuracy, time, peak memory and
+// speed. The plan of each experiment is a plain function, tested alone.
+
+#include <QWidget>
+#include <functional>
+#include <vector>
+
+#include "accum/run_config.h"
+#include "experiment_queue.h"
+#include "run_result.h"
+
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QPushButton;
+class QTableWidget;
+
+namespace studio {
+
+enum class Experiment { CompareStyles, CompareAccumulation, PitfallBatchNorm, PitfallTokenLoss, PitfallScheduler };
+
+// The runs an experiment makes from the studio's configuration.
+std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& base);
+
+class LabPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit LabPanel(QWidget* parent = nullptr);
+
+    void set_base_config_provider(std::function<accum::RunConfig()> provider) { base_ = std::move(provider); }
+    void run_experiment(Experiment experiment);
+    void cancel();
+    bool is_running() const { return queue_->is_running(); }
+
+    const std::vector<RunResult>& results() const { return queue_->results(); }
+    // The headline number: the largest pairwise max |Δ loss| of the last experiment.
+    double max_loss_difference() const { return max_pairwise_loss_difference(queue_->results()); }
+    QTableWidget* table() const { return table_; }
+    QCustomPlot* plot() const { return plot_; }
+    QLabel* verdict_label() const { return verdict_; }
+    QPushButton* button(Experiment experiment) const;
+    ExperimentQueue* queue() const { return queue_; }
+
+Q_SIGNALS:
+    void experiment_finished();
+    void run_finished(const studio::RunResult& result);
+    void busy_changed(bool busy);
+
+private:
+    void on_run_started(int index, const QString& label);
+    void on_progress(int index, const RunResult& partial);
+    void on_run_finished(int index, const RunResult& result);
+    void on_all_finished();
+    void rebuild_plot();
+    void fill_table();
+    void set_busy(bool busy);
+    QString explanation(Experiment experiment) const;
+
+    std::function<accum::RunConfig()> base_;
+    ExperimentQueue* queue_ = nullptr;
+    Experiment experiment_ = Experiment::CompareStyles;
+    std::vector<RunResult> shown_; // finished + the one in progress
+    std::vector<std::pair<Experiment, QPushButton*>> buttons_;
+    QPushButton* cancel_ = nullptr;
+    QLabel* explanation_ = nullptr;
+    QLabel* verdict_ = nullptr;
+    QComboBox* y_axis_ = nullptr;
+    QComboBox* x_axis_ = nullptr;
+    QCustomPlot* plot_ = nullptr;
+    QTableWidget* table_ = nullptr;
+};
+
+// "12.3 MiB" style formatting shared by the lab and the runs list.
+QString format_bytes(std::int64_t bytes);
+
+} // namespace studio

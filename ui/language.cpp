@@ -1,0 +1,44 @@
+#include "language.h"
+
+#include <QCoreApplication>
+#include <QLibraryInfo>
+#include <QSettings>
+#include <QTranslator>
+
+namespace studio {
+
+namespace {
+QSettings studio_settings() { return QSettings(QStringLiteral("AccumulateStudio"), QStringLiteral("accum-studio")); }
+} // namespace
+
+std::vector<std::pair<QString, QString>> available_languages() {
+    return {{QStringLiteral("en"), QStringLiteral("English")}, {QStringLiteral("vi"), QStringLiteral("Tiếng Việt")}};
+}
+
+QString configured_language() {
+    const auto code = studio_settings().value(QStringLiteral("language")).toString();
+    for (const auto& [known, name] : available_languages())
+        if (code == known) return code;
+    return QStringLiteral("en");
+}
+
+void set_configured_language(const QString& code) { studio_settings().setValue(QStringLiteral("language"), code); }
+
+bool install_translators(QCoreApplication& app, const QString& code) {
+    if (code == QLatin1String("en") || code.isEmpty()) return true;
+    auto* studio = new QTranslator(&app);
+    if (!studio->load(QStringLiteral(":/i18n/accum_studio_%1.qm").arg(code))) {
+        delete studio;
+        return false;
+    }
+    QCoreApplication::installTranslator(studio);
+    // Qt's own strings (standard dialogs' buttons), when the system ships them.
+    auto* qt = new QTranslator(&app);
+    if (qt->load(QStringLiteral("qtbase_%1").arg(code), QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
+        QCoreApplication::installTranslator(qt);
+    else
+        delete qt;
+    return true;
+}
+
+} // namespace studio

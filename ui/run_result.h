@@ -1,0 +1,43 @@
+#pragma once
+// One finished (or loaded) run as the studio keeps it: its configuration, the
+// optimizer-step and eval records, and the summary. Comparing runs and reading
+// a run directory written by accum-run are plain functions, without widgets.
+
+#include <QString>
+#include <optional>
+#include <vector>
+
+#include "accum/records.h"
+#include "accum/run_config.h"
+
+namespace studio {
+
+struct RunResult {
+    QString label;            // "pytorch", "B=32 × K=2", a directory name…
+    QString source;           // "live", "lab" or the directory it was loaded from
+    accum::RunConfig config;
+    std::vector<accum::StepRecord> steps;
+    std::vector<accum::EvalRecord> evals;
+    accum::SummaryRecord summary;
+    bool has_summary = false;
+
+    // Last eval accuracy, or NaN when the run had no evaluation.
+    double final_accuracy() const;
+    double final_loss() const; // summary's, else the last step's, else NaN
+};
+
+// max over steps s present in both runs of |loss_a(s) - loss_b(s)|; NaN when
+// they share no step.
+double max_loss_difference(const RunResult& a, const RunResult& b);
+// The largest pairwise max_loss_difference among the runs (NaN if < 2 runs).
+double max_pairwise_loss_difference(const std::vector<RunResult>& runs);
+
+// Reads DIR/config.json and DIR/metrics.jsonl (as accum-run writes them).
+// Returns nothing and sets `error` when neither file can be read.
+std::optional<RunResult> load_run_directory(const QString& dir, QString* error = nullptr);
+
+// How many training samples a built-in dataset holds (0 = unknown, e.g. csv),
+// so a demo can keep its optimizer steps inside the first epoch.
+std::int64_t known_train_size(const std::string& dataset);
+
+} // namespace studio
