@@ -108,7 +108,7 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
     json j;
     try {
         j = json::parse(line);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) { // parse_error, or out_of_range for a number that overflows
         error = std::string("not JSON: ") + e.what();
         return std::nullopt;
     }

@@ -300,7 +300,7 @@ RunConfig from_json_text(const std::string& text, const RunConfig& base, std::ve
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) { // parse_error, or out_of_range for a number that overflows
         problems.push_back({"config", std::string("is not valid JSON: ") + e.what()});
         return config;
     }
@@ -313,7 +313,8 @@ RunConfig from_json_text(const std::string& text, const RunConfig& base, std::ve
         const auto it = std::find_if(fields().begin(), fields().end(),
                                      [&](const Field& f) { return key == f.key; });
         if (it == fields().end()) {
-            problems.push_back({raw_key, "is not a known option (in the config file)"});
+            problems.push_back({raw_key.empty() ? std::string("\"\"") : raw_key,
+                                "is not a known option (in the config file)"});
             continue;
         }
         std::string error;

@@ -124,6 +124,9 @@ private Q_SLOTS:
         from_json_text("{not json", RunConfig{}, problems);
         QVERIFY(mentions(problems, "config"));
         problems.clear();
+        from_json_text("{\"lr\": 111111111111e1111111}", RunConfig{}, problems); // found by fuzz_config
+        QVERIFY(mentions(problems, "config"));
+        problems.clear();
         // Underscore spellings (as Python's TrainingArguments) are accepted.
         const auto c = from_json_text(R"({"gradient_accumulation_steps": 8, "learning_rate": 0.5})", RunConfig{}, problems);
         QVERIFY(problems.empty());

@@ -140,6 +140,7 @@ private Q_SLOTS:
         QTest::newRow("non numeric") << "a,label\n1,0\nabc,1\n" << "label" << "f.csv:3: column 'a' value 'abc' is not a number";
         QTest::newRow("nan") << "a,label\nnan,0\n" << "label" << "f.csv:2: column 'a' value 'nan'";
         QTest::newRow("inf") << "a,label\ninf,0\n" << "label" << "f.csv:2";
+        QTest::newRow("float overflow") << "x,label\n3.e45,0\n" << "label" << "f.csv:2: column 'x' value '3.e45' is out of range"; // found by fuzz_csv
         QTest::newRow("empty label") << "a,label\n1,\n" << "label" << "f.csv:2: empty label";
         QTest::newRow("only label") << "label\n1\n" << "label" << "at least one feature";
     }

@@ -112,6 +112,9 @@ CsvTable parse_csv(const std::string& text, const std::string& label_column, con
             if (!std::isfinite(v))
                 throw DataError(source + ":" + std::to_string(line_number) + ": column '" + header[i] + "' value '" +
                                 fields[i] + "' is not finite");
+            if (!std::isfinite(static_cast<float>(v)))
+                throw DataError(source + ":" + std::to_string(line_number) + ": column '" + header[i] + "' value '" +
+                                fields[i] + "' is out of range for 32-bit floats");
             table.features.push_back(static_cast<float>(v));
         }
         ++table.rows;

@@ -1,0 +1,190 @@
+#!/usr/bin/python3
+"""Benchmark harness: accum-run against eager PyTorch (Python), side by side in
+one go, alternating A B A B, plus the accumulation overhead, the GUI overhead
+and model FLOPs utilisation. Writes bench/RESULTS.md.
+
+Usage: bench/run_bench.py [--rounds N] [--quick] [--build DIR]
+
+Only the training steps are timed: accum-run's summary samples_per_second
+counts from the first step (data loading from disk, model building and the
+final evaluation are outside the clock; --eval-strategy no), and the Python
+reference starts its clock at its first step too.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PY = "/usr/bin/python3"
+
+# Training FLOPs per sample (multiply-add = 2), forward + backward. The first
+# layer computes no input gradient (the input does not require grad), so its
+# backward is one GEMM, the others two.
+def mlp_flops():
+    layers = [(784, 256), (256, 128), (128, 10)]
+    fwd = sum(2 * i * o for i, o in layers)
+    bwd = 2 * 784 * 256 + sum(2 * 2 * i * o for i, o in layers[1:])
+    return fwd + bwd
+
+
+def cnn_flops():
+    conv1 = 2 * 28 * 28 * 32 * 1 * 9
+    conv2 = 2 * 14 * 14 * 64 * 32 * 9
+    fc = 2 * (3136 * 128 + 128 * 10)
+    return (conv1 + conv2 + fc) + (conv1 + 2 * conv2 + 2 * fc)  # conv1: weight grad only
+
+
+def transformer_flops(tokens=48, d=64, ff=128, layers=2, heads=4):
+    per_layer = 2 * tokens * (d * 3 * d + d * d + 2 * d * ff) + 2 * 2 * tokens * tokens * d
+    fwd = layers * per_layer + 2 * d * 2
+    return 3 * fwd
+
+
+CONFIGS = [
+    # name, model, dataset, batch, K, threads, max_steps
+    ("MLP 64×4", "mlp", "fashion-mnist", 64, 4, 1, 400),
+    ("MLP 16×16", "mlp", "fashion-mnist", 16, 16, 1, 200),
+    ("CNN 64×4", "cnn", "fashion-mnist", 64, 4, 2, 40),
+    ("CNN 16×16", "cnn", "fashion-mnist", 16, 16, 2, 20),
+    ("Transformer 64×4", "transformer", "synthetic-pairs", 64, 4, 1, 30),
+    ("Transformer 16×16", "transformer", "synthetic-pairs", 16, 16, 1, 15),
+]
+FLOPS = {"mlp": mlp_flops(), "cnn": cnn_flops(), "transformer": transformer_flops()}
+
+
+def accum_run(build, model, dataset, b, k, threads, steps, extra_env=None):
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [f"{build}/app/accum-run", "--model", model, "--dataset", dataset, "--batch-size", str(b),
+               "--accumulation-steps", str(k), "--max-steps", str(steps), "--threads", str(threads),
+               "--lr", "0.05", "--optimizer", "sgd", "--momentum", "0.9", "--eval-strategy", "no",
+               "--save-strategy", "no", "--quiet", "--output-dir", out]
+        env = dict(os.environ, **(extra_env or {}))
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+        return json.load(open(f"{out}/summary.json"))["samples_per_second"]
+
+
+def eager(model, b, k, threads, steps):
+    cmd = [PY, f"{HERE}/eager_reference.py", "--model", model, "--batch-size", str(b), "--accumulation-steps", str(k),
+           "--max-steps", str(steps), "--threads", str(threads)]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["samples_per_second"]
+
+
+def studio(build, model, dataset, b, k, threads, steps):
+    """The same run in the studio window (offscreen), from its end-of-run line."""
+    exe = f"{build}/app/accum-studio"
+    if not os.path.exists(exe):
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        config = {"model": model, "dataset": dataset, "batch-size": b, "accumulation-steps": k, "max-steps": steps,
+                  "epochs": 0, "threads": threads, "lr": 0.05, "optimizer": "sgd", "momentum": 0.9,
+                  "eval-strategy": "no", "save-strategy": "no"}
+        path = f"{tmp}/config.json"
+        json.dump(config, open(path, "w"))
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=tmp, HOME=tmp)
+        p = subprocess.run([exe, "--config", path, "--autorun", "--quit-after-run"], capture_output=True, text=True,
+                           env=env, timeout=600)
+        m = re.search(r"([0-9.]+) samples/s", p.stderr)
+        return float(m.group(1)) if m else None
+
+
+def summarise(values):
+    return statistics.median(values), min(values), max(values)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="fewer steps (a smoke test of the harness)")
+    ap.add_argument("--build", default=f"{ROOT}/build")
+    ap.add_argument("--output", default=f"{HERE}/RESULTS.md")
+    a = ap.parse_args()
+    scale = 0.25 if a.quick else 1.0
+    peak = float(subprocess.run([PY, f"{HERE}/peak_gemm.py", "1"], capture_output=True, text=True, check=True).stdout)
+    print(f"measured single-core FP32 GEMM peak: {peak:.1f} GFLOP/s", flush=True)
+
+    rows, accumulation_rows, gui_rows = [], [], []
+    for name, model, dataset, b, k, threads, steps in CONFIGS:
+        steps = max(4, int(steps * scale))
+        ours, theirs = [], []
+        for _ in range(a.rounds):  # A B A B
+            ours.append(accum_run(a.build, model, dataset, b, k, threads, steps))
+            theirs.append(eager(model, b, k, threads, steps))
+        o, t = summarise(ours), summarise(theirs)
+        mfu = FLOPS[model] * o[0] / (peak * 1e9 * threads)
+        rows.append((name, threads, o, t, o[0] / t[0], mfu))
+        print(f"{name}: accum-run {o[0]:.0f} samples/s, eager {t[0]:.0f}, ratio {o[0] / t[0]:.2f}, MFU {mfu:.0%}",
+              flush=True)
+
+    for name, model, dataset, threads, steps in [("MLP", "mlp", "fashion-mnist", 1, 400), ("CNN", "cnn", "fashion-mnist", 2, 40)]:
+        steps = max(4, int(steps * scale))
+        acc, big = [], []
+        for _ in range(a.rounds):
+            acc.append(accum_run(a.build, model, dataset, 64, 4, threads, steps))
+            big.append(accum_run(a.build, model, dataset, 256, 1, threads, steps))
+        x, y = summarise(acc), summarise(big)
+        accumulation_rows.append((name, x, y, x[0] / y[0]))
+        print(f"accumulation overhead {name}: (64,4) {x[0]:.0f} vs (256,1) {y[0]:.0f}: {x[0] / y[0]:.3f}", flush=True)
+
+    for name, model, dataset, b, k, threads, steps in [CONFIGS[0], CONFIGS[2]]:
+        steps = max(4, int(steps * scale))
+        gui, cli = [], []
+        for _ in range(a.rounds):
+            g = studio(a.build, model, dataset, b, k, threads, steps)
+            if g is None:
+                break
+            gui.append(g)
+            cli.append(accum_run(a.build, model, dataset, b, k, threads, steps))
+        if gui:
+            x, y = summarise(gui), summarise(cli)
+            gui_rows.append((name, x, y, x[0] / y[0]))
+            print(f"GUI overhead {name}: studio {x[0]:.0f} vs accum-run {y[0]:.0f}: {x[0] / y[0]:.3f}", flush=True)
+
+    cpu = "unknown"
+    try:
+        cpu = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read()).group(1)
+    except Exception:
+        pass
+    import torch
+    fmt = lambda s: f"{s[0]:,.0f} ({s[1]:,.0f}–{s[2]:,.0f})"
+    lines = [
+        "# Benchmark results", "",
+        f"Machine: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; "
+        f"LibTorch/PyTorch {torch.__version__} with OpenBLAS; measured single-core FP32 GEMM peak "
+        f"{peak:.1f} GFLOP/s (bench/peak_gemm.py, 1024² SGEMM).", "",
+        f"Command: `bench/run_bench.py --rounds {a.rounds}{' --quick' if a.quick else ''}` "
+        f"({time.strftime('%Y-%m-%d')}). Each figure is the median of {a.rounds} runs, alternating A B A B, "
+        "with the range in brackets. Only training steps are timed (no data loading from disk, no evaluation); "
+        "SGD momentum 0.9, the gradient norm and the window loss read once per optimizer step in both.", "",
+        "## accum-run vs eager PyTorch (samples/s)", "",
+        "| configuration | threads | accum-run | eager PyTorch | ratio | MFU (accum-run) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, threads, o, t, ratio, mfu in rows:
+        lines.append(f"| {name} | {threads} | {fmt(o)} | {fmt(t)} | **{ratio:.2f}×** | {mfu:.0%} |")
+    lines += ["", "MFU = training FLOPs per sample (forward + backward, counted in bench/run_bench.py) × samples/s "
+              "÷ (measured peak × threads).", "",
+              "## Accumulation overhead: (64, 4) vs (256, 1), same effective batch", "",
+              "| model | 64 × 4 | 256 × 1 | ratio |", "|---|---|---|---|"]
+    for name, x, y, r in accumulation_rows:
+        lines.append(f"| {name} | {fmt(x)} | {fmt(y)} | **{r:.3f}** |")
+    lines += ["", "## GUI overhead: the studio window (offscreen) vs accum-run", ""]
+    if gui_rows:
+        lines += ["| configuration | studio | accum-run | ratio |", "|---|---|---|---|"]
+        for name, x, y, r in gui_rows:
+            lines.append(f"| {name} | {fmt(x)} | {fmt(y)} | **{r:.3f}** |")
+    else:
+        lines.append("Not measured: accum-studio was not built.")
+    open(a.output, "w").write("\n".join(lines) + "\n")
+    print(f"wrote {a.output}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the reader fuzzers with clang's libFuzzer (+ AddressSanitizer and
+# UndefinedBehaviorSanitizer) and runs each for a bounded time.
+# Usage: tests/fuzz/run_fuzzers.sh [SECONDS_PER_TARGET] [WORK_DIR]
+# The seed corpus in tests/fuzz/corpus/ is read, never written: new inputs go
+# to WORK_DIR. A crash leaves its input in WORK_DIR and fails the script.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+SECONDS_PER_TARGET="${1:-20}"
+WORK="${2:-$(mktemp -d)}"
+CXX="${FUZZ_CXX:-clang++}"
+mkdir -p "$WORK"
+FLAGS=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+       -I"$ROOT/engine/include" -I"$ROOT/engine/src")
+CORE=("$ROOT/engine/src/run_config.cpp" "$ROOT/engine/src/metrics_io.cpp"
+      "$ROOT/engine/src/data/idx_reader.cpp" "$ROOT/engine/src/data/csv_reader.cpp")
+status=0
+for target in idx csv config; do
+  exe="$WORK/fuzz_$target"
+  stale=0
+  [[ -x "$exe" ]] || stale=1
+  for src in "$HERE/fuzz_$target.cpp" "${CORE[@]}" "$ROOT"/engine/include/accum/*.h "$ROOT"/engine/src/data/*_reader.h; do
+    [[ "$src" -nt "$exe" ]] && stale=1
+  done
+  if ((stale)); then
+    "$CXX" "${FLAGS[@]}" "$HERE/fuzz_$target.cpp" "${CORE[@]}" -lz -o "$exe"
+  fi
+  mkdir -p "$WORK/corpus_$target"
+  echo "fuzz_$target: ${SECONDS_PER_TARGET}s"
+  if ! (cd "$WORK" && "$exe" "$WORK/corpus_$target" "$HERE/corpus/$target" \
+          -max_total_time="$SECONDS_PER_TARGET" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+          -print_final_stats=1 2>"$WORK/fuzz_$target.log"); then
+    echo "fuzz_$target FAILED (see $WORK/fuzz_$target.log):"
+    tail -40 "$WORK/fuzz_$target.log"
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|cov:" "$WORK/fuzz_$target.log" | tail -2
+  fi
+done
+exit $status
