@@ -15,10 +15,10 @@ if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then
   SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
   cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCUM_BUILD_GUI=OFF \
     -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" >/dev/null
-  cmake --build "$ROOT/build-asan" --parallel "$(nproc)" --target test_config test_readers test_invariants test_styles test_cli accum-run
+  cmake --build "$ROOT/build-asan" --parallel "$(nproc)" --target test_config test_readers test_invariants test_styles test_soak test_cli accum-run
   cd "$ROOT/build-asan"
   # LibTorch itself is not instrumented; its one-time static allocations are not leaks of ours.
   ASAN_OPTIONS="detect_leaks=0:alloc_dealloc_mismatch=0:abort_on_error=1" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    ctest --output-on-failure --timeout 1200 -R "^test_(config|readers|invariants|styles|cli)$"
+    ctest --output-on-failure --timeout 1200 -R "^test_(config|readers|invariants|styles|soak|cli)$"
 fi

@@ -163,6 +163,10 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
     if (c.eval_strategy == "steps" && c.eval_steps <= 0)
         add("eval-steps", "must be positive with --eval-strategy steps, got " + std::to_string(c.eval_steps));
     if (c.eval_steps < 0) add("eval-steps", "must not be negative, got " + std::to_string(c.eval_steps));
+    else if (c.eval_steps > 0 && c.eval_strategy != "steps")
+        add("eval-steps", "only applies with --eval-strategy steps (it is " + c.eval_strategy + ")");
+    if (c.save_steps > 0 && c.save_strategy != "steps")
+        add("save-steps", "only applies with --save-strategy steps (it is " + c.save_strategy + ")");
     if (c.logging_steps <= 0)
         add("logging-steps", "must be at least 1, got " + std::to_string(c.logging_steps));
     if (c.save_strategy != "epoch" && c.save_strategy != "steps" && c.save_strategy != "no")

@@ -154,7 +154,7 @@ void load_checkpoint(RunContext& ctx, const std::string& requested, std::vector<
         state = json::parse(f);
         if (state.at("gradient_accumulation_steps").get<std::int64_t>() != ctx.config.accumulation_steps ||
             state.at("train_batch_size").get<std::int64_t>() != ctx.config.batch_size)
-            throw DataError("--resume: " + dir + " was written with micro-batch " +
+            throw ConfigError("--resume: " + dir + " was written with micro-batch " +
                             std::to_string(state.at("train_batch_size").get<std::int64_t>()) + " × " +
                             std::to_string(state.at("gradient_accumulation_steps").get<std::int64_t>()) +
                             "; resume with the same --batch-size and --accumulation-steps");
@@ -189,6 +189,8 @@ void load_checkpoint(RunContext& ctx, const std::string& requested, std::vector<
         if (log_history)
             for (const auto& h : state.at("log_history")) log_history->push_back(h.dump());
     } catch (const DataError&) {
+        throw;
+    } catch (const ConfigError&) {
         throw;
     } catch (const std::exception& e) {
         throw DataError("--resume: " + dir + " is not a usable checkpoint: " + e.what());
