@@ -69,8 +69,8 @@ int main(int argc, char** argv) {
     const bool quit_after = parser.isSet(quit_option);
     QObject::connect(&window, &studio::MainWindow::run_finished, &window,
                      [&window, screenshot, quit_after](const accum::SummaryRecord& summary) {
-                         std::fprintf(stderr, "accum-studio: run ended: %s %s\n", accum::to_string(summary.status),
-                                      summary.message.c_str());
+                         std::fprintf(stderr, "accum-studio: run ended: %s %s (%.1f samples/s)\n", accum::to_string(summary.status),
+                                      summary.message.c_str(), summary.samples_per_second);
                          // Let the queued replots paint before grabbing.
                          QTimer::singleShot(400, &window, [&window, screenshot, quit_after] {
                              if (!screenshot.isEmpty() && !window.grab().save(screenshot))

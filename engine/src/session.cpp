@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <filesystem>
 #include <thread>
 
@@ -61,13 +62,39 @@ std::string save_final_checkpoint(RunContext& ctx) {
     return ctx.save_now();
 }
 
-int choose_threads(const RunConfig& config) {
-    if (config.threads > 0) return config.threads;
-    // Measured on a 2-core machine: small models lose to oversubscription with
-    // more than one intra-op thread; the convolutions gain from all cores.
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    if (config.model == "cnn") return static_cast<int>(std::min(hw, 4u));
-    return 1;
+// Threads, chosen by measurement on a 2-core machine (bench/RESULTS.md):
+//  - LibTorch's intra-op pool: 1 for the MLP and the transformer (2 made them
+//    about 3× slower: the pool and OpenBLAS's own threads oversubscribe the
+//    cores); all cores (up to 4) for the CNN, whose convolutions gain.
+//  - OpenBLAS's pthread pool (it ignores torch::set_num_threads and would take
+//    every core): all cores for the MLP, whose GEMMs are its whole cost (1.3×
+//    faster than one BLAS thread), otherwise as many as LibTorch's pool.
+// --threads N sets both to N. ACCUM_BLAS_THREADS overrides the BLAS pool.
+struct Threads {
+    int intra_op = 1;
+    int blas = 1;
+};
+
+Threads choose_threads(const RunConfig& config) {
+    const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    Threads t;
+    if (config.threads > 0) {
+        t.intra_op = t.blas = config.threads;
+    } else if (config.model == "cnn") {
+        t.intra_op = t.blas = std::min(hw, 4);
+    } else if (config.model == "mlp") {
+        t.intra_op = 1;
+        t.blas = std::min(hw, 4);
+    }
+    if (const char* v = std::getenv("ACCUM_BLAS_THREADS"); v && std::atoi(v) > 0) t.blas = std::atoi(v);
+    return t;
+}
+
+void set_compute_threads(const Threads& t) {
+    torch::set_num_threads(t.intra_op);
+    using SetThreads = void (*)(int);
+    if (auto* openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+        openblas(t.blas);
 }
 
 } // namespace
@@ -126,7 +153,7 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
         return !(v && std::string(v) == "0");
     }();
     if (counting_allocator) memory::install_counting_allocator();
-    torch::set_num_threads(choose_threads(config));
+    set_compute_threads(choose_threads(config));
     const auto budget = parse_byte_size(config.memory_budget).value_or(0);
     std::unique_ptr<RunContext> ctx;
     const auto wall_start = std::chrono::steady_clock::now();

@@ -33,7 +33,13 @@ public:
         const auto b = x.size(0), t = x.size(1);
         const auto qkv = qkv_->forward(x).view({b, t, 3, kHeads, kModel / kHeads}).permute({2, 0, 3, 1, 4});
         const auto q = qkv[0], k = qkv[1], v = qkv[2];
-        auto scores = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(kModel / kHeads))) + bias;
+        // bias + scale · q kᵀ in one fused batched GEMM (baddbmm) instead of matmul, mul and add.
+        const auto heads = b * kHeads;
+        const auto scores = torch::baddbmm(bias.expand({b, kHeads, t, t}).reshape({heads, t, t}),
+                                           q.reshape({heads, t, kModel / kHeads}),
+                                           k.reshape({heads, t, kModel / kHeads}).transpose(1, 2),
+                                           /*beta=*/1.0, /*alpha=*/1.0 / std::sqrt(double(kModel / kHeads)))
+                                .view({b, kHeads, t, t});
         auto attn = dropout_->forward(torch::softmax(scores, -1));
         auto context = torch::matmul(attn, v).transpose(1, 2).reshape({b, t, kModel});
         auto h = norm1_->forward(x + dropout_->forward(out_->forward(context)));
