@@ -1,5 +1,6 @@
 #include "loss_plot.h"
 
+#include "plot_interaction.h"
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
@@ -36,17 +37,12 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     eval_graph_->setLineStyle(QCPGraph::lsNone);
     eval_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(214, 96, 20), 10));
 
-    plot_->legend->setVisible(true);
-    plot_->legend->setBrush(QColor(255, 255, 255, 210));
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    place_legend_top_right(plot_);
     plot_->yAxis->setLabel(tr("loss"));
     plot_->xAxis->setLabel(tr("optimizer steps"));
 
     // Zooming or dragging freezes the view; a double click returns to auto-fit.
-    connect(plot_, &QCustomPlot::mousePress, this, [this] { auto_range_ = false; });
-    connect(plot_, &QCustomPlot::mouseWheel, this, [this] { auto_range_ = false; });
-    connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] {
-        auto_range_ = true;
+    freeze_view_on_interaction(plot_, this, &auto_range_, [this] {
         dirty_ = true;
         refresh();
     });

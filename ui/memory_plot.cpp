@@ -1,5 +1,6 @@
 #include "memory_plot.h"
 
+#include "plot_interaction.h"
 #include <QFileInfo>
 #include <QTextStream>
 #include <QVBoxLayout>
@@ -53,15 +54,10 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     oom_label_->setPadding(QMargins(12, 0, 0, 8));
     oom_label_->setVisible(false);
 
-    plot_->legend->setVisible(true);
-    plot_->legend->setBrush(QColor(255, 255, 255, 210));
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    place_legend_top_right(plot_);
     plot_->xAxis->setLabel(tr("wall time (s)"));
     plot_->yAxis->setLabel(tr("MiB"));
-    connect(plot_, &QCustomPlot::mousePress, this, [this] { auto_range_ = false; });
-    connect(plot_, &QCustomPlot::mouseWheel, this, [this] { auto_range_ = false; });
-    connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] {
-        auto_range_ = true;
+    freeze_view_on_interaction(plot_, this, &auto_range_, [this] {
         dirty_ = true;
         refresh();
     });

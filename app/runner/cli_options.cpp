@@ -239,7 +239,9 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         }
         const Option& option = it->second;
         if (option.takes_value && !has_inline_value) {
-            if (i + 1 >= args.size()) {
+            // "--lr --epochs 3": the value is missing, not "--epochs".
+            const bool next_is_option = i + 1 < args.size() && args[i + 1].rfind("--", 0) == 0;
+            if (i + 1 >= args.size() || next_is_option) {
                 parsed.problems.push_back({name, "needs a value"});
                 continue;
             }

@@ -26,6 +26,13 @@ std::string join(const std::vector<std::string>& names) {
     return out;
 }
 
+// 0.05, 1e+09, nan: as a person would write the value back.
+std::string num(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+
 bool valid_device(const std::string& device) {
     if (device == "auto" || device == "cpu" || device == "cuda") return true;
     if (device.rfind("cuda:", 0) != 0 || device.size() == 5) return false;
@@ -124,7 +131,7 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
         add("scheduler-per-micro-batch", "is a pitfall demo of the plain loop; use it with --mode pytorch "
                                          "(the Accelerator and the Trainer step the scheduler only on sync)");
     if (!(c.dropout >= 0.0 && c.dropout < 1.0))
-        add("dropout", "must be in [0, 1), got " + std::to_string(c.dropout));
+        add("dropout", "must be in [0, 1), got " + num(c.dropout));
 
     if (c.batch_size <= 0)
         add("batch-size", "must be a positive number of samples per micro-batch, got " + std::to_string(c.batch_size));
@@ -141,20 +148,20 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
     if (c.epochs > 100000) add("epochs", "is absurdly large (" + std::to_string(c.epochs) + ")");
 
     if (!std::isfinite(c.learning_rate) || c.learning_rate <= 0)
-        add("lr", "must be a positive finite learning rate, got " + std::to_string(c.learning_rate));
+        add("lr", "must be a positive finite learning rate, got " + num(c.learning_rate));
     else if (c.learning_rate > 100)
-        add("lr", "is absurdly large (" + std::to_string(c.learning_rate) + "); use at most 100");
+        add("lr", "is absurdly large (" + num(c.learning_rate) + "); use at most 100");
     if (!is_one_of(c.optimizer, known_optimizers()))
         add("optimizer", "unknown optimizer '" + c.optimizer + "' (choose " + join(known_optimizers()) + ")");
     if (!std::isfinite(c.momentum) || c.momentum < 0 || c.momentum >= 1)
-        add("momentum", "must be in [0, 1), got " + std::to_string(c.momentum));
+        add("momentum", "must be in [0, 1), got " + num(c.momentum));
     if (!std::isfinite(c.weight_decay) || c.weight_decay < 0)
-        add("weight-decay", "must be zero or positive, got " + std::to_string(c.weight_decay));
+        add("weight-decay", "must be zero or positive, got " + num(c.weight_decay));
     if (!is_one_of(c.scheduler, known_schedulers()))
         add("scheduler", "unknown scheduler '" + c.scheduler + "' (choose " + join(known_schedulers()) + ")");
     if (c.warmup_steps < 0) add("warmup-steps", "must not be negative, got " + std::to_string(c.warmup_steps));
     if (!std::isfinite(c.max_grad_norm) || c.max_grad_norm < 0)
-        add("max-grad-norm", "must be zero (no clipping) or positive, got " + std::to_string(c.max_grad_norm));
+        add("max-grad-norm", "must be zero (no clipping) or positive, got " + num(c.max_grad_norm));
     if (c.loss_normalization != "mean" && c.loss_normalization != "tokens")
         add("loss-normalization", "unknown value '" + c.loss_normalization + "' (choose mean, tokens)");
 

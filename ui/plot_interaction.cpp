@@ -1,0 +1,22 @@
+#include "plot_interaction.h"
+
+#include <qcustomplot.h>
+
+namespace studio {
+
+void place_legend_top_right(QCustomPlot* plot) {
+    plot->legend->setVisible(true);
+    plot->legend->setBrush(QColor(255, 255, 255, 210));
+    plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+}
+
+void freeze_view_on_interaction(QCustomPlot* plot, QObject* context, bool* auto_range, std::function<void()> refit) {
+    QObject::connect(plot, &QCustomPlot::mousePress, context, [auto_range] { *auto_range = false; });
+    QObject::connect(plot, &QCustomPlot::mouseWheel, context, [auto_range] { *auto_range = false; });
+    QObject::connect(plot, &QCustomPlot::mouseDoubleClick, context, [auto_range, refit] {
+        *auto_range = true;
+        refit();
+    });
+}
+
+} // namespace studio
