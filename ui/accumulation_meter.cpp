@@ -1,5 +1,7 @@
 #include "accumulation_meter.h"
 
+#include <cmath>
+
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
@@ -28,9 +30,11 @@ void AccumulationMeter::show_record(const accum::MicroStepRecord& r) {
     if (k != int(norms_.size()) || r.window_index <= 1) norms_.assign(static_cast<std::size_t>(std::max(k, window_size_)), 0.0);
     window_size_ = std::max(window_size_, k);
     filled_ = std::clamp(r.window_index, 0, int(norms_.size()));
-    if (filled_ > 0) norms_[static_cast<std::size_t>(filled_ - 1)] = r.grad_norm;
+    // The engine measures the norm only at teaching pace; at full speed there are no bars.
+    const double norm = std::isfinite(r.grad_norm) ? r.grad_norm : 0.0;
+    if (filled_ > 0) norms_[static_cast<std::size_t>(filled_ - 1)] = norm;
     for (int i = filled_; i < int(norms_.size()); ++i) norms_[static_cast<std::size_t>(i)] = 0.0;
-    scale_ = std::max(scale_, r.grad_norm);
+    scale_ = std::max(scale_, norm);
     synced_ = r.sync;
     updates_ = r.step + (r.sync ? 1 : 0);
     update();

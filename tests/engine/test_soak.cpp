@@ -99,7 +99,13 @@ private Q_SLOTS:
         QCOMPARE(completed + stopped + oom, 200);
         // "Noise": allocator caches and fragmentation; a leak of one data set per run
         // (about 1.5 MiB) would add 270 MiB over the 180 runs.
+#ifdef __SANITIZE_ADDRESS__
+        // AddressSanitizer keeps freed memory in quarantine, so the resident set grows
+        // by design there; the Release build of this test checks it.
+        qInfo("AddressSanitizer build: the resident-memory check is left to the Release build");
+#else
         QVERIFY2(rss_end - rss_after_warmup < 40 * 1048576, "resident memory grew");
+#endif
         QCOMPARE(thread_count(), threads_after_warmup); // no thread left behind
     }
 };

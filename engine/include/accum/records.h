@@ -15,7 +15,8 @@ struct MicroStepRecord {
     int window_size = 0;             // K (or the real size of a partial window)
     bool sync = false;               // this micro-batch ends the window: the optimizer steps
     double loss = 0.0;               // this micro-batch's loss, unscaled
-    double grad_norm = 0.0;          // norm of the accumulated .grad after its backward
+    double grad_norm = 0.0;          // norm of the accumulated .grad after its backward; NaN (not
+                                     // computed) unless at teaching pace or paused
     double epoch = 0.0;
 };
 

@@ -193,7 +193,10 @@ void RunContext::after_backward(const ModelOutput& outputs, const Batch& batch, 
         r.window_size = window_size;
         r.sync = sync;
         r.loss = loss.item<double>();
-        r.grad_norm = gradient_norm(model->parameters());
+        // The norm costs a pass over every gradient: only at teaching pace (or while
+        // stepping by hand), where a person watches the accumulation meter.
+        r.grad_norm = config.micro_step_delay_s > 0 || control.paused() ? gradient_norm(model->parameters())
+                                                                         : std::nan("");
         r.epoch = fractional_epoch(progress.next_index + 1);
         sink.on_micro_step(r);
     }
