@@ -9,6 +9,7 @@
 
 #include <fstream>
 
+#include "accum/session.h"
 #include "accum/sink.h"
 #include "data/data_loader.h"
 #include "memory/counting_allocator.h"
@@ -202,6 +203,40 @@ private Q_SLOTS:
         memory::set_cpu_budget(0);
         QVERIFY(threw);
         QCOMPARE(memory::cpu_counters().current, before);
+    }
+
+    // Out of memory in the middle of a run (as when another process takes device
+    // memory): the budget drops under the run's feet after a few optimizer steps.
+    // The run ends cleanly as out_of_memory with its steps reported, and the next
+    // run in the same process completes.
+    void outOfMemoryMidRun() {
+        struct Squeeze : Sink {
+            std::vector<StepRecord> steps;
+            SummaryRecord summary;
+            void on_step(const StepRecord& r) override {
+                steps.push_back(r);
+                if (r.step == 3) memory::set_cpu_budget(memory::cpu_counters().current + 1024);
+            }
+            void on_summary(const SummaryRecord& s) override { summary = s; }
+        };
+        RunConfig c;
+        c.dataset = "synthetic-pairs";
+        c.batch_size = 32;
+        c.accumulation_steps = 2;
+        c.epochs = 0;
+        c.max_steps = 20;
+        c.eval_strategy = "no";
+        Squeeze sink;
+        Session session;
+        const auto s = session.run(c, sink);
+        QCOMPARE(s.status, RunStatus::OutOfMemory);
+        QCOMPARE(s.exit_code, 3);
+        QCOMPARE(s.optimizer_steps, std::int64_t(3));
+        QCOMPARE(sink.steps.size(), std::size_t(3));
+        QVERIFY(s.message.find("Try micro-batch 16 × 4") != std::string::npos);
+        QCOMPARE(memory::cpu_counters().budget, std::int64_t(0)); // released for the next run
+        Sink quiet;
+        QCOMPARE(Session().run(c, quiet).status, RunStatus::Completed);
     }
 
     // find_executable_batch_size retries with × 0.9 and gives up at zero.
