@@ -110,19 +110,25 @@ void CodePanel::start_run(int accumulation_steps, int pace_ms) {
 void CodePanel::append(const RecordBatch& batch) {
     if (batch.micro_steps.empty()) return;
     if (pace_ms_ <= 0) {
-        // Full speed: no animation, the last micro-batch's lines and meter.
+        // Full speed: no animation, the last micro-batch's lines and meter, drawn by refresh().
         current_ = batch.micro_steps.back().record;
-        current_roles_ = highlight_roles(current_);
-        meter_->show_record(current_);
-        lit_ = current_roles_;
-        std::reverse(lit_.begin(), lit_.end());
-        apply_highlight();
+        full_speed_dirty_ = true;
         return;
     }
     for (const auto& m : batch.micro_steps) queue_.push_back(m.record);
     // Never fall behind by more than a couple of micro-batches.
     while (queue_.size() > 2) queue_.pop_front();
     if (!phase_timer_.isActive() && phase_ < 0) next_phase();
+}
+
+void CodePanel::refresh() {
+    if (!full_speed_dirty_) return;
+    full_speed_dirty_ = false;
+    current_roles_ = highlight_roles(current_);
+    meter_->show_record(current_);
+    lit_ = current_roles_;
+    std::reverse(lit_.begin(), lit_.end());
+    apply_highlight();
 }
 
 void CodePanel::next_phase() {

@@ -33,6 +33,9 @@ public:
     // pace_ms = 0: full speed (the last micro-batch's lines, no animation).
     void start_run(int accumulation_steps, int pace_ms);
     void append(const RecordBatch& batch);
+    // At full speed the panel shows the latest micro-batch; the window's refresh
+    // timer calls this to draw it (not every record batch: drawing costs the engine).
+    void refresh();
     void set_paused(bool paused, bool running);
 
     // The roles lit in the C++ and Python listings right now (current first).
@@ -68,6 +71,7 @@ private:
     std::vector<LineRole> current_roles_;
     int phase_ = -1;
     std::vector<LineRole> lit_; // current role first, then those done in this micro-batch
+    bool full_speed_dirty_ = false;
 };
 
 } // namespace studio

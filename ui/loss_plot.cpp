@@ -38,6 +38,8 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     eval_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(214, 96, 20), 10));
 
     place_legend_top_right(plot_);
+    use_fast_drawing(plot_);
+    micro_graph_->setAntialiased(false); // thousands of faint points: not worth the antialiasing
     plot_->yAxis->setLabel(tr("loss"));
     plot_->xAxis->setLabel(tr("optimizer steps"));
 

@@ -411,6 +411,7 @@ void MainWindow::on_records(const RecordBatch& batch) {
 }
 
 void MainWindow::on_refresh_timer() {
+    code_panel_->refresh();
     loss_plot_->refresh();
     memory_plot_->refresh();
     if (!pending_logs_.isEmpty()) {

@@ -55,6 +55,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     oom_label_->setVisible(false);
 
     place_legend_top_right(plot_);
+    use_fast_drawing(plot_);
     plot_->xAxis->setLabel(tr("wall time (s)"));
     plot_->yAxis->setLabel(tr("MiB"));
     freeze_view_on_interaction(plot_, this, &auto_range_, [this] {

@@ -4,6 +4,10 @@
 
 namespace studio {
 
+void use_fast_drawing(QCustomPlot* plot) {
+    plot->setPlottingHints(QCP::phFastPolylines | QCP::phCacheLabels);
+}
+
 void place_legend_top_right(QCustomPlot* plot) {
     plot->legend->setVisible(true);
     plot->legend->setBrush(QColor(255, 255, 255, 210));

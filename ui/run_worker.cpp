@@ -5,7 +5,9 @@
 namespace studio {
 
 namespace {
-constexpr qint64 flush_interval_ms = 30;
+// Records cross to the window at most 10 times a second (a record arriving after a
+// longer pause, as at teaching pace, goes at once).
+constexpr qint64 flush_interval_ms = 100;
 }
 
 RunWorker::RunWorker(QObject* parent) : QObject(parent) {}
