@@ -1,9 +1,7 @@
 #include "runner/cli_options.h"
 
 #include <charconv>
-#include <cmath>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <sstream>
 
@@ -16,109 +14,61 @@ bool to_int(const std::string& text, std::int64_t& out) {
     return !text.empty() && r.ec == std::errc() && r.ptr == text.data() + text.size();
 }
 
-bool to_double(const std::string& text, double& out) {
-    if (text.empty()) return false;
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
-    return r.ec == std::errc() && r.ptr == text.data() + text.size();
-}
-
+// The command line's options: a help text each. A value option sets the config
+// key of its name through accum::set_option (the same table and checks as the
+// JSON form); a flag sets a true/false key.
 struct Option {
     std::string help;
-    bool takes_value = true;
-    std::function<bool(RunConfig&, const std::string&, std::string&)> apply;
+    const char* flag_key = nullptr;   // set for flags: the key they set...
+    const char* flag_value = "true";  // ...and to what
+    bool takes_value() const { return flag_key == nullptr; }
 };
 
-Option text(std::string help, std::string RunConfig::*member) {
-    return {std::move(help), true, [member](RunConfig& c, const std::string& v, std::string&) {
-                c.*member = v;
-                return true;
-            }};
-}
-
-template <typename T>
-Option integer(std::string help, T RunConfig::*member) {
-    return {std::move(help), true, [member](RunConfig& c, const std::string& v, std::string& error) {
-                std::int64_t n = 0;
-                if (!to_int(v, n)) {
-                    error = "expects a whole number, got '" + v + "'";
-                    return false;
-                }
-                if constexpr (std::is_unsigned_v<T>) {
-                    if (n < 0) {
-                        error = "must not be negative, got " + v;
-                        return false;
-                    }
-                }
-                if (n < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
-                    (std::is_same_v<T, int> && n > std::numeric_limits<int>::max())) {
-                    error = "is out of range: " + v;
-                    return false;
-                }
-                c.*member = static_cast<T>(n);
-                return true;
-            }};
-}
-
-Option real(std::string help, double RunConfig::*member) {
-    return {std::move(help), true, [member](RunConfig& c, const std::string& v, std::string& error) {
-                double d = 0;
-                if (!to_double(v, d)) {
-                    error = "expects a number, got '" + v + "'";
-                    return false;
-                }
-                c.*member = d;
-                return true;
-            }};
-}
-
-Option flag(std::string help, bool RunConfig::*member, bool value) {
-    return {std::move(help), false, [member, value](RunConfig& c, const std::string&, std::string&) {
-                c.*member = value;
-                return true;
-            }};
-}
+Option value(std::string help) { return {std::move(help)}; }
+Option flag(std::string help, const char* key, const char* to = "true") { return {std::move(help), key, to}; }
 
 const std::map<std::string, Option>& options() {
     static const std::map<std::string, Option> o{
-        {"mode", text("pytorch | accelerator | trainer (default pytorch)", &RunConfig::mode)},
-        {"dataset", text("fashion-mnist | synthetic-pairs | synthetic-lm | csv", &RunConfig::dataset)},
-        {"data", text("data directory (fashion-mnist) or CSV file", &RunConfig::data_path)},
-        {"label-column", text("CSV column that holds the labels (default label)", &RunConfig::label_column)},
-        {"model", text("mlp | cnn | transformer", &RunConfig::model)},
-        {"batch-norm", flag("add BatchNorm layers (pitfall demo)", &RunConfig::batch_norm, true)},
-        {"scheduler-per-micro-batch", flag("pitfall demo: step the scheduler after every micro-batch (pytorch mode)", &RunConfig::scheduler_per_micro_batch, true)},
-        {"dropout", real("dropout probability (default 0)", &RunConfig::dropout)},
-        {"batch-size", integer("micro-batch size B (default 64)", &RunConfig::batch_size)},
-        {"accumulation-steps", integer("gradient-accumulation steps K (default 4)", &RunConfig::accumulation_steps)},
-        {"epochs", integer("epochs (default 3)", &RunConfig::epochs)},
-        {"max-steps", integer("optimizer steps; overrides --epochs", &RunConfig::max_steps)},
-        {"lr", real("learning rate (default 0.05)", &RunConfig::learning_rate)},
-        {"optimizer", text("sgd | adamw", &RunConfig::optimizer)},
-        {"momentum", real("SGD momentum (default 0.9)", &RunConfig::momentum)},
-        {"weight-decay", real("weight decay (default 0)", &RunConfig::weight_decay)},
-        {"scheduler", text("constant | linear | cosine", &RunConfig::scheduler)},
-        {"warmup-steps", integer("linear warm-up, in optimizer steps", &RunConfig::warmup_steps)},
-        {"max-grad-norm", real("clip the gradient norm once per window (0 = off)", &RunConfig::max_grad_norm)},
-        {"skip-nonfinite", flag("skip an update whose loss or gradient is not finite instead of stopping", &RunConfig::skip_nonfinite, true)},
-        {"loss-normalization", text("mean | tokens", &RunConfig::loss_normalization)},
-        {"eval-strategy", text("epoch | steps | no", &RunConfig::eval_strategy)},
-        {"eval-steps", integer("evaluate every N optimizer steps", &RunConfig::eval_steps)},
-        {"logging-steps", integer("log every N optimizer steps (default 10)", &RunConfig::logging_steps)},
-        {"save-strategy", text("epoch | steps | no (checkpoints)", &RunConfig::save_strategy)},
-        {"save-steps", integer("checkpoint every N optimizer steps", &RunConfig::save_steps)},
-        {"save-total-limit", integer("keep at most N checkpoints (0 = all)", &RunConfig::save_total_limit)},
-        {"auto-find-batch-size", flag("on out of memory, retry with a smaller micro-batch", &RunConfig::auto_find_batch_size, true)},
-        {"seed", integer("random seed (default 0)", &RunConfig::seed)},
-        {"shuffle", flag("shuffle every epoch (default)", &RunConfig::shuffle, true)},
-        {"no-shuffle", flag("keep the data order", &RunConfig::shuffle, false)},
-        {"device", text("auto | cpu | cuda | cuda:N", &RunConfig::device)},
-        {"threads", integer("intra-op threads (0 = chosen by measurement)", &RunConfig::threads)},
-        {"memory-budget", text("tensor-memory budget, e.g. 512MiB (0 = none)", &RunConfig::memory_budget)},
-        {"output-dir", text("where config.json, metrics.jsonl, summary.json go (default runs/<time>)", &RunConfig::output_dir)},
-        {"metrics", text("metrics JSON Lines file (default <output-dir>/metrics.jsonl)", &RunConfig::metrics_file)},
-        {"resume", text("continue from a checkpoint directory", &RunConfig::resume_from)},
-        {"quiet", flag("print only the summary", &RunConfig::quiet, true)},
-        {"micro-step-delay", real("seconds to wait after each micro-batch (teaching pace)", &RunConfig::micro_step_delay_s)},
+        {"mode", value("pytorch | accelerator | trainer (default pytorch)")},
+        {"dataset", value("fashion-mnist | synthetic-pairs | synthetic-lm | csv")},
+        {"data", value("data directory (fashion-mnist) or CSV file")},
+        {"label-column", value("CSV column that holds the labels (default label)")},
+        {"model", value("mlp | cnn | transformer")},
+        {"batch-norm", flag("add BatchNorm layers (pitfall demo)", "batch-norm")},
+        {"scheduler-per-micro-batch", flag("pitfall demo: step the scheduler after every micro-batch (pytorch mode)",
+                                           "scheduler-per-micro-batch")},
+        {"dropout", value("dropout probability (default 0)")},
+        {"batch-size", value("micro-batch size B (default 64)")},
+        {"accumulation-steps", value("gradient-accumulation steps K (default 4)")},
+        {"epochs", value("epochs (default 3)")},
+        {"max-steps", value("optimizer steps; overrides --epochs")},
+        {"lr", value("learning rate (default 0.05)")},
+        {"optimizer", value("sgd | adamw")},
+        {"momentum", value("SGD momentum (default 0.9)")},
+        {"weight-decay", value("weight decay (default 0)")},
+        {"scheduler", value("constant | linear | cosine")},
+        {"warmup-steps", value("linear warm-up, in optimizer steps")},
+        {"max-grad-norm", value("clip the gradient norm once per window (0 = off)")},
+        {"skip-nonfinite", flag("skip an update whose loss or gradient is not finite instead of stopping", "skip-nonfinite")},
+        {"loss-normalization", value("mean | tokens")},
+        {"eval-strategy", value("epoch | steps | no")},
+        {"eval-steps", value("evaluate every N optimizer steps")},
+        {"logging-steps", value("log every N optimizer steps (default 10)")},
+        {"save-strategy", value("epoch | steps | no (checkpoints)")},
+        {"save-steps", value("checkpoint every N optimizer steps")},
+        {"save-total-limit", value("keep at most N checkpoints (0 = all)")},
+        {"auto-find-batch-size", flag("on out of memory, retry with a smaller micro-batch", "auto-find-batch-size")},
+        {"seed", value("random seed (default 0)")},
+        {"shuffle", flag("shuffle every epoch (default)", "shuffle")},
+        {"no-shuffle", flag("keep the data order", "shuffle", "false")},
+        {"device", value("auto | cpu | cuda | cuda:N")},
+        {"threads", value("intra-op threads (0 = chosen by measurement)")},
+        {"memory-budget", value("tensor-memory budget, e.g. 512MiB (0 = none)")},
+        {"output-dir", value("where config.json, metrics.jsonl, summary.json go (default runs/<time>)")},
+        {"metrics", value("metrics JSON Lines file (default <output-dir>/metrics.jsonl)")},
+        {"resume", value("continue from a checkpoint directory")},
+        {"quiet", flag("print only the summary", "quiet")},
+        {"micro-step-delay", value("seconds to wait after each micro-batch (teaching pace)")},
     };
     return o;
 }
@@ -145,7 +95,7 @@ std::string usage() {
            "Options (also read from --config FILE.json with the same keys; flags win):\n";
     out << "  --config FILE.json\n      options as a JSON object\n";
     for (const auto& [name, o] : options())
-        out << "  --" << name << (o.takes_value ? " VALUE" : "") << "\n      " << o.help << "\n";
+        out << "  --" << name << (o.takes_value() ? " VALUE" : "") << "\n      " << o.help << "\n";
     out << "  --target-batch N\n      (plan) effective batch to reach\n";
     out << "\nExit codes: 0 completed, 2 invalid arguments, 3 out of memory, 4 data missing or corrupt,\n"
            "5 diverged, 130 interrupted.\n";
@@ -230,7 +180,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
                 parsed.problems.push_back({name, "expects a positive whole number, got '" + value + "'"});
             continue;
         }
-        if (name == "learning-rate") name = "lr";
+        if (name == "learning-rate") name = "lr"; // the Python spellings, as the JSON form accepts them
         if (name == "gradient-accumulation-steps") name = "accumulation-steps";
         const auto it = options().find(name);
         if (it == options().end()) {
@@ -238,7 +188,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             continue;
         }
         const Option& option = it->second;
-        if (option.takes_value && !has_inline_value) {
+        if (option.takes_value() && !has_inline_value) {
             // "--lr --epochs 3": the value is missing, not "--epochs".
             const bool next_is_option = i + 1 < args.size() && args[i + 1].rfind("--", 0) == 0;
             if (i + 1 >= args.size() || next_is_option) {
@@ -246,12 +196,14 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
                 continue;
             }
             value = args[++i];
-        } else if (!option.takes_value && has_inline_value) {
+        } else if (!option.takes_value() && has_inline_value) {
             parsed.problems.push_back({name, "takes no value"});
             continue;
         }
         std::string error;
-        if (!option.apply(parsed.config, value, error)) parsed.problems.push_back({name, error});
+        const bool ok = option.takes_value() ? set_option(parsed.config, name, value, error)
+                                             : set_option(parsed.config, option.flag_key, option.flag_value, error);
+        if (!ok) parsed.problems.push_back({name, error});
     }
     if (parsed.command == "train" || parsed.command == "plan") {
         // Options that failed to parse are reported once; validation adds the rest.

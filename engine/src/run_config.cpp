@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -201,16 +202,28 @@ namespace {
 using nlohmann::json;
 
 // One table drives both directions, so a key can never be written but not read.
+enum class Kind { Text, Boolean, Integer, Real };
+
 struct Field {
     const char* key;
+    Kind kind;
     std::function<json(const RunConfig&)> get;
     std::function<bool(RunConfig&, const json&, std::string&)> set;
 };
 
 template <typename T>
+constexpr Kind kind_of() {
+    if constexpr (std::is_same_v<T, std::string>) return Kind::Text;
+    else if constexpr (std::is_same_v<T, bool>) return Kind::Boolean;
+    else if constexpr (std::is_floating_point_v<T>) return Kind::Real;
+    else return Kind::Integer;
+}
+
+template <typename T>
 Field make_field(const char* key, T RunConfig::*member) {
     return Field{
         key,
+        kind_of<T>(),
         [member](const RunConfig& c) { return json(c.*member); },
         [member](RunConfig& c, const json& v, std::string& error) {
             if constexpr (std::is_same_v<T, std::string>) {
@@ -298,7 +311,66 @@ std::string normalise_key(std::string key) {
     return key;
 }
 
+const Field* find_field(const std::string& key) {
+    const std::string k = normalise_key(key);
+    for (const auto& f : fields())
+        if (k == f.key) return &f;
+    return nullptr;
+}
+
+// Command-line text → the JSON value the field's setter expects.
+bool text_to_json(Kind kind, const std::string& text, json& value, std::string& error) {
+    const char* begin = text.data();
+    const char* end = text.data() + text.size();
+    switch (kind) {
+    case Kind::Text:
+        value = text;
+        return true;
+    case Kind::Boolean:
+        if (text != "true" && text != "false") {
+            error = "expects true or false, got '" + text + "'";
+            return false;
+        }
+        value = text == "true";
+        return true;
+    case Kind::Integer: {
+        std::int64_t n = 0;
+        const auto r = std::from_chars(begin, end, n);
+        if (text.empty() || r.ec != std::errc() || r.ptr != end) {
+            error = "expects a whole number, got '" + text + "'";
+            return false;
+        }
+        value = n;
+        return true;
+    }
+    case Kind::Real: {
+        double d = 0;
+        const auto r = std::from_chars(begin, end, d);
+        if (text.empty() || r.ec != std::errc() || r.ptr != end) {
+            error = "expects a number, got '" + text + "'";
+            return false;
+        }
+        value = d;
+        return true;
+    }
+    }
+    return false;
+}
+
 } // namespace
+
+bool set_option(RunConfig& config, const std::string& key, const std::string& text, std::string& error) {
+    const Field* field = find_field(key);
+    if (!field) {
+        error = "is not a known option";
+        return false;
+    }
+    json value;
+    if (!text_to_json(field->kind, text, value, error)) return false;
+    if (field->set(config, value, error)) return true;
+    error += ", got " + text;
+    return false;
+}
 
 std::string to_json_text(const RunConfig& config) {
     json j = json::object();
@@ -320,17 +392,15 @@ RunConfig from_json_text(const std::string& text, const RunConfig& base, std::ve
         return config;
     }
     for (const auto& [raw_key, value] : j.items()) {
-        const std::string key = normalise_key(raw_key);
-        const auto it = std::find_if(fields().begin(), fields().end(),
-                                     [&](const Field& f) { return key == f.key; });
-        if (it == fields().end()) {
+        const Field* field = find_field(raw_key);
+        if (!field) {
             problems.push_back({raw_key.empty() ? std::string("\"\"") : raw_key,
                                 "is not a known option (in the config file)"});
             continue;
         }
         std::string error;
-        if (!it->set(config, value, error))
-            problems.push_back({it->key, error + " (in the config file, got " + value.dump() + ")"});
+        if (!field->set(config, value, error))
+            problems.push_back({field->key, error + " (in the config file, got " + value.dump() + ")"});
     }
     return config;
 }

@@ -14,6 +14,7 @@
 #include "accum/errors.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
+#include "memory/out_of_memory.h"
 #include "styles/pytorch_loop.h"
 #include "training/checkpoint.h"
 #include "training/control.h"
@@ -38,12 +39,6 @@ void Session::step_once() { control_->control.step_once(); }
 bool Session::is_paused() const { return control_->control.paused(); }
 
 namespace {
-
-bool is_out_of_memory(const std::exception& e) {
-    if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
-    const std::string what = e.what();
-    return what.find("out of memory") != std::string::npos || what.find("CUDA error: out of memory") != std::string::npos;
-}
 
 std::string first_line(const std::string& text) {
     const auto nl = text.find('\n');
@@ -106,28 +101,41 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
 SummaryRecord Session::run(const RunConfig& config, Sink& sink) {
     auto& control = control_->control;
     control.reset();
-    RunConfig attempt = config;
-    SummaryRecord summary = run_once(attempt, sink, control);
-    // auto_find_batch_size: like Transformers (Accelerate's find_executable_batch_size)
-    // retry with int(batch × 0.9) on out of memory; unlike it, raise the
-    // accumulation steps so the effective batch stays (at least) the same.
+    if (!config.auto_find_batch_size) {
+        const SummaryRecord summary = run_once(config, sink, control);
+        sink.on_summary(summary);
+        return summary;
+    }
+    // auto_find_batch_size: like Transformers, through Accelerate's
+    // find_executable_batch_size (retry with int(batch × 0.9) on out of memory);
+    // unlike it, K is raised so the effective batch stays (at least) the same.
     const std::int64_t effective = config.effective_batch();
-    while (config.auto_find_batch_size && summary.status == RunStatus::OutOfMemory && !control.stop_requested()) {
-        const std::int64_t smaller = static_cast<std::int64_t>(static_cast<double>(attempt.batch_size) * 0.9);
-        if (smaller == 0) {
-            summary.message = "No executable batch size found, reached zero. " + summary.message;
-            break;
-        }
-        attempt.batch_size = smaller;
-        attempt.accumulation_steps = (effective + smaller - 1) / smaller;
-        sink.on_log("auto_find_batch_size: out of memory; retrying with micro-batch " + std::to_string(smaller) +
-                    " × " + std::to_string(attempt.accumulation_steps) + " accumulation steps (effective batch " +
-                    std::to_string(attempt.effective_batch()) +
-                    (attempt.effective_batch() == effective ? ", unchanged)" : ", the nearest above " + std::to_string(effective) + ")"));
-        summary = run_once(attempt, sink, control);
-        if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped)
+    auto k_for = [effective](std::int64_t batch) { return (effective + batch - 1) / batch; };
+    RunConfig attempt = config;
+    SummaryRecord summary;
+    try {
+        find_executable_batch_size(
+            [&](std::int64_t batch) {
+                attempt.batch_size = batch;
+                attempt.accumulation_steps = k_for(batch);
+                summary = run_once(attempt, sink, control);
+                if (summary.status == RunStatus::OutOfMemory && !control.stop_requested())
+                    C10_THROW_ERROR(OutOfMemoryError, summary.message);
+            },
+            config.batch_size,
+            [&](std::int64_t batch, const std::string&) {
+                const std::int64_t k = k_for(batch);
+                sink.on_log("auto_find_batch_size: out of memory; retrying with micro-batch " + std::to_string(batch) +
+                            " × " + std::to_string(k) + " accumulation steps (effective batch " +
+                            std::to_string(batch * k) +
+                            (batch * k == effective ? ", unchanged)" : ", the nearest above " + std::to_string(effective) + ")"));
+            });
+        if (attempt.batch_size != config.batch_size &&
+            (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped))
             summary.message += " (auto_find_batch_size chose micro-batch " + std::to_string(attempt.batch_size) + " × " +
                                std::to_string(attempt.accumulation_steps) + ")";
+    } catch (const std::runtime_error& e) { // reached zero
+        summary.message = std::string(e.what()) + " " + summary.message;
     }
     sink.on_summary(summary);
     return summary;
@@ -178,9 +186,9 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
         }
         // The model was built before counting began: count its parameters now,
         // as they would sit in device memory, by moving them into counted storage.
-        for (auto& p : ctx->model->parameters()) {
+        {
             torch::NoGradGuard guard;
-            p.set_data(p.clone());
+            for (auto& p : ctx->model->parameters()) p.set_data(p.clone());
         }
         if (!config.resume_from.empty() && config.mode != "trainer") // the Trainer resumes in train()
             load_checkpoint(*ctx, config.resume_from, &ctx->log_history);
@@ -226,7 +234,7 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
             }
         }
     } catch (const std::exception& e) {
-        if (is_out_of_memory(e)) {
+        if (is_out_of_memory_error(e)) {
             summary.status = RunStatus::OutOfMemory;
             summary.exit_code = exit_code::out_of_memory;
             const std::int64_t b = config.batch_size, k = config.accumulation_steps;

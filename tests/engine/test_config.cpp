@@ -157,6 +157,28 @@ private Q_SLOTS:
         p = cli::parse_arguments({"--epochs", "0"});
         QVERIFY(mentions(p.problems, "epochs"));
     }
+    // The command line and the JSON form share one option table: every option
+    // --help lists (bar the runner's own) is a key of the JSON form.
+    void cliOptionsAreConfigKeys() {
+        const std::string json = to_json_text(RunConfig{});
+        const QStringList lines = QString::fromStdString(cli::usage()).split('\n');
+        int checked = 0;
+        for (const QString& line : lines) {
+            if (!line.startsWith("  --")) continue;
+            const QString name = line.mid(4).section(' ', 0, 0);
+            if (name == "config" || name == "target-batch" || name == "no-shuffle") continue;
+            QVERIFY2(json.find("\"" + name.toStdString() + "\"") != std::string::npos, qPrintable(name));
+            ++checked;
+        }
+        QVERIFY(checked > 30);
+        RunConfig c;
+        std::string error;
+        QVERIFY(set_option(c, "gradient_accumulation_steps", "8", error));
+        QCOMPARE(c.accumulation_steps, std::int64_t(8));
+        QVERIFY(!set_option(c, "seed", "-1", error));
+        QVERIFY2(error.find("-1") != std::string::npos, error.c_str()); // the message shows the value
+    }
+
     void cliFlagsOverrideConfigFile() {
         QTemporaryDir dir;
         const QString path = dir.filePath("c.json");

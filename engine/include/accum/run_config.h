@@ -90,6 +90,13 @@ const std::vector<std::string>& known_schedulers();
 // JSON, with the same keys as the long command-line options ("batch-size").
 // from_json_text applies the keys it finds on top of `base`; problems name the key.
 std::string to_json_text(const RunConfig& config);
+
+// Sets one option from text, as given on the command line ("64", "0.05",
+// "true"), through the same table and checks as the JSON form. `key` is the
+// option name ("batch-size"; '_' spellings and the aliases learning-rate and
+// gradient-accumulation-steps are accepted). False, with `error` saying why,
+// for an unknown key or a value of the wrong type or range.
+bool set_option(RunConfig& config, const std::string& key, const std::string& text, std::string& error);
 RunConfig from_json_text(const std::string& text, const RunConfig& base,
                          std::vector<ConfigProblem>& problems);
 

@@ -29,10 +29,6 @@ void DataLoader::set_epoch(std::int64_t epoch) { order_ = epoch_permutation(data
 
 std::int64_t DataLoader::size() const { return (dataset_->size() + batch_size_ - 1) / batch_size_; }
 
-std::int64_t DataLoader::samples_in(std::int64_t index) const {
-    return std::min(batch_size_, dataset_->size() - index * batch_size_);
-}
-
 Batch DataLoader::batch(std::int64_t index) const {
     const std::int64_t begin = index * batch_size_;
     const std::int64_t end = std::min(begin + batch_size_, dataset_->size());

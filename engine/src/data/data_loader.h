@@ -23,7 +23,6 @@ public:
     Batch batch(std::int64_t index) const;
     // Label items (samples, or tokens) in batches [first, last).
     std::int64_t items_in(std::int64_t first, std::int64_t last) const;
-    std::int64_t samples_in(std::int64_t index) const;
 
 private:
     const TensorDataset* dataset_;

@@ -21,9 +21,7 @@ namespace {
 std::atomic<std::int64_t> g_current{0};
 std::atomic<std::int64_t> g_peak{0};
 std::atomic<std::int64_t> g_window_peak{0};
-std::atomic<std::int64_t> g_allocations{0};
 std::atomic<std::int64_t> g_budget{0};
-std::atomic<std::int64_t> g_failed{0};
 thread_local bool t_counting = false;
 
 void raise_to(std::atomic<std::int64_t>& peak, std::int64_t value) {
@@ -71,7 +69,6 @@ private:
             const std::int64_t now = g_current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
             if (budget > 0 && now > budget) {
                 g_current.fetch_sub(bytes, std::memory_order_relaxed);
-                g_failed.fetch_add(1, std::memory_order_relaxed);
                 C10_THROW_ERROR(OutOfMemoryError,
                                 "CPU out of memory (memory budget). Tried to allocate " + format_byte_size(bytes) +
                                     "; " + format_byte_size(now - bytes) + " of the " + format_byte_size(budget) +
@@ -79,7 +76,6 @@ private:
             }
             raise_to(g_peak, now);
             raise_to(g_window_peak, now);
-            g_allocations.fetch_add(1, std::memory_order_relaxed);
         }
         void* base = nullptr;
         try {
@@ -116,9 +112,7 @@ CpuCounters cpu_counters() {
     c.current = g_current.load(std::memory_order_relaxed);
     c.peak = g_peak.load(std::memory_order_relaxed);
     c.window_peak = g_window_peak.load(std::memory_order_relaxed);
-    c.allocations = g_allocations.load(std::memory_order_relaxed);
     c.budget = g_budget.load(std::memory_order_relaxed);
-    c.failed = g_failed.load(std::memory_order_relaxed);
     return c;
 }
 
@@ -128,8 +122,6 @@ void reset_run_peak() {
     const auto now = g_current.load();
     g_peak.store(now);
     g_window_peak.store(now);
-    g_allocations.store(0);
-    g_failed.store(0);
 }
 
 void reset_window_peak() { g_window_peak.store(g_current.load()); }

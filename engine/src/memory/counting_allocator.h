@@ -30,9 +30,7 @@ struct CpuCounters {
     std::int64_t current = 0;     // bytes of counted tensor memory alive now
     std::int64_t peak = 0;        // peak since reset_run_peak()
     std::int64_t window_peak = 0; // peak since reset_window_peak()
-    std::int64_t allocations = 0; // counted allocations since reset_run_peak()
     std::int64_t budget = 0;      // 0 = none
-    std::int64_t failed = 0;      // allocations refused by the budget since reset_run_peak()
 };
 
 CpuCounters cpu_counters();

@@ -1,6 +1,5 @@
 #include "styles/accelerator.h"
 
-#include <c10/util/Exception.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/optimizer.h>
 
@@ -35,7 +34,6 @@ PreparedDataLoader::Iterator::Iterator(PreparedDataLoader* owner, std::int64_t i
 }
 
 void PreparedDataLoader::Iterator::fetch() {
-    owner_->current_index_ = index_;
     // Read one batch ahead: if there is none, the current one is the last.
     if (index_ + 1 < owner_->size()) {
         next_ = owner_->loader_.batch(index_ + 1).to(owner_->device_);
@@ -102,26 +100,6 @@ double Accelerator::clip_grad_norm_(const std::vector<torch::Tensor>& parameters
     return torch::nn::utils::clip_grad_norm_(parameters, max_norm);
 }
 
-bool is_out_of_memory_error(const std::exception& e) {
-    if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
-    return std::string(e.what()).find("out of memory") != std::string::npos;
-}
-
-void find_executable_batch_size(const std::function<void(std::int64_t)>& fn, std::int64_t batch_size,
-                                const std::function<void(std::int64_t, const std::string&)>& on_retry) {
-    while (true) {
-        if (batch_size == 0) throw std::runtime_error("No executable batch size found, reached zero.");
-        try {
-            fn(batch_size);
-            return;
-        } catch (const std::exception& e) {
-            if (!is_out_of_memory_error(e)) throw;
-            batch_size = static_cast<std::int64_t>(static_cast<double>(batch_size) * 0.9);
-            if (on_retry) on_retry(batch_size, e.what());
-        }
-    }
-}
-
 // ------------------------------------------------------------ the loop
 //
 // Read beside the Python it mirrors:
@@ -147,6 +125,7 @@ void run_accelerator_style(RunContext& ctx) {
         accelerator.prepare(*ctx.model, *ctx.optimizer, *ctx.train_loader, *ctx.lr_scheduler);
     const std::int64_t K = accelerator.gradient_accumulation_steps();
     const bool token_normalised = ctx.uses_token_normalization();
+    double num_items_in_batch = 1; // label tokens of the current window (token normalisation)
 
     for (std::int64_t epoch = ctx.progress.epoch; epoch < ctx.num_epochs(); ++epoch) {
         ctx.begin_epoch(epoch);                                   // model.train()
@@ -157,12 +136,13 @@ void run_accelerator_style(RunContext& ctx) {
             const Batch& batch = *it;
             const std::int64_t index = it.index();
             const std::int64_t window_start = index - index % K, window_end = std::min(window_start + K, L);
+            if (token_normalised && index == window_start)
+                num_items_in_batch = static_cast<double>(ctx.train_loader->items_in(window_start, window_end));
             auto scope = accelerator.accumulate(model);           // with accelerator.accumulate(model):
             auto outputs = model.forward(batch);                  //     outputs = model(inputs, labels=targets)
             // Token-level loss: sum / num_items_in_batch of the window, times K
             // because accelerator.backward divides by K again.
-            auto loss = token_normalised ? outputs.loss_sum * static_cast<double>(K) /
-                                               static_cast<double>(ctx.train_loader->items_in(window_start, window_end))
+            auto loss = token_normalised ? outputs.loss_sum * (static_cast<double>(K) / num_items_in_batch)
                                          : outputs.loss;          //     loss = outputs.loss
             accelerator.backward(loss);                           //     accelerator.backward(loss)
             ctx.after_backward(outputs, batch, static_cast<int>(index - window_start + 1),

@@ -18,6 +18,7 @@
 #include <torch/types.h>
 
 #include "data/batch.h"
+#include "memory/out_of_memory.h" // find_executable_batch_size, as accelerate.utils has it
 
 namespace torch::optim {
 class Optimizer;
@@ -86,7 +87,6 @@ public:
     std::int64_t size() const;
     // accelerator.skip_first_batches(): start the next iteration at `n` (resume).
     void skip_first_batches(std::int64_t n) { skip_ = n; }
-    std::int64_t current_index() const { return current_index_; }
 
 private:
     friend class Iterator;
@@ -94,7 +94,6 @@ private:
     GradientState& state_;
     torch::Device device_;
     std::int64_t skip_ = 0;
-    std::int64_t current_index_ = -1;
 };
 
 class Accelerator {
@@ -134,14 +133,5 @@ private:
     void do_sync();
     torch::Device device_;
 };
-
-// Accelerate's find_executable_batch_size: calls fn(batch_size); on an
-// out-of-memory error retries with int(batch_size * 0.9). Throws
-// std::runtime_error("No executable batch size found, reached zero.") at zero.
-// `on_retry` is told each new size.
-void find_executable_batch_size(const std::function<void(std::int64_t)>& fn, std::int64_t starting_batch_size,
-                                const std::function<void(std::int64_t, const std::string&)>& on_retry = {});
-
-bool is_out_of_memory_error(const std::exception& e);
 
 } // namespace accum

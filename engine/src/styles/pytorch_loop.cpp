@@ -36,6 +36,7 @@ void run_pytorch_loop(RunContext& ctx) {
     auto& train_loader = *ctx.train_loader;
     const std::int64_t gradient_accumulation_steps = ctx.config.accumulation_steps;
     const bool token_normalised = ctx.uses_token_normalization();
+    double num_items_in_batch = 1; // label tokens of the current window (token normalisation)
 
     for (std::int64_t epoch = ctx.progress.epoch; epoch < ctx.num_epochs(); ++epoch) {
         ctx.begin_epoch(epoch);                                   // model.train()
@@ -46,10 +47,12 @@ void run_pytorch_loop(RunContext& ctx) {
             const std::int64_t window_start = index - index % gradient_accumulation_steps;
             const std::int64_t window_end = std::min(window_start + gradient_accumulation_steps, L);
 
+            if (token_normalised && index == window_start)
+                num_items_in_batch = static_cast<double>(train_loader.items_in(window_start, window_end));
+
             auto outputs = model.forward(batch);                  // outputs = model(inputs, labels=targets)
-            auto loss = token_normalised
-                            ? outputs.loss_sum / static_cast<double>(train_loader.items_in(window_start, window_end))
-                            : outputs.loss / static_cast<double>(gradient_accumulation_steps);
+            auto loss = token_normalised ? outputs.loss_sum / num_items_in_batch
+                                         : outputs.loss / static_cast<double>(gradient_accumulation_steps);
             loss.backward();                                      // loss.backward()
 
             const bool sync = (index + 1) % gradient_accumulation_steps == 0 || index + 1 == L;

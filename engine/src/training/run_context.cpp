@@ -178,12 +178,11 @@ void RunContext::after_backward(const ModelOutput& outputs, const Batch& batch, 
                                 bool sync) {
     ++progress.micro_steps;
     progress.samples_seen += batch.size;
-    const auto loss = outputs.loss.detach();
-    window_loss_ = window_loss_.defined() ? window_loss_ + loss : loss;
-    const auto loss_sum = outputs.loss_sum.detach();
-    window_loss_sum_ = window_loss_sum_.defined() ? window_loss_sum_ + loss_sum : loss_sum;
-    window_items_ += batch.num_items;
-    ++window_micro_batches_;
+    // The window's loss: token losses over the window's tokens, or the mean of the
+    // micro-batch means. One tensor add, no synchronisation until the step.
+    const auto part = (uses_token_normalization() ? outputs.loss_sum : outputs.loss).detach();
+    window_total_ = window_total_.defined() ? window_total_ + part : part;
+    window_divisor_ += uses_token_normalization() ? batch.num_items : 1;
 
     if (config.record_micro_steps) {
         MicroStepRecord r;
@@ -192,12 +191,12 @@ void RunContext::after_backward(const ModelOutput& outputs, const Batch& batch, 
         r.window_index = window_index;
         r.window_size = window_size;
         r.sync = sync;
-        r.loss = loss.item<double>();
+        r.loss = outputs.loss.item<double>();
         // The norm costs a pass over every gradient: only at teaching pace (or while
         // stepping by hand), where a person watches the accumulation meter.
         r.grad_norm = config.micro_step_delay_s > 0 || control.paused() ? gradient_norm(model->parameters())
                                                                          : std::nan("");
-        r.epoch = fractional_epoch(progress.next_index + 1);
+        r.epoch = fractional_epoch(progress.next_index + window_index); // next_index: where the window began
         sink.on_micro_step(r);
     }
     if (config.micro_step_delay_s > 0)
@@ -206,11 +205,7 @@ void RunContext::after_backward(const ModelOutput& outputs, const Batch& batch, 
 
 WindowUpdate RunContext::before_optimizer_step() {
     WindowUpdate u;
-    if (window_micro_batches_ > 0) {
-        u.loss = uses_token_normalization()
-                     ? window_loss_sum_.item<double>() / static_cast<double>(std::max<std::int64_t>(1, window_items_))
-                     : window_loss_.item<double>() / window_micro_batches_;
-    }
+    if (window_divisor_ > 0) u.loss = window_total_.item<double>() / static_cast<double>(window_divisor_);
     const auto params = model->parameters();
     if (config.max_grad_norm > 0)
         u.grad_norm = torch::nn::utils::clip_grad_norm_(params, config.max_grad_norm);
@@ -231,10 +226,8 @@ WindowUpdate RunContext::before_optimizer_step() {
                             "); the weights were left at step " + std::to_string(progress.global_step) +
                             ". Lower --lr or set --max-grad-norm");
     }
-    window_loss_ = torch::Tensor();
-    window_loss_sum_ = torch::Tensor();
-    window_items_ = 0;
-    window_micro_batches_ = 0;
+    window_total_ = torch::Tensor();
+    window_divisor_ = 0;
     return u;
 }
 
@@ -297,11 +290,11 @@ double RunContext::loss_since_last_log() {
     return mean;
 }
 
-std::string RunContext::plain_step_line(const StepRecord& r) const {
+std::string RunContext::plain_step_line(const StepRecord& r) {
     const double dt = r.elapsed_s - time_at_last_log_;
     const double rate = dt > 0 ? static_cast<double>(r.samples_seen - samples_at_last_log_) / dt : 0.0;
-    const_cast<RunContext*>(this)->samples_at_last_log_ = r.samples_seen;
-    const_cast<RunContext*>(this)->time_at_last_log_ = r.elapsed_s;
+    samples_at_last_log_ = r.samples_seen;
+    time_at_last_log_ = r.elapsed_s;
     std::ostringstream line;
     line << "step " << r.step << "/" << total_updates_ << "  epoch " << fixed(r.epoch, 2) << "  loss "
          << fixed(r.loss, 4) << "  lr " << r.learning_rate << "  grad_norm " << fixed(r.grad_norm, 3) << "  "

@@ -120,12 +120,11 @@ public:
     std::vector<std::string> log_history; // Trainer-style log entries (JSON objects)
     double best_metric = std::nan("");    // lowest eval_loss so far
     double train_loss_sum = 0.0;          // sum of window losses (for train_loss)
-    std::int64_t budget_bytes() const { return budget_bytes_; }
 
 private:
     void build();
     std::int64_t step_peak_and_reset();
-    std::string plain_step_line(const StepRecord& r) const;
+    std::string plain_step_line(const StepRecord& r); // also moves the samples/s reference point
 
     std::int64_t total_updates_ = 0;
     std::int64_t num_epochs_ = 0;
@@ -133,10 +132,8 @@ private:
     std::chrono::steady_clock::time_point start_;
     std::chrono::steady_clock::time_point last_memory_record_;
     // Window accumulators (tensors, so the loop does not synchronise per micro-batch).
-    torch::Tensor window_loss_;      // sum of micro-batch mean losses
-    torch::Tensor window_loss_sum_;  // sum of token losses
-    std::int64_t window_items_ = 0;
-    int window_micro_batches_ = 0;
+    torch::Tensor window_total_;       // sum of micro-batch mean losses, or of token losses (tokens)
+    std::int64_t window_divisor_ = 0;  // micro-batches, or label tokens (tokens)
     double loss_log_sum_ = 0.0;
     std::int64_t loss_log_count_ = 0;
     std::int64_t samples_at_last_log_ = 0;
