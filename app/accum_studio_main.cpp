@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
     if (parser.isSet(config_option)) {
         QString error;
         if (!window.load_config(parser.value(config_option), &error)) {
-            std::fprintf(stderr, "accum-studio: %s\n", qPrintable(error));
+            std::fprintf(stderr, "accum-studio: --config %s: %s\n", qPrintable(parser.value(config_option)),
+                         qPrintable(error));
             return 2;
         }
     }
@@ -100,7 +101,10 @@ int main(int argc, char** argv) {
         const auto name = parser.value(demo_option);
         QTimer::singleShot(300, &window, [&window, name] {
             if (!window.run_demo(name)) {
-                std::fprintf(stderr, "accum-studio: unknown demo '%s'\n", qPrintable(name));
+                std::fprintf(stderr,
+                             "accum-studio: --demo: unknown demo '%s' (choose code-panel, compare-styles, "
+                             "compare-accumulation, pitfall-batchnorm, pitfall-tokens, pitfall-scheduler)\n",
+                             qPrintable(name));
                 QApplication::exit(2);
             }
         });

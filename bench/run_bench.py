@@ -11,6 +11,7 @@ final evaluation are outside the clock; --eval-strategy no), and the Python
 reference starts its clock at its first step too.
 """
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -107,6 +108,10 @@ def summarise(values):
 
 
 def main():
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("numpy") is None:
+        print("run_bench.py: the eager-PyTorch reference needs Debian's python3-torch and python3-numpy "
+              "(apt-get install python3-torch python3-numpy); run it with /usr/bin/python3", file=sys.stderr)
+        return 2
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="fewer steps (a smoke test of the harness)")

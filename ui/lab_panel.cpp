@@ -41,7 +41,7 @@ accum::RunConfig lab_base(const accum::RunConfig& c) {
 
 // Full accumulation windows in the first epoch for micro-batch b and K k.
 std::int64_t full_windows(const accum::RunConfig& c, std::int64_t b, std::int64_t k) {
-    const auto n = known_train_size(c.dataset);
+    const auto n = accum::builtin_train_size(c.dataset);
     if (n <= 0 || b <= 0 || k <= 0) return 1 << 20;
     const auto micro_batches = (n + b - 1) / b;
     return std::max<std::int64_t>(1, micro_batches / k);

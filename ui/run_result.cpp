@@ -90,11 +90,4 @@ std::optional<RunResult> load_run_directory(const QString& dir_path, QString* er
     return run;
 }
 
-std::int64_t known_train_size(const std::string& dataset) {
-    if (dataset == "fashion-mnist") return 60000;
-    if (dataset == "synthetic-pairs") return 4000;
-    if (dataset == "synthetic-lm") return 2000;
-    return 0;
-}
-
 } // namespace studio

@@ -36,8 +36,5 @@ double max_pairwise_loss_difference(const std::vector<RunResult>& runs);
 // Returns nothing and sets `error` when neither file can be read.
 std::optional<RunResult> load_run_directory(const QString& dir, QString* error = nullptr);
 
-// How many training samples a built-in dataset holds (0 = unknown, e.g. csv),
-// so a demo can keep its optimizer steps inside the first epoch.
-std::int64_t known_train_size(const std::string& dataset);
 
 } // namespace studio

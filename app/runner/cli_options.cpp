@@ -1,5 +1,6 @@
 #include "runner/cli_options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -213,7 +214,9 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             if (!already) parsed.problems.push_back(p);
         }
     }
-    if (parsed.command == "plan" && parsed.target_batch <= 0)
+    const bool target_reported = std::any_of(parsed.problems.begin(), parsed.problems.end(),
+                                             [](const ConfigProblem& p) { return p.option == "target-batch"; });
+    if (parsed.command == "plan" && parsed.target_batch <= 0 && !target_reported)
         parsed.problems.push_back({"target-batch", "plan needs --target-batch N (the effective batch to reach)"});
     return parsed;
 }

@@ -42,6 +42,13 @@ bool valid_device(const std::string& device) {
 
 } // namespace
 
+std::int64_t builtin_train_size(const std::string& dataset) {
+    if (dataset == "fashion-mnist") return kFashionMnistTrainSize;
+    if (dataset == "synthetic-pairs") return kSyntheticPairsTrainSize;
+    if (dataset == "synthetic-lm") return kSyntheticLmTrainSize;
+    return 0;
+}
+
 const std::vector<std::string>& known_modes() {
     static const std::vector<std::string> v{"pytorch", "accelerator", "trainer"};
     return v;

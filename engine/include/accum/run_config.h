@@ -80,6 +80,13 @@ std::vector<ConfigProblem> validate(const RunConfig& config);
 std::optional<std::int64_t> parse_byte_size(const std::string& text);
 std::string format_byte_size(std::int64_t bytes);
 
+// Sizes of the built-in datasets' training splits (the generators and the
+// Fashion-MNIST files); 0 for csv, whose size depends on the file.
+inline constexpr std::int64_t kFashionMnistTrainSize = 60000;
+inline constexpr std::int64_t kSyntheticPairsTrainSize = 4000;
+inline constexpr std::int64_t kSyntheticLmTrainSize = 2000;
+std::int64_t builtin_train_size(const std::string& dataset);
+
 // The known names of the enumerated options, for help texts and the GUI.
 const std::vector<std::string>& known_modes();
 const std::vector<std::string>& known_datasets();

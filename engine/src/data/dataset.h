@@ -42,8 +42,10 @@ DataSplits load_dataset(const RunConfig& config);
 std::string default_fashion_mnist_dir();
 
 // Generators, deterministic from the seed (exposed for tests).
-DataSplits make_synthetic_pairs(std::uint64_t seed, std::int64_t train_size = 4000, std::int64_t eval_size = 1000);
-DataSplits make_synthetic_lm(std::uint64_t seed, std::int64_t train_size = 2000, std::int64_t eval_size = 400);
+DataSplits make_synthetic_pairs(std::uint64_t seed, std::int64_t train_size = kSyntheticPairsTrainSize,
+                                std::int64_t eval_size = 1000);
+DataSplits make_synthetic_lm(std::uint64_t seed, std::int64_t train_size = kSyntheticLmTrainSize,
+                             std::int64_t eval_size = 400);
 DataSplits load_fashion_mnist(const std::string& directory);
 DataSplits load_csv_dataset(const std::string& path, const std::string& label_column, std::uint64_t seed);
 
