@@ -13,6 +13,8 @@
 #include "accum/sink.h"
 #include "data/data_loader.h"
 #include "memory/counting_allocator.h"
+#include "models/attention_kernels.h"
+#include "models/fused_attention.h"
 #include "models/model.h"
 #include "styles/accelerator.h"
 #include "styles/pytorch_loop.h"
@@ -259,6 +261,59 @@ private Q_SLOTS:
     }
 
     // The data order depends on seed and epoch only, never on the batch size.
+    // The fused CPU attention (models/fused_attention.cpp) against the same maths
+    // written with LibTorch operators, forward and every gradient, with key padding
+    // and with a causal mask, at lengths that are and are not multiples of the
+    // 8-float vectors, with the AVX2 kernels and the portable ones. The two sum in
+    // different orders, so they agree to float rounding (1e-5 on values of order 1).
+    void fusedAttentionMatchesOperators_data() {
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("tokens");
+        QTest::addColumn<bool>("causal");
+        QTest::addColumn<bool>("portable");
+        for (const bool portable : {false, true}) {
+            const char* isa = portable ? "portable" : "best";
+            QTest::addRow("3x48 padding %s", isa) << 3 << 48 << false << portable;
+            QTest::addRow("2x13 causal %s", isa) << 2 << 13 << true << portable;
+            QTest::addRow("1x5 padding %s", isa) << 1 << 5 << false << portable;
+        }
+    }
+    void fusedAttentionMatchesOperators() {
+        QFETCH(int, batch);
+        QFETCH(int, tokens);
+        QFETCH(bool, causal);
+        QFETCH(bool, portable);
+        constexpr std::int64_t width = 64, heads = 4, head_width = width / heads;
+        const double scale = 1.0 / std::sqrt(double(head_width));
+        torch::manual_seed(7);
+        const auto qkv = torch::randn({batch, tokens, 3 * width}).requires_grad_();
+        QVERIFY(fused_attention_available(qkv, /*attention_dropout=*/false));
+        QVERIFY(!fused_attention_available(qkv, /*attention_dropout=*/true));
+        // Sequence b keeps its first tokens - 2·b keys (at least one).
+        auto keep = torch::ones({batch, tokens});
+        for (int b = 0; b < batch; ++b) keep[b].slice(0, std::max(1, tokens - 2 * b)).fill_(0);
+        auto bias = torch::zeros({batch, 1, 1, tokens}).masked_fill(keep.eq(0).view({batch, 1, 1, tokens}), -1e9);
+        if (causal) bias = bias + torch::zeros({tokens, tokens}).masked_fill(torch::ones({tokens, tokens}).triu(1).to(torch::kBool), -1e9);
+        const auto upstream = torch::randn({batch, tokens, width});
+
+        attention::use_portable_kernels(portable);
+        const auto fused = fused_attention(qkv, bias, heads, scale);
+        const auto fused_grad = torch::autograd::grad({fused}, {qkv}, {upstream})[0];
+        attention::use_portable_kernels(false);
+
+        const auto split = qkv.view({batch, tokens, 3, heads, head_width}).permute({2, 0, 3, 1, 4});
+        const auto probs = torch::softmax(torch::matmul(split[0], split[1].transpose(-2, -1)) * scale + bias, -1);
+        const auto reference = torch::matmul(probs, split[2]).transpose(1, 2).reshape({batch, tokens, width});
+        const auto reference_grad = torch::autograd::grad({reference}, {qkv}, {upstream})[0];
+
+        QCOMPARE(fused.sizes(), reference.sizes());
+        const double out_diff = (fused - reference).abs().max().item<double>();
+        const double grad_diff = (fused_grad - reference_grad).abs().max().item<double>();
+        QVERIFY2(out_diff < 1e-5, qPrintable(QString("largest |Δ output| %1").arg(out_diff)));
+        QVERIFY2(grad_diff < 1e-5, qPrintable(QString("largest |Δ gradient| %1").arg(grad_diff)));
+        QVERIFY(reference_grad.abs().max().item<double>() > 1e-3); // the gradients are not trivially zero
+    }
+
     void shuffleIndependentOfBatchSize() {
         const auto a = epoch_permutation(1000, 7, 2, true), b = epoch_permutation(1000, 7, 2, true);
         QCOMPARE(a, b);

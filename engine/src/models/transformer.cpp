@@ -9,6 +9,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include "models/fused_attention.h"
 #include "models/model.h"
 
 namespace accum {
@@ -31,17 +32,24 @@ public:
     // x [B,T,D]; bias [B,1,T,T] or [B,1,1,T]: 0 where attention is allowed, -inf-ish where not.
     torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias) {
         const auto b = x.size(0), t = x.size(1);
-        const auto qkv = qkv_->forward(x).view({b, t, 3, kHeads, kModel / kHeads}).permute({2, 0, 3, 1, 4});
-        const auto q = qkv[0], k = qkv[1], v = qkv[2];
-        // bias + scale · q kᵀ in one fused batched GEMM (baddbmm) instead of matmul, mul and add.
-        const auto heads = b * kHeads;
-        const auto scores = torch::baddbmm(bias.expand({b, kHeads, t, t}).reshape({heads, t, t}),
-                                           q.reshape({heads, t, kModel / kHeads}),
-                                           k.reshape({heads, t, kModel / kHeads}).transpose(1, 2),
-                                           /*beta=*/1.0, /*alpha=*/1.0 / std::sqrt(double(kModel / kHeads)))
-                                .view({b, kHeads, t, t});
-        auto attn = dropout_->forward(torch::softmax(scores, -1));
-        auto context = torch::matmul(attn, v).transpose(1, 2).reshape({b, t, kModel});
+        const auto packed = qkv_->forward(x);
+        const double scale = 1.0 / std::sqrt(double(kModel / kHeads));
+        torch::Tensor context;
+        if (fused_attention_available(packed, is_training() && dropout_->options.p() > 0.0)) {
+            context = fused_attention(packed, bias, kHeads, scale);
+        } else {
+            const auto qkv = packed.view({b, t, 3, kHeads, kModel / kHeads}).permute({2, 0, 3, 1, 4});
+            const auto q = qkv[0], k = qkv[1], v = qkv[2];
+            // bias + scale · q kᵀ in one fused batched GEMM (baddbmm) instead of matmul, mul and add.
+            const auto heads = b * kHeads;
+            const auto scores = torch::baddbmm(bias.expand({b, kHeads, t, t}).reshape({heads, t, t}),
+                                               q.reshape({heads, t, kModel / kHeads}),
+                                               k.reshape({heads, t, kModel / kHeads}).transpose(1, 2),
+                                               /*beta=*/1.0, /*alpha=*/scale)
+                                    .view({b, kHeads, t, t});
+            auto attn = dropout_->forward(torch::softmax(scores, -1));
+            context = torch::matmul(attn, v).transpose(1, 2).reshape({b, t, kModel});
+        }
         auto h = norm1_->forward(x + dropout_->forward(out_->forward(context)));
         auto ff = ff2_->forward(dropout_->forward(torch::relu(ff1_->forward(h))));
         return norm2_->forward(h + dropout_->forward(ff));
