@@ -410,7 +410,9 @@ void MainWindow::on_records(const RecordBatch& batch) {
     if (!batch.steps.empty()) last_step_ = batch.steps.back();
 }
 
-void MainWindow::on_refresh_timer() {
+void MainWindow::on_refresh_timer() { refresh_views(false); }
+
+void MainWindow::refresh_views(bool final) {
     code_panel_->refresh();
     loss_plot_->refresh();
     memory_plot_->refresh();
@@ -419,6 +421,8 @@ void MainWindow::on_refresh_timer() {
         pending_logs_.clear();
     }
     if (last_step_.step <= 0) return;
+    if (!final && status_clock_.isValid() && status_clock_.elapsed() < 250) return;
+    status_clock_.start();
     const auto& c = running_config_;
     double fraction = 0.0;
     if (c.max_steps > 0) fraction = double(last_step_.step) / double(c.max_steps);
@@ -444,7 +448,7 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
                               running_config_.accumulation_steps, summary.suggested_batch_size,
                               summary.suggested_accumulation_steps);
     }
-    on_refresh_timer(); // the last records
+    refresh_views(true); // the last records
     if (summary.status == accum::RunStatus::Completed) progress_->setValue(progress_->maximum());
     eta_label_->setText(tr("took %1").arg(format_duration(summary.train_runtime_s)));
     if (summary.samples_per_second > 0)

@@ -4,6 +4,7 @@
 // a RunController (engine on its own thread); the plots are refreshed by a
 // 30 Hz timer, never per record.
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QTimer>
 
@@ -82,6 +83,10 @@ private:
     void on_records(const studio::RecordBatch& batch);
     void on_finished(const accum::SummaryRecord& summary);
     void on_refresh_timer();
+    // Plots on every tick; the status line (progress, step, speed, ETA) at most
+    // 4 times a second unless final, since its text layout is most of the
+    // window's per-tick cost and nobody reads numbers changing faster.
+    void refresh_views(bool final);
     void restore_settings();
     void store_settings() const;
     void save_config_dialog();
@@ -114,6 +119,7 @@ private:
     int live_run_count_ = 0;
     RunController* controller_ = nullptr;
     QTimer refresh_timer_;
+    QElapsedTimer status_clock_;
     accum::RunConfig running_config_;
     accum::StepRecord last_step_;
     accum::SummaryRecord last_summary_;
