@@ -37,6 +37,7 @@
 #include "loss_plot.h"
 #include "memory_plot.h"
 #include "oom_banner.h"
+#include "refresh_budget.h"
 #include "run_controller.h"
 
 namespace studio {
@@ -90,7 +91,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     // At most 10 replots a second: live enough to watch, and it leaves the CPU to
     // training (at 30 Hz the replots cost the engine a fifth of its speed on 2 cores).
-    refresh_timer_.setInterval(100);
+    // During a run the interval stretches if drawing costs more than its budget
+    // (refresh_budget.h).
+    refresh_timer_.setInterval(RefreshBudget::kFastestMs);
     connect(&refresh_timer_, &QTimer::timeout, this, &MainWindow::on_refresh_timer);
 
     restore_settings();
@@ -344,6 +347,9 @@ void MainWindow::start_run() {
     live_run_.source = QStringLiteral("live");
     live_run_.label = tr("run %1").arg(++live_run_count_);
     controller_->start(running_config_);
+    refresh_timer_.setInterval(RefreshBudget::kFastestMs);
+    budget_clock_.start();
+    budget_cpu_s_ = thread_cpu_seconds();
     refresh_timer_.start();
     update_actions();
 }
@@ -410,7 +416,15 @@ void MainWindow::on_records(const RecordBatch& batch) {
     if (!batch.steps.empty()) last_step_ = batch.steps.back();
 }
 
-void MainWindow::on_refresh_timer() { refresh_views(false); }
+void MainWindow::on_refresh_timer() {
+    refresh_views(false);
+    if (budget_cpu_s_ < 0.0 || budget_clock_.elapsed() < 1000) return;
+    const double cpu = thread_cpu_seconds();
+    const double share = (cpu - budget_cpu_s_) / (budget_clock_.elapsed() / 1000.0);
+    refresh_timer_.setInterval(RefreshBudget::next_interval_ms(refresh_timer_.interval(), share));
+    budget_clock_.start();
+    budget_cpu_s_ = cpu;
+}
 
 void MainWindow::refresh_views(bool final) {
     code_panel_->refresh();

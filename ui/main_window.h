@@ -120,6 +120,10 @@ private:
     RunController* controller_ = nullptr;
     QTimer refresh_timer_;
     QElapsedTimer status_clock_;
+    // The redraw budget (refresh_budget.h): wall clock and window-thread CPU time
+    // at the start of the current measurement.
+    QElapsedTimer budget_clock_;
+    double budget_cpu_s_ = -1.0;
     accum::RunConfig running_config_;
     accum::StepRecord last_step_;
     accum::SummaryRecord last_summary_;

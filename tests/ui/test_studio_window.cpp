@@ -17,6 +17,7 @@
 #include <QTest>
 #include <QThread>
 #include <QTimer>
+#include <cmath>
 #include <memory>
 
 #include "accum/run_config.h"
@@ -25,6 +26,7 @@
 #include "main_window.h"
 #include "memory_plot.h"
 #include "oom_banner.h"
+#include "refresh_budget.h"
 #include "run_controller.h"
 
 using studio::MainWindow;
@@ -45,6 +47,7 @@ private Q_SLOTS:
     void config_save_load_round_trip();
     void settings_remember_last_config();
     void closing_mid_run_leaves_no_thread();
+    void refresh_budget_intervals();
 
 private:
     template <typename T>
@@ -286,6 +289,24 @@ void TestStudioWindow::closing_mid_run_leaves_no_thread() {
     QVERIFY(engine->isFinished());
     QVERIFY2(timer.elapsed() < 2000, qPrintable(QStringLiteral("close took %1 ms").arg(timer.elapsed())));
     QVERIFY(!window_->controller()->is_running());
+}
+
+// The redraw interval follows the window thread's measured share of a core
+// towards RefreshBudget::kShare (2%): at 100 ms, 4% asks for 200 ms; 10% would ask
+// for 500 ms but moves at most ×2 per adjustment; 1% at 200 ms asks for 100 ms;
+// the interval stays within 100–500 ms and unchanged when nothing was measured.
+void TestStudioWindow::refresh_budget_intervals() {
+    using studio::RefreshBudget;
+    QCOMPARE(RefreshBudget::next_interval_ms(100, 0.04), 200);
+    QCOMPARE(RefreshBudget::next_interval_ms(100, 0.10), 200);
+    QCOMPARE(RefreshBudget::next_interval_ms(200, 0.01), 100);
+    QCOMPARE(RefreshBudget::next_interval_ms(300, 0.02), 300);
+    QCOMPARE(RefreshBudget::next_interval_ms(400, 0.30), 500);
+    QCOMPARE(RefreshBudget::next_interval_ms(100, 0.001), 100);
+    QCOMPARE(RefreshBudget::next_interval_ms(250, 0.0), 250);
+    QCOMPARE(RefreshBudget::next_interval_ms(250, -1.0), 250);
+    QCOMPARE(RefreshBudget::next_interval_ms(250, std::nan("")), 250);
+    QVERIFY(studio::thread_cpu_seconds() > 0.0); // Linux has a per-thread CPU clock
 }
 
 QTEST_MAIN(TestStudioWindow)

@@ -1,0 +1,29 @@
+// How often the window redraws during a run.
+//
+// On a machine whose cores are all training (the MLP's BLAS threads take both
+// cores of a 2-core machine), every millisecond the window's thread spends drawing
+// is taken from training, and more than that: the BLAS thread it displaces holds
+// up its partner. So the window keeps its own thread under a small share of one
+// core: once a second it measures that share (thread CPU time over wall time) and
+// stretches or shortens the redraw interval, between 10 and 2 redraws a second.
+// Where drawing is cheap it stays at 10 a second.
+#pragma once
+
+namespace studio {
+
+struct RefreshBudget {
+    static constexpr int kFastestMs = 100;
+    static constexpr int kSlowestMs = 500;
+    static constexpr double kShare = 0.02; // of one core
+
+    // The next interval, given the current one and the window thread's measured
+    // share of a core while using it. Moves towards the interval that would spend
+    // exactly kShare, at most doubling or halving per adjustment.
+    static int next_interval_ms(int current_ms, double measured_share);
+};
+
+// CPU time of the calling thread in seconds, or a negative value where the
+// system cannot tell (then the interval stays at kFastestMs).
+double thread_cpu_seconds();
+
+} // namespace studio
