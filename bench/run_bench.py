@@ -51,7 +51,8 @@ def transformer_flops(tokens=48, d=64, ff=128, layers=2, heads=4):
 
 # The engine's default threads per model (LibTorch intra-op, OpenBLAS pool), as
 # chosen by measurement in engine/src/session.cpp; the Python reference gets the same.
-THREADS = {"mlp": (1, 2), "cnn": (2, 2), "transformer": (1, 1)}
+CORES = min(os.cpu_count() or 1, 4)
+THREADS = {"mlp": (1, CORES), "cnn": (CORES, 1), "transformer": (1, 1)}
 CONFIGS = [
     # name, model, dataset, batch, K, max_steps
     ("MLP 64×4", "mlp", "fashion-mnist", 64, 4, 600),

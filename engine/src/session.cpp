@@ -60,10 +60,13 @@ std::string save_final_checkpoint(RunContext& ctx) {
 // Threads, chosen by measurement on a 2-core machine (bench/RESULTS.md):
 //  - LibTorch's intra-op pool: 1 for the MLP and the transformer (2 made them
 //    about 3× slower: the pool and OpenBLAS's own threads oversubscribe the
-//    cores); all cores (up to 4) for the CNN, whose convolutions gain.
+//    cores); all cores (up to 4) for the CNN, whose convolutions (oneDNN, on
+//    that pool) gain.
 //  - OpenBLAS's pthread pool (it ignores torch::set_num_threads and would take
 //    every core): all cores for the MLP, whose GEMMs are its whole cost (1.3×
-//    faster than one BLAS thread), otherwise as many as LibTorch's pool.
+//    faster than one BLAS thread); 1 otherwise. For the CNN a second BLAS pool
+//    next to the intra-op pool oversubscribed the cores the same way: one BLAS
+//    thread made it 1.2× faster at micro-batch 256 and 1.6–1.9× at 64.
 // --threads N sets both to N. ACCUM_BLAS_THREADS overrides the BLAS pool.
 struct Threads {
     int intra_op = 1;
@@ -76,7 +79,7 @@ Threads choose_threads(const RunConfig& config) {
     if (config.threads > 0) {
         t.intra_op = t.blas = config.threads;
     } else if (config.model == "cnn") {
-        t.intra_op = t.blas = std::min(hw, 4);
+        t.intra_op = std::min(hw, 4);
     } else if (config.model == "mlp") {
         t.intra_op = 1;
         t.blas = std::min(hw, 4);
