@@ -13,6 +13,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QThreadPool>
 #include <QTimer>
 #include <cstdio>
 
@@ -26,6 +27,10 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName(QStringLiteral("accum-studio"));
     QApplication::setApplicationDisplayName(QStringLiteral("Accumulate Studio"));
     QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    // Qt splits large image conversions over its global thread pool, one thread per
+    // core. While training keeps every core busy those helpers only preempt the
+    // engine's threads (each redraw woke two of them); one helper is enough.
+    QThreadPool::globalInstance()->setMaxThreadCount(1);
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Accumulate Studio: gradient accumulation, live"));

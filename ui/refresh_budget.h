@@ -6,7 +6,8 @@
 // up its partner. So the window keeps its own thread under a small share of one
 // core: once a second it measures that share (thread CPU time over wall time) and
 // stretches or shortens the redraw interval, between 10 and 2 redraws a second.
-// Where drawing is cheap it stays at 10 a second.
+// Where drawing is cheap it stays at 10 a second. At 1% of a core an MLP run on
+// 2 cores redraws about 4 times a second (bench/RESULTS.md).
 #pragma once
 
 namespace studio {
@@ -14,7 +15,7 @@ namespace studio {
 struct RefreshBudget {
     static constexpr int kFastestMs = 100;
     static constexpr int kSlowestMs = 500;
-    static constexpr double kShare = 0.02; // of one core
+    static constexpr double kShare = 0.01; // of one core
 
     // The next interval, given the current one and the window thread's measured
     // share of a core while using it. Moves towards the interval that would spend

@@ -292,17 +292,19 @@ void TestStudioWindow::closing_mid_run_leaves_no_thread() {
 }
 
 // The redraw interval follows the window thread's measured share of a core
-// towards RefreshBudget::kShare (2%): at 100 ms, 4% asks for 200 ms; 10% would ask
-// for 500 ms but moves at most ×2 per adjustment; 1% at 200 ms asks for 100 ms;
-// the interval stays within 100–500 ms and unchanged when nothing was measured.
+// towards RefreshBudget::kShare: at 100 ms, twice the share asks for 200 ms; ten
+// times would ask for 1000 ms but moves at most ×2 per adjustment; half the share
+// at 200 ms asks for 100 ms; the interval stays within 100–500 ms, and unchanged
+// when nothing was measured.
 void TestStudioWindow::refresh_budget_intervals() {
     using studio::RefreshBudget;
-    QCOMPARE(RefreshBudget::next_interval_ms(100, 0.04), 200);
-    QCOMPARE(RefreshBudget::next_interval_ms(100, 0.10), 200);
-    QCOMPARE(RefreshBudget::next_interval_ms(200, 0.01), 100);
-    QCOMPARE(RefreshBudget::next_interval_ms(300, 0.02), 300);
-    QCOMPARE(RefreshBudget::next_interval_ms(400, 0.30), 500);
-    QCOMPARE(RefreshBudget::next_interval_ms(100, 0.001), 100);
+    constexpr double share = RefreshBudget::kShare;
+    QCOMPARE(RefreshBudget::next_interval_ms(100, 2 * share), 200);
+    QCOMPARE(RefreshBudget::next_interval_ms(100, 10 * share), 200);
+    QCOMPARE(RefreshBudget::next_interval_ms(200, 0.5 * share), 100);
+    QCOMPARE(RefreshBudget::next_interval_ms(300, share), 300);
+    QCOMPARE(RefreshBudget::next_interval_ms(400, 30 * share), 500);
+    QCOMPARE(RefreshBudget::next_interval_ms(100, 0.1 * share), 100);
     QCOMPARE(RefreshBudget::next_interval_ms(250, 0.0), 250);
     QCOMPARE(RefreshBudget::next_interval_ms(250, -1.0), 250);
     QCOMPARE(RefreshBudget::next_interval_ms(250, std::nan("")), 250);
