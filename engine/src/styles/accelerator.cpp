@@ -17,7 +17,7 @@ void AcceleratedOptimizer::step() {
 }
 
 void AcceleratedOptimizer::zero_grad() {
-    if (state_.sync_gradients) optimizer_.zero_grad();
+    if (state_.sync_gradients) accum::zero_grad(optimizer_);
 }
 
 void AcceleratedScheduler::step() {

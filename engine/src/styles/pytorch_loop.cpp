@@ -66,7 +66,7 @@ void run_pytorch_loop(RunContext& ctx) {
                     optimizer.step();                             // optimizer.step()
                     lr_scheduler.step();                          // lr_scheduler.step()
                 }
-                optimizer.zero_grad();                            // optimizer.zero_grad()
+                zero_grad(optimizer);                             // optimizer.zero_grad()
                 ctx.after_optimizer_step(update, index + 1);
                 if (ctx.max_steps_reached_mid_epoch(index + 1)) return;
             }

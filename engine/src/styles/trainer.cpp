@@ -117,7 +117,7 @@ void Trainer::inner_training_loop() {
                 optimizer.step();
                 lr_scheduler.step();
             }
-            optimizer.zero_grad();
+            zero_grad(optimizer);
             ctx_.after_optimizer_step(update, first + num_batches); // global_step += 1, log, evaluate, save
             if (ctx_.max_steps_reached_mid_epoch(first + num_batches)) return;
         }

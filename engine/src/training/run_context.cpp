@@ -56,6 +56,12 @@ double gradient_norm(const std::vector<torch::Tensor>& parameters) {
     return torch::stack(norms).norm(2).item<double>();
 }
 
+void zero_grad(torch::optim::Optimizer& optimizer) {
+    for (auto& group : optimizer.param_groups())
+        for (auto& p : group.params())
+            if (p.grad().defined()) p.mutable_grad().reset();
+}
+
 RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
     : config(cfg), sink(s), control(c), device(resolve_device(cfg.device)) {
     build();
@@ -215,7 +221,7 @@ WindowUpdate RunContext::before_optimizer_step() {
     if ((!std::isfinite(u.loss) || !std::isfinite(u.grad_norm)) && config.skip_nonfinite) {
         u.skip = true;
         ++skipped_updates;
-        optimizer->zero_grad();
+        zero_grad(*optimizer);
         log("skipped optimizer step " + std::to_string(progress.global_step + 1) + ": non-finite loss or gradient "
             "(--skip-nonfinite); the weights stay as they were");
     } else if (!std::isfinite(u.loss) || !std::isfinite(u.grad_norm)) {

@@ -144,4 +144,10 @@ private:
 // Norm of all gradients (as clip_grad_norm_ computes it).
 double gradient_norm(const std::vector<torch::Tensor>& parameters);
 
+// optimizer.zero_grad() as PyTorch 2 does it (set_to_none=True): each .grad is
+// released, so the next backward stores its gradient instead of adding it to a
+// tensor of zeros (one memset and one add pass over every gradient saved per
+// update). LibTorch 1.13's Optimizer::zero_grad() still writes zeros.
+void zero_grad(torch::optim::Optimizer& optimizer);
+
 } // namespace accum
