@@ -142,10 +142,6 @@ def gui_overhead(build, rounds, scale):
 
 
 def main():
-    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("numpy") is None:
-        print("run_bench.py: the eager-PyTorch reference needs Debian's python3-torch and python3-numpy "
-              "(apt-get install python3-torch python3-numpy); run it with /usr/bin/python3", file=sys.stderr)
-        return 2
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="fewer steps (a smoke test of the harness)")
@@ -155,9 +151,20 @@ def main():
                     help="only the GUI overhead, printed (RESULTS.md is left as it is)")
     a = ap.parse_args()
     scale = 0.25 if a.quick else 1.0
+    if not os.path.exists(f"{a.build}/app/accum-run"):
+        print(f"run_bench.py: no accum-run in {a.build}/app; build first (bash scripts/setup.sh) or pass --build DIR",
+              file=sys.stderr)
+        return 2
     if a.gui_only:
-        gui_overhead(a.build, a.rounds, scale)
+        if not gui_overhead(a.build, a.rounds, scale):
+            print(f"run_bench.py: --gui-only needs accum-studio in {a.build}/app (a build with the GUI)",
+                  file=sys.stderr)
+            return 2
         return 0
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("numpy") is None:
+        print("run_bench.py: the eager-PyTorch reference needs Debian's python3-torch and python3-numpy "
+              "(apt-get install python3-torch python3-numpy); run it with /usr/bin/python3", file=sys.stderr)
+        return 2
     def gemm_peak(threads):
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
         return float(subprocess.run([PY, f"{HERE}/peak_gemm.py", str(threads)], capture_output=True, text=True,

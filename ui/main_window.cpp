@@ -37,7 +37,6 @@
 #include "loss_plot.h"
 #include "memory_plot.h"
 #include "oom_banner.h"
-#include "refresh_budget.h"
 #include "run_controller.h"
 
 namespace studio {
@@ -348,8 +347,7 @@ void MainWindow::start_run() {
     live_run_.label = tr("run %1").arg(++live_run_count_);
     controller_->start(running_config_);
     refresh_timer_.setInterval(RefreshBudget::kFastestMs);
-    budget_clock_.start();
-    budget_cpu_s_ = thread_cpu_seconds();
+    refresh_budget_.start();
     refresh_timer_.start();
     update_actions();
 }
@@ -418,12 +416,7 @@ void MainWindow::on_records(const RecordBatch& batch) {
 
 void MainWindow::on_refresh_timer() {
     refresh_views(false);
-    if (budget_cpu_s_ < 0.0 || budget_clock_.elapsed() < 1000) return;
-    const double cpu = thread_cpu_seconds();
-    const double share = (cpu - budget_cpu_s_) / (budget_clock_.elapsed() / 1000.0);
-    refresh_timer_.setInterval(RefreshBudget::next_interval_ms(refresh_timer_.interval(), share));
-    budget_clock_.start();
-    budget_cpu_s_ = cpu;
+    refresh_timer_.setInterval(refresh_budget_.interval_after_redraw(refresh_timer_.interval()));
 }
 
 void MainWindow::refresh_views(bool final) {

@@ -2,7 +2,8 @@
 // The studio's window: configuration on the left, live loss and memory plots,
 // status and per-epoch evaluation, the out-of-memory banner. Runs go through
 // a RunController (engine on its own thread); the plots are refreshed by a
-// 30 Hz timer, never per record.
+// timer, at most 10 times a second and less when drawing would take more than
+// its share of a core (refresh_budget.h), never per record.
 
 #include <QElapsedTimer>
 #include <QMainWindow>
@@ -11,6 +12,7 @@
 #include "accum/records.h"
 #include "accum/run_config.h"
 #include "record_batch.h"
+#include "refresh_budget.h"
 #include "run_result.h"
 
 class QAction;
@@ -84,8 +86,8 @@ private:
     void on_finished(const accum::SummaryRecord& summary);
     void on_refresh_timer();
     // Plots on every tick; the status line (progress, step, speed, ETA) at most
-    // 4 times a second unless final, since its text layout is most of the
-    // window's per-tick cost and nobody reads numbers changing faster.
+    // 4 times a second unless final: its text layout is a good part of the
+    // window's per-tick cost, and nobody reads numbers changing faster.
     void refresh_views(bool final);
     void restore_settings();
     void store_settings() const;
@@ -120,10 +122,7 @@ private:
     RunController* controller_ = nullptr;
     QTimer refresh_timer_;
     QElapsedTimer status_clock_;
-    // The redraw budget (refresh_budget.h): wall clock and window-thread CPU time
-    // at the start of the current measurement.
-    QElapsedTimer budget_clock_;
-    double budget_cpu_s_ = -1.0;
+    RefreshBudget refresh_budget_;
     accum::RunConfig running_config_;
     accum::StepRecord last_step_;
     accum::SummaryRecord last_summary_;

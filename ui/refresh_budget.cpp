@@ -15,6 +15,23 @@ int RefreshBudget::next_interval_ms(int current_ms, double measured_share) {
     return std::clamp(rounded, kFastestMs, kSlowestMs);
 }
 
+void RefreshBudget::start() {
+    wall_start_ = std::chrono::steady_clock::now();
+    cpu_start_s_ = thread_cpu_seconds();
+}
+
+int RefreshBudget::interval_after_redraw(int current_ms) {
+    if (cpu_start_s_ < 0.0) return current_ms;
+    const auto now = std::chrono::steady_clock::now();
+    const double wall_s = std::chrono::duration<double>(now - wall_start_).count();
+    if (wall_s < 1.0) return current_ms;
+    const double cpu_s = thread_cpu_seconds();
+    const int next = next_interval_ms(current_ms, (cpu_s - cpu_start_s_) / wall_s);
+    wall_start_ = now;
+    cpu_start_s_ = cpu_s;
+    return next;
+}
+
 double thread_cpu_seconds() {
 #if defined(CLOCK_THREAD_CPUTIME_ID)
     timespec ts{};

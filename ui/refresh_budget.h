@@ -10,9 +10,12 @@
 // 2 cores redraws about 4 times a second (bench/RESULTS.md).
 #pragma once
 
+#include <chrono>
+
 namespace studio {
 
-struct RefreshBudget {
+class RefreshBudget {
+public:
     static constexpr int kFastestMs = 100;
     static constexpr int kSlowestMs = 500;
     static constexpr double kShare = 0.01; // of one core
@@ -21,6 +24,16 @@ struct RefreshBudget {
     // share of a core while using it. Moves towards the interval that would spend
     // exactly kShare, at most doubling or halving per adjustment.
     static int next_interval_ms(int current_ms, double measured_share);
+
+    // Starts measuring, on the window's thread (at the start of a run).
+    void start();
+    // Called on the window's thread after each redraw: once a second of
+    // measuring, the interval to use from now on; otherwise current_ms.
+    int interval_after_redraw(int current_ms);
+
+private:
+    std::chrono::steady_clock::time_point wall_start_{};
+    double cpu_start_s_ = -1.0; // negative: not measuring
 };
 
 // CPU time of the calling thread in seconds, or a negative value where the

@@ -325,10 +325,22 @@ const Field* find_field(const std::string& key) {
     return nullptr;
 }
 
+// A whole text as one number of type T (std::from_chars: no sign of '+', no spaces).
+template <typename T>
+bool text_to_number(const std::string& text, const char* expected, json& value, std::string& error) {
+    T number{};
+    const char* end = text.data() + text.size();
+    const auto r = std::from_chars(text.data(), end, number);
+    if (text.empty() || r.ec != std::errc() || r.ptr != end) {
+        error = std::string("expects ") + expected + ", got '" + text + "'";
+        return false;
+    }
+    value = number;
+    return true;
+}
+
 // Command-line text → the JSON value the field's setter expects.
 bool text_to_json(Kind kind, const std::string& text, json& value, std::string& error) {
-    const char* begin = text.data();
-    const char* end = text.data() + text.size();
     switch (kind) {
     case Kind::Text:
         value = text;
@@ -340,26 +352,10 @@ bool text_to_json(Kind kind, const std::string& text, json& value, std::string& 
         }
         value = text == "true";
         return true;
-    case Kind::Integer: {
-        std::int64_t n = 0;
-        const auto r = std::from_chars(begin, end, n);
-        if (text.empty() || r.ec != std::errc() || r.ptr != end) {
-            error = "expects a whole number, got '" + text + "'";
-            return false;
-        }
-        value = n;
-        return true;
-    }
-    case Kind::Real: {
-        double d = 0;
-        const auto r = std::from_chars(begin, end, d);
-        if (text.empty() || r.ec != std::errc() || r.ptr != end) {
-            error = "expects a number, got '" + text + "'";
-            return false;
-        }
-        value = d;
-        return true;
-    }
+    case Kind::Integer:
+        return text_to_number<std::int64_t>(text, "a whole number", value, error);
+    case Kind::Real:
+        return text_to_number<double>(text, "a number", value, error);
     }
     return false;
 }

@@ -309,6 +309,10 @@ void TestStudioWindow::refresh_budget_intervals() {
     QCOMPARE(RefreshBudget::next_interval_ms(250, -1.0), 250);
     QCOMPARE(RefreshBudget::next_interval_ms(250, std::nan("")), 250);
     QVERIFY(studio::thread_cpu_seconds() > 0.0); // Linux has a per-thread CPU clock
+    RefreshBudget budget;
+    QCOMPARE(budget.interval_after_redraw(250), 250); // not measuring yet
+    budget.start();
+    QCOMPARE(budget.interval_after_redraw(250), 250); // under a second measured
 }
 
 QTEST_MAIN(TestStudioWindow)

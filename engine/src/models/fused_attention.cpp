@@ -14,14 +14,11 @@ namespace accum {
 
 namespace {
 
-struct Shape {
-    std::int64_t batch, tokens, width, heads, head_width;
-    std::int64_t bias_rows; // 1 (same bias for every query) or tokens (causal)
-};
-
-Shape shape_of(const at::Tensor& qkv, const at::Tensor& bias, std::int64_t heads) {
+// The per-(sequence, head) tile of a packed [B, T, 3·D] projection: q, k and v of
+// head h start at columns h·d, D + h·d and 2·D + h·d of each token's row.
+attention::Tile tile_of(const at::Tensor& qkv, std::int64_t heads, float scale) {
     const auto width = qkv.size(2) / 3;
-    return {qkv.size(0), qkv.size(1), width, heads, width / heads, bias.size(2)};
+    return {qkv.size(1), width / heads, 3 * width, width, scale};
 }
 
 class FusedAttention final : public torch::autograd::Function<FusedAttention> {
@@ -30,23 +27,23 @@ public:
                               const at::Tensor& bias_in, std::int64_t heads, double scale) {
         const auto qkv = qkv_in.contiguous();
         const auto bias = bias_in.contiguous();
-        const auto s = shape_of(qkv, bias, heads);
-        const auto t = s.tokens, hw = s.head_width, ld_qkv = 3 * s.width;
-        auto context = at::empty({s.batch, t, s.width}, qkv.options());
-        auto probs = at::empty({s.batch, heads, t, t}, qkv.options());
+        const auto tile = tile_of(qkv, heads, float(scale));
+        const auto batch = qkv.size(0), t = tile.tokens, width = tile.ld_out;
+        const auto bias_rows = bias.size(2); // 1 (the same for every query) or T (causal)
+        const auto bias_stride = bias.size(0) == 1 ? 0 : bias_rows * t;
+        auto context = at::empty({batch, t, width}, qkv.options());
+        auto probs = at::empty({batch, heads, t, t}, qkv.options());
         const float* in = qkv.data_ptr<float>();
         const float* bias_data = bias.data_ptr<float>();
         float* out = context.data_ptr<float>();
         float* p_all = probs.data_ptr<float>();
-        const auto bias_stride = bias.size(0) == 1 ? 0 : s.bias_rows * t;
-        const attention::Tile tile{t, hw, ld_qkv, s.width, float(scale)};
-        at::parallel_for(0, s.batch * heads, 1, [&](std::int64_t begin, std::int64_t end) {
-            std::vector<float> scratch(std::size_t(hw * t));
+        at::parallel_for(0, batch * heads, 1, [&](std::int64_t begin, std::int64_t end) {
+            std::vector<float> scratch(std::size_t(tile.head_width * t));
             for (auto bh = begin; bh < end; ++bh) {
                 const auto b = bh / heads, h = bh % heads;
-                const float* q = in + b * t * ld_qkv + h * hw;
-                attention::forward(tile, q, q + s.width, q + 2 * s.width, bias_data + b * bias_stride, s.bias_rows,
-                                   p_all + bh * t * t, out + b * t * s.width + h * hw, scratch.data());
+                const float* q = in + b * t * tile.ld_qkv + h * tile.head_width;
+                attention::forward(tile, q, q + width, q + 2 * width, bias_data + b * bias_stride, bias_rows,
+                                   p_all + bh * t * t, out + b * t * width + h * tile.head_width, scratch.data());
             }
         });
         ctx->save_for_backward({qkv, probs});
@@ -61,25 +58,23 @@ public:
         const auto& qkv = saved[0];
         const auto& probs = saved[1];
         const auto heads = ctx->saved_data["heads"].toInt();
-        const auto scale = float(ctx->saved_data["scale"].toDouble());
+        const auto tile = tile_of(qkv, heads, float(ctx->saved_data["scale"].toDouble()));
+        const auto t = tile.tokens, width = tile.ld_out;
         const auto grad = grads[0].contiguous();
-        const Shape s{qkv.size(0), qkv.size(1), qkv.size(2) / 3, heads, qkv.size(2) / 3 / heads, /*bias_rows=*/1};
-        const auto t = s.tokens, hw = s.head_width, ld_qkv = 3 * s.width;
         auto grad_qkv = at::empty_like(qkv);
         const float* in = qkv.data_ptr<float>();
         const float* p_all = probs.data_ptr<float>();
         const float* g_all = grad.data_ptr<float>();
         float* d_all = grad_qkv.data_ptr<float>();
-        const attention::Tile tile{t, hw, ld_qkv, s.width, scale};
-        at::parallel_for(0, s.batch * heads, 1, [&](std::int64_t begin, std::int64_t end) {
-            std::vector<float> scratch(std::size_t(t * t + hw * t));
+        at::parallel_for(0, qkv.size(0) * heads, 1, [&](std::int64_t begin, std::int64_t end) {
+            std::vector<float> scratch(std::size_t(t * t + tile.head_width * t));
             for (auto bh = begin; bh < end; ++bh) {
                 const auto b = bh / heads, h = bh % heads;
-                const auto offset = b * t * ld_qkv + h * hw;
+                const auto offset = b * t * tile.ld_qkv + h * tile.head_width;
                 const float* q = in + offset;
                 float* dq = d_all + offset;
-                attention::backward(tile, q, q + s.width, q + 2 * s.width, p_all + bh * t * t,
-                                    g_all + b * t * s.width + h * hw, dq, dq + s.width, dq + 2 * s.width,
+                attention::backward(tile, q, q + width, q + 2 * width, p_all + bh * t * t,
+                                    g_all + b * t * width + h * tile.head_width, dq, dq + width, dq + 2 * width,
                                     scratch.data());
             }
         });
