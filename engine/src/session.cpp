@@ -15,6 +15,7 @@
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
 #include "memory/out_of_memory.h"
+#include "models/fused_dense.h"
 #include "styles/pytorch_loop.h"
 #include "training/checkpoint.h"
 #include "training/control.h"
@@ -58,15 +59,17 @@ std::string save_final_checkpoint(RunContext& ctx) {
 }
 
 // Threads, chosen by measurement on a 2-core machine (bench/RESULTS.md):
-//  - LibTorch's intra-op pool: 1 for the MLP and the transformer (2 made them
-//    about 3× slower: the pool and OpenBLAS's own threads oversubscribe the
-//    cores); all cores (up to 4) for the CNN, whose convolutions (oneDNN, on
-//    that pool) gain.
+//  - LibTorch's intra-op pool: all cores (up to 4) for the MLP when its layers
+//    run fused (models/fused_dense.h: the kernels split their rows over this
+//    pool and call no BLAS) and for the CNN, whose convolutions (oneDNN, on that
+//    pool) gain; 1 for the transformer and for the MLP as LibTorch operators (2
+//    made them about 3× slower: the pool and OpenBLAS's own threads
+//    oversubscribe the cores).
 //  - OpenBLAS's pthread pool (it ignores torch::set_num_threads and would take
-//    every core): all cores for the MLP, whose GEMMs are its whole cost (1.3×
-//    faster than one BLAS thread); 1 otherwise. For the CNN a second BLAS pool
-//    next to the intra-op pool oversubscribed the cores the same way: one BLAS
-//    thread made it 1.2× faster at micro-batch 256 and 1.6–1.9× at 64.
+//    every core): all cores for the MLP as LibTorch operators, whose GEMMs are its
+//    whole cost (1.3× faster than one BLAS thread); 1 otherwise. For the CNN a
+//    second BLAS pool next to the intra-op pool oversubscribed the cores the same
+//    way: one BLAS thread made it 1.2× faster at micro-batch 256 and 1.6–1.9× at 64.
 // --threads N sets both to N. ACCUM_BLAS_THREADS overrides the BLAS pool.
 struct Threads {
     int intra_op = 1;
@@ -80,6 +83,8 @@ Threads choose_threads(const RunConfig& config) {
         t.intra_op = t.blas = config.threads;
     } else if (config.model == "cnn") {
         t.intra_op = std::min(hw, 4);
+    } else if (config.model == "mlp" && !config.batch_norm && config.dropout <= 0 && fused_dense_enabled()) {
+        t.intra_op = std::min(hw, 4); // the fused stack splits its rows over this pool and calls no BLAS
     } else if (config.model == "mlp") {
         t.intra_op = 1;
         t.blas = std::min(hw, 4);

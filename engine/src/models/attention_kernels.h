@@ -1,7 +1,8 @@
 // Per-(sequence, head) attention tiles for the CPU, without LibTorch: the small
 // products (tokens × head width) that eager attention hands to BLAS one head at a
 // time, written as register-blocked loops that stay in the L1 cache. Each
-// function has an AVX2+FMA build chosen at run time and a portable one.
+// function has an AVX2+FMA build chosen at run time and a portable one
+// (cpu_kernels.cpp).
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,5 @@ void forward(const Tile& tile, const float* q, const float* k, const float* v, c
 // scratch holds at least T·T + d·T floats.
 void backward(const Tile& tile, const float* q, const float* k, const float* v, const float* p, const float* g,
               float* dq, float* dk, float* dv, float* scratch);
-
-// For tests: run the portable kernels even where AVX2+FMA is available.
-void use_portable_kernels(bool portable);
 
 } // namespace accum::attention

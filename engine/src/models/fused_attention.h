@@ -4,7 +4,8 @@
 // Eager LibTorch runs the same maths as separate operators, each walking all heads,
 // and splits each batched product into one dispatcher call per head; at the
 // transformer's sizes (48 tokens, head width 16) that per-call overhead is most of
-// the attention's time. Here every per-head product is one direct SGEMM call.
+// the attention's time. Here every per-head product is a register-blocked loop
+// over tiles that stay in L1 (attention_kernels.h).
 #pragma once
 
 #include <cstdint>
@@ -13,11 +14,9 @@
 
 namespace accum {
 
-// Whether fused_attention can serve this call: float32 tensors on the CPU, no
-// attention dropout, and a BLAS whose cblas_sgemm is visible to the process
-// (Debian's OpenBLAS is; a statically linked MKL is not, and then the caller keeps
-// its operator-by-operator path). ACCUM_FUSED_ATTENTION=0 in the environment turns
-// it off, for side-by-side measurements.
+// Whether fused_attention can serve this call: float32 tensors on the CPU and no
+// attention dropout. ACCUM_FUSED_ATTENTION=0 in the environment turns it off, for
+// side-by-side measurements.
 bool fused_attention_available(const at::Tensor& qkv, bool attention_dropout);
 
 // qkv: [B, T, 3·D], the packed query/key/value projection (heads interleaved as

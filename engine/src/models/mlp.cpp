@@ -8,6 +8,7 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 
+#include "models/fused_dense.h"
 #include "models/model.h"
 
 namespace accum {
@@ -33,6 +34,11 @@ public:
         block(256, 128);
         body->push_back(torch::nn::Linear(128, data.num_classes));
         body_ = register_module("body", body);
+        // Without BatchNorm or dropout the body is Linear, ReLU, Linear, ReLU, Linear:
+        // on the CPU it trains as one fused operator (models/fused_dense.h).
+        if (!config.batch_norm && config.dropout <= 0 && fused_dense_enabled())
+            for (const auto& layer : body_->children())
+                if (auto* linear = layer->as<torch::nn::Linear>()) linears_.push_back(linear);
         description_ = "mlp " + std::to_string(in) + "-256-128-" + std::to_string(data.num_classes) +
                        (config.batch_norm ? " with BatchNorm" : "");
     }
@@ -41,15 +47,15 @@ public:
         switch (task_) {
         case Task::ImageClassification:
         case Task::TabularClassification:
-            return body_->forward(batch.input_ids.flatten(1));
+            return body(batch.input_ids.flatten(1));
         case Task::SequenceClassification: {
             const auto mask = batch.attention_mask.unsqueeze(-1).to(torch::kFloat32);
             const auto pooled = (embedding_->forward(batch.input_ids) * mask).sum(1) / mask.sum(1).clamp_min(1.0);
-            return body_->forward(pooled);
+            return body(pooled);
         }
         case Task::LanguageModeling: {
             const auto e = embedding_->forward(batch.input_ids);
-            return body_->forward(e.flatten(0, 1)).view({e.size(0), e.size(1), -1});
+            return body(e.flatten(0, 1)).view({e.size(0), e.size(1), -1});
         }
         }
         return {};
@@ -58,7 +64,20 @@ public:
     std::string describe() const override { return description_; }
 
 private:
+    torch::Tensor body(const torch::Tensor& input) {
+        if (!linears_.empty()) {
+            std::vector<torch::Tensor> params;
+            for (const auto* linear : linears_) {
+                params.push_back(linear->weight);
+                params.push_back(linear->bias);
+            }
+            if (fused_dense_available(input, params)) return fused_dense(input, params);
+        }
+        return body_->forward(input);
+    }
+
     Task task_;
+    std::vector<torch::nn::LinearImpl*> linears_; // the body's layers, when it can run fused
     torch::nn::Embedding embedding_{nullptr};
     torch::nn::Sequential body_{nullptr};
     std::string description_;

@@ -1,0 +1,112 @@
+// The CPU kernels (attention_kernels.inc, dense_kernels.inc), each compiled twice:
+// for AVX2+FMA, chosen at run time where the processor has it, and for the
+// baseline instruction set.
+#include "models/cpu_kernels.h"
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "models/attention_kernels.h"
+#include "models/dense_kernels.h"
+
+namespace accum {
+
+namespace {
+
+std::atomic<bool> portable_only{false};
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ACCUM_KERNELS_AVX2 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+namespace avx2 {
+using attention::Tile;
+#include "models/simd.inc"
+#include "models/dense_kernels.inc"
+#include "models/attention_kernels.inc"
+} // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+bool has_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return yes && !portable_only.load(std::memory_order_relaxed);
+}
+// Calls the AVX2+FMA build of a kernel where it can run, the portable one otherwise.
+#define ACCUM_DISPATCH(call)                                                                                           \
+    do {                                                                                                               \
+        if (has_avx2()) return avx2::call;                                                                             \
+        return portable::call;                                                                                         \
+    } while (false)
+#else
+#define ACCUM_DISPATCH(call) return portable::call
+#endif
+
+namespace portable {
+using attention::Tile;
+#include "models/simd.inc"
+#include "models/dense_kernels.inc"
+#include "models/attention_kernels.inc"
+} // namespace portable
+
+} // namespace
+
+void use_portable_kernels(bool portable) { portable_only = portable; }
+
+namespace attention {
+
+void forward(const Tile& tile, const float* q, const float* k, const float* v, const float* bias,
+             std::int64_t bias_rows, float* p, float* out, float* scratch) {
+    ACCUM_DISPATCH(forward_tile(tile, q, k, v, bias, bias_rows, p, out, scratch));
+}
+
+void backward(const Tile& tile, const float* q, const float* k, const float* v, const float* p, const float* g,
+              float* dq, float* dk, float* dv, float* scratch) {
+    ACCUM_DISPATCH(backward_tile(tile, q, k, v, p, g, dq, dk, dv, scratch));
+}
+
+} // namespace attention
+
+namespace dense {
+
+void to_panels(std::int64_t m, std::int64_t k, const float* x, std::int64_t ldx, float* xt) {
+    ACCUM_DISPATCH(to_panels(m, k, x, ldx, xt));
+}
+
+void from_panels(std::int64_t m, std::int64_t k, const float* xt, float* x) { ACCUM_DISPATCH(from_panels(m, k, xt, x)); }
+
+void forward(std::int64_t n, std::int64_t k, std::int64_t m, const float* w, const float* xt, const float* bias,
+             bool relu, float* yt, std::int64_t row_begin, std::int64_t row_end) {
+    ACCUM_DISPATCH(forward(n, k, m, w, xt, bias, relu, yt, row_begin, row_end));
+}
+
+void forward_rows(std::int64_t n, std::int64_t k, std::int64_t m, const float* w, const float* x, const float* bias,
+                  bool relu, float* yt, std::int64_t row_begin, std::int64_t row_end) {
+    ACCUM_DISPATCH(forward_rows(n, k, m, w, x, bias, relu, yt, row_begin, row_end));
+}
+
+void backward_input(std::int64_t n, std::int64_t k, std::int64_t m, const float* w, const float* gt,
+                    const float* ht, float* dxt, std::int64_t row_begin, std::int64_t row_end) {
+    ACCUM_DISPATCH(backward_input(n, k, m, w, gt, ht, dxt, row_begin, row_end));
+}
+
+void backward_weight(std::int64_t n, std::int64_t k, std::int64_t m, const float* gt, const float* x,
+                     std::int64_t ldx, float* dw, std::int64_t row_begin, std::int64_t row_end) {
+    ACCUM_DISPATCH(backward_weight(n, k, m, gt, x, ldx, dw, row_begin, row_end));
+}
+
+void backward_bias(std::int64_t n, std::int64_t m, const float* gt, float* db) {
+    ACCUM_DISPATCH(backward_bias(n, m, gt, db));
+}
+
+} // namespace dense
+
+} // namespace accum
