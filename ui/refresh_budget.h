@@ -1,8 +1,8 @@
 // How often the window redraws during a run.
 //
-// On a machine whose cores are all training (the MLP's BLAS threads take both
-// cores of a 2-core machine), every millisecond the window's thread spends drawing
-// is taken from training, and more than that: the BLAS thread it displaces holds
+// On a machine whose cores are all training (the MLP's threads take both cores
+// of a 2-core machine), every millisecond the window's thread spends drawing is
+// taken from training, and more than that: the compute thread it displaces holds
 // up its partner. So the window keeps its own thread under a small share of one
 // core: once a second it measures that share (thread CPU time over wall time) and
 // stretches or shortens the redraw interval, between 10 and 2 redraws a second.

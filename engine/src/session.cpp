@@ -15,10 +15,11 @@
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
 #include "memory/out_of_memory.h"
-#include "models/fused_dense.h"
+#include "models/model.h"
 #include "styles/pytorch_loop.h"
 #include "training/checkpoint.h"
 #include "training/control.h"
+#include "switches.h"
 #include "training/run_context.h"
 
 namespace accum {
@@ -83,7 +84,7 @@ Threads choose_threads(const RunConfig& config) {
         t.intra_op = t.blas = config.threads;
     } else if (config.model == "cnn") {
         t.intra_op = std::min(hw, 4);
-    } else if (config.model == "mlp" && !config.batch_norm && config.dropout <= 0 && fused_dense_enabled()) {
+    } else if (mlp_trains_fused(config)) {
         t.intra_op = std::min(hw, 4); // the fused stack splits its rows over this pool and calls no BLAS
     } else if (config.model == "mlp") {
         t.intra_op = 1;
@@ -164,10 +165,7 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
 
     // ACCUM_COUNTING_ALLOCATOR=0 leaves LibTorch's allocator alone (for the
     // allocator-overhead benchmark; memory figures and budgets are then 0/off).
-    static const bool counting_allocator = [] {
-        const char* v = std::getenv("ACCUM_COUNTING_ALLOCATOR");
-        return !(v && std::string(v) == "0");
-    }();
+    static const bool counting_allocator = !switched_off("ACCUM_COUNTING_ALLOCATOR");
     if (counting_allocator) memory::install_counting_allocator();
     set_compute_threads(choose_threads(config));
     const auto budget = parse_byte_size(config.memory_budget).value_or(0);

@@ -1,7 +1,5 @@
 #include "models/fused_attention.h"
 
-#include <cstdlib>
-#include <string_view>
 #include <vector>
 
 #include <ATen/Parallel.h>
@@ -9,6 +7,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "models/attention_kernels.h"
+#include "switches.h"
 
 namespace accum {
 
@@ -86,10 +85,7 @@ public:
 
 bool fused_attention_available(const at::Tensor& qkv, bool attention_dropout) {
     // ACCUM_FUSED_ATTENTION=0 keeps the operator-by-operator path (for benchmarks and tests).
-    static const bool enabled = [] {
-        const char* value = std::getenv("ACCUM_FUSED_ATTENTION");
-        return value == nullptr || std::string_view(value) != "0";
-    }();
+    static const bool enabled = !switched_off("ACCUM_FUSED_ATTENTION");
     return enabled && !attention_dropout && qkv.device().is_cpu() && qkv.scalar_type() == at::kFloat &&
            qkv.dim() == 3 && qkv.size(2) % 3 == 0;
 }

@@ -1,14 +1,13 @@
 #include "models/fused_dense.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "models/dense_kernels.h"
+#include "switches.h"
 
 namespace accum {
 
@@ -122,10 +121,7 @@ public:
 } // namespace
 
 bool fused_dense_enabled() {
-    static const bool enabled = [] {
-        const char* value = std::getenv("ACCUM_FUSED_MLP");
-        return value == nullptr || std::string_view(value) != "0";
-    }();
+    static const bool enabled = !switched_off("ACCUM_FUSED_MLP");
     return enabled;
 }
 

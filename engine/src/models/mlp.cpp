@@ -35,10 +35,14 @@ public:
         body->push_back(torch::nn::Linear(128, data.num_classes));
         body_ = register_module("body", body);
         // Without BatchNorm or dropout the body is Linear, ReLU, Linear, ReLU, Linear:
-        // on the CPU it trains as one fused operator (models/fused_dense.h).
-        if (!config.batch_norm && config.dropout <= 0 && fused_dense_enabled())
+        // on the CPU it trains as one fused operator (models/fused_dense.h), on the
+        // same parameter tensors.
+        if (mlp_trains_fused(config))
             for (const auto& layer : body_->children())
-                if (auto* linear = layer->as<torch::nn::Linear>()) linears_.push_back(linear);
+                if (const auto* linear = layer->as<torch::nn::Linear>()) {
+                    fused_params_.push_back(linear->weight);
+                    fused_params_.push_back(linear->bias);
+                }
         description_ = "mlp " + std::to_string(in) + "-256-128-" + std::to_string(data.num_classes) +
                        (config.batch_norm ? " with BatchNorm" : "");
     }
@@ -65,25 +69,23 @@ public:
 
 private:
     torch::Tensor body(const torch::Tensor& input) {
-        if (!linears_.empty()) {
-            std::vector<torch::Tensor> params;
-            for (const auto* linear : linears_) {
-                params.push_back(linear->weight);
-                params.push_back(linear->bias);
-            }
-            if (fused_dense_available(input, params)) return fused_dense(input, params);
-        }
+        if (!fused_params_.empty() && fused_dense_available(input, fused_params_))
+            return fused_dense(input, fused_params_);
         return body_->forward(input);
     }
 
     Task task_;
-    std::vector<torch::nn::LinearImpl*> linears_; // the body's layers, when it can run fused
+    std::vector<torch::Tensor> fused_params_; // W₀, b₀, W₁, …, when the body can run fused
     torch::nn::Embedding embedding_{nullptr};
     torch::nn::Sequential body_{nullptr};
     std::string description_;
 };
 
 } // namespace
+
+bool mlp_trains_fused(const RunConfig& config) {
+    return config.model == "mlp" && !config.batch_norm && config.dropout <= 0 && fused_dense_enabled();
+}
 
 std::shared_ptr<Model> make_mlp(const RunConfig& config, const TensorDataset& data) {
     return std::make_shared<Mlp>(config, data);

@@ -32,6 +32,11 @@ public:
 // Builds the model the config names, sized from the data. Throws ConfigError.
 std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& data);
 
+// Whether the config's model is the MLP with a body that trains as one fused
+// operator on the CPU (models/fused_dense.h): no BatchNorm, no dropout, and not
+// switched off. The session chooses its threads by it.
+bool mlp_trains_fused(const RunConfig& config);
+
 // Cross-entropy over label items (ignore_index -100): returns the sum.
 torch::Tensor cross_entropy_sum(const torch::Tensor& logits, const torch::Tensor& labels);
 
