@@ -15,6 +15,7 @@
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
 #include "memory/out_of_memory.h"
+#include "models/fused_dense.h"
 #include "models/model.h"
 #include "styles/pytorch_loop.h"
 #include "training/checkpoint.h"
@@ -199,6 +200,9 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
         if (!config.resume_from.empty() && config.mode != "trainer") // the Trainer resumes in train()
             load_checkpoint(*ctx, config.resume_from, &ctx->log_history);
         ctx->emit_memory_record();
+        // The styles' backward() only fills .grad: the fused MLP may add into it
+        // directly (fused_dense.h).
+        const GradientsInPlace gradients_in_place;
         if (config.mode == "accelerator")
             run_accelerator_style(*ctx);
         else if (config.mode == "trainer")

@@ -8,6 +8,7 @@
 #include <QtTest/QtTest>
 
 #include <fstream>
+#include <optional>
 
 #include "accum/session.h"
 #include "accum/sink.h"
@@ -16,6 +17,7 @@
 #include "models/cpu_kernels.h"
 #include "models/fused_attention.h"
 #include "models/fused_dense.h"
+#include "models/fused_loss.h"
 #include "models/model.h"
 #include "styles/accelerator.h"
 #include "styles/pytorch_loop.h"
@@ -327,18 +329,25 @@ private Q_SLOTS:
         QTest::addColumn<QList<int>>("widths");
         QTest::addColumn<bool>("input_grad");
         QTest::addColumn<bool>("portable");
-        for (const bool portable : {false, true}) {
-            const char* isa = portable ? "portable" : "best";
-            QTest::addRow("mlp 64 %s", isa) << 64 << QList<int>{784, 256, 128, 10} << false << portable;
-            QTest::addRow("ragged 37 %s", isa) << 37 << QList<int>{19, 13, 22, 3} << true << portable;
-            QTest::addRow("one layer 5 %s", isa) << 5 << QList<int>{8, 7} << true << portable;
-        }
+        QTest::addColumn<bool>("in_place");
+        for (const bool portable : {false, true})
+            for (const bool in_place : {false, true}) {
+                const auto name = [&](const char* shape) {
+                    return QString("%1 %2%3").arg(shape, portable ? "portable" : "best", in_place ? " in place" : "");
+                };
+                QTest::newRow(qPrintable(name("mlp 64"))) << 64 << QList<int>{784, 256, 128, 10} << false << portable
+                                                         << in_place;
+                QTest::newRow(qPrintable(name("ragged 37"))) << 37 << QList<int>{19, 13, 22, 3} << true << portable
+                                                            << in_place;
+                QTest::newRow(qPrintable(name("one layer 5"))) << 5 << QList<int>{8, 7} << true << portable << in_place;
+            }
     }
     void fusedDenseMatchesOperators() {
         QFETCH(int, items);
         QFETCH(QList<int>, widths);
         QFETCH(bool, input_grad);
         QFETCH(bool, portable);
+        QFETCH(bool, in_place); // the training styles' path: the operator adds into .grad (GradientsInPlace)
         torch::manual_seed(11);
         std::vector<torch::Tensor> fused_params, reference_params;
         for (qsizetype l = 0; l + 1 < widths.size(); ++l) {
@@ -356,10 +365,13 @@ private Q_SLOTS:
         QVERIFY(fused_dense_available(x1, fused_params));
 
         use_portable_kernels(portable);
+        std::optional<GradientsInPlace> scope;
+        if (in_place) scope.emplace();
         const auto fused = fused_dense(x1, fused_params);
-        fused.backward(upstream1);
+        fused.backward(upstream1); // creates every .grad
         const auto fused_x_grad = input_grad ? x1.grad().clone() : torch::Tensor();
         fused_dense(x2, fused_params).backward(upstream2); // adds into every .grad
+        scope.reset();
         use_portable_kernels(false);
 
         auto eager = [&](const torch::Tensor& x) {
@@ -388,6 +400,88 @@ private Q_SLOTS:
             const double diff = largest(fused_x_grad, x1.grad());
             QVERIFY2(diff < 1e-5, qPrintable(QString("input: |Δ gradient| %1").arg(diff)));
         }
+    }
+
+    // GradientsInPlace changes where the fused MLP's parameter gradients go, and only
+    // inside the scope: outside it, autograd::grad for the input alone leaves every
+    // .grad untouched (as with nn::Linear); inside it the operator fills .grad itself,
+    // which is why only the training styles' backward() runs in the scope.
+    void gradientsInPlaceOnlyInsideTheScope() {
+        torch::manual_seed(5);
+        std::vector<torch::Tensor> params{torch::randn({6, 4}).requires_grad_(), torch::randn({6}).requires_grad_(),
+                                          torch::randn({3, 6}).requires_grad_(), torch::randn({3}).requires_grad_()};
+        const auto x = torch::randn({20, 4}).requires_grad_();
+        const auto upstream = torch::randn({20, 3});
+        const auto input_grad = torch::autograd::grad({fused_dense(x, params)}, {x}, {upstream});
+        QCOMPARE(input_grad.size(), std::size_t{1});
+        for (const auto& p : params) QVERIFY(!p.grad().defined());
+        {
+            const GradientsInPlace scope;
+            torch::autograd::grad({fused_dense(x, params)}, {x}, {upstream});
+        }
+        for (const auto& p : params) QVERIFY(p.grad().defined());
+    }
+
+    void fusedCrossEntropyMatchesOperators_data() {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("classes");
+        QTest::addColumn<int>("ignored"); // every ignored-th row's label is -100 (0: none)
+        QTest::addColumn<bool>("portable");
+        for (const bool portable : {false, true}) {
+            const char* isa = portable ? "portable" : "best";
+            QTest::addRow("images 64×10 %s", isa) << 64 << 10 << 0 << portable;
+            QTest::addRow("pairs 37×2 %s", isa) << 37 << 2 << 5 << portable;
+            QTest::addRow("tokens 300×64 %s", isa) << 300 << 64 << 3 << portable;
+            QTest::addRow("ragged 9×17 %s", isa) << 9 << 17 << 4 << portable;
+            QTest::addRow("one class 5×1 %s", isa) << 5 << 1 << 0 << portable;
+        }
+    }
+    void fusedCrossEntropyMatchesOperators() {
+        QFETCH(int, rows);
+        QFETCH(int, classes);
+        QFETCH(int, ignored);
+        QFETCH(bool, portable);
+        torch::manual_seed(17);
+        const auto logits = (torch::randn({rows, classes}) * 3).requires_grad_();
+        const auto reference_logits = logits.detach().clone().requires_grad_();
+        auto labels = torch::randint(classes, {rows}, torch::kLong);
+        for (int i = 0; ignored > 0 && i < rows; i += ignored) labels[i] = kIgnoreIndex;
+        QVERIFY(fused_cross_entropy_available(logits, labels));
+
+        use_portable_kernels(portable);
+        const auto fused = fused_cross_entropy_sum(logits, labels, kIgnoreIndex);
+        (fused * 0.37).backward();
+        use_portable_kernels(false);
+        namespace F = torch::nn::functional;
+        const auto reference = F::cross_entropy(
+            reference_logits, labels, F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
+        (reference * 0.37).backward();
+
+        QCOMPARE(fused.dim(), 0);
+        const double loss = fused.item<double>(), expected = reference.item<double>();
+        QVERIFY2(std::abs(loss - expected) <= 1e-5 * std::max(1.0, std::abs(expected)),
+                 qPrintable(QString("loss %1, LibTorch %2").arg(loss, 0, 'g', 9).arg(expected, 0, 'g', 9)));
+        const double diff = (logits.grad() - reference_logits.grad()).abs().max().item<double>();
+        QVERIFY2(diff < 1e-6, qPrintable(QString("|Δ gradient| %1").arg(diff)));
+        if (classes > 1) QVERIFY(reference_logits.grad().abs().max().item<double>() > 1e-2); // not trivially zero
+    }
+
+    // As LibTorch's: a label outside the classes is an error that names it, and a NaN
+    // logit makes the loss NaN (so --skip-nonfinite sees it).
+    void fusedCrossEntropyBadInput() {
+        const auto logits = torch::randn({4, 10});
+        auto labels = torch::tensor({1, 2, 10, 3}, torch::kLong);
+        try {
+            fused_cross_entropy_sum(logits, labels, kIgnoreIndex);
+            QFAIL("a label of 10 among 10 classes was accepted");
+        } catch (const c10::Error& e) {
+            QVERIFY2(std::string(e.what()).find("Target 10 is out of bounds") != std::string::npos, e.what());
+        }
+        labels[2] = 4;
+        auto with_nan = logits.clone();
+        with_nan[1][3] = std::nan("");
+        QVERIFY(std::isnan(fused_cross_entropy_sum(with_nan, labels, kIgnoreIndex).item<double>()));
+        QVERIFY(std::isfinite(fused_cross_entropy_sum(logits, labels, kIgnoreIndex).item<double>()));
     }
 
     // The data order depends on seed and epoch only, never on the batch size.

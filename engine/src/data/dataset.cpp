@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <random>
+
+#include <ATen/Parallel.h>
 
 #include "accum/errors.h"
 #include "data/csv_reader.h"
@@ -12,11 +15,40 @@
 
 namespace accum {
 
+namespace {
+
+// source.index_select(0, indices) for a contiguous CPU source: whole rows copied,
+// split between LibTorch's intra-op threads once a share holds about 64 KiB.
+// index_select parallelises only from much larger batches, so a micro-batch of
+// 64 images was gathered on one thread, K times per optimizer step.
+torch::Tensor gather_rows(const torch::Tensor& source, const torch::Tensor& indices) {
+    if (!source.device().is_cpu() || !source.is_contiguous() || source.dim() == 0)
+        return source.index_select(0, indices);
+    auto sizes = source.sizes().vec();
+    sizes[0] = indices.size(0);
+    auto out = torch::empty(sizes, source.options());
+    const auto row_bytes = source.stride(0) * static_cast<std::int64_t>(source.element_size());
+    const auto* from = static_cast<const char*>(source.data_ptr());
+    auto* to = static_cast<char*>(out.data_ptr());
+    const auto* idx = indices.data_ptr<std::int64_t>();
+    for (std::int64_t i = 0; i < indices.size(0); ++i)
+        if (idx[i] < 0 || idx[i] >= source.size(0))
+            throw DataError("sample index " + std::to_string(idx[i]) + " is out of range");
+    const auto grain = std::max<std::int64_t>(1, (std::int64_t{64} << 10) / std::max<std::int64_t>(1, row_bytes));
+    at::parallel_for(0, indices.size(0), grain, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i)
+            std::memcpy(to + i * row_bytes, from + idx[i] * row_bytes, static_cast<std::size_t>(row_bytes));
+    });
+    return out;
+}
+
+} // namespace
+
 Batch TensorDataset::gather(const torch::Tensor& indices) const {
     Batch b;
-    b.input_ids = inputs.index_select(0, indices);
-    if (attention_mask.defined()) b.attention_mask = attention_mask.index_select(0, indices);
-    b.labels = labels.index_select(0, indices);
+    b.input_ids = gather_rows(inputs, indices);
+    if (attention_mask.defined()) b.attention_mask = gather_rows(attention_mask, indices);
+    b.labels = gather_rows(labels, indices);
     b.size = indices.size(0);
     const auto* idx = indices.data_ptr<std::int64_t>();
     std::int64_t items = 0;

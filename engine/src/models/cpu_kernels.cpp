@@ -1,14 +1,16 @@
-// The CPU kernels (attention_kernels.inc, dense_kernels.inc), each compiled twice:
+// The CPU kernels (attention_kernels.inc, dense_kernels.inc, loss_kernels.inc), each compiled twice:
 // for AVX2+FMA, chosen at run time where the processor has it, and for the
 // baseline instruction set.
 #include "models/cpu_kernels.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "models/attention_kernels.h"
 #include "models/dense_kernels.h"
+#include "models/loss_kernels.h"
 
 namespace accum {
 
@@ -29,6 +31,7 @@ using attention::Tile;
 #include "models/simd.inc"
 #include "models/dense_kernels.inc"
 #include "models/attention_kernels.inc"
+#include "models/loss_kernels.inc"
 } // namespace avx2
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -55,6 +58,7 @@ using attention::Tile;
 #include "models/simd.inc"
 #include "models/dense_kernels.inc"
 #include "models/attention_kernels.inc"
+#include "models/loss_kernels.inc"
 } // namespace portable
 
 } // namespace
@@ -99,14 +103,30 @@ void backward_input(std::int64_t n, std::int64_t k, std::int64_t m, const float*
 }
 
 void backward_weight(std::int64_t n, std::int64_t k, std::int64_t m, const float* gt, const float* x,
-                     std::int64_t ldx, float* dw, std::int64_t row_begin, std::int64_t row_end) {
-    ACCUM_DISPATCH(backward_weight(n, k, m, gt, x, ldx, dw, row_begin, row_end));
+                     std::int64_t ldx, float* dw, bool accumulate, std::int64_t row_begin, std::int64_t row_end) {
+    ACCUM_DISPATCH(backward_weight(n, k, m, gt, x, ldx, dw, accumulate, row_begin, row_end));
 }
 
-void backward_bias(std::int64_t n, std::int64_t m, const float* gt, float* db) {
-    ACCUM_DISPATCH(backward_bias(n, m, gt, db));
+void backward_bias(std::int64_t n, std::int64_t m, const float* gt, float* db, bool accumulate) {
+    ACCUM_DISPATCH(backward_bias(n, m, gt, db, accumulate));
 }
 
 } // namespace dense
+
+namespace loss {
+
+void cross_entropy_forward(std::int64_t classes, const float* x, const std::int64_t* labels,
+                           std::int64_t ignore_index, float* lse, float* loss, std::int64_t row_begin,
+                           std::int64_t row_end) {
+    ACCUM_DISPATCH(cross_entropy_forward(classes, x, labels, ignore_index, lse, loss, row_begin, row_end));
+}
+
+void cross_entropy_backward(std::int64_t classes, const float* x, const std::int64_t* labels,
+                            std::int64_t ignore_index, const float* lse, float scale, float* dx,
+                            std::int64_t row_begin, std::int64_t row_end) {
+    ACCUM_DISPATCH(cross_entropy_backward(classes, x, labels, ignore_index, lse, scale, dx, row_begin, row_end));
+}
+
+} // namespace loss
 
 } // namespace accum

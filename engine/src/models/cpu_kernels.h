@@ -1,4 +1,4 @@
-// The hand-written CPU kernels (attention_kernels.h, dense_kernels.h) run an
+// The hand-written CPU kernels (attention_kernels.h, dense_kernels.h, loss_kernels.h) run an
 // AVX2+FMA build where the processor has one, a portable build otherwise.
 #pragma once
 

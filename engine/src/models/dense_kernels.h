@@ -46,12 +46,12 @@ void forward_rows(std::int64_t n, std::int64_t k, std::int64_t m, const float* w
 void backward_input(std::int64_t n, std::int64_t k, std::int64_t m, const float* w, const float* gt,
                     const float* ht, float* dxt, std::int64_t row_begin, std::int64_t row_end);
 
-// dW (n × k) = gᵀ x over the m items: gᵀ in panel layout with n features, x
-// m × k row-major with stride ldx. Rows: n.
+// dW (n × k) = gᵀ x over the m items, or dW += gᵀ x when accumulate: gᵀ in panel
+// layout with n features, x m × k row-major with stride ldx. Rows: n.
 void backward_weight(std::int64_t n, std::int64_t k, std::int64_t m, const float* gt, const float* x,
-                     std::int64_t ldx, float* dw, std::int64_t row_begin, std::int64_t row_end);
+                     std::int64_t ldx, float* dw, bool accumulate, std::int64_t row_begin, std::int64_t row_end);
 
-// db (n) = the sum of gᵀ's n features over the m items.
-void backward_bias(std::int64_t n, std::int64_t m, const float* gt, float* db);
+// db (n) = the sum of gᵀ's n features over the m items (db += it when accumulate).
+void backward_bias(std::int64_t n, std::int64_t m, const float* gt, float* db, bool accumulate);
 
 } // namespace accum::dense

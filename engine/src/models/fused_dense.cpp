@@ -41,6 +41,35 @@ at::Tensor from_panels(const at::Tensor& panels, std::int64_t m, std::int64_t fe
     return out;
 }
 
+thread_local bool gradients_in_place = false; // GradientsInPlace is alive on this thread
+
+// Where the backward writes a parameter's gradient.
+struct GradientTarget {
+    at::Tensor tensor;
+    bool accumulate; // add to what the tensor holds
+};
+
+// The parameter's own .grad while GradientsInPlace is alive and autograd would
+// only add the gradient into it: no graph of the backward is being built, the
+// parameter is a leaf and its .grad is undefined (created here, as
+// AccumulateGrad would) or a plain contiguous float tensor of its shape. The
+// backward then returns no gradient for it. Otherwise a new tensor, returned in
+// `returned` for autograd to accumulate.
+GradientTarget gradient_of(const at::Tensor& param, at::Tensor& returned) {
+    if (gradients_in_place && !at::GradMode::is_enabled() && param.is_leaf()) {
+        auto& grad = param.mutable_grad();
+        if (!grad.defined()) {
+            grad = at::empty(param.sizes(), param.options());
+            return {grad, false};
+        }
+        if (!grad.requires_grad() && grad.layout() == at::kStrided && grad.is_contiguous() &&
+            grad.scalar_type() == at::kFloat && grad.device() == param.device() && grad.sizes() == param.sizes())
+            return {grad, true};
+    }
+    returned = at::empty(param.sizes(), param.options());
+    return {returned, false};
+}
+
 class FusedDense final : public torch::autograd::Function<FusedDense> {
 public:
     static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input_in,
@@ -92,17 +121,15 @@ public:
             const auto n = w.size(0), k = w.size(1);
             if (w_param.requires_grad()) {
                 const auto x = l == 0 ? input : from_panels(ht, m, k);
-                auto dw = at::empty({n, k}, gt.options());
+                auto dw = gradient_of(w_param, grads_out[1 + 2 * l]);
                 for_rows(n, k * m, [&](std::int64_t begin, std::int64_t end) {
-                    dense::backward_weight(n, k, m, gt.data_ptr<float>(), x.data_ptr<float>(), k, dw.data_ptr<float>(),
-                                           begin, end);
+                    dense::backward_weight(n, k, m, gt.data_ptr<float>(), x.data_ptr<float>(), k,
+                                           dw.tensor.data_ptr<float>(), dw.accumulate, begin, end);
                 });
-                grads_out[1 + 2 * l] = dw;
             }
             if (b_param.requires_grad()) {
-                auto db = at::empty({n}, gt.options());
-                dense::backward_bias(n, m, gt.data_ptr<float>(), db.data_ptr<float>());
-                grads_out[2 + 2 * l] = db;
+                auto db = gradient_of(b_param, grads_out[2 + 2 * l]);
+                dense::backward_bias(n, m, gt.data_ptr<float>(), db.tensor.data_ptr<float>(), db.accumulate);
             }
             if (l == 0 && !input.requires_grad()) break;
             auto dxt = at::empty({dense::panel_size(m, k)}, gt.options());
@@ -119,6 +146,10 @@ public:
 };
 
 } // namespace
+
+GradientsInPlace::GradientsInPlace() : previous_(gradients_in_place) { gradients_in_place = true; }
+
+GradientsInPlace::~GradientsInPlace() { gradients_in_place = previous_; }
 
 bool fused_dense_enabled() {
     static const bool enabled = !switched_off("ACCUM_FUSED_MLP");

@@ -24,6 +24,25 @@ bool fused_dense_enabled();
 // parameters, all on the CPU.
 bool fused_dense_available(const at::Tensor& input, const std::vector<at::Tensor>& params);
 
+// While one is alive, fused_dense's backward on this thread adds each
+// parameter's gradient straight into the parameter's .grad, as the weight
+// gradient's product is computed, instead of returning it for autograd's
+// AccumulateGrad to add: under gradient accumulation that saves a pass over
+// every weight, and a temporary as large, per micro-batch. A training loop sets
+// it around its backward() calls; nothing else may expect the parameters'
+// gradients to come out of the graph (autograd::grad with them as inputs,
+// hooks on them). Without it the gradients go back through autograd.
+class GradientsInPlace {
+public:
+    GradientsInPlace();
+    ~GradientsInPlace();
+    GradientsInPlace(const GradientsInPlace&) = delete;
+    GradientsInPlace& operator=(const GradientsInPlace&) = delete;
+
+private:
+    bool previous_;
+};
+
 // input [m, k₀]; params W₀, b₀, W₁, b₁, … in nn::Linear's layout (Wᵢ [nᵢ, kᵢ],
 // kᵢ₊₁ = nᵢ). Returns [m, n_last].
 at::Tensor fused_dense(const at::Tensor& input, const std::vector<at::Tensor>& params);

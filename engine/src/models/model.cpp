@@ -3,6 +3,7 @@
 #include <torch/nn/functional/loss.h>
 
 #include "accum/errors.h"
+#include "models/fused_loss.h"
 
 namespace accum {
 
@@ -10,7 +11,10 @@ namespace F = torch::nn::functional;
 
 torch::Tensor cross_entropy_sum(const torch::Tensor& logits, const torch::Tensor& labels) {
     const auto classes = logits.size(-1);
-    return F::cross_entropy(logits.reshape({-1, classes}), labels.reshape({-1}),
+    const auto rows = logits.reshape({-1, classes});
+    const auto targets = labels.reshape({-1});
+    if (fused_cross_entropy_available(rows, targets)) return fused_cross_entropy_sum(rows, targets, kIgnoreIndex);
+    return F::cross_entropy(rows, targets,
                             F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
 }
 

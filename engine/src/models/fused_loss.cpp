@@ -1,0 +1,86 @@
+#include "models/fused_loss.h"
+
+#include <algorithm>
+
+#include <ATen/Parallel.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "models/loss_kernels.h"
+#include "switches.h"
+
+namespace accum {
+
+namespace {
+
+// Runs fn(row_begin, row_end) over the rows, split between LibTorch's intra-op
+// threads once a share holds about 32k logits.
+template <class Fn>
+void for_rows(std::int64_t rows, std::int64_t classes, const Fn& fn) {
+    const auto grain = std::max<std::int64_t>(1, (std::int64_t{1} << 15) / std::max<std::int64_t>(1, classes));
+    at::parallel_for(0, rows, grain, fn);
+}
+
+class FusedCrossEntropy final : public torch::autograd::Function<FusedCrossEntropy> {
+public:
+    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits_in,
+                              const at::Tensor& labels_in, std::int64_t ignore_index) {
+        const auto logits = logits_in.contiguous();
+        const auto labels = labels_in.contiguous();
+        const auto rows = logits.size(0), classes = logits.size(1);
+        const auto* label = labels.data_ptr<std::int64_t>();
+        for (std::int64_t i = 0; i < rows; ++i)
+            TORCH_CHECK_INDEX(label[i] == ignore_index || (label[i] >= 0 && label[i] < classes), "Target ", label[i],
+                              " is out of bounds.");
+        auto lse = at::empty({rows}, logits.options());
+        std::vector<float> loss(static_cast<std::size_t>(rows));
+        for_rows(rows, classes, [&](std::int64_t begin, std::int64_t end) {
+            loss::cross_entropy_forward(classes, logits.data_ptr<float>(), label, ignore_index, lse.data_ptr<float>(),
+                                        loss.data(), begin, end);
+        });
+        double sum = 0.0; // in row order whatever the threads, so the loss is the same on any --threads
+        for (const float l : loss) sum += l;
+        ctx->save_for_backward({logits, labels, lse});
+        ctx->saved_data["ignore_index"] = ignore_index;
+        return at::scalar_tensor(sum, logits.options());
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        const auto saved = ctx->get_saved_variables();
+        const auto& logits = saved[0];
+        const auto& labels = saved[1];
+        const auto& lse = saved[2];
+        const auto ignore_index = ctx->saved_data["ignore_index"].toInt();
+        const auto rows = logits.size(0), classes = logits.size(1);
+        const auto scale = grads[0].item<float>();
+        auto dx = at::empty_like(logits);
+        for_rows(rows, classes, [&](std::int64_t begin, std::int64_t end) {
+            loss::cross_entropy_backward(classes, logits.data_ptr<float>(), labels.data_ptr<std::int64_t>(),
+                                         ignore_index, lse.data_ptr<float>(), scale, dx.data_ptr<float>(), begin,
+                                         end);
+        });
+        return {dx, at::Tensor(), at::Tensor()};
+    }
+};
+
+} // namespace
+
+bool fused_cross_entropy_enabled() {
+    static const bool enabled = !switched_off("ACCUM_FUSED_LOSS");
+    return enabled;
+}
+
+bool fused_cross_entropy_available(const at::Tensor& logits, const at::Tensor& labels) {
+    return fused_cross_entropy_enabled() && logits.dim() == 2 && logits.size(1) > 0 && labels.dim() == 1 &&
+           labels.size(0) == logits.size(0) && logits.device().is_cpu() && labels.device().is_cpu() &&
+           logits.scalar_type() == at::kFloat && labels.scalar_type() == at::kLong;
+}
+
+at::Tensor fused_cross_entropy_sum(const at::Tensor& logits, const at::Tensor& labels, std::int64_t ignore_index) {
+    return FusedCrossEntropy::apply(logits, labels, ignore_index);
+}
+
+} // namespace accum
