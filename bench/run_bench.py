@@ -69,9 +69,11 @@ CONFIGS = [
 FLOPS = {"mlp": mlp_flops(), "cnn": cnn_flops(), "transformer": transformer_flops()}
 
 
-# The GUI overhead is measured on longer runs (about 10 s each), so the window's
-# start-up (first layout and paint, font loading) is a small part of the timed steps.
-GUI_CONFIGS = [("MLP 64×4", "mlp", "fashion-mnist", 64, 4, 3000), ("CNN 64×4", "cnn", "fashion-mnist", 64, 4, 300)]
+# The GUI overhead is measured on longer runs (about 6 to 10 s each), so the window's
+# start-up (first layout and paint, font loading) is a small part of the timed steps,
+# and in twice as many pairs as --rounds: the window's own cost is about 1% (its
+# thread uses about 1.3% of one core), well inside this machine's run-to-run noise.
+GUI_CONFIGS = [("MLP 64×4", "mlp", "fashion-mnist", 64, 4, 3000), ("CNN 64×4", "cnn", "fashion-mnist", 64, 4, 150)]
 
 
 def accum_run(build, model, dataset, b, k, steps, extra_env=None, threads=None):
@@ -130,7 +132,7 @@ def gui_overhead(build, rounds, scale):
     for name, model, dataset, b, k, steps in GUI_CONFIGS:
         steps = max(4, int(steps * scale))
         gui, cli = [], []
-        for _ in range(rounds):
+        for _ in range(2 * rounds):
             g = studio(build, model, dataset, b, k, steps)
             if g is None:
                 break
@@ -143,6 +145,27 @@ def gui_overhead(build, rounds, scale):
                   f"paired {paired(gui, cli)[0]:.3f}, best {paired(gui, cli)[1]:.3f}", flush=True)
 
     return gui_rows
+
+
+def reading_notes(rounds, mlp_big_samples_per_s):
+    """The closing section of RESULTS.md: how to read the tables."""
+    step_ms = f"about {256 / mlp_big_samples_per_s * 1000:.1f} ms" if mlp_big_samples_per_s else "a few ms"
+    return [
+        "", "## Reading these figures", "",
+        "- **Noise.** This machine is a shared virtual machine: a run can land in a slower mode and stay",
+        "  there for seconds, so each table gives the ratio of medians, the median of the per-round ratios",
+        f"  (each pair ran back to back) and the ratio of the best runs. This report used {rounds} rounds.",
+        "- **Fused kernels.** `ACCUM_FUSED_MLP` is the MLP's Linear-ReLU stack as one operator",
+        "  (`engine/src/models/fused_dense.cpp`), which, while a run trains, adds each weight gradient",
+        "  straight into `.grad`; `ACCUM_FUSED_ATTENTION` is the transformer's attention",
+        "  (`fused_attention.cpp`); `ACCUM_FUSED_LOSS` is the softmax cross-entropy of all three models",
+        "  (`fused_loss.cpp`). Set to 0, each falls back to LibTorch operators.",
+        "- **Accumulation overhead.** (64, 4) runs four forward and backward passes per optimizer step where",
+        "  (256, 1) runs one, so it pays four times whatever does not grow with the batch: the autograd",
+        "  engine's run, each operator's dispatch, the loss, and a read and a write of every weight's",
+        f"  gradient in `.grad`. The MLP's whole step is short ({step_ms} at 256 × 1), so these fixed costs",
+        "  weigh most there.",
+    ]
 
 
 def main():
@@ -197,7 +220,9 @@ def main():
     single_mfu = FLOPS["mlp"] * single[0] / (peak * 1e9)
     print(f"MLP 256×1 on one core: {single[0]:.0f} samples/s, MFU {single_mfu:.0%}", flush=True)
 
-    for name, model, dataset, steps in [("MLP", "mlp", "fashion-mnist", 600), ("CNN", "cnn", "fashion-mnist", 40)]:
+    # The MLP's runs are longer (about 3 s each) than in the table above: its step is
+    # short, and the ratio compares two fast runs.
+    for name, model, dataset, steps in [("MLP", "mlp", "fashion-mnist", 1500), ("CNN", "cnn", "fashion-mnist", 40)]:
         steps = max(4, int(steps * scale))
         acc, big = [], []
         for _ in range(a.rounds):
@@ -207,19 +232,22 @@ def main():
         accumulation_rows.append((name, x, y, x[0] / y[0], paired(acc, big)))
         print(f"accumulation overhead {name}: (64,4) {x[0]:.0f} vs (256,1) {y[0]:.0f}: {x[0] / y[0]:.3f}", flush=True)
 
-    # The engine's fused CPU kernels against the same engine running those layers as
-    # LibTorch operators (ACCUM_FUSED_MLP=0, ACCUM_FUSED_ATTENTION=0), alternating. The
-    # MLP without them goes back to its operator threads (one LibTorch thread, every
-    # core for OpenBLAS), as the engine chooses.
+    # The engine's fused CPU kernels against the same engine running those layers and
+    # the loss as LibTorch operators (ACCUM_FUSED_MLP=0, ACCUM_FUSED_ATTENTION=0,
+    # ACCUM_FUSED_LOSS=0), alternating. The MLP without them goes back to its operator
+    # threads (one LibTorch thread, every core for OpenBLAS), as the engine chooses. The
+    # CNN has no fused layers: its rows measure the fused loss alone.
     fused_rows = []
-    for name, model, dataset, b, k, steps in [c for c in CONFIGS if c[1] in ("mlp", "transformer")]:
+    for name, model, dataset, b, k, steps in CONFIGS:
         steps = max(4, int(steps * scale))
-        switch = "ACCUM_FUSED_MLP" if model == "mlp" else "ACCUM_FUSED_ATTENTION"
+        switches = {"mlp": ["ACCUM_FUSED_MLP"], "transformer": ["ACCUM_FUSED_ATTENTION"]}.get(model, [])
+        switches = switches + ["ACCUM_FUSED_LOSS"]
         on, off = [], []
         for _ in range(a.rounds):
             on.append(accum_run(a.build, model, dataset, b, k, steps))
-            off.append(accum_run(a.build, model, dataset, b, k, steps, extra_env={switch: "0"}))
+            off.append(accum_run(a.build, model, dataset, b, k, steps, extra_env={s: "0" for s in switches}))
         x, y = summarise(on), summarise(off)
+        switch = " ".join(f"{s}=0" for s in switches)
         fused_rows.append((name, switch, x, y, x[0] / y[0]))
         print(f"fused kernels {name}: {x[0]:.0f} vs operators {y[0]:.0f}: {x[0] / y[0]:.2f}", flush=True)
 
@@ -262,7 +290,7 @@ def main():
               "| configuration | fused | LibTorch operators | switched off by | ratio |",
               "|---|---|---|---|---|"]
     for name, switch, x, y, r in fused_rows:
-        lines.append(f"| {name} | {fmt(x)} | {fmt(y)} | `{switch}=0` | **{r:.2f}×** |")
+        lines.append(f"| {name} | {fmt(x)} | {fmt(y)} | `{switch}` | **{r:.2f}×** |")
     lines += ["", "## GUI overhead: the studio window (offscreen) vs accum-run", ""]
     if gui_rows:
         lines += ["| configuration | optimizer steps | studio | accum-run | ratio of medians | "
@@ -271,6 +299,7 @@ def main():
             lines.append(f"| {name} | {steps} | {fmt(x)} | {fmt(y)} | **{r:.3f}** | {pair:.3f} | {best:.3f} |")
     else:
         lines.append("Not measured: accum-studio was not built.")
+    lines += reading_notes(a.rounds, next((y[0] for name, x, y, *_ in accumulation_rows if name == "MLP"), None))
     open(a.output, "w").write("\n".join(lines) + "\n")
     print(f"wrote {a.output}")
 
