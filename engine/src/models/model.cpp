@@ -10,9 +10,11 @@ namespace accum {
 namespace F = torch::nn::functional;
 
 torch::Tensor cross_entropy_sum(const torch::Tensor& logits, const torch::Tensor& labels) {
+    // Token logits [B, T, V] become rows; logits that already are rows are used as
+    // they are (a reshape would add a view node to every micro-batch's backward).
     const auto classes = logits.size(-1);
-    const auto rows = logits.reshape({-1, classes});
-    const auto targets = labels.reshape({-1});
+    const auto rows = logits.dim() == 2 ? logits : logits.reshape({-1, classes});
+    const auto targets = labels.dim() == 1 ? labels : labels.reshape({-1});
     if (fused_cross_entropy_available(rows, targets)) return fused_cross_entropy_sum(rows, targets, kIgnoreIndex);
     return F::cross_entropy(rows, targets,
                             F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
