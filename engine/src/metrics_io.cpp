@@ -1,6 +1,7 @@
 #include "accum/metrics_io.h"
 
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -38,11 +39,21 @@ double read_double(const json& j, const char* key) {
     return it->get<double>();
 }
 
+// A whole number that fits in 64 bits; 12.0 is accepted, 1.5 or 1e30 are errors
+// (converting them would be undefined behaviour).
 std::int64_t read_int(const json& j, const char* key) {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return 0;
-    if (!it->is_number()) throw std::runtime_error(std::string("field '") + key + "' is not a number");
-    return it->get<std::int64_t>();
+    if (it->is_number_integer() && !(it->is_number_unsigned() &&
+                                     it->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max())))
+        return it->get<std::int64_t>();
+    if (it->is_number_float()) {
+        const double v = it->get<double>();
+        // 2⁶³ is exactly representable; every double below it in magnitude converts.
+        if (v == std::trunc(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0)
+            return static_cast<std::int64_t>(v);
+    }
+    throw std::runtime_error(std::string("field '") + key + "' is not a whole number within 64 bits");
 }
 
 } // namespace

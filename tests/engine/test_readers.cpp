@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "accum/errors.h"
+#include "accum/metrics_io.h"
 #include "data/csv_reader.h"
 #include "data/idx_reader.h"
 
@@ -150,6 +151,36 @@ private Q_SLOTS:
         QFETCH(QString, fragment);
         const std::string t = text.toStdString(), l = label.toStdString(), frag = fragment.toStdString();
         expect_data_error([&] { parse_csv(t, l, "f.csv"); }, {frag.c_str()});
+    }
+
+    // Whole-number fields of a metrics line: a float is read only when it is whole
+    // and fits in 64 bits (the fuzzer found 7.7e22 converted with undefined behaviour).
+    void metricsWholeNumbers_data() {
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<bool>("accepted");
+        QTest::addColumn<qint64>("expected");
+        QTest::newRow("integer") << "77" << true << qint64(77);
+        QTest::newRow("whole float") << "12.0" << true << qint64(12);
+        QTest::newRow("largest") << "9223372036854775807" << true << std::numeric_limits<qint64>::max();
+        QTest::newRow("negative") << "-5" << true << qint64(-5);
+        QTest::newRow("fraction") << "1.5" << false << qint64(0);
+        QTest::newRow("huge float") << "7.7e22" << false << qint64(0);
+        QTest::newRow("past int64") << "18446744073709551615" << false << qint64(0);
+    }
+    void metricsWholeNumbers() {
+        QFETCH(QString, value);
+        QFETCH(bool, accepted);
+        QFETCH(qint64, expected);
+        const auto line = R"({"type":"step","step":1,"micro_step":4,"loss":1.2,"samples_seen":256,"memory_bytes":)" +
+                          value.toStdString() + "}";
+        std::string error;
+        const auto record = accum::parse_json_line(line, error);
+        QCOMPARE(record.has_value(), accepted);
+        if (accepted) {
+            QCOMPARE(qint64(std::get<accum::StepRecord>(*record).memory_bytes), expected);
+        } else {
+            QVERIFY2(error.find("'memory_bytes' is not a whole number") != std::string::npos, error.c_str());
+        }
     }
 };
 
