@@ -98,7 +98,8 @@ def eager(model, b, k, steps):
 
 
 def studio(build, model, dataset, b, k, steps):
-    """The same run in the studio window (offscreen), from its end-of-run line."""
+    """The same run in the studio window (offscreen), from its end-of-run line; None
+    where accum-studio was not built."""
     exe = f"{build}/app/accum-studio"
     if not os.path.exists(exe):
         return None
@@ -112,7 +113,10 @@ def studio(build, model, dataset, b, k, steps):
         p = subprocess.run([exe, "--config", path, "--autorun", "--quit-after-run"], capture_output=True, text=True,
                            env=env, timeout=600)
         m = re.search(r"([0-9.]+) samples/s", p.stderr)
-        return float(m.group(1)) if m else None
+        if not m:
+            raise RuntimeError(f"accum-studio ended (exit {p.returncode}) without its end-of-run line:\n"
+                               + "\n".join(p.stderr.splitlines()[-5:]))
+        return float(m.group(1))
 
 
 def summarise(values):
@@ -139,10 +143,10 @@ def gui_overhead(build, rounds, scale):
             gui.append(g)
             cli.append(accum_run(build, model, dataset, b, k, steps))
         if gui:
-            x, y = summarise(gui), summarise(cli)
-            gui_rows.append((name, steps, x, y, x[0] / y[0], paired(gui, cli)))
+            x, y, (pair, best) = summarise(gui), summarise(cli), paired(gui, cli)
+            gui_rows.append((name, steps, x, y, x[0] / y[0], (pair, best)))
             print(f"GUI overhead {name}: studio {x[0]:.0f} vs accum-run {y[0]:.0f}: {x[0] / y[0]:.3f}, "
-                  f"paired {paired(gui, cli)[0]:.3f}, best {paired(gui, cli)[1]:.3f}", flush=True)
+                  f"paired {pair:.3f}, best {best:.3f}", flush=True)
 
     return gui_rows
 
@@ -211,7 +215,8 @@ def main():
             theirs.append(eager(model, b, k, steps))
         o, t = summarise(ours), summarise(theirs)
         mfu = FLOPS[model] * o[0] / (peak * 1e9)
-        rows.append((name, "%d / %d, %d / %d" % (THREADS[model] + EAGER_THREADS[model]), o, t, o[0] / t[0], paired(ours, theirs), mfu))
+        threads = "%d / %d, %d / %d" % (THREADS[model] + EAGER_THREADS[model])
+        rows.append((name, threads, o, t, o[0] / t[0], paired(ours, theirs), mfu))
         print(f"{name}: accum-run {o[0]:.0f} samples/s, eager {t[0]:.0f}, ratio {o[0] / t[0]:.2f}, MFU {mfu:.0%}",
               flush=True)
 
@@ -307,4 +312,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (RuntimeError, subprocess.CalledProcessError) as e:  # a run failed: say which, without a traceback
+        print(f"run_bench.py: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -6,8 +6,8 @@
 // up its partner. So the window keeps its own thread under a small share of one
 // core: once a second it measures that share (thread CPU time over wall time) and
 // stretches or shortens the redraw interval, between 10 and 2 redraws a second.
-// Where drawing is cheap it stays at 10 a second. At 1% of a core an MLP run on
-// 2 cores redraws about 4 times a second (bench/RESULTS.md).
+// Where drawing is cheap it stays at 10 a second. During a CNN run on a 2-core
+// machine the window's thread used about 1.3% of one core (bench/RESULTS.md).
 #pragma once
 
 #include <chrono>

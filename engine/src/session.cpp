@@ -18,9 +18,9 @@
 #include "models/fused_dense.h"
 #include "models/model.h"
 #include "styles/pytorch_loop.h"
+#include "switches.h"
 #include "training/checkpoint.h"
 #include "training/control.h"
-#include "switches.h"
 #include "training/run_context.h"
 
 namespace accum {

@@ -2,14 +2,23 @@
 // Environment switches for side-by-side measurements (bench/): NAME=0 turns off
 // a feature that is on by default. Read once per process by each caller.
 
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
 namespace accum {
 
+// True for NAME=0. Unset, empty or 1 leave the feature on; any other value
+// leaves it on too, with a warning on stderr that names the switch, so that
+// NAME=off or NAME=false does not silently measure the wrong thing.
 inline bool switched_off(const char* name) {
     const char* value = std::getenv(name);
-    return value != nullptr && std::string_view(value) == "0";
+    if (value == nullptr) return false;
+    const std::string_view text(value);
+    if (text == "0") return true;
+    if (!text.empty() && text != "1")
+        std::fprintf(stderr, "accum: %s=%s is neither 0 (off) nor 1 (on); leaving it on\n", name, value);
+    return false;
 }
 
 } // namespace accum

@@ -21,6 +21,7 @@
 #include "models/model.h"
 #include "styles/accelerator.h"
 #include "styles/pytorch_loop.h"
+#include "switches.h"
 #include "training/lr_scheduler.h"
 #include "training/run_context.h"
 
@@ -482,6 +483,21 @@ private Q_SLOTS:
         with_nan[1][3] = std::nan("");
         QVERIFY(std::isnan(fused_cross_entropy_sum(with_nan, labels, kIgnoreIndex).item<double>()));
         QVERIFY(std::isfinite(fused_cross_entropy_sum(logits, labels, kIgnoreIndex).item<double>()));
+    }
+
+    // The ACCUM_* measurement switches: only 0 turns a feature off; anything else
+    // leaves it on (with a warning on stderr for values other than 1).
+    void switchesTurnOffOnlyAtZero() {
+        const char* name = "ACCUM_TEST_SWITCH";
+        qunsetenv(name);
+        QVERIFY(!switched_off(name));
+        for (const char* on : {"1", "", "off", "false"}) {
+            qputenv(name, on);
+            QVERIFY2(!switched_off(name), on);
+        }
+        qputenv(name, "0");
+        QVERIFY(switched_off(name));
+        qunsetenv(name);
     }
 
     // The data order depends on seed and epoch only, never on the batch size.

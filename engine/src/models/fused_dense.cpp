@@ -79,7 +79,8 @@ public:
         const auto layers = static_cast<std::int64_t>(params_in.size() / 2);
         std::vector<at::Tensor> params;
         for (const auto& p : params_in) params.push_back(p.contiguous());
-        // to_save: the input, each layer's transposed input, then the parameters.
+        // to_save: the input, each layer's transposed input, then the parameters
+        // (1 + 3 · layers tensors).
         std::vector<at::Tensor> to_save{input};
         at::Tensor ht; // the layer's input in panel layout; layer 0 reads the input as it is
         for (std::int64_t l = 0; l < layers; ++l) {
@@ -101,14 +102,13 @@ public:
         }
         to_save.insert(to_save.end(), params_in.begin(), params_in.end());
         ctx->save_for_backward(to_save);
-        ctx->saved_data["layers"] = layers;
         return from_panels(ht, m, params.back().size(0));
     }
 
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grads) {
         const auto saved = ctx->get_saved_variables();
-        const auto layers = ctx->saved_data["layers"].toInt();
+        const auto layers = static_cast<std::int64_t>(saved.size() - 1) / 3; // see to_save
         const auto& input = saved[0];
         const auto m = input.size(0);
         auto gt = to_panels(grads[0].contiguous());
