@@ -13,16 +13,25 @@ namespace accum {
 
 namespace {
 
-// Runs fn(row_begin, row_end) over the rows of an output in blocks of
-// dense::kRowBlock, split between LibTorch's intra-op threads when each share
-// holds enough work (multiply-adds per row) to pay for it.
+// Runs fn(row_begin, row_end) over the rows of an output, split between
+// LibTorch's intra-op threads when each share holds enough work (multiply-adds
+// per row) to pay for it. One share per thread, of nearly equal size (boundaries
+// at the row block nearest to an even split): splitting whole blocks in
+// parallel_for's chunks gave one thread 132 of 256 rows and the other 124, and
+// every region waited for the larger share.
 template <class Fn>
 void for_rows(std::int64_t rows, std::int64_t work_per_row, const Fn& fn) {
     constexpr std::int64_t min_work = 1 << 18; // about 10 µs of multiply-adds
     const auto blocks = (rows + dense::kRowBlock - 1) / dense::kRowBlock;
     const auto grain = std::max<std::int64_t>(1, min_work / std::max<std::int64_t>(1, work_per_row * dense::kRowBlock));
-    at::parallel_for(0, blocks, grain, [&](std::int64_t begin, std::int64_t end) {
-        fn(begin * dense::kRowBlock, std::min(rows, end * dense::kRowBlock));
+    const auto shares = std::min<std::int64_t>(at::get_num_threads(), blocks / grain);
+    if (shares <= 1) return fn(0, rows);
+    const auto first_row = [&](std::int64_t share) {
+        if (share == shares) return rows;
+        return (rows * share / shares + dense::kRowBlock / 2) / dense::kRowBlock * dense::kRowBlock;
+    };
+    at::parallel_for(0, shares, 1, [&](std::int64_t begin, std::int64_t end) {
+        for (auto share = begin; share < end; ++share) fn(first_row(share), first_row(share + 1));
     });
 }
 
