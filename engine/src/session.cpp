@@ -168,6 +168,11 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
     // allocator-overhead benchmark; memory figures and budgets are then 0/off).
     static const bool counting_allocator = !switched_off("ACCUM_COUNTING_ALLOCATOR");
     if (counting_allocator) memory::install_counting_allocator();
+    // Declared before the run's context, so it runs after the context (model,
+    // optimizer, data) is gone: the blocks kept for reuse go back to the system.
+    struct ReleaseCachedBlocks {
+        ~ReleaseCachedBlocks() { memory::release_cached_blocks(); }
+    } release_cached_blocks;
     set_compute_threads(choose_threads(config));
     const auto budget = parse_byte_size(config.memory_budget).value_or(0);
     std::unique_ptr<RunContext> ctx;

@@ -211,6 +211,43 @@ private Q_SLOTS:
         QCOMPARE(memory::cpu_counters().current, before);
     }
 
+    // A freed block of 1 MiB or more is kept and handed to the next allocation of
+    // the same size (memory/counting_allocator.h); it no longer counts as tensor
+    // memory, so the budget does not see it; smaller blocks go back to malloc.
+    void allocatorReusesFreedBlocks() {
+        if (!memory::block_cache_enabled()) QSKIP("the block cache is off in AddressSanitizer builds");
+        memory::install_counting_allocator();
+        memory::CountingScope scope;
+        memory::release_cached_blocks();
+        const auto before = memory::cpu_counters().current;
+        constexpr std::int64_t floats = 1 << 19; // 2 MiB
+        auto a = torch::empty({floats}, torch::kFloat32);
+        const void* first = a.data_ptr();
+        a = torch::Tensor();
+        QCOMPARE(memory::cpu_counters().current, before);
+        QCOMPARE(memory::cached_block_bytes(), floats * 4);
+        auto small = torch::empty({1000}, torch::kFloat32); // 4 kB: not kept when freed
+        small = torch::Tensor();
+        QCOMPARE(memory::cached_block_bytes(), floats * 4);
+        auto b = torch::empty({floats}, torch::kFloat32);
+        QCOMPARE(b.data_ptr(), first);
+        QCOMPARE(memory::cached_block_bytes(), std::int64_t(0));
+        QCOMPARE(memory::cpu_counters().current - before, floats * 4);
+        b = torch::Tensor();
+        memory::set_cpu_budget(before + floats * 2); // a kept block does not lift the budget
+        bool threw = false;
+        try {
+            auto t = torch::empty({floats}, torch::kFloat32);
+        } catch (const std::exception& e) {
+            threw = is_out_of_memory_error(e);
+        }
+        memory::set_cpu_budget(0);
+        QVERIFY(threw);
+        QCOMPARE(memory::cached_block_bytes(), floats * 4);
+        memory::release_cached_blocks();
+        QCOMPARE(memory::cached_block_bytes(), std::int64_t(0));
+    }
+
     // Out of memory in the middle of a run (as when another process takes device
     // memory): the budget drops under the run's feet after a few optimizer steps.
     // The run ends cleanly as out_of_memory with its steps reported, and the next
@@ -243,6 +280,7 @@ private Q_SLOTS:
         QCOMPARE(memory::cpu_counters().budget, std::int64_t(0)); // released for the next run
         Sink quiet;
         QCOMPARE(Session().run(c, quiet).status, RunStatus::Completed);
+        QCOMPARE(memory::cached_block_bytes(), std::int64_t(0)); // handed back with the run
     }
 
     // find_executable_batch_size retries with × 0.9 and gives up at zero.

@@ -14,6 +14,14 @@ namespace accum::memory {
 // Installs the counting allocator (idempotent, thread-safe).
 void install_counting_allocator();
 
+// Freed tensor blocks of 1 MiB or more are kept (up to 1 GiB) for the next
+// allocation of the same size; release_cached_blocks() frees them (the session
+// does at the end of each run). cached_block_bytes(): the bytes kept now. Off in
+// AddressSanitizer builds (block_cache_enabled() false), which must see every free.
+void release_cached_blocks();
+std::int64_t cached_block_bytes();
+bool block_cache_enabled();
+
 // Counting applies to allocations made on the calling thread while a guard lives.
 class CountingScope {
 public:
