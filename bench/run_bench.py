@@ -136,12 +136,19 @@ def gui_overhead(build, rounds, scale):
     for name, model, dataset, b, k, steps in GUI_CONFIGS:
         steps = max(4, int(steps * scale))
         gui, cli = [], []
-        for _ in range(2 * rounds):
-            g = studio(build, model, dataset, b, k, steps)
+        for i in range(2 * rounds):
+            # Who goes first alternates (A B, B A, ...), so a machine that drifts
+            # slower or faster during a pair favours neither side.
+            if i % 2:
+                c = accum_run(build, model, dataset, b, k, steps)
+                g = studio(build, model, dataset, b, k, steps)
+            else:
+                g = studio(build, model, dataset, b, k, steps)
+                c = accum_run(build, model, dataset, b, k, steps) if g is not None else None
             if g is None:
                 break
             gui.append(g)
-            cli.append(accum_run(build, model, dataset, b, k, steps))
+            cli.append(c)
         if gui:
             x, y, (pair, best) = summarise(gui), summarise(cli), paired(gui, cli)
             gui_rows.append((name, steps, x, y, x[0] / y[0], (pair, best)))
