@@ -71,8 +71,9 @@ FLOPS = {"mlp": mlp_flops(), "cnn": cnn_flops(), "transformer": transformer_flop
 
 # The GUI overhead is measured on longer runs (about 6 to 10 s each), so the window's
 # start-up (first layout and paint, font loading) is a small part of the timed steps,
-# and in twice as many pairs as --rounds: the window's own cost is about 1% (its
-# thread uses about 1.3% of one core), well inside this machine's run-to-run noise.
+# and in twice as many pairs as --rounds: the window's own cost is 1-3% (its
+# thread is held to about half a percent of one core, and the training thread it
+# displaces holds up its partner), inside this machine's run-to-run noise.
 GUI_CONFIGS = [("MLP 64×4", "mlp", "fashion-mnist", 64, 4, 3000), ("CNN 64×4", "cnn", "fashion-mnist", 64, 4, 150)]
 
 
@@ -166,8 +167,8 @@ def reading_notes(rounds, mlp_big_samples_per_s):
         "- **Noise.** This machine is a shared virtual machine: a run can land in a slower mode and stay",
         "  there for seconds, so each table gives the ratio of medians, the median of the per-round ratios",
         f"  (each pair ran back to back) and the ratio of the best runs. This report used {rounds} rounds",
-        f"  ({2 * rounds} pairs for the GUI overhead: the window's thread uses about 1.3% of one core, less",
-        "  than the noise).",
+        f"  ({2 * rounds} pairs for the GUI overhead: the window's thread is held to about half a percent",
+        "  of one core, and costs training less than the noise).",
         "- **Fused kernels.** `ACCUM_FUSED_MLP` is the MLP's Linear-ReLU stack as one operator",
         "  (`engine/src/models/fused_dense.cpp`), which, while a run trains, adds each weight gradient",
         "  straight into `.grad`; `ACCUM_FUSED_ATTENTION` is the transformer's attention",

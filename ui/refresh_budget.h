@@ -6,8 +6,11 @@
 // up its partner. So the window keeps its own thread under a small share of one
 // core: once a second it measures that share (thread CPU time over wall time) and
 // stretches or shortens the redraw interval, between 10 and 2 redraws a second.
-// Where drawing is cheap it stays at 10 a second. During a CNN run on a 2-core
-// machine the window's thread used about 1.3% of one core (bench/RESULTS.md).
+// Where drawing is cheap it stays at 10 a second. The budget is half a percent:
+// with 1% the window's thread used about 1.5% of one core during an MLP run on a
+// 2-core machine (most of it raster painting), and since the thread it displaces
+// holds up its partner, the run lost about 3% of its speed (0.95–0.98 of
+// accum-run's in bench/RESULTS.md).
 #pragma once
 
 #include <chrono>
@@ -18,7 +21,7 @@ class RefreshBudget {
 public:
     static constexpr int kFastestMs = 100;
     static constexpr int kSlowestMs = 500;
-    static constexpr double kShare = 0.01; // of one core
+    static constexpr double kShare = 0.005; // of one core
 
     // The next interval, given the current one and the window thread's measured
     // share of a core while using it. Moves towards the interval that would spend
