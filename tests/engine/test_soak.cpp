@@ -3,6 +3,7 @@
 // left behind.
 #include <QtTest/QtTest>
 
+#include <atomic>
 #include <dirent.h>
 #include <fstream>
 #include <random>
@@ -64,14 +65,22 @@ private Q_SLOTS:
             Session session;
             Quiet sink;
             std::thread stopper;
+            std::atomic<bool> returned{false};
             if (kind == 2) {
                 const int delay = std::uniform_int_distribution<int>(0, 40)(rng);
-                stopper = std::thread([&session, delay] {
+                // run() starts with a clear stop flag, so a stop that lands before
+                // it has started is not carried into it: keep asking, as the
+                // studio's worker re-applies a stop, until the run returns.
+                stopper = std::thread([&session, &returned, delay] {
                     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-                    session.stop();
+                    while (!returned.load()) {
+                        session.stop();
+                        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                    }
                 });
             }
             const auto s = session.run(c, sink);
+            returned.store(true);
             if (stopper.joinable()) stopper.join();
             switch (kind) {
             case 2:

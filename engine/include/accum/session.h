@@ -24,7 +24,10 @@ public:
     // returned summary, which is also sent to the sink.
     SummaryRecord run(const RunConfig& config, Sink& sink);
 
-    void stop();      // thread-safe; the run ends at the next micro-batch boundary
+    // Thread-safe; the run ends at the next micro-batch boundary. run() starts
+    // with a clear flag: a stop() that lands before it has started is not
+    // carried into it (call again once it runs, as the studio's worker does).
+    void stop();
     void pause();     // thread-safe; the run waits at the next micro-batch boundary
     void resume();
     // While paused: let exactly one more micro-batch run, then pause again.
