@@ -99,11 +99,8 @@ def eager(model, b, k, steps):
 
 
 def studio(build, model, dataset, b, k, steps):
-    """The same run in the studio window (offscreen), from its end-of-run line; None
-    where accum-studio was not built."""
+    """The same run in the studio window (offscreen), from its end-of-run line."""
     exe = f"{build}/app/accum-studio"
-    if not os.path.exists(exe):
-        return None
     with tempfile.TemporaryDirectory() as tmp:
         config = {"model": model, "dataset": dataset, "batch-size": b, "accumulation-steps": k, "max-steps": steps,
                   "epochs": 0, "lr": 0.05, "optimizer": "sgd", "momentum": 0.9,
@@ -134,28 +131,21 @@ def paired(a, b):
 def gui_overhead(build, rounds, scale):
     """The studio window (offscreen) against accum-run on the same configuration."""
     gui_rows = []
+    if not os.path.exists(f"{build}/app/accum-studio"):
+        return gui_rows
     for name, model, dataset, b, k, steps in GUI_CONFIGS:
         steps = max(4, int(steps * scale))
         gui, cli = [], []
         for i in range(2 * rounds):
             # Who goes first alternates (A B, B A, ...), so a machine that drifts
             # slower or faster during a pair favours neither side.
-            if i % 2:
-                c = accum_run(build, model, dataset, b, k, steps)
-                g = studio(build, model, dataset, b, k, steps)
-            else:
-                g = studio(build, model, dataset, b, k, steps)
-                c = accum_run(build, model, dataset, b, k, steps) if g is not None else None
-            if g is None:
-                break
-            gui.append(g)
-            cli.append(c)
-        if gui:
-            x, y, (pair, best) = summarise(gui), summarise(cli), paired(gui, cli)
-            gui_rows.append((name, steps, x, y, x[0] / y[0], (pair, best)))
-            print(f"GUI overhead {name}: studio {x[0]:.0f} vs accum-run {y[0]:.0f}: {x[0] / y[0]:.3f}, "
-                  f"paired {pair:.3f}, best {best:.3f}", flush=True)
-
+            runs = [(gui, studio), (cli, accum_run)]
+            for results, run in reversed(runs) if i % 2 else runs:
+                results.append(run(build, model, dataset, b, k, steps))
+        x, y, (pair, best) = summarise(gui), summarise(cli), paired(gui, cli)
+        gui_rows.append((name, steps, x, y, x[0] / y[0], (pair, best)))
+        print(f"GUI overhead {name}: studio {x[0]:.0f} vs accum-run {y[0]:.0f}: {x[0] / y[0]:.3f}, "
+              f"paired {pair:.3f}, best {best:.3f}", flush=True)
     return gui_rows
 
 
@@ -191,6 +181,8 @@ def main():
     ap.add_argument("--gui-only", action="store_true",
                     help="only the GUI overhead, printed (RESULTS.md is left as it is)")
     a = ap.parse_args()
+    if a.rounds < 1:
+        ap.error(f"--rounds: {a.rounds} is not a positive number of rounds")
     scale = 0.25 if a.quick else 1.0
     if not os.path.exists(f"{a.build}/app/accum-run"):
         print(f"run_bench.py: no accum-run in {a.build}/app; build first (bash scripts/setup.sh) or pass --build DIR",
