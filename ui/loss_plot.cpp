@@ -37,7 +37,7 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     eval_graph_->setLineStyle(QCPGraph::lsNone);
     eval_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(214, 96, 20), 10));
 
-    place_legend_top_right(plot_);
+    place_legend(plot_, Qt::AlignTop | Qt::AlignRight);
     use_fast_drawing(plot_);
     micro_graph_->setAntialiased(false); // thousands of faint points: not worth the antialiasing
     plot_->yAxis->setLabel(tr("loss"));

@@ -50,11 +50,14 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     oom_label_->setText(tr("out of memory"));
     oom_label_->setColor(QColor(198, 40, 40));
     oom_label_->setFont(QFont(font().family(), 11, QFont::Bold));
-    oom_label_->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-    oom_label_->setPadding(QMargins(12, 0, 0, 8));
+    // The marker is the last point in time: its label reads leftwards from it.
+    oom_label_->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    oom_label_->setPadding(QMargins(0, 0, 14, 8));
     oom_label_->setVisible(false);
 
-    place_legend_top_right(plot_);
+    // Top left, in two columns: memory grows to the right and towards the budget, and
+    // the out-of-memory mark sits at the right end of the budget line.
+    place_legend(plot_, Qt::AlignTop | Qt::AlignLeft, 2);
     use_fast_drawing(plot_);
     plot_->xAxis->setLabel(tr("wall time (s)"));
     plot_->yAxis->setLabel(tr("MiB"));
@@ -91,6 +94,19 @@ void MemoryPlot::mark_out_of_memory(std::int64_t peak_bytes) {
 
 int MemoryPlot::point_count() const { return current_graph_->dataCount(); }
 bool MemoryPlot::has_oom_marker() const { return oom_graph_->dataCount() > 0; }
+
+bool MemoryPlot::oom_marker_in_clear_view() {
+    if (!has_oom_marker()) return false;
+    refresh();
+    plot_->replot(QCustomPlot::rpImmediateRefresh);
+    const auto point = oom_graph_->data()->constBegin();
+    const QPointF centre(plot_->xAxis->coordToPixel(point->key), plot_->yAxis->coordToPixel(point->value));
+    const double r = oom_graph_->scatterStyle().size() / 2.0;
+    const QRectF mark(centre - QPointF(r, r), QSizeF(2 * r, 2 * r));
+    const QRectF area(plot_->axisRect()->rect());
+    return area.contains(mark) && centre.x() >= area.left() + 0.8 * area.width() &&
+           !QRectF(plot_->legend->outerRect()).intersects(mark);
+}
 
 void MemoryPlot::rebuild() {
     QVector<double> t, current, peak, reserved;
@@ -150,7 +166,10 @@ void MemoryPlot::refresh() {
         const auto y = plot_->yAxis->range();
         plot_->yAxis->setRange(0.0, std::max(1.0, y.upper * 1.45));
         const auto x = plot_->xAxis->range();
-        plot_->xAxis->setRange(std::min(0.0, x.lower), std::max(x.upper * 1.03, 0.5));
+        if (oom_) // the run ended there: its mark at the right, whole, clear of the legend
+            plot_->xAxis->setRange(std::min(0.0, x.lower), std::max(x.upper * 1.08, 1e-3));
+        else
+            plot_->xAxis->setRange(std::min(0.0, x.lower), std::max(x.upper * 1.03, 0.5));
     }
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -30,6 +30,9 @@ public:
 
     int point_count() const;
     bool has_oom_marker() const;
+    // Whether the out-of-memory mark is drawn whole, at the right end of the time
+    // axis (the run ended there) and clear of the legend. Lays the plot out first.
+    bool oom_marker_in_clear_view();
     bool is_cuda() const { return cuda_; }
     QCustomPlot* plot() const { return plot_; }
     bool save_image(const QString& path) const;

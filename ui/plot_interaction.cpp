@@ -8,10 +8,14 @@ void use_fast_drawing(QCustomPlot* plot) {
     plot->setPlottingHints(QCP::phFastPolylines | QCP::phCacheLabels);
 }
 
-void place_legend_top_right(QCustomPlot* plot) {
+void place_legend(QCustomPlot* plot, Qt::Alignment corner, int columns) {
     plot->legend->setVisible(true);
     plot->legend->setBrush(QColor(255, 255, 255, 210));
-    plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    if (columns > 1) {
+        plot->legend->setWrap(columns);
+        plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true); // rearranges the entries already there
+    }
+    plot->axisRect()->insetLayout()->setInsetAlignment(0, corner);
 }
 
 void freeze_view_on_interaction(QCustomPlot* plot, QObject* context, bool* auto_range, std::function<void()> refit) {

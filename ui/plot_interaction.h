@@ -4,12 +4,17 @@
 
 #include <functional>
 
+#include <Qt>
+
 class QCustomPlot;
 class QObject;
 
 namespace studio {
 
-void place_legend_top_right(QCustomPlot* plot);
+// The legend inside the plot, in the corner `corner` (Qt::AlignTop | Qt::AlignRight,
+// …), its entries in `columns` columns: a plot only a hundred pixels high keeps
+// its data visible beside a legend of two rows, not one of four.
+void place_legend(QCustomPlot* plot, Qt::Alignment corner, int columns = 1);
 
 // Live plots redraw while the engine trains on the same cores: draw polylines
 // without joins and cache axis labels.

@@ -218,11 +218,15 @@ void TestStudioWindow::out_of_memory_banner_and_suggestion() {
     // memory under a 10 MiB budget; the suggested 1024 × 2 peaks at 9.2 MiB and fits.
     configure_tiny_run(2048, 1, 3);
     child<QLineEdit>("memory_budget")->setText(QStringLiteral("10MiB"));
+    window_->resize(1500, 950); // the size of the README's screenshots: a memory plot about 110 px high
     const auto oom = run_to_end();
     QCOMPARE(int(oom.status), int(accum::RunStatus::OutOfMemory));
     QVERIFY(window_->oom_banner()->isVisible());
     QVERIFY(window_->run_action()->isEnabled());
     QVERIFY(window_->memory_plot()->has_oom_marker());
+    // The point of the demo: the class sees where it ran out, not a mark cut by the
+    // plot's edge or hidden under the legend (both happened before).
+    QVERIFY(window_->memory_plot()->oom_marker_in_clear_view());
     QCOMPARE(oom.suggested_batch_size * oom.suggested_accumulation_steps, 2048);
     QTest::mouseClick(window_->oom_banner()->apply_button(), Qt::LeftButton);
     QVERIFY(!window_->oom_banner()->isVisible());
