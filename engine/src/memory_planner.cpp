@@ -13,6 +13,8 @@ namespace {
 
 struct SummaryOnly : Sink {};
 
+thread_local int probes_running = 0; // plan_memory's probe runs on this thread
+
 SummaryRecord run_probe(const RunConfig& base, std::int64_t batch, std::int64_t k, std::int64_t budget) {
     RunConfig c = base;
     c.batch_size = batch;
@@ -29,13 +31,20 @@ SummaryRecord run_probe(const RunConfig& base, std::int64_t batch, std::int64_t 
     c.memory_budget = std::to_string(budget);
     SummaryOnly sink;
     Session session;
+    struct Probing {
+        Probing() { ++probes_running; }
+        ~Probing() { --probes_running; }
+    } probing;
     return session.run(c, sink);
 }
 
 } // namespace
 
+bool measuring_memory() { return probes_running > 0; }
+
 MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t budget,
-                       const std::function<void(const std::string&)>& progress) {
+                       const std::function<void(const std::string&)>& progress,
+                       const std::function<bool()>& cancelled) {
     MemoryPlan plan;
     plan.target_batch = target;
     plan.budget_bytes = budget;
@@ -43,7 +52,14 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     std::vector<std::int64_t> sizes;
     for (std::int64_t b = std::min<std::int64_t>(8, target); b <= target && sizes.size() < 4; b *= 2) sizes.push_back(b);
     if (sizes.empty()) sizes.push_back(target);
+    auto stop_here = [&] {
+        if (!cancelled || !cancelled()) return false;
+        plan.cancelled = true;
+        plan.message = "cancelled";
+        return true;
+    };
     for (const auto b : sizes) {
+        if (stop_here()) return plan;
         if (progress) progress("measuring peak memory at micro-batch " + std::to_string(b));
         const auto s = run_probe(base, b, 1, 0);
         if (s.status != RunStatus::Completed) {
@@ -71,6 +87,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
                                        : static_cast<std::int64_t>(std::floor((usable - plan.fixed_bytes) / plan.bytes_per_sample));
     largest = std::min(largest, target);
     if (largest < 1) {
+        plan.nothing_fits = true;
         plan.message = "even micro-batch 1 is predicted to need " + format_byte_size(static_cast<std::int64_t>(predict(1))) +
                        ", more than " + format_byte_size(static_cast<std::int64_t>(usable)) +
                        " (the budget less the safety margin); raise the budget or use a smaller model";
@@ -91,6 +108,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     for (std::int64_t limit = largest; limit >= 1;) {
         const std::int64_t b = choose(limit);
         const std::int64_t k = (target + b - 1) / b;
+        if (stop_here()) return plan;
         if (progress) progress("verifying micro-batch " + std::to_string(b) + " × " + std::to_string(k) + " under the budget");
         const auto s = run_probe(base, b, k, budget);
         if (s.status == RunStatus::Completed) {
@@ -116,7 +134,8 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         }
         limit = b - 1; // the prediction was optimistic: step down once and verify again
     }
-    plan.message = "no micro-batch fits the budget";
+    plan.nothing_fits = true;
+    plan.message = "no micro-batch fits the budget; raise the budget or use a smaller model";
     return plan;
 }
 

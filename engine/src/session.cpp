@@ -12,6 +12,7 @@
 #include <torch/version.h>
 
 #include "accum/errors.h"
+#include "accum/memory_planner.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
 #include "memory/out_of_memory.h"
@@ -105,14 +106,64 @@ void set_compute_threads(const Threads& t) {
 } // namespace
 
 namespace {
-SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control);
+
+// What an out-of-memory run leaves for its message, should the suggestion in it
+// be measured afterwards.
+struct OutOfMemoryFacts {
+    std::int64_t budget = 0; // the configured budget (0: none)
+    std::int64_t peak = 0;   // tensor memory the run reached
+    std::string detail;      // LibTorch's own first line
+};
+
+SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom = nullptr);
+
+std::string out_of_memory_message(const RunConfig& config, const OutOfMemoryFacts& oom, const std::string& suggestion) {
+    return "out of memory at micro-batch " + std::to_string(config.batch_size) + " × " +
+           std::to_string(config.accumulation_steps) + " accumulation steps (budget " +
+           (oom.budget > 0 ? format_byte_size(oom.budget) : "none") + ", peak reached " + format_byte_size(oom.peak) +
+           "). " + suggestion + " [" + oom.detail + "]";
+}
+
+// Under a configured budget, the halving guess in an out-of-memory summary is
+// replaced by a measured one (plan_memory: a few short probe runs, a second or
+// two): the guess can run out of memory again — the CNN at 256 × 1 under 40 MiB
+// suggested 128 × 2, which needs 45 MiB — and a suggestion the studio applies in
+// one click must fit. A stop, a probe's failure or a plan that did not finish
+// leaves the guess as it was.
+void measure_suggestion(const RunConfig& config, const OutOfMemoryFacts& oom, SummaryRecord& summary, Sink& sink,
+                        RunControl& control) {
+    if (oom.budget <= 0 || config.batch_size <= 1 || measuring_memory() || control.stop_requested()) return;
+    const auto target = config.effective_batch();
+    sink.on_log("out of memory: measuring which micro-batch reaches effective batch " + std::to_string(target) +
+                " under the " + format_byte_size(oom.budget) + " budget");
+    const auto plan = plan_memory(
+        config, target, oom.budget, [&](const std::string& step) { sink.on_log("  " + step); },
+        [&] { return control.stop_requested(); });
+    if (plan.verified) {
+        summary.suggested_batch_size = plan.batch_size;
+        summary.suggested_accumulation_steps = plan.accumulation_steps;
+        summary.message = out_of_memory_message(
+            config, oom,
+            "Try micro-batch " + std::to_string(plan.batch_size) + " × " + std::to_string(plan.accumulation_steps) +
+                " accumulation steps: effective batch " + std::to_string(plan.effective_batch) +
+                (plan.exact ? " (the same)" : " (the nearest above)") + ", measured to fit: it peaked at " +
+                format_byte_size(plan.verified_peak_bytes) + " of the budget.");
+    } else if (plan.nothing_fits) {
+        summary.suggested_batch_size = 0;
+        summary.suggested_accumulation_steps = 0;
+        summary.message = out_of_memory_message(config, oom, "Measured: " + plan.message + ".");
+    }
+}
+
 } // namespace
 
 SummaryRecord Session::run(const RunConfig& config, Sink& sink) {
     auto& control = control_->control;
     control.reset();
     if (!config.auto_find_batch_size) {
-        const SummaryRecord summary = run_once(config, sink, control);
+        OutOfMemoryFacts oom;
+        SummaryRecord summary = run_once(config, sink, control, &oom);
+        if (summary.status == RunStatus::OutOfMemory) measure_suggestion(config, oom, summary, sink, control);
         sink.on_summary(summary);
         return summary;
     }
@@ -153,7 +204,7 @@ SummaryRecord Session::run(const RunConfig& config, Sink& sink) {
 
 namespace {
 
-SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control) {
+SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom) {
     SummaryRecord summary;
     summary.final_loss = std::nan("");
     const auto problems = validate(config);
@@ -262,16 +313,15 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control)
             }
             summary.suggested_batch_size = nb;
             summary.suggested_accumulation_steps = nk;
-            const auto peak = ctx ? ctx->run_peak_memory_bytes() : 0;
-            summary.message = "out of memory at micro-batch " + std::to_string(b) + " × " + std::to_string(k) +
-                              " accumulation steps (budget " + (budget > 0 ? format_byte_size(budget) : "none") +
-                              ", peak reached " + format_byte_size(peak) + "). " +
-                              (b > 1 ? "Try micro-batch " + std::to_string(nb) + " × " + std::to_string(nk) +
-                                           " accumulation steps: effective batch " + std::to_string(nb * nk) +
-                                           (nb * nk == b * k ? " (the same)" : " (the nearest above)") +
-                                           " with about half the activation memory."
-                                     : std::string("The micro-batch is already 1: raise --memory-budget or use a smaller model.")) +
-                              " [" + first_line(e.what()) + "]";
+            OutOfMemoryFacts facts{budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
+            summary.message = out_of_memory_message(
+                config, facts,
+                b > 1 ? "Try micro-batch " + std::to_string(nb) + " × " + std::to_string(nk) +
+                            " accumulation steps: effective batch " + std::to_string(nb * nk) +
+                            (nb * nk == b * k ? " (the same)" : " (the nearest above)") +
+                            " with about half the activation memory."
+                      : std::string("The micro-batch is already 1: raise --memory-budget or use a smaller model."));
+            if (oom) *oom = std::move(facts);
         } else {
             summary.status = RunStatus::Error;
             summary.exit_code = exit_code::failure;

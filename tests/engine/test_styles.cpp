@@ -2,6 +2,7 @@
 // counts, equivalences, token normalisation, memory, resume, Trainer logs.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 
@@ -210,7 +211,9 @@ private Q_SLOTS:
     }
 
     // A budget between the two peaks: the large batch runs out of memory, the
-    // accumulated one completes, and the process is fine afterwards.
+    // suggestion in its summary is measured (halving would give 128 × 2, which needs
+    // about 45 MiB and runs out again), and the suggestion completes under the
+    // same budget.
     void budgetOutOfMemoryAndRecovery() {
         RunConfig c = tiny();
         c.dataset = "fashion-mnist";
@@ -226,11 +229,57 @@ private Q_SLOTS:
         QVERIFY(oom.summary.message.find("micro-batch 256") != std::string::npos);
         QVERIFY(oom.summary.message.find("40.0 MiB") != std::string::npos);
         QCOMPARE(oom.summary.suggested_batch_size * oom.summary.suggested_accumulation_steps, std::int64_t(256));
-        c.batch_size = 32;
-        c.accumulation_steps = 8;
+        QVERIFY2(oom.summary.message.find("measured to fit") != std::string::npos, oom.summary.message.c_str());
+        QVERIFY(std::any_of(oom.logs.begin(), oom.logs.end(), [](const std::string& l) {
+            return l.rfind("out of memory: measuring which micro-batch", 0) == 0;
+        }));
+        c.batch_size = oom.summary.suggested_batch_size;
+        c.accumulation_steps = oom.summary.suggested_accumulation_steps;
         const auto ok = run(c);
         QVERIFY2(ok.summary.status == RunStatus::Completed, ok.summary.message.c_str());
         QVERIFY(ok.summary.peak_memory_bytes <= 40 * 1024 * 1024);
+    }
+
+    // A stop while the suggestion is being measured ends the measuring at once
+    // and leaves the halving guess in the summary.
+    void stopWhileMeasuringTheSuggestion() {
+        RunConfig c = tiny();
+        c.dataset = "fashion-mnist";
+        c.model = "cnn";
+        c.max_steps = 2;
+        c.threads = 1;
+        c.batch_size = 256;
+        c.accumulation_steps = 1;
+        c.memory_budget = "40MiB";
+        struct StopOnMeasuring : Capture {
+            Session* session = nullptr;
+            void on_log(const std::string& l) override {
+                Capture::on_log(l);
+                if (l.rfind("out of memory: measuring", 0) == 0) session->stop();
+            }
+        } sink;
+        Session session;
+        sink.session = &session;
+        const auto s = session.run(c, sink);
+        QCOMPARE(s.status, RunStatus::OutOfMemory);
+        QVERIFY2(s.message.find("Try micro-batch 128 × 2") != std::string::npos, s.message.c_str());
+        QCOMPARE(sink.logs.back().rfind("out of memory: measuring", 0), std::size_t(0)); // no probe ran
+    }
+
+    // When not even micro-batch 1 fits, the summary says so and suggests nothing.
+    void budgetNothingFits() {
+        RunConfig c = tiny();
+        c.dataset = "fashion-mnist";
+        c.model = "cnn";
+        c.max_steps = 2;
+        c.threads = 1;
+        c.batch_size = 64;
+        c.accumulation_steps = 1;
+        c.memory_budget = "5MiB"; // the CNN's parameters, gradients and momentum alone take about 5 MiB
+        const auto r = run(c);
+        QCOMPARE(r.summary.status, RunStatus::OutOfMemory);
+        QCOMPARE(r.summary.suggested_batch_size, std::int64_t(0));
+        QVERIFY2(r.summary.message.find("Measured: even micro-batch 1") != std::string::npos, r.summary.message.c_str());
     }
 
     // The planner: peak grows with the micro-batch close to linearly, and its pick
