@@ -33,16 +33,18 @@ void OomBanner::show_for(const QString& message, std::int64_t batch_size, std::i
     batch_size_ = suggested_batch_size;
     accumulation_steps_ = suggested_accumulation_steps;
     const bool has_suggestion = suggested_batch_size > 0 && suggested_accumulation_steps > 0;
-    QString html = tr("<b>Out of memory</b> (micro-batch %1 × K %2). %3")
+    // What a class reads first: what ran out, then what to do; the engine's whole
+    // message (the peak, the measured suggestion, LibTorch's line) in small print.
+    QString html = tr("<b>Out of memory</b> at micro-batch %1 × %2 accumulation steps.")
                        .arg(batch_size)
-                       .arg(accumulation_steps)
-                       .arg(message.toHtmlEscaped());
+                       .arg(accumulation_steps);
     if (has_suggestion)
         html += tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps — the same effective batch "
                    "(%3), less memory per pass.")
                     .arg(suggested_batch_size)
                     .arg(suggested_accumulation_steps)
                     .arg(suggested_batch_size * suggested_accumulation_steps);
+    html += QStringLiteral("<br><small>%1</small>").arg(message.toHtmlEscaped());
     text_->setText(html);
     apply_->setVisible(has_suggestion);
     show();

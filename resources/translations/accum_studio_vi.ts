@@ -906,8 +906,8 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <translation>Bỏ qua</translation>
     </message>
     <message>
-        <source>&lt;b&gt;Out of memory&lt;/b&gt; (micro-batch %1 × K %2). %3</source>
-        <translation>&lt;b&gt;Hết bộ nhớ&lt;/b&gt; (micro-batch %1 × K %2). %3</translation>
+        <source>&lt;b&gt;Out of memory&lt;/b&gt; at micro-batch %1 × %2 accumulation steps.</source>
+        <translation>&lt;b&gt;Hết bộ nhớ&lt;/b&gt; ở micro-batch %1 × %2 bước tích lũy.</translation>
     </message>
     <message>
         <source>&lt;br&gt;Suggestion: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; accumulation steps — the same effective batch (%3), less memory per pass.</source>
