@@ -487,19 +487,26 @@ private Q_SLOTS:
         for (int i = 0; ignored > 0 && i < rows; i += ignored) labels[i] = kIgnoreIndex;
         QVERIFY(fused_cross_entropy_available(logits, labels));
 
+        // Both outputs carry a gradient, as when a loop uses the mean and a hook
+        // the sum: the node adds the two.
+        const double items = std::max(1, rows - (ignored > 0 ? (rows + ignored - 1) / ignored : 0));
         use_portable_kernels(portable);
-        const auto fused = fused_cross_entropy_sum(logits, labels, kIgnoreIndex);
-        (fused * 0.37).backward();
+        const auto [fused, fused_mean] = fused_cross_entropy(logits, labels, kIgnoreIndex, items);
+        (fused * 0.37 + fused_mean * 1.3).backward();
         use_portable_kernels(false);
         namespace F = torch::nn::functional;
         const auto reference = F::cross_entropy(
             reference_logits, labels, F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
-        (reference * 0.37).backward();
+        const auto reference_mean = reference / items;
+        (reference * 0.37 + reference_mean * 1.3).backward();
 
         QCOMPARE(fused.dim(), 0);
+        QCOMPARE(fused_mean.dim(), 0);
         const double loss = fused.item<double>(), expected = reference.item<double>();
         QVERIFY2(std::abs(loss - expected) <= 1e-5 * std::max(1.0, std::abs(expected)),
                  qPrintable(QString("loss %1, LibTorch %2").arg(loss, 0, 'g', 9).arg(expected, 0, 'g', 9)));
+        // The mean is the float sum divided as LibTorch's division divides it.
+        QCOMPARE(fused_mean.item<float>(), (fused.detach() / items).item<float>());
         const double diff = (logits.grad() - reference_logits.grad()).abs().max().item<double>();
         QVERIFY2(diff < 1e-6, qPrintable(QString("|Δ gradient| %1").arg(diff)));
         if (classes > 1) QVERIFY(reference_logits.grad().abs().max().item<double>() > 1e-2); // not trivially zero

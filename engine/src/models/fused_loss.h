@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include <ATen/core/Tensor.h>
 
@@ -26,5 +27,9 @@ bool fused_cross_entropy_available(const at::Tensor& logits, const at::Tensor& l
 // ignore_index, as a 0-dim tensor: F::cross_entropy with reduction sum. A label
 // outside [0, C) is an error, as there.
 at::Tensor fused_cross_entropy_sum(const at::Tensor& logits, const at::Tensor& labels, std::int64_t ignore_index);
+
+// The same sum and sum / divisor, two outputs of one node (divisor > 0).
+std::pair<at::Tensor, at::Tensor> fused_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
+                                                      std::int64_t ignore_index, double divisor);
 
 } // namespace accum

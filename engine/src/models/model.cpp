@@ -9,22 +9,28 @@ namespace accum {
 
 namespace F = torch::nn::functional;
 
-torch::Tensor cross_entropy_sum(const torch::Tensor& logits, const torch::Tensor& labels) {
+CrossEntropy cross_entropy(const torch::Tensor& logits, const torch::Tensor& labels, double items) {
     // Token logits [B, T, V] become rows; logits that already are rows are used as
     // they are (a reshape would add a view node to every micro-batch's backward).
     const auto classes = logits.size(-1);
     const auto rows = logits.dim() == 2 ? logits : logits.reshape({-1, classes});
     const auto targets = labels.dim() == 1 ? labels : labels.reshape({-1});
-    if (fused_cross_entropy_available(rows, targets)) return fused_cross_entropy_sum(rows, targets, kIgnoreIndex);
-    return F::cross_entropy(rows, targets,
-                            F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
+    if (fused_cross_entropy_available(rows, targets)) {
+        auto [sum, mean] = fused_cross_entropy(rows, targets, kIgnoreIndex, items);
+        return {sum, mean};
+    }
+    auto sum = F::cross_entropy(rows, targets,
+                                F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
+    auto mean = sum / items;
+    return {sum, mean};
 }
 
 ModelOutput Model::forward(const Batch& batch) {
     ModelOutput out;
     out.logits = logits(batch);
-    out.loss_sum = cross_entropy_sum(out.logits, batch.labels);
-    out.loss = out.loss_sum / static_cast<double>(std::max<std::int64_t>(1, batch.num_items));
+    auto loss = cross_entropy(out.logits, batch.labels, static_cast<double>(std::max<std::int64_t>(1, batch.num_items)));
+    out.loss_sum = std::move(loss.sum);
+    out.loss = std::move(loss.mean);
     return out;
 }
 

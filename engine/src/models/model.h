@@ -37,7 +37,12 @@ std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& 
 // switched off. The session chooses its threads by it.
 bool mlp_trains_fused(const RunConfig& config);
 
-// Cross-entropy over label items (ignore_index -100): returns the sum.
-torch::Tensor cross_entropy_sum(const torch::Tensor& logits, const torch::Tensor& labels);
+// Cross-entropy over label items (ignore_index -100): the sum, and the sum divided
+// by `items` (the mean over the label items).
+struct CrossEntropy {
+    torch::Tensor sum;
+    torch::Tensor mean;
+};
+CrossEntropy cross_entropy(const torch::Tensor& logits, const torch::Tensor& labels, double items);
 
 } // namespace accum

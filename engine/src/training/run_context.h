@@ -132,7 +132,8 @@ private:
     std::chrono::steady_clock::time_point start_;
     std::chrono::steady_clock::time_point last_memory_record_;
     // Window accumulators (tensors, so the loop does not synchronise per micro-batch).
-    torch::Tensor window_total_;       // sum of micro-batch mean losses, or of token losses (tokens)
+    torch::Tensor window_total_;       // sum of micro-batch mean losses, or of token losses (tokens), on a GPU
+    double window_total_cpu_ = 0.0;    // the same sum, on the CPU
     std::int64_t window_divisor_ = 0;  // micro-batches, or label tokens (tokens)
     double loss_log_sum_ = 0.0;
     std::int64_t loss_log_count_ = 0;
