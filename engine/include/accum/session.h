@@ -21,7 +21,10 @@ public:
 
     // Blocks until the run ends. Never throws for a run's own failures
     // (bad config, missing data, out of memory, divergence): they end up in the
-    // returned summary, which is also sent to the sink.
+    // returned summary, which is also sent to the sink. A run that runs out of
+    // memory under a configured budget measures the micro-batch × K it suggests
+    // (plan_memory, a few short probe runs) before it returns; the sink's on_log
+    // says so, and stop() cuts the measuring short.
     SummaryRecord run(const RunConfig& config, Sink& sink);
 
     // Thread-safe; the run ends at the next micro-batch boundary. run() starts
