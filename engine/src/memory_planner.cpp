@@ -54,7 +54,6 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     if (sizes.empty()) sizes.push_back(target);
     auto stop_here = [&] {
         if (!cancelled || !cancelled()) return false;
-        plan.cancelled = true;
         plan.message = "cancelled";
         return true;
     };

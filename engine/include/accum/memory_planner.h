@@ -35,13 +35,12 @@ struct MemoryPlan {
     bool verified = false;               // one real step under the budget completed
     std::int64_t verified_peak_bytes = 0;
     bool nothing_fits = false;           // measured: not even micro-batch 1 fits the budget
-    bool cancelled = false;              // `cancelled` said so before the plan was done
     std::string message;
 };
 
 // `progress` (may be empty) is told what is being measured. `cancelled` (may be
 // empty) is asked before each probe run; when it returns true the plan stops
-// there, unfinished.
+// there, unfinished (message "cancelled").
 MemoryPlan plan_memory(const RunConfig& base, std::int64_t target_batch, std::int64_t budget_bytes,
                        const std::function<void(const std::string&)>& progress = {},
                        const std::function<bool()>& cancelled = {});

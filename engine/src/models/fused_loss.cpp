@@ -67,7 +67,7 @@ public:
         const auto rows = logits.size(0), classes = logits.size(1);
         // d/dlogits of (g_sum · sum + g_mean · sum / divisor). The incoming
         // gradients are 0-dim float tensors on the CPU: read, not dispatched.
-        auto value = [](const at::Tensor& g) { return g.defined() ? double(*g.contiguous().data_ptr<float>()) : 0.0; };
+        auto value = [](const at::Tensor& g) { return g.defined() ? double(*g.data_ptr<float>()) : 0.0; };
         const auto scale = static_cast<float>(value(grads[0]) + value(grads[1]) / divisor);
         auto dx = at::empty_like(logits);
         for_rows(rows, classes, [&](std::int64_t begin, std::int64_t end) {
