@@ -22,6 +22,7 @@ void RunController::start(const accum::RunConfig& config) {
     if (running_ || !thread_.isRunning()) return;
     running_ = true;
     paused_ = false;
+    worker_->begin_run();
     Q_EMIT started();
     Q_EMIT run_requested(config);
 }

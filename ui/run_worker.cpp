@@ -12,9 +12,14 @@ constexpr qint64 flush_interval_ms = 100;
 
 RunWorker::RunWorker(QObject* parent) : QObject(parent) {}
 
+void RunWorker::begin_run() {
+    const std::lock_guard<std::mutex> lock(stop_mutex_);
+    stop_ = std::stop_source();
+}
+
 void RunWorker::request_stop() {
-    stop_requested_.store(true);
-    session_.stop();
+    const std::lock_guard<std::mutex> lock(stop_mutex_);
+    stop_.request_stop();
 }
 
 void RunWorker::request_pause() { session_.pause(); }
@@ -27,22 +32,20 @@ void RunWorker::run(const accum::RunConfig& config) {
     clock_offset_s_ = 0.0;
     run_clock_.start();
     flush_clock_.start();
+    std::stop_token stop;
+    {
+        const std::lock_guard<std::mutex> lock(stop_mutex_);
+        stop = stop_.get_token();
+    }
     accum::SummaryRecord summary;
-    if (stop_requested_.load()) {
-        summary.status = accum::RunStatus::Stopped;
-        summary.message = "stopped before the run started";
-        summary.exit_code = accum::exit_code::interrupted;
-    } else {
-        try {
-            summary = session_.run(config, *this);
-        } catch (const std::exception& e) {
-            summary.status = accum::RunStatus::Error;
-            summary.message = e.what();
-            summary.exit_code = accum::exit_code::failure;
-        }
+    try {
+        summary = session_.run(config, *this, stop);
+    } catch (const std::exception& e) {
+        summary.status = accum::RunStatus::Error;
+        summary.message = e.what();
+        summary.exit_code = accum::exit_code::failure;
     }
     flush();
-    stop_requested_.store(false);
     Q_EMIT run_finished(summary);
 }
 
@@ -83,9 +86,6 @@ void RunWorker::on_log(const std::string& line) {
 }
 
 void RunWorker::after_record() {
-    // Session::run resets its stop flag when it starts; a stop that came in
-    // just before is re-applied here, at the first record.
-    if (stop_requested_.load()) session_.stop();
     if (flush_clock_.elapsed() >= flush_interval_ms) flush();
 }
 

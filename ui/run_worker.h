@@ -7,7 +7,8 @@
 
 #include <QElapsedTimer>
 #include <QObject>
-#include <atomic>
+#include <mutex>
+#include <stop_token>
 
 #include "accum/session.h"
 #include "accum/sink.h"
@@ -20,6 +21,10 @@ class RunWorker : public QObject, private accum::Sink {
 public:
     explicit RunWorker(QObject* parent = nullptr);
 
+    // Called by the controller before it queues each run: the run gets a stop of
+    // its own, so a Stop pressed before the run has started still stops it, and
+    // one that reaches the previous run too late cannot stop this one.
+    void begin_run();
     // Thread-safe.
     void request_stop();
     void request_pause();
@@ -44,7 +49,8 @@ private:
     double run_time() const;
 
     accum::Session session_;
-    std::atomic<bool> stop_requested_{false};
+    std::mutex stop_mutex_;
+    std::stop_source stop_; // the current run's (begin_run)
     RecordBatch pending_;
     QElapsedTimer run_clock_;
     QElapsedTimer flush_clock_;

@@ -166,20 +166,21 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
             << std::endl;
 
     Session session;
+    std::stop_source stop; // an interrupt that comes before the run starts still stops it
     std::atomic<bool> finished{false};
     std::thread watcher;
     if (interrupt) {
         watcher = std::thread([&] {
             while (!finished.load()) {
                 if (interrupt->load()) {
-                    session.stop();
+                    stop.request_stop();
                     return;
                 }
                 std::this_thread::sleep_for(std::chrono::milliseconds(20));
             }
         });
     }
-    const SummaryRecord summary = session.run(config, sink);
+    const SummaryRecord summary = session.run(config, sink, stop.get_token());
     finished.store(true);
     if (watcher.joinable()) watcher.join();
 

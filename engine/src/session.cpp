@@ -157,9 +157,11 @@ void measure_suggestion(const RunConfig& config, const OutOfMemoryFacts& oom, Su
 
 } // namespace
 
-SummaryRecord Session::run(const RunConfig& config, Sink& sink) {
+SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token stop) {
     auto& control = control_->control;
     control.reset();
+    // A stop on the token, now (then at once) or later, reaches the run's control.
+    const std::stop_callback forward_stop(stop, [&control] { control.request_stop(); });
     if (!config.auto_find_batch_size) {
         OutOfMemoryFacts oom;
         SummaryRecord summary = run_once(config, sink, control, &oom);
@@ -207,6 +209,12 @@ namespace {
 SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom) {
     SummaryRecord summary;
     summary.final_loss = std::nan("");
+    if (control.stop_requested()) {
+        summary.status = RunStatus::Stopped;
+        summary.exit_code = exit_code::interrupted;
+        summary.message = "stopped before the run started";
+        return summary;
+    }
     const auto problems = validate(config);
     if (!problems.empty()) {
         summary.status = RunStatus::Error;

@@ -46,6 +46,20 @@ RunConfig tiny(const std::string& mode = "pytorch") {
     return c;
 }
 
+// The CNN on Fashion-MNIST for two optimizer steps on one thread, at micro-batch
+// `batch` × 1 under a tensor-memory budget: the out-of-memory cases.
+RunConfig cnn_under_budget(std::int64_t batch, const std::string& budget, const std::string& mode = "pytorch") {
+    RunConfig c = tiny(mode);
+    c.dataset = "fashion-mnist";
+    c.model = "cnn";
+    c.max_steps = 2;
+    c.threads = 1;
+    c.batch_size = batch;
+    c.accumulation_steps = 1;
+    c.memory_budget = budget;
+    return c;
+}
+
 std::string write_csv(const QTemporaryDir& dir, int rows) {
     const std::string path = dir.filePath("toy.csv").toStdString();
     std::ofstream f(path);
@@ -215,14 +229,7 @@ private Q_SLOTS:
     // about 45 MiB and runs out again), and the suggestion completes under the
     // same budget.
     void budgetOutOfMemoryAndRecovery() {
-        RunConfig c = tiny();
-        c.dataset = "fashion-mnist";
-        c.model = "cnn";
-        c.max_steps = 2;
-        c.threads = 1;
-        c.batch_size = 256;
-        c.accumulation_steps = 1;
-        c.memory_budget = "40MiB";
+        RunConfig c = cnn_under_budget(256, "40MiB");
         const auto oom = run(c);
         QCOMPARE(oom.summary.status, RunStatus::OutOfMemory);
         QCOMPARE(oom.summary.exit_code, 3);
@@ -243,14 +250,7 @@ private Q_SLOTS:
     // A stop while the suggestion is being measured ends the measuring at once
     // and leaves the halving guess in the summary.
     void stopWhileMeasuringTheSuggestion() {
-        RunConfig c = tiny();
-        c.dataset = "fashion-mnist";
-        c.model = "cnn";
-        c.max_steps = 2;
-        c.threads = 1;
-        c.batch_size = 256;
-        c.accumulation_steps = 1;
-        c.memory_budget = "40MiB";
+        RunConfig c = cnn_under_budget(256, "40MiB");
         struct StopOnMeasuring : Capture {
             Session* session = nullptr;
             void on_log(const std::string& l) override {
@@ -268,14 +268,7 @@ private Q_SLOTS:
 
     // When not even micro-batch 1 fits, the summary says so and suggests nothing.
     void budgetNothingFits() {
-        RunConfig c = tiny();
-        c.dataset = "fashion-mnist";
-        c.model = "cnn";
-        c.max_steps = 2;
-        c.threads = 1;
-        c.batch_size = 64;
-        c.accumulation_steps = 1;
-        c.memory_budget = "5MiB"; // the CNN's parameters, gradients and momentum alone take about 5 MiB
+        RunConfig c = cnn_under_budget(64, "5MiB"); // parameters, gradients and momentum alone take about 5 MiB
         const auto r = run(c);
         QCOMPARE(r.summary.status, RunStatus::OutOfMemory);
         QCOMPARE(r.summary.suggested_batch_size, std::int64_t(0));
@@ -311,14 +304,7 @@ private Q_SLOTS:
     // auto_find_batch_size retries with int(B × 0.9) and raises K to keep the
     // effective batch (at least) the same.
     void autoFindBatchSize() {
-        RunConfig c = tiny("trainer");
-        c.dataset = "fashion-mnist";
-        c.model = "cnn";
-        c.threads = 1;
-        c.max_steps = 2;
-        c.batch_size = 256;
-        c.accumulation_steps = 1;
-        c.memory_budget = "40MiB";
+        RunConfig c = cnn_under_budget(256, "40MiB", "trainer");
         c.auto_find_batch_size = true;
         const auto r = run(c);
         QVERIFY2(r.summary.status == RunStatus::Completed, r.summary.message.c_str());
@@ -424,6 +410,24 @@ private Q_SLOTS:
             QCOMPARE(a.step, b.step);
             QVERIFY2(std::abs(a.loss - b.loss) <= 1e-5, (std::to_string(a.loss) + " vs " + std::to_string(b.loss)).c_str());
         }
+    }
+
+    // A stop through run()'s token that comes before the run has started still
+    // stops it, before any data are loaded; the next run on the same Session,
+    // with a token of its own, is not touched by it.
+    void stopBeforeTheRunStarts() {
+        RunConfig c = tiny();
+        Session session;
+        std::stop_source early;
+        early.request_stop();
+        Capture capture;
+        const auto stopped = session.run(c, capture, early.get_token());
+        QCOMPARE(stopped.status, RunStatus::Stopped);
+        QCOMPARE(stopped.exit_code, 130);
+        QCOMPARE(stopped.message, std::string("stopped before the run started"));
+        QVERIFY(capture.steps.empty());
+        std::stop_source next;
+        QCOMPARE(session.run(c, capture, next.get_token()).status, RunStatus::Completed);
     }
 
     // Stop from another thread ends the run promptly as "stopped".

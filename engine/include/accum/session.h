@@ -3,6 +3,7 @@
 // may be called from any other thread; the run polls them between micro-batches.
 
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,16 @@ public:
     // memory under a configured budget measures the micro-batch × K it suggests
     // (plan_memory, a few short probe runs) before it returns; the sink's on_log
     // says so, and stop() cuts the measuring short.
-    SummaryRecord run(const RunConfig& config, Sink& sink);
+    //
+    // `stop` belongs to this one run: a stop requested through it, before the
+    // run has started or while it runs, ends it at the next micro-batch boundary
+    // (before any data are loaded when it came first). Give each run its own
+    // std::stop_source, and a stop meant for one run cannot reach the next.
+    SummaryRecord run(const RunConfig& config, Sink& sink, std::stop_token stop = {});
 
-    // Thread-safe; the run ends at the next micro-batch boundary. run() starts
-    // with a clear flag: a stop() that lands before it has started is not
-    // carried into it (call again once it runs, as the studio's worker does).
+    // Thread-safe; ends the run in progress at the next micro-batch boundary.
+    // Each run() starts with this flag clear: a stop that may land before the run
+    // has started goes through run()'s `stop` token instead.
     void stop();
     void pause();     // thread-safe; the run waits at the next micro-batch boundary
     void resume();
