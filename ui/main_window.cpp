@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -173,7 +174,21 @@ void MainWindow::build_layout() {
     epoch_label_ = new QLabel;
     speed_label_ = new QLabel;
     eta_label_ = new QLabel;
-    for (auto* l : {step_label_, epoch_label_, speed_label_, eta_label_}) l->setMinimumWidth(130);
+    // Each label keeps one size, that of its widest text, so setting its text during
+    // a run repaints the label alone. A label whose size hint follows its text asks
+    // for a new layout of the whole window at each change, twice a second, and the
+    // layout measures the text of every widget again, on the cores that train.
+    const auto keep_size = [](QLabel* label, const QStringList& widest) {
+        const QFontMetrics metrics(label->font());
+        int width = 130;
+        for (const auto& text : widest) width = std::max(width, metrics.horizontalAdvance(text) + 12);
+        label->setFixedSize(width, metrics.height() + 6);
+    };
+    const QString long_duration = format_duration(99 * 3600 + 59 * 60 + 59);
+    keep_size(step_label_, {tr("Step %1").arg(9999999)});
+    keep_size(epoch_label_, {tr("Epoch %1").arg(9999.99, 0, 'f', 2)});
+    keep_size(speed_label_, {tr("%1 samples/s").arg(9999999.0, 0, 'f', 0)});
+    keep_size(eta_label_, {tr("ETA %1").arg(long_duration), tr("took %1").arg(long_duration)});
     auto* status_row = new QHBoxLayout;
     status_row->addWidget(status_label_);
     status_row->addWidget(progress_, 1);

@@ -10,7 +10,7 @@ int RefreshBudget::next_interval_ms(int current_ms, double measured_share) {
     current_ms = std::clamp(current_ms, kFastestMs, kSlowestMs);
     if (!(measured_share > 0.0) || !std::isfinite(measured_share)) return current_ms;
     const double wanted = current_ms * measured_share / kShare;
-    const double limited = std::clamp(wanted, current_ms / 2.0, current_ms * 2.0);
+    const double limited = std::max(wanted, current_ms / 2.0);
     const int rounded = static_cast<int>(std::lround(limited / 10.0)) * 10;
     return std::clamp(rounded, kFastestMs, kSlowestMs);
 }
@@ -24,7 +24,7 @@ int RefreshBudget::interval_after_redraw(int current_ms) {
     if (cpu_start_s_ < 0.0) return current_ms;
     const auto now = std::chrono::steady_clock::now();
     const double wall_s = std::chrono::duration<double>(now - wall_start_).count();
-    if (wall_s < 1.0) return current_ms;
+    if (wall_s < 0.5) return current_ms;
     const double cpu_s = thread_cpu_seconds();
     const int next = next_interval_ms(current_ms, (cpu_s - cpu_start_s_) / wall_s);
     wall_start_ = now;

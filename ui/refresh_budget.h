@@ -4,13 +4,16 @@
 // of a 2-core machine), every millisecond the window's thread spends drawing is
 // taken from training, and more than that: the compute thread it displaces holds
 // up its partner. So the window keeps its own thread under a small share of one
-// core: once a second it measures that share (thread CPU time over wall time) and
-// stretches or shortens the redraw interval, between 10 and 2 redraws a second.
-// Where drawing is cheap it stays at 10 a second. The budget is half a percent:
-// with 1% the window's thread used about 1.5% of one core during an MLP run on a
-// 2-core machine (most of it raster painting), and since the thread it displaces
-// holds up its partner, the run lost about 3% of its speed (0.95–0.98 of
-// accum-run's in bench/RESULTS.md).
+// core: twice a second it measures that share (thread CPU time over wall time)
+// and sets the redraw interval, between 10 and 2 redraws a second. Over budget it
+// slows down at once to the interval that fits; under budget it speeds up by at
+// most half the interval per measurement, so it does not swing back and forth.
+// (Moving at most ×2 either way kept a run's first two seconds at 5–10 redraws
+// a second: in a 6 s MLP run the window's thread used 84 ms while training ran,
+// 59 ms now.) Where drawing is cheap it stays at 10 a second. The budget is half
+// a percent: with 1% the window's thread used about 1.5% of one core during an
+// MLP run on a 2-core machine (most of it raster painting), and since the thread
+// it displaces holds up its partner, the run lost about 3% of its speed.
 #pragma once
 
 #include <chrono>
@@ -24,13 +27,13 @@ public:
     static constexpr double kShare = 0.005; // of one core
 
     // The next interval, given the current one and the window thread's measured
-    // share of a core while using it. Moves towards the interval that would spend
-    // exactly kShare, at most doubling or halving per adjustment.
+    // share of a core while using it: the interval that would spend exactly kShare,
+    // but at most half as long as the current one.
     static int next_interval_ms(int current_ms, double measured_share);
 
     // Starts measuring, on the window's thread (at the start of a run).
     void start();
-    // Called on the window's thread after each redraw: once a second of
+    // Called on the window's thread after each redraw: after each half second of
     // measuring, the interval to use from now on; otherwise current_ms.
     int interval_after_redraw(int current_ms);
 

@@ -296,15 +296,18 @@ void TestStudioWindow::closing_mid_run_leaves_no_thread() {
 }
 
 // The redraw interval follows the window thread's measured share of a core
-// towards RefreshBudget::kShare: at 100 ms, twice the share asks for 200 ms; ten
-// times would ask for 1000 ms but moves at most ×2 per adjustment; half the share
+// towards RefreshBudget::kShare: at 100 ms, twice the share asks for 200 ms; five
+// times asks for 500 ms at once (slowing down is not limited); a tenth of the
+// share at 400 ms asks for 40 ms but speeds up to 200 ms at most; half the share
 // at 200 ms asks for 100 ms; the interval stays within 100–500 ms, and unchanged
 // when nothing was measured.
 void TestStudioWindow::refresh_budget_intervals() {
     using studio::RefreshBudget;
     constexpr double share = RefreshBudget::kShare;
     QCOMPARE(RefreshBudget::next_interval_ms(100, 2 * share), 200);
-    QCOMPARE(RefreshBudget::next_interval_ms(100, 10 * share), 200);
+    QCOMPARE(RefreshBudget::next_interval_ms(100, 5 * share), 500);
+    QCOMPARE(RefreshBudget::next_interval_ms(100, 10 * share), 500);
+    QCOMPARE(RefreshBudget::next_interval_ms(400, 0.1 * share), 200);
     QCOMPARE(RefreshBudget::next_interval_ms(200, 0.5 * share), 100);
     QCOMPARE(RefreshBudget::next_interval_ms(300, share), 300);
     QCOMPARE(RefreshBudget::next_interval_ms(400, 30 * share), 500);
@@ -316,7 +319,7 @@ void TestStudioWindow::refresh_budget_intervals() {
     RefreshBudget budget;
     QCOMPARE(budget.interval_after_redraw(250), 250); // not measuring yet
     budget.start();
-    QCOMPARE(budget.interval_after_redraw(250), 250); // under a second measured
+    QCOMPARE(budget.interval_after_redraw(250), 250); // under half a second measured
 }
 
 QTEST_MAIN(TestStudioWindow)
