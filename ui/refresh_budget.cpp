@@ -24,7 +24,7 @@ int RefreshBudget::interval_after_redraw(int current_ms) {
     if (cpu_start_s_ < 0.0) return current_ms;
     const auto now = std::chrono::steady_clock::now();
     const double wall_s = std::chrono::duration<double>(now - wall_start_).count();
-    if (wall_s < 0.5) return current_ms;
+    if (wall_s < kMeasureS) return current_ms;
     const double cpu_s = thread_cpu_seconds();
     const int next = next_interval_ms(current_ms, (cpu_s - cpu_start_s_) / wall_s);
     wall_start_ = now;

@@ -6,8 +6,8 @@
 // up its partner. So the window keeps its own thread under a small share of one
 // core: twice a second it measures that share (thread CPU time over wall time)
 // and sets the redraw interval, between 10 and 2 redraws a second. Over budget it
-// slows down at once to the interval that fits; under budget it speeds up by at
-// most half the interval per measurement, so it does not swing back and forth.
+// slows down at once to the interval that fits; under budget it shortens the
+// interval to no less than half per measurement, so it does not swing back and forth.
 // (Moving at most ×2 either way kept a run's first two seconds at 5–10 redraws
 // a second: in a 6 s MLP run the window's thread used 84 ms while training ran,
 // 59 ms now.) Where drawing is cheap it stays at 10 a second. The budget is half
@@ -25,6 +25,7 @@ public:
     static constexpr int kFastestMs = 100;
     static constexpr int kSlowestMs = 500;
     static constexpr double kShare = 0.005; // of one core
+    static constexpr double kMeasureS = 0.5; // the share is measured over this much wall time
 
     // The next interval, given the current one and the window thread's measured
     // share of a core while using it: the interval that would spend exactly kShare,
@@ -33,7 +34,7 @@ public:
 
     // Starts measuring, on the window's thread (at the start of a run).
     void start();
-    // Called on the window's thread after each redraw: after each half second of
+    // Called on the window's thread after each redraw: after each kMeasureS of
     // measuring, the interval to use from now on; otherwise current_ms.
     int interval_after_redraw(int current_ms);
 
