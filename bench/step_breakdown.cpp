@@ -24,7 +24,7 @@
 #include "data/data_loader.h"
 #include "data/dataset.h"
 #include "memory/counting_allocator.h"
-#include "models/fused_dense.h"
+#include "kernels/fused_dense.h"
 #include "models/model.h"
 
 namespace {
@@ -74,17 +74,17 @@ int main(int argc, char** argv) try {
     const accum::memory::CountingScope counting;
 
     accum::RunConfig config;
-    config.model = "mlp";
-    config.dataset = "fashion-mnist";
+    config.model = accum::ModelKind::Mlp;
+    config.dataset = accum::DatasetKind::FashionMnist;
     const auto data = accum::load_fashion_mnist(accum::default_fashion_mnist_dir());
-    const auto model = accum::make_model(config, data.train);
+    // As in a session: the fused kernels add the gradients into .grad.
+    const auto model = accum::make_model(config, data.train, accum::KernelSet(accum::CpuKernels::Fused, true));
     const auto params = model->parameters();
     torch::optim::SGD optimizer(params, torch::optim::SGDOptions(0.01).momentum(0.9));
     accum::DataLoader small(data.train, 64, true, 1), big(data.train, 256, true, 2);
     small.set_epoch(0);
     big.set_epoch(0);
     std::int64_t small_next = 0, big_next = 0;
-    const accum::GradientsInPlace in_place;
 
     auto step = [&](accum::DataLoader& loader, std::int64_t& next, int k) {
         Phases p{};
@@ -104,7 +104,7 @@ int main(int argc, char** argv) try {
         volatile double read = window_loss;
         (void)read;
         optimizer.step();
-        optimizer.zero_grad();
+        for (auto& param : params) param.mutable_grad().reset(); // zero_grad(set_to_none=True), as the engine
         p[3] += us_since(mark);
         return p;
     };
@@ -142,7 +142,7 @@ int main(int argc, char** argv) try {
         double fs = 0, bs = 0;
         auto mark = Clock::now();
         for (int i = 0; i < k; ++i) {
-            const auto out = accum::fused_dense(x, layers);
+            const auto out = accum::fused_dense(x, layers, /*gradients_in_place=*/true);
             fs += us_since(mark);
             out.backward(up);
             bs += us_since(mark);

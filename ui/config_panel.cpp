@@ -53,17 +53,28 @@ void select_data(QComboBox* combo, const std::string& value) {
 
 std::string data_of(const QComboBox* combo) { return combo->currentData().toString().toStdString(); }
 
+// The enumerated value a combo shows (its items carry the option's names).
+template <typename E>
+E choice_of(const QComboBox* combo, E fallback) {
+    return accum::parse_choice<E>(data_of(combo)).value_or(fallback);
+}
+
+template <typename E>
+void select_choice(QComboBox* combo, E value) {
+    select_data(combo, accum::to_string(value));
+}
+
 } // namespace
 
 ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
-    mode_ = make_combo(QStringLiteral("mode"), accum::known_modes(),
+    mode_ = make_combo(QStringLiteral("mode"), accum::choice_names<accum::Mode>(),
                        {{"pytorch", tr("PyTorch loop")}, {"accelerator", tr("Accelerator")}, {"trainer", tr("Trainer")}});
     mode_->setToolTip(tr("The API style: the explicit PyTorch loop, Hugging Face Accelerate, or the Transformers Trainer"));
-    dataset_ = make_combo(QStringLiteral("dataset"), accum::known_datasets());
+    dataset_ = make_combo(QStringLiteral("dataset"), accum::choice_names<accum::DatasetKind>());
     data_path_ = new QLineEdit;
     data_path_->setObjectName(QStringLiteral("data_path"));
     data_path_->setPlaceholderText(tr("default location"));
-    model_ = make_combo(QStringLiteral("model"), accum::known_models());
+    model_ = make_combo(QStringLiteral("model"), accum::choice_names<accum::ModelKind>());
 
     batch_size_ = make_spin(QStringLiteral("batch_size"), 1, 1 << 20);
     batch_size_->setToolTip(tr("Micro-batch size B: samples per forward/backward pass. Memory grows with B."));
@@ -78,19 +89,19 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     learning_rate_->setDecimals(5);
     learning_rate_->setRange(0.0, 10.0);
     learning_rate_->setSingleStep(0.001);
-    optimizer_ = make_combo(QStringLiteral("optimizer"), accum::known_optimizers());
+    optimizer_ = make_combo(QStringLiteral("optimizer"), accum::choice_names<accum::OptimizerKind>());
     momentum_ = new QDoubleSpinBox;
     momentum_->setObjectName(QStringLiteral("momentum"));
     momentum_->setDecimals(3);
     momentum_->setRange(0.0, 0.999);
     momentum_->setSingleStep(0.05);
-    scheduler_ = make_combo(QStringLiteral("scheduler"), accum::known_schedulers());
+    scheduler_ = make_combo(QStringLiteral("scheduler"), accum::choice_names<accum::SchedulerKind>());
     epochs_ = make_spin(QStringLiteral("epochs"), 0, 10000);
     epochs_->setSpecialValueText(tr("unset"));
     max_steps_ = make_spin(QStringLiteral("max_steps"), 0, INT_MAX);
     max_steps_->setSpecialValueText(tr("unset"));
     max_steps_->setToolTip(tr("Optimizer steps; 0 = decided by the epochs"));
-    loss_normalization_ = make_combo(QStringLiteral("loss_normalization"), {"mean", "tokens"});
+    loss_normalization_ = make_combo(QStringLiteral("loss_normalization"), accum::choice_names<accum::LossNormalization>());
     loss_normalization_->setToolTip(tr("tokens: divide by the token count of the whole window (num_items_in_batch)"));
     seed_ = make_spin(QStringLiteral("seed"), 0, INT_MAX);
 
@@ -121,6 +132,8 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     output_dir_ = new QLineEdit;
     output_dir_->setObjectName(QStringLiteral("output_dir"));
     output_dir_->setPlaceholderText(tr("none (nothing written)"));
+    output_dir_->setToolTip(tr("Each run gets a new folder in here, named after the time it started, with its "
+                               "config.json, metrics.jsonl, summary.json and checkpoints"));
     auto* browse = new QToolButton;
     browse->setText(QStringLiteral("…"));
     browse->setToolTip(tr("Choose a directory for metrics and checkpoints"));
@@ -158,7 +171,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     env_form->addRow(tr("Device"), device_);
     env_form->addRow(tr("Memory budget"), memory_budget_);
     env_form->addRow(tr("Pace"), pace_ms_);
-    env_form->addRow(tr("Output dir"), output_row);
+    env_form->addRow(tr("Save runs in"), output_row);
 
     problems_ = new QLabel;
     problems_->setObjectName(QStringLiteral("problems"));
@@ -196,19 +209,19 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
 
 accum::RunConfig ConfigPanel::config() const {
     accum::RunConfig c = base_;
-    c.mode = data_of(mode_);
-    c.dataset = data_of(dataset_);
+    c.mode = choice_of(mode_, c.mode);
+    c.dataset = choice_of(dataset_, c.dataset);
     c.data_path = data_path_->text().trimmed().toStdString();
-    c.model = data_of(model_);
+    c.model = choice_of(model_, c.model);
     c.batch_size = batch_size_->value();
     c.accumulation_steps = accumulation_steps_->value();
     c.learning_rate = learning_rate_->value();
-    c.optimizer = data_of(optimizer_);
+    c.optimizer = choice_of(optimizer_, c.optimizer);
     c.momentum = momentum_->value();
-    c.scheduler = data_of(scheduler_);
+    c.scheduler = choice_of(scheduler_, c.scheduler);
     c.epochs = epochs_->value();
     c.max_steps = max_steps_->value();
-    c.loss_normalization = data_of(loss_normalization_);
+    c.loss_normalization = choice_of(loss_normalization_, c.loss_normalization);
     c.seed = static_cast<std::uint64_t>(seed_->value());
     c.device = data_of(device_);
     const auto budget = memory_budget_->text().trimmed();
@@ -221,20 +234,20 @@ accum::RunConfig ConfigPanel::config() const {
 void ConfigPanel::set_config(const accum::RunConfig& c) {
     updating_ = true;
     base_ = c;
-    select_data(mode_, c.mode);
-    select_data(dataset_, c.dataset);
+    select_choice(mode_, c.mode);
+    select_choice(dataset_, c.dataset);
     data_path_->setText(QString::fromStdString(c.data_path));
-    select_data(model_, c.model);
+    select_choice(model_, c.model);
     batch_size_->setValue(static_cast<int>(std::min<std::int64_t>(c.batch_size, batch_size_->maximum())));
     accumulation_steps_->setValue(
         static_cast<int>(std::min<std::int64_t>(c.accumulation_steps, accumulation_steps_->maximum())));
     learning_rate_->setValue(c.learning_rate);
-    select_data(optimizer_, c.optimizer);
+    select_choice(optimizer_, c.optimizer);
     momentum_->setValue(c.momentum);
-    select_data(scheduler_, c.scheduler);
+    select_choice(scheduler_, c.scheduler);
     epochs_->setValue(static_cast<int>(std::min<std::int64_t>(c.epochs, epochs_->maximum())));
     max_steps_->setValue(static_cast<int>(std::min<std::int64_t>(c.max_steps, max_steps_->maximum())));
-    select_data(loss_normalization_, c.loss_normalization);
+    select_choice(loss_normalization_, c.loss_normalization);
     seed_->setValue(static_cast<int>(std::min<std::uint64_t>(c.seed, INT_MAX)));
     select_data(device_, c.device);
     memory_budget_->setText(QString::fromStdString(c.memory_budget));
@@ -267,7 +280,7 @@ void ConfigPanel::mark(QWidget* widget, const QString& problem) {
 void ConfigPanel::revalidate() {
     if (updating_) return;
     const auto c = config();
-    momentum_->setEnabled(c.optimizer == "sgd");
+    momentum_->setEnabled(c.optimizer == accum::OptimizerKind::Sgd);
     effective_batch_->setText(tr("%1 × %2 = %3 samples / update")
                                   .arg(c.batch_size)
                                   .arg(c.accumulation_steps)
@@ -290,7 +303,7 @@ void ConfigPanel::revalidate() {
 }
 
 void ConfigPanel::choose_output_dir() {
-    const auto dir = QFileDialog::getExistingDirectory(this, tr("Output directory"), output_dir_->text());
+    const auto dir = QFileDialog::getExistingDirectory(this, tr("Folder for runs"), output_dir_->text());
     if (!dir.isEmpty()) output_dir_->setText(dir);
 }
 

@@ -33,9 +33,9 @@ accum::RunConfig lab_base(const accum::RunConfig& c) {
     b.resume_from.clear();
     b.memory_budget = "0";
     b.auto_find_batch_size = false;
-    b.save_strategy = "no";
+    b.save_strategy = accum::Strategy::No;
     b.scheduler_per_micro_batch = false;
-    if (b.eval_strategy == "steps") b.eval_strategy = "epoch";
+    if (b.eval_strategy == accum::Strategy::Steps) b.eval_strategy = accum::Strategy::Epoch;
     return b;
 }
 
@@ -81,9 +81,9 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
     switch (experiment) {
     case Experiment::CompareStyles: {
         set_length(base, 60, full_windows(base, B, K));
-        const std::pair<const char*, QString> styles[] = {{"pytorch", LabPanel::tr("PyTorch loop")},
-                                                          {"accelerator", LabPanel::tr("Accelerator")},
-                                                          {"trainer", LabPanel::tr("Trainer")}};
+        const std::pair<accum::Mode, QString> styles[] = {{accum::Mode::Pytorch, LabPanel::tr("PyTorch loop")},
+                                                          {accum::Mode::Accelerator, LabPanel::tr("Accelerator")},
+                                                          {accum::Mode::Trainer, LabPanel::tr("Trainer")}};
         for (const auto& [mode, label] : styles) {
             auto c = base;
             c.mode = mode;
@@ -106,8 +106,8 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         break;
     }
     case Experiment::PitfallBatchNorm: {
-        if (base.model == "transformer") base.model = "mlp";
-        if (base.dataset == "synthetic-lm") base.dataset = "synthetic-pairs";
+        if (base.model == accum::ModelKind::Transformer) base.model = accum::ModelKind::Mlp;
+        if (base.dataset == accum::DatasetKind::SyntheticLm) base.dataset = accum::DatasetKind::SyntheticPairs;
         base.batch_norm = true;
         base.dropout = 0.0;
         set_length(base, 40, std::min(full_windows(base, B * K, 1), full_windows(base, B, K)));
@@ -119,31 +119,31 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         break;
     }
     case Experiment::PitfallTokenLoss: {
-        base.dataset = "synthetic-lm";
-        base.model = "transformer";
+        base.dataset = accum::DatasetKind::SyntheticLm;
+        base.model = accum::ModelKind::Transformer;
         base.batch_norm = false;
         base.data_path.clear();
         const std::int64_t b = 8, k = std::max<std::int64_t>(K, 4);
         base.batch_size = b;
         base.accumulation_steps = k;
-        if (base.optimizer == "sgd" && base.learning_rate < 0.1) base.learning_rate = 0.1;
+        if (base.optimizer == accum::OptimizerKind::Sgd && base.learning_rate < 0.1) base.learning_rate = 0.1;
         set_length(base, 20, std::min(full_windows(base, b * k, 1), full_windows(base, b, k)));
         auto reference = base;
         reference.batch_size = b * k;
         reference.accumulation_steps = 1;
-        reference.loss_normalization = "tokens";
+        reference.loss_normalization = accum::LossNormalization::Tokens;
         auto naive = base;
-        naive.loss_normalization = "mean";
+        naive.loss_normalization = accum::LossNormalization::Mean;
         auto tokens = base;
-        tokens.loss_normalization = "tokens";
+        tokens.loss_normalization = accum::LossNormalization::Tokens;
         runs.push_back({LabPanel::tr("one batch of %1 (reference)").arg(b * k), reference});
         runs.push_back({LabPanel::tr("%1 × %2, mean per micro-batch (wrong)").arg(b).arg(k), naive});
         runs.push_back({LabPanel::tr("%1 × %2, token-normalised (right)").arg(b).arg(k), tokens});
         break;
     }
     case Experiment::PitfallScheduler: {
-        base.mode = "pytorch";
-        base.scheduler = "linear";
+        base.mode = accum::Mode::Pytorch;
+        base.scheduler = accum::SchedulerKind::Linear;
         base.warmup_steps = 0;
         set_length(base, 60, full_windows(base, B, K));
         auto right = base;

@@ -77,7 +77,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controller_, &RunController::paused_changed, this, [this] { update_actions(); });
     connect(config_panel_, &ConfigPanel::validity_changed, this, [this] { update_actions(); });
     connect(config_panel_, &ConfigPanel::config_changed, this, [this] {
-        if (!controller_->is_running()) code_panel_->set_style(QString::fromStdString(config_panel_->config().mode));
+        if (!controller_->is_running()) code_panel_->set_style(QString::fromStdString(accum::to_string(config_panel_->config().mode)));
     });
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
     lab_panel_->set_base_config_provider([this] { return config_panel_->config(); });
@@ -97,7 +97,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(&refresh_timer_, &QTimer::timeout, this, &MainWindow::on_refresh_timer);
 
     restore_settings();
-    code_panel_->set_style(QString::fromStdString(config_panel_->config().mode));
+    code_panel_->set_style(QString::fromStdString(accum::to_string(config_panel_->config().mode)));
     update_actions();
     resize(1500, 950);
 }
@@ -353,7 +353,7 @@ void MainWindow::start_run() {
     epoch_label_->clear();
     speed_label_->clear();
     eta_label_->clear();
-    code_panel_->set_style(QString::fromStdString(running_config_.mode));
+    code_panel_->set_style(QString::fromStdString(accum::to_string(running_config_.mode)));
     code_panel_->start_run(static_cast<int>(running_config_.accumulation_steps),
                            static_cast<int>(std::lround(running_config_.micro_step_delay_s * 1000.0)));
     live_run_ = RunResult{};
@@ -378,7 +378,7 @@ void MainWindow::toggle_pause() {
 
 void MainWindow::stop_run() {
     if (!controller_->is_running()) return;
-    controller_->stop(); // Session::stop(): thread-safe, takes effect at the next micro-batch
+    controller_->stop(); // thread-safe (the run's stop token); takes effect at the next micro-batch
     status_label_->setText(tr("Stopping…"));
 }
 

@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "accum/run_directory.h"
+
 namespace studio {
 
 namespace {
@@ -38,13 +40,31 @@ void RunWorker::run(const accum::RunConfig& config) {
         stop = stop_.get_token();
     }
     accum::SummaryRecord summary;
+    accum::RunConfig run_config = config;
+    writer_.reset();
+    if (!config.output_dir.empty()) {
+        std::string error;
+        run_config.output_dir = accum::create_run_directory(config.output_dir, error);
+        auto writer = std::make_unique<accum::RunWriter>();
+        if (run_config.output_dir.empty() || !writer->open(run_config, error)) {
+            summary.status = accum::RunStatus::Error;
+            summary.exit_code = accum::exit_code::invalid_arguments;
+            summary.message = "--output-dir: " + error;
+            flush();
+            Q_EMIT run_finished(summary);
+            return;
+        }
+        writer_ = std::move(writer);
+        on_log("writing " + run_config.output_dir);
+    }
     try {
-        summary = session_.run(config, *this, stop);
+        summary = session_.run(run_config, *this, stop);
     } catch (const std::exception& e) {
         summary.status = accum::RunStatus::Error;
         summary.message = e.what();
         summary.exit_code = accum::exit_code::failure;
     }
+    writer_.reset();
     flush();
     Q_EMIT run_finished(summary);
 }
@@ -52,11 +72,13 @@ void RunWorker::run(const accum::RunConfig& config) {
 double RunWorker::run_time() const { return run_clock_.nsecsElapsed() * 1e-9 - clock_offset_s_; }
 
 void RunWorker::on_micro_step(const accum::MicroStepRecord& r) {
+    if (writer_) writer_->on_micro_step(r);
     pending_.micro_steps.push_back({r, run_time()});
     after_record();
 }
 
 void RunWorker::on_step(const accum::StepRecord& r) {
+    if (writer_) writer_->on_step(r);
     if (!has_offset_) {
         // Align our clock with the engine's (which starts after data loading).
         clock_offset_s_ = run_clock_.nsecsElapsed() * 1e-9 - r.elapsed_s;
@@ -67,17 +89,23 @@ void RunWorker::on_step(const accum::StepRecord& r) {
 }
 
 void RunWorker::on_eval(const accum::EvalRecord& r) {
+    if (writer_) writer_->on_eval(r);
     pending_.evals.push_back(r);
     after_record();
 }
 
 void RunWorker::on_memory(const accum::MemoryRecord& r) {
+    if (writer_) writer_->on_memory(r);
     if (!has_offset_) {
         clock_offset_s_ = run_clock_.nsecsElapsed() * 1e-9 - r.elapsed_s;
         has_offset_ = true;
     }
     pending_.memory.push_back(r);
     after_record();
+}
+
+void RunWorker::on_summary(const accum::SummaryRecord& r) {
+    if (writer_) writer_->on_summary(r);
 }
 
 void RunWorker::on_log(const std::string& line) {

@@ -7,9 +7,11 @@
 
 #include <QElapsedTimer>
 #include <QObject>
+#include <memory>
 #include <mutex>
 #include <stop_token>
 
+#include "accum/run_writer.h"
 #include "accum/session.h"
 #include "accum/sink.h"
 #include "record_batch.h"
@@ -32,6 +34,10 @@ public:
     void request_step_once();
 
 public Q_SLOTS:
+    // config.output_dir, when set, is the folder the person chose for runs: the
+    // run gets a directory of its own in it, created for this run (its name from
+    // the time, unique even for two runs in one second), and its files go there.
+    // The studio never writes into a directory it did not create for the run.
     void run(const accum::RunConfig& config);
 
 Q_SIGNALS:
@@ -44,11 +50,13 @@ private:
     void on_eval(const accum::EvalRecord& r) override;
     void on_memory(const accum::MemoryRecord& r) override;
     void on_log(const std::string& line) override;
+    void on_summary(const accum::SummaryRecord& r) override;
     void after_record();
     void flush();
     double run_time() const;
 
     accum::Session session_;
+    std::unique_ptr<accum::RunWriter> writer_; // the run's files, when it has a directory
     std::mutex stop_mutex_;
     std::stop_source stop_; // the current run's (begin_run)
     RecordBatch pending_;

@@ -18,9 +18,12 @@ namespace studio {
 
 namespace {
 
-QString style_name(const std::string& mode) {
-    if (mode == "accelerator") return RunsPanel::tr("Accelerator");
-    if (mode == "trainer") return RunsPanel::tr("Trainer");
+QString style_name(accum::Mode mode) {
+    switch (mode) {
+    case accum::Mode::Accelerator: return RunsPanel::tr("Accelerator");
+    case accum::Mode::Trainer: return RunsPanel::tr("Trainer");
+    case accum::Mode::Pytorch: break;
+    }
     return RunsPanel::tr("PyTorch loop");
 }
 

@@ -26,15 +26,22 @@ struct Option {
 };
 
 Option value(std::string help) { return {std::move(help)}; }
+// An enumerated option: its values, from the option table, then what it does.
+template <typename E>
+Option choice(const std::string& help) {
+    std::string names;
+    for (const auto& n : choice_names<E>()) names += (names.empty() ? "" : " | ") + n;
+    return {names + (help.empty() ? "" : " (" + help + ")")};
+}
 Option flag(std::string help, const char* key, const char* to = "true") { return {std::move(help), key, to}; }
 
 const std::map<std::string, Option>& options() {
     static const std::map<std::string, Option> o{
-        {"mode", value("pytorch | accelerator | trainer (default pytorch)")},
-        {"dataset", value("fashion-mnist | synthetic-pairs | synthetic-lm | csv")},
+        {"mode", choice<Mode>("default pytorch")},
+        {"dataset", choice<DatasetKind>("default fashion-mnist")},
         {"data", value("data directory (fashion-mnist) or CSV file")},
         {"label-column", value("CSV column that holds the labels (default label)")},
-        {"model", value("mlp | cnn | transformer")},
+        {"model", choice<ModelKind>("default mlp")},
         {"batch-norm", flag("add BatchNorm layers (pitfall demo)", "batch-norm")},
         {"scheduler-per-micro-batch", flag("pitfall demo: step the scheduler after every micro-batch (pytorch mode)",
                                            "scheduler-per-micro-batch")},
@@ -44,18 +51,18 @@ const std::map<std::string, Option>& options() {
         {"epochs", value("epochs (default 3)")},
         {"max-steps", value("optimizer steps; overrides --epochs")},
         {"lr", value("learning rate (default 0.05)")},
-        {"optimizer", value("sgd | adamw")},
+        {"optimizer", choice<OptimizerKind>("default sgd")},
         {"momentum", value("SGD momentum (default 0.9)")},
         {"weight-decay", value("weight decay (default 0)")},
-        {"scheduler", value("constant | linear | cosine")},
+        {"scheduler", choice<SchedulerKind>("default constant")},
         {"warmup-steps", value("linear warm-up, in optimizer steps")},
         {"max-grad-norm", value("clip the gradient norm once per window (0 = off)")},
         {"skip-nonfinite", flag("skip an update whose loss or gradient is not finite instead of stopping", "skip-nonfinite")},
-        {"loss-normalization", value("mean | tokens")},
-        {"eval-strategy", value("epoch | steps | no")},
+        {"loss-normalization", choice<LossNormalization>("default mean; tokens divides by the window's label tokens")},
+        {"eval-strategy", choice<Strategy>("default epoch")},
         {"eval-steps", value("evaluate every N optimizer steps")},
         {"logging-steps", value("log every N optimizer steps (default 10)")},
-        {"save-strategy", value("epoch | steps | no (checkpoints)")},
+        {"save-strategy", choice<Strategy>("checkpoints; default epoch; the last step is always saved, unless no")},
         {"save-steps", value("checkpoint every N optimizer steps")},
         {"save-total-limit", value("keep at most N checkpoints (0 = all)")},
         {"auto-find-batch-size", flag("on out of memory, retry with a smaller micro-batch", "auto-find-batch-size")},
@@ -64,8 +71,11 @@ const std::map<std::string, Option>& options() {
         {"no-shuffle", flag("keep the data order", "shuffle", "false")},
         {"device", value("auto | cpu | cuda | cuda:N")},
         {"threads", value("intra-op threads (0 = chosen by measurement)")},
+        {"cpu-kernels", choice<CpuKernels>("default fused: the engine's CPU kernels; aten: LibTorch's operators")},
         {"memory-budget", value("tensor-memory budget, e.g. 512MiB (0 = none)")},
         {"output-dir", value("where config.json, metrics.jsonl, summary.json go (default runs/<time>)")},
+        {"overwrite-output-dir", flag("replace the run already in --output-dir (its files and checkpoints)",
+                                      "overwrite-output-dir")},
         {"metrics", value("metrics JSON Lines file (default <output-dir>/metrics.jsonl)")},
         {"resume", value("continue from a checkpoint directory")},
         {"quiet", flag("print only the summary", "quiet")},

@@ -1,7 +1,6 @@
 #include "runner/runner.h"
 
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -11,9 +10,10 @@
 
 #include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
+#include "accum/run_directory.h"
+#include "accum/run_writer.h"
 #include "accum/session.h"
 #include "runner/cli_options.h"
-#include "training/checkpoint.h"
 
 namespace accum::cli {
 
@@ -21,55 +21,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string timestamp_dir() {
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t t = std::chrono::system_clock::to_time_t(now);
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    std::ostringstream s;
-    s << "runs/" << std::put_time(&tm, "%Y%m%d-%H%M%S");
-    return s.str();
-}
-
-// Writes records as JSON Lines, one flushed line at a time, and the log to stdout.
-class FileSink final : public Sink {
+// The run's files, and the log on stdout.
+class RunnerSink final : public RunWriter {
 public:
-    FileSink(std::ofstream* metrics, std::ostream& out, bool quiet, std::string prefix)
-        : metrics_(metrics), out_(out), quiet_(quiet), prefix_(std::move(prefix)) {}
-
-    void on_micro_step(const MicroStepRecord& r) override { write(to_json_line(r)); }
-    void on_step(const StepRecord& r) override { write(to_json_line(r)); }
-    void on_eval(const EvalRecord& r) override { write(to_json_line(r)); }
-    void on_memory(const MemoryRecord& r) override { write(to_json_line(r)); }
-    void on_summary(const SummaryRecord& r) override { write(to_json_line(r)); }
+    RunnerSink(std::ostream& out, bool quiet, std::string prefix) : out_(out), quiet_(quiet), prefix_(std::move(prefix)) {}
     void on_log(const std::string& line) override {
         if (!quiet_) out_ << prefix_ << line << std::endl;
     }
 
 private:
-    void write(const std::string& line) {
-        if (!metrics_) return;
-        *metrics_ << line << '\n';
-        metrics_->flush();
-    }
-    std::ofstream* metrics_;
     std::ostream& out_;
     bool quiet_;
     std::string prefix_;
 };
-
-bool write_text_file(const fs::path& path, const std::string& text) {
-    const fs::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream f(tmp);
-        if (!f) return false;
-        f << text;
-        if (!f.flush()) return false;
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    return !ec;
-}
 
 std::string summary_text(const SummaryRecord& s) {
     std::ostringstream out;
@@ -118,48 +82,36 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
 
     RunConfig config = parsed.config;
-    if (config.output_dir.empty()) config.output_dir = timestamp_dir();
     std::error_code ec;
+    if (config.output_dir.empty()) {
+        std::string error;
+        config.output_dir = create_run_directory("runs", error); // a new one, even for two runs in one second
+        if (config.output_dir.empty()) {
+            err << "accum-run: --output-dir: " << error << "\n";
+            return exit_code::invalid_arguments;
+        }
+    } else if (const auto problem = output_dir_problem(config); !problem.empty()) {
+        err << "accum-run: --output-dir: " << problem << "\n"; // the first run's files stay as they are
+        return exit_code::invalid_arguments;
+    }
     fs::create_directories(config.output_dir, ec);
     if (ec) {
         err << "accum-run: --output-dir: cannot create " << config.output_dir << ": " << ec.message() << "\n";
         return exit_code::invalid_arguments;
     }
-    const fs::path dir(config.output_dir);
-    const std::string metrics_path = config.metrics_file.empty() ? (dir / "metrics.jsonl").string() : config.metrics_file;
-    // Resuming into a directory that has a metrics file: keep its complete
-    // records up to the checkpoint's step (a run killed with -9 may have logged
-    // steps after it, and may have left half a line), then append.
-    std::vector<std::string> kept;
-    if (!config.resume_from.empty() && fs::exists(metrics_path)) {
-        const std::int64_t resumed_step = checkpoint_global_step(latest_checkpoint(config.resume_from));
-        std::ifstream old(metrics_path);
-        std::string line;
-        while (std::getline(old, line)) {
-            std::string error;
-            const auto record = parse_json_line(line, error);
-            if (!record || std::holds_alternative<SummaryRecord>(*record)) continue;
-            std::int64_t step = 0;
-            if (const auto* s = std::get_if<StepRecord>(&*record)) step = s->step;
-            else if (const auto* e = std::get_if<EvalRecord>(&*record)) step = e->step;
-            else if (const auto* m = std::get_if<MicroStepRecord>(&*record)) step = m->step + 1;
-            if (resumed_step >= 0 && step <= resumed_step) kept.push_back(line);
+    if (config.overwrite_output_dir && config.resume_from.empty()) {
+        std::string error;
+        if (!clear_run(config.output_dir, error)) {
+            err << "accum-run: --overwrite-output-dir: " << error << "\n";
+            return exit_code::invalid_arguments;
         }
     }
-    std::ofstream metrics(metrics_path, std::ios::trunc);
-    for (const auto& line : kept) metrics << line << '\n';
-    metrics.flush();
-    if (!metrics) {
-        err << "accum-run: --metrics: cannot write " << metrics_path << "\n";
+    const std::string prefix = config.mode == Mode::Trainer ? "" : "[" + to_string(config.mode) + "] ";
+    RunnerSink sink(out, config.quiet, prefix);
+    if (std::string error; !sink.open(config, error)) {
+        err << "accum-run: " << error << "\n";
         return exit_code::invalid_arguments;
     }
-    if (!write_text_file(dir / "config.json", to_json_text(config))) {
-        err << "accum-run: --output-dir: cannot write " << (dir / "config.json").string() << "\n";
-        return exit_code::invalid_arguments;
-    }
-
-    const std::string prefix = config.mode == "trainer" ? "" : "[" + config.mode + "] ";
-    FileSink sink(&metrics, out, config.quiet, prefix);
     if (!config.quiet)
         out << prefix << "micro-batch " << config.batch_size << " × " << config.accumulation_steps
             << " accumulation steps = effective batch " << config.effective_batch() << "; writing " << config.output_dir
@@ -184,7 +136,6 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     finished.store(true);
     if (watcher.joinable()) watcher.join();
 
-    write_text_file(dir / "summary.json", to_json_line(summary) + "\n");
     if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped)
         out << summary_text(summary) << std::endl;
     else

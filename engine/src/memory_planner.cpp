@@ -21,8 +21,8 @@ SummaryRecord run_probe(const RunConfig& base, std::int64_t batch, std::int64_t 
     c.accumulation_steps = k;
     c.epochs = 0;
     c.max_steps = 2;
-    c.eval_strategy = "no";
-    c.save_strategy = "no";
+    c.eval_strategy = Strategy::No;
+    c.save_strategy = Strategy::No;
     c.output_dir.clear();
     c.metrics_file.clear();
     c.resume_from.clear();

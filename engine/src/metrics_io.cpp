@@ -1,6 +1,7 @@
 #include "accum/metrics_io.h"
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -203,6 +204,23 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
     }
     error = "unknown record type '" + type + "'";
     return std::nullopt;
+}
+
+std::vector<std::string> records_through_step(const std::string& metrics_path, std::int64_t step) {
+    std::vector<std::string> kept;
+    std::ifstream in(metrics_path);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::string error;
+        const auto record = parse_json_line(line, error);
+        if (!record || std::holds_alternative<SummaryRecord>(*record)) continue;
+        std::int64_t at = 0; // memory records belong to the steps before them
+        if (const auto* s = std::get_if<StepRecord>(&*record)) at = s->step;
+        else if (const auto* e = std::get_if<EvalRecord>(&*record)) at = e->step;
+        else if (const auto* m = std::get_if<MicroStepRecord>(&*record)) at = m->step + 1;
+        if (step >= 0 && at <= step) kept.push_back(line);
+    }
+    return kept;
 }
 
 } // namespace accum

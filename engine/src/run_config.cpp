@@ -14,10 +14,6 @@ namespace accum {
 
 namespace {
 
-bool is_one_of(const std::string& value, const std::vector<std::string>& names) {
-    return std::find(names.begin(), names.end(), value) != names.end();
-}
-
 std::string join(const std::vector<std::string>& names) {
     std::string out;
     for (const auto& n : names) {
@@ -42,32 +38,83 @@ bool valid_device(const std::string& device) {
 
 } // namespace
 
-std::int64_t builtin_train_size(const std::string& dataset) {
-    if (dataset == "fashion-mnist") return kFashionMnistTrainSize;
-    if (dataset == "synthetic-pairs") return kSyntheticPairsTrainSize;
-    if (dataset == "synthetic-lm") return kSyntheticLmTrainSize;
-    return 0;
+// ---------------------------------------------------------------- choices
+
+namespace {
+
+template <typename E>
+struct ChoiceTable;
+
+#define ACCUM_CHOICES(E, ...)                                                                                          \
+    template <>                                                                                                        \
+    struct ChoiceTable<E> {                                                                                            \
+        static const std::vector<std::pair<E, std::string>>& entries() {                                              \
+            static const std::vector<std::pair<E, std::string>> v{__VA_ARGS__};                                        \
+            return v;                                                                                                  \
+        }                                                                                                              \
+    };
+
+ACCUM_CHOICES(Mode, {Mode::Pytorch, "pytorch"}, {Mode::Accelerator, "accelerator"}, {Mode::Trainer, "trainer"})
+ACCUM_CHOICES(DatasetKind, {DatasetKind::FashionMnist, "fashion-mnist"}, {DatasetKind::SyntheticPairs, "synthetic-pairs"},
+              {DatasetKind::SyntheticLm, "synthetic-lm"}, {DatasetKind::Csv, "csv"})
+ACCUM_CHOICES(ModelKind, {ModelKind::Mlp, "mlp"}, {ModelKind::Cnn, "cnn"}, {ModelKind::Transformer, "transformer"})
+ACCUM_CHOICES(OptimizerKind, {OptimizerKind::Sgd, "sgd"}, {OptimizerKind::AdamW, "adamw"})
+ACCUM_CHOICES(SchedulerKind, {SchedulerKind::Constant, "constant"}, {SchedulerKind::Linear, "linear"},
+              {SchedulerKind::Cosine, "cosine"})
+ACCUM_CHOICES(Strategy, {Strategy::Epoch, "epoch"}, {Strategy::Steps, "steps"}, {Strategy::No, "no"})
+ACCUM_CHOICES(LossNormalization, {LossNormalization::Mean, "mean"}, {LossNormalization::Tokens, "tokens"})
+ACCUM_CHOICES(CpuKernels, {CpuKernels::Fused, "fused"}, {CpuKernels::Aten, "aten"})
+#undef ACCUM_CHOICES
+
+} // namespace
+
+template <typename E>
+const std::vector<std::string>& choice_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const auto& [value, name] : ChoiceTable<E>::entries()) v.push_back(name);
+        return v;
+    }();
+    return names;
 }
 
-const std::vector<std::string>& known_modes() {
-    static const std::vector<std::string> v{"pytorch", "accelerator", "trainer"};
-    return v;
+template <typename E>
+const std::string& to_string(E value) {
+    for (const auto& [v, name] : ChoiceTable<E>::entries())
+        if (v == value) return name;
+    static const std::string unknown = "?";
+    return unknown;
 }
-const std::vector<std::string>& known_datasets() {
-    static const std::vector<std::string> v{"fashion-mnist", "synthetic-pairs", "synthetic-lm", "csv"};
-    return v;
+
+template <typename E>
+std::optional<E> parse_choice(const std::string& name) {
+    for (const auto& [v, n] : ChoiceTable<E>::entries())
+        if (n == name) return v;
+    return std::nullopt;
 }
-const std::vector<std::string>& known_models() {
-    static const std::vector<std::string> v{"mlp", "cnn", "transformer"};
-    return v;
-}
-const std::vector<std::string>& known_optimizers() {
-    static const std::vector<std::string> v{"sgd", "adamw"};
-    return v;
-}
-const std::vector<std::string>& known_schedulers() {
-    static const std::vector<std::string> v{"constant", "linear", "cosine"};
-    return v;
+
+#define ACCUM_INSTANTIATE_CHOICE(E)                                                                                    \
+    template const std::vector<std::string>& choice_names<E>();                                                        \
+    template const std::string& to_string<E>(E);                                                                       \
+    template std::optional<E> parse_choice<E>(const std::string&);
+ACCUM_INSTANTIATE_CHOICE(Mode)
+ACCUM_INSTANTIATE_CHOICE(DatasetKind)
+ACCUM_INSTANTIATE_CHOICE(ModelKind)
+ACCUM_INSTANTIATE_CHOICE(OptimizerKind)
+ACCUM_INSTANTIATE_CHOICE(SchedulerKind)
+ACCUM_INSTANTIATE_CHOICE(Strategy)
+ACCUM_INSTANTIATE_CHOICE(LossNormalization)
+ACCUM_INSTANTIATE_CHOICE(CpuKernels)
+#undef ACCUM_INSTANTIATE_CHOICE
+
+std::int64_t builtin_train_size(DatasetKind dataset) {
+    switch (dataset) {
+    case DatasetKind::FashionMnist: return kFashionMnistTrainSize;
+    case DatasetKind::SyntheticPairs: return kSyntheticPairsTrainSize;
+    case DatasetKind::SyntheticLm: return kSyntheticLmTrainSize;
+    case DatasetKind::Csv: return 0;
+    }
+    return 0;
 }
 
 std::optional<std::int64_t> parse_byte_size(const std::string& raw) {
@@ -121,21 +168,16 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
     std::vector<ConfigProblem> p;
     auto add = [&p](const char* option, std::string message) { p.push_back({option, std::move(message)}); };
 
-    if (!is_one_of(c.mode, known_modes()))
-        add("mode", "unknown mode '" + c.mode + "' (choose " + join(known_modes()) + ")");
-    if (!is_one_of(c.dataset, known_datasets()))
-        add("dataset", "unknown dataset '" + c.dataset + "' (choose " + join(known_datasets()) + ")");
-    if (c.dataset == "csv" && c.data_path.empty())
+    if (c.dataset == DatasetKind::Csv && c.data_path.empty())
         add("data", "the csv dataset needs --data FILE.csv");
-    if (c.dataset == "csv" && c.label_column.empty())
+    if (c.dataset == DatasetKind::Csv && c.label_column.empty())
         add("label-column", "must name the CSV column that holds the labels");
-    if (!is_one_of(c.model, known_models()))
-        add("model", "unknown model '" + c.model + "' (choose " + join(known_models()) + ")");
-    else if (c.model == "cnn" && c.dataset != "fashion-mnist" && is_one_of(c.dataset, known_datasets()))
-        add("model", "the cnn needs image data (--dataset fashion-mnist); use mlp or transformer for " + c.dataset);
-    if (c.model == "transformer" && c.batch_norm)
+    if (c.model == ModelKind::Cnn && c.dataset != DatasetKind::FashionMnist)
+        add("model", "the cnn needs image data (--dataset fashion-mnist); use mlp or transformer for " +
+                         to_string(c.dataset));
+    if (c.model == ModelKind::Transformer && c.batch_norm)
         add("batch-norm", "only the mlp and cnn have a BatchNorm variant");
-    if (c.scheduler_per_micro_batch && c.mode != "pytorch")
+    if (c.scheduler_per_micro_batch && c.mode != Mode::Pytorch)
         add("scheduler-per-micro-batch", "is a pitfall demo of the plain loop; use it with --mode pytorch "
                                          "(the Accelerator and the Trainer step the scheduler only on sync)");
     if (!(c.dropout >= 0.0 && c.dropout < 1.0))
@@ -159,34 +201,24 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
         add("lr", "must be a positive finite learning rate, got " + num(c.learning_rate));
     else if (c.learning_rate > 100)
         add("lr", "is absurdly large (" + num(c.learning_rate) + "); use at most 100");
-    if (!is_one_of(c.optimizer, known_optimizers()))
-        add("optimizer", "unknown optimizer '" + c.optimizer + "' (choose " + join(known_optimizers()) + ")");
     if (!std::isfinite(c.momentum) || c.momentum < 0 || c.momentum >= 1)
         add("momentum", "must be in [0, 1), got " + num(c.momentum));
     if (!std::isfinite(c.weight_decay) || c.weight_decay < 0)
         add("weight-decay", "must be zero or positive, got " + num(c.weight_decay));
-    if (!is_one_of(c.scheduler, known_schedulers()))
-        add("scheduler", "unknown scheduler '" + c.scheduler + "' (choose " + join(known_schedulers()) + ")");
     if (c.warmup_steps < 0) add("warmup-steps", "must not be negative, got " + std::to_string(c.warmup_steps));
     if (!std::isfinite(c.max_grad_norm) || c.max_grad_norm < 0)
         add("max-grad-norm", "must be zero (no clipping) or positive, got " + num(c.max_grad_norm));
-    if (c.loss_normalization != "mean" && c.loss_normalization != "tokens")
-        add("loss-normalization", "unknown value '" + c.loss_normalization + "' (choose mean, tokens)");
 
-    if (c.eval_strategy != "epoch" && c.eval_strategy != "steps" && c.eval_strategy != "no")
-        add("eval-strategy", "unknown value '" + c.eval_strategy + "' (choose epoch, steps, no)");
-    if (c.eval_strategy == "steps" && c.eval_steps <= 0)
+    if (c.eval_strategy == Strategy::Steps && c.eval_steps <= 0)
         add("eval-steps", "must be positive with --eval-strategy steps, got " + std::to_string(c.eval_steps));
     if (c.eval_steps < 0) add("eval-steps", "must not be negative, got " + std::to_string(c.eval_steps));
-    else if (c.eval_steps > 0 && c.eval_strategy != "steps")
-        add("eval-steps", "only applies with --eval-strategy steps (it is " + c.eval_strategy + ")");
-    if (c.save_steps > 0 && c.save_strategy != "steps")
-        add("save-steps", "only applies with --save-strategy steps (it is " + c.save_strategy + ")");
+    else if (c.eval_steps > 0 && c.eval_strategy != Strategy::Steps)
+        add("eval-steps", "only applies with --eval-strategy steps (it is " + to_string(c.eval_strategy) + ")");
+    if (c.save_steps > 0 && c.save_strategy != Strategy::Steps)
+        add("save-steps", "only applies with --save-strategy steps (it is " + to_string(c.save_strategy) + ")");
     if (c.logging_steps <= 0)
         add("logging-steps", "must be at least 1, got " + std::to_string(c.logging_steps));
-    if (c.save_strategy != "epoch" && c.save_strategy != "steps" && c.save_strategy != "no")
-        add("save-strategy", "unknown value '" + c.save_strategy + "' (choose epoch, steps, no)");
-    if (c.save_strategy == "steps" && c.save_steps <= 0)
+    if (c.save_strategy == Strategy::Steps && c.save_steps <= 0)
         add("save-steps", "must be positive with --save-strategy steps, got " + std::to_string(c.save_steps));
     if (c.save_total_limit < 0)
         add("save-total-limit", "must not be negative, got " + std::to_string(c.save_total_limit));
@@ -216,11 +248,12 @@ struct Field {
     Kind kind;
     std::function<json(const RunConfig&)> get;
     std::function<bool(RunConfig&, const json&, std::string&)> set;
+    bool choice = false; // an enumerated option: its error names the value already
 };
 
 template <typename T>
 constexpr Kind kind_of() {
-    if constexpr (std::is_same_v<T, std::string>) return Kind::Text;
+    if constexpr (std::is_same_v<T, std::string> || std::is_enum_v<T>) return Kind::Text;
     else if constexpr (std::is_same_v<T, bool>) return Kind::Boolean;
     else if constexpr (std::is_floating_point_v<T>) return Kind::Real;
     else return Kind::Integer;
@@ -231,11 +264,22 @@ Field make_field(const char* key, T RunConfig::*member) {
     return Field{
         key,
         kind_of<T>(),
-        [member](const RunConfig& c) { return json(c.*member); },
+        [member](const RunConfig& c) {
+            if constexpr (std::is_enum_v<T>) return json(to_string(c.*member));
+            else return json(c.*member);
+        },
         [member](RunConfig& c, const json& v, std::string& error) {
             if constexpr (std::is_same_v<T, std::string>) {
                 if (!v.is_string()) { error = "expects a string"; return false; }
                 c.*member = v.get<std::string>();
+            } else if constexpr (std::is_enum_v<T>) {
+                if (!v.is_string()) { error = "expects one of " + join(choice_names<T>()); return false; }
+                const auto parsed = parse_choice<T>(v.get<std::string>());
+                if (!parsed) {
+                    error = "unknown value '" + v.get<std::string>() + "' (choose " + join(choice_names<T>()) + ")";
+                    return false;
+                }
+                c.*member = *parsed;
             } else if constexpr (std::is_same_v<T, bool>) {
                 if (!v.is_boolean()) { error = "expects true or false"; return false; }
                 c.*member = v.get<bool>();
@@ -264,7 +308,8 @@ Field make_field(const char* key, T RunConfig::*member) {
                 }
             }
             return true;
-        }};
+        },
+        std::is_enum_v<T>};
 }
 
 const std::vector<Field>& fields() {
@@ -301,8 +346,10 @@ const std::vector<Field>& fields() {
         make_field("shuffle", &RunConfig::shuffle),
         make_field("device", &RunConfig::device),
         make_field("threads", &RunConfig::threads),
+        make_field("cpu-kernels", &RunConfig::cpu_kernels),
         make_field("memory-budget", &RunConfig::memory_budget),
         make_field("output-dir", &RunConfig::output_dir),
+        make_field("overwrite-output-dir", &RunConfig::overwrite_output_dir),
         make_field("metrics", &RunConfig::metrics_file),
         make_field("resume", &RunConfig::resume_from),
         make_field("quiet", &RunConfig::quiet),
@@ -371,7 +418,7 @@ bool set_option(RunConfig& config, const std::string& key, const std::string& te
     json value;
     if (!text_to_json(field->kind, text, value, error)) return false;
     if (field->set(config, value, error)) return true;
-    error += ", got " + text;
+    if (!field->choice) error += ", got " + text;
     return false;
 }
 

@@ -1,9 +1,6 @@
 #include "accum/session.h"
 
 #include <cmath>
-#include <cstdlib>
-#include <dlfcn.h>
-#include <filesystem>
 #include <thread>
 
 #include <c10/util/Exception.h>
@@ -13,14 +10,12 @@
 
 #include "accum/errors.h"
 #include "accum/memory_planner.h"
+#include "kernels/kernels.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
 #include "memory/out_of_memory.h"
-#include "models/fused_dense.h"
-#include "models/model.h"
 #include "styles/pytorch_loop.h"
 #include "switches.h"
-#include "training/checkpoint.h"
 #include "training/control.h"
 #include "training/run_context.h"
 
@@ -36,7 +31,6 @@ struct Session::Control {
 Session::Session() : control_(std::make_unique<Control>()) {}
 Session::~Session() = default;
 
-void Session::stop() { control_->control.request_stop(); }
 void Session::pause() { control_->control.pause(); }
 void Session::resume() { control_->control.resume(); }
 void Session::step_once() { control_->control.step_once(); }
@@ -49,73 +43,12 @@ std::string first_line(const std::string& text) {
     return nl == std::string::npos ? text : text.substr(0, nl);
 }
 
-// On stop or divergence: a checkpoint of the last finished optimizer step (the
-// weights never include a half window), unless one exists already. Written
-// outside the memory budget. Returns its directory, or "" when none is written.
-std::string save_final_checkpoint(RunContext& ctx) {
-    if (ctx.config.output_dir.empty() || ctx.config.save_strategy == "no" || ctx.progress.global_step == 0) return {};
-    const std::string existing =
-        (std::filesystem::path(ctx.config.output_dir) / ("checkpoint-" + std::to_string(ctx.progress.global_step))).string();
-    if (std::filesystem::exists(existing)) return existing;
-    memory::set_cpu_budget(0);
-    return ctx.save_now();
-}
-
-// Threads, chosen by measurement on a 2-core machine (bench/RESULTS.md):
-//  - LibTorch's intra-op pool: all cores (up to 4) for the MLP when its layers
-//    run fused (models/fused_dense.h: the kernels split their rows over this
-//    pool and call no BLAS) and for the CNN, whose convolutions (oneDNN, on that
-//    pool) gain; 1 for the transformer and for the MLP as LibTorch operators (2
-//    made them about 3× slower: the pool and OpenBLAS's own threads
-//    oversubscribe the cores).
-//  - OpenBLAS's pthread pool (it ignores torch::set_num_threads and would take
-//    every core): all cores for the MLP as LibTorch operators, whose GEMMs are its
-//    whole cost (1.3× faster than one BLAS thread); 1 otherwise. For the CNN a
-//    second BLAS pool next to the intra-op pool oversubscribed the cores the same
-//    way: one BLAS thread made it 1.2× faster at micro-batch 256 and 1.6–1.9× at 64.
-// --threads N sets both to N. ACCUM_BLAS_THREADS overrides the BLAS pool.
-struct Threads {
-    int intra_op = 1;
-    int blas = 1;
-};
-
-Threads choose_threads(const RunConfig& config) {
-    const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    Threads t;
-    if (config.threads > 0) {
-        t.intra_op = t.blas = config.threads;
-    } else if (config.model == "cnn") {
-        t.intra_op = std::min(hw, 4);
-    } else if (mlp_trains_fused(config)) {
-        t.intra_op = std::min(hw, 4); // the fused stack splits its rows over this pool and calls no BLAS
-    } else if (config.model == "mlp") {
-        t.intra_op = 1;
-        t.blas = std::min(hw, 4);
-    }
-    if (const char* v = std::getenv("ACCUM_BLAS_THREADS"); v && std::atoi(v) > 0) t.blas = std::atoi(v);
-    return t;
-}
-
-void set_compute_threads(const Threads& t) {
-    torch::set_num_threads(t.intra_op);
-    using SetThreads = void (*)(int);
-    if (auto* openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
-        openblas(t.blas);
-}
-
-} // namespace
-
-namespace {
-
-// What an out-of-memory run leaves for its message, should the suggestion in it
-// be measured afterwards.
+// What an out-of-memory run leaves for its message and suggestion.
 struct OutOfMemoryFacts {
     std::int64_t budget = 0; // the configured budget (0: none)
     std::int64_t peak = 0;   // tensor memory the run reached
     std::string detail;      // LibTorch's own first line
 };
-
-SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom = nullptr);
 
 std::string out_of_memory_message(const RunConfig& config, const OutOfMemoryFacts& oom, const std::string& suggestion) {
     return "out of memory at micro-batch " + std::to_string(config.batch_size) + " × " +
@@ -124,15 +57,33 @@ std::string out_of_memory_message(const RunConfig& config, const OutOfMemoryFact
            "). " + suggestion + " [" + oom.detail + "]";
 }
 
-// Under a configured budget, the halving guess in an out-of-memory summary is
-// replaced by a measured one (plan_memory: a few short probe runs, a second or
-// two): the guess can run out of memory again — the CNN at 256 × 1 under 40 MiB
-// suggested 128 × 2, which needs 45 MiB — and a suggestion the studio applies in
-// one click must fit. A stop, a probe's failure or a plan that did not finish
-// leaves the guess as it was.
-void measure_suggestion(const RunConfig& config, const OutOfMemoryFacts& oom, SummaryRecord& summary, Sink& sink,
-                        RunControl& control) {
-    if (oom.budget <= 0 || config.batch_size <= 1 || measuring_memory() || control.stop_requested()) return;
+// The suggestion an out-of-memory summary carries: a smaller micro-batch with
+// more accumulation steps for the same effective batch. Under a configured
+// budget it is measured (plan_memory: a few short probe runs, a second or two),
+// because a guess can run out of memory again — the CNN at 256 × 1 under 40 MiB
+// halved to 128 × 2, which needs 45 MiB — and the studio applies it in one click.
+// Without a budget, or when measuring is cut short (a stop, a probe's failure, a
+// plan that does not finish), the guess is half the micro-batch.
+void suggest_after_out_of_memory(const RunConfig& config, const OutOfMemoryFacts& oom, SummaryRecord& summary,
+                                 Sink& sink, RunControl& control) {
+    const std::int64_t b = config.batch_size, k = config.accumulation_steps;
+    if (b <= 1) {
+        summary.message = out_of_memory_message(
+            config, oom, "The micro-batch is already 1: raise --memory-budget or use a smaller model.");
+        return;
+    }
+    std::int64_t nb = (b + 1) / 2;
+    while (nb > 1 && (b * k) % nb != 0) --nb; // keep micro-batch × K equal to the effective batch when it divides
+    const std::int64_t nk = (b * k + nb - 1) / nb;
+    summary.suggested_batch_size = nb;
+    summary.suggested_accumulation_steps = nk;
+    summary.message = out_of_memory_message(
+        config, oom,
+        "Try micro-batch " + std::to_string(nb) + " × " + std::to_string(nk) + " accumulation steps: effective batch " +
+            std::to_string(nb * nk) + (nb * nk == b * k ? " (the same)" : " (the nearest above)") +
+            " with about half the activation memory.");
+    if (oom.budget <= 0 || measuring_memory() || control.stop_requested()) return;
+
     const auto target = config.effective_batch();
     sink.on_log("out of memory: measuring which micro-batch reaches effective batch " + std::to_string(target) +
                 " under the " + format_byte_size(oom.budget) + " budget");
@@ -155,58 +106,71 @@ void measure_suggestion(const RunConfig& config, const OutOfMemoryFacts& oom, Su
     }
 }
 
-} // namespace
+bool runs_on_cuda(const RunConfig& config) { return config.device != "cpu" && torch::cuda::is_available(); }
 
-SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token stop) {
-    auto& control = control_->control;
-    control.reset();
-    // A stop on the token, now (then at once) or later, reaches the run's control.
-    const std::stop_callback forward_stop(stop, [&control] { control.request_stop(); });
-    if (!config.auto_find_batch_size) {
-        OutOfMemoryFacts oom;
-        SummaryRecord summary = run_once(config, sink, control, &oom);
-        if (summary.status == RunStatus::OutOfMemory) measure_suggestion(config, oom, summary, sink, control);
-        sink.on_summary(summary);
-        return summary;
+// Memory from here on is counted as device memory and the budget applies: on the
+// CPU through the counting allocator, on CUDA as the caching allocator's memory
+// fraction. The model was built before counting began; its parameters move into
+// counted storage, as they would sit in device memory.
+void prepare_memory(RunContext& ctx, std::int64_t budget) {
+    if (ctx.device.is_cuda()) {
+        if (budget > 0) {
+            const auto total = memory::cuda_stats(ctx.device.index()).device_total;
+            if (total > 0)
+                memory::cuda_set_memory_fraction(std::min(1.0, static_cast<double>(budget) / total),
+                                                 ctx.device.index());
+        }
+        memory::cuda_reset_peak(ctx.device.index());
+    } else {
+        memory::set_cpu_budget(budget);
+        memory::reset_run_peak();
     }
-    // auto_find_batch_size: like Transformers, through Accelerate's
-    // find_executable_batch_size (retry with int(batch × 0.9) on out of memory);
-    // unlike it, K is raised so the effective batch stays (at least) the same.
-    const std::int64_t effective = config.effective_batch();
-    auto k_for = [effective](std::int64_t batch) { return (effective + batch - 1) / batch; };
-    RunConfig attempt = config;
-    SummaryRecord summary;
-    try {
-        find_executable_batch_size(
-            [&](std::int64_t batch) {
-                attempt.batch_size = batch;
-                attempt.accumulation_steps = k_for(batch);
-                summary = run_once(attempt, sink, control);
-                if (summary.status == RunStatus::OutOfMemory && !control.stop_requested())
-                    C10_THROW_ERROR(OutOfMemoryError, summary.message);
-            },
-            config.batch_size,
-            [&](std::int64_t batch, const std::string&) {
-                const std::int64_t k = k_for(batch);
-                sink.on_log("auto_find_batch_size: out of memory; retrying with micro-batch " + std::to_string(batch) +
-                            " × " + std::to_string(k) + " accumulation steps (effective batch " +
-                            std::to_string(batch * k) +
-                            (batch * k == effective ? ", unchanged)" : ", the nearest above " + std::to_string(effective) + ")"));
-            });
-        if (attempt.batch_size != config.batch_size &&
-            (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped))
-            summary.message += " (auto_find_batch_size chose micro-batch " + std::to_string(attempt.batch_size) + " × " +
-                               std::to_string(attempt.accumulation_steps) + ")";
-    } catch (const std::runtime_error& e) { // reached zero
-        summary.message = std::string(e.what()) + " " + summary.message;
-    }
-    sink.on_summary(summary);
-    return summary;
+    torch::NoGradGuard guard;
+    for (auto& p : ctx.model->parameters()) p.set_data(p.clone());
 }
 
-namespace {
+// The style's loop, from a checkpoint when resuming (the Trainer resumes in its
+// own train(), as Transformers does).
+void run_style(RunContext& ctx) {
+    switch (ctx.config.mode) {
+    case Mode::Pytorch:
+        if (!ctx.config.resume_from.empty()) ctx.load_checkpoint(ctx.config.resume_from);
+        return run_pytorch_loop(ctx);
+    case Mode::Accelerator:
+        if (!ctx.config.resume_from.empty()) ctx.load_checkpoint(ctx.config.resume_from);
+        return run_accelerator_style(ctx);
+    case Mode::Trainer:
+        return run_trainer_style(ctx);
+    }
+}
 
-SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom) {
+// On stop or divergence: a checkpoint of the last finished optimizer step (the
+// weights never include a half window), unless one exists already. "" when none.
+std::string checkpoint_on_the_way_out(RunContext& ctx) {
+    try {
+        return ctx.save_checkpoint();
+    } catch (const std::exception& e) {
+        return std::string("(could not be written: ") + first_line(e.what()) + ")";
+    }
+}
+
+// The counters of the summary, from what the run did.
+void summarise(const RunContext* ctx, std::chrono::steady_clock::time_point wall_start, SummaryRecord& summary) {
+    if (ctx) {
+        summary.optimizer_steps = ctx->progress.global_step;
+        summary.micro_steps = ctx->progress.micro_steps;
+        summary.samples_seen = ctx->progress.samples_seen;
+        summary.train_runtime_s = ctx->elapsed_s();
+        summary.final_loss = ctx->progress.last_loss;
+        summary.peak_memory_bytes = ctx->run_peak_memory_bytes();
+    } else {
+        summary.train_runtime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    }
+    summary.samples_per_second =
+        summary.train_runtime_s > 0 ? static_cast<double>(summary.samples_seen) / summary.train_runtime_s : 0.0;
+}
+
+SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom = nullptr) {
     SummaryRecord summary;
     summary.final_loss = std::nan("");
     if (control.stop_requested()) {
@@ -232,55 +196,26 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
     struct ReleaseCachedBlocks {
         ~ReleaseCachedBlocks() { memory::release_cached_blocks(); }
     } release_cached_blocks;
-    set_compute_threads(choose_threads(config));
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    apply_threads(choose_threads(config, runs_on_cuda(config), cores));
     const auto budget = parse_byte_size(config.memory_budget).value_or(0);
     std::unique_ptr<RunContext> ctx;
     const auto wall_start = std::chrono::steady_clock::now();
     try {
-        {
-            memory::set_cpu_budget(0);
-            ctx = std::make_unique<RunContext>(config, sink, control); // data are loaded uncounted
-        }
+        memory::set_cpu_budget(0);
+        ctx = std::make_unique<RunContext>(config, sink, control); // data are loaded uncounted
         summary.device = ctx->device.str();
         memory::CountingScope counting; // from here on, tensor memory counts (and the budget applies)
-        if (ctx->device.is_cuda()) {
-            if (budget > 0) {
-                const auto total = memory::cuda_stats(ctx->device.index()).device_total;
-                if (total > 0)
-                    memory::cuda_set_memory_fraction(std::min(1.0, static_cast<double>(budget) / total),
-                                                     ctx->device.index());
-            }
-            memory::cuda_reset_peak(ctx->device.index());
-        } else {
-            memory::set_cpu_budget(budget);
-            memory::reset_run_peak();
-        }
-        // The model was built before counting began: count its parameters now,
-        // as they would sit in device memory, by moving them into counted storage.
-        {
-            torch::NoGradGuard guard;
-            for (auto& p : ctx->model->parameters()) p.set_data(p.clone());
-        }
-        if (!config.resume_from.empty() && config.mode != "trainer") // the Trainer resumes in train()
-            load_checkpoint(*ctx, config.resume_from, &ctx->log_history);
+        prepare_memory(*ctx, budget);
         ctx->emit_memory_record();
-        // The styles' backward() only fills .grad: the fused MLP may add into it
-        // directly (fused_dense.h).
-        const GradientsInPlace gradients_in_place;
-        if (config.mode == "accelerator")
-            run_accelerator_style(*ctx);
-        else if (config.mode == "trainer")
-            run_trainer_style(*ctx);
-        else
-            run_pytorch_loop(*ctx);
+        run_style(*ctx);
         if (control.stop_requested()) {
             summary.status = RunStatus::Stopped;
             summary.exit_code = exit_code::interrupted;
             summary.message = "stopped at optimizer step " + std::to_string(ctx->progress.global_step);
-            if (const auto saved = save_final_checkpoint(*ctx); !saved.empty())
+            if (const auto saved = checkpoint_on_the_way_out(*ctx); !saved.empty())
                 summary.message += "; checkpoint " + saved;
         } else {
-            ctx->final_evaluation_if_missed();
             summary.status = RunStatus::Completed;
             summary.message = "completed " + std::to_string(ctx->progress.global_step) + " optimizer steps";
             if (ctx->skipped_updates > 0)
@@ -299,57 +234,22 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         summary.status = RunStatus::Diverged;
         summary.exit_code = exit_code::diverged;
         summary.message = std::string("diverged: ") + e.what();
-        if (ctx) {
-            try {
-                if (const auto saved = save_final_checkpoint(*ctx); !saved.empty())
-                    summary.message += "; last good checkpoint " + saved;
-            } catch (const std::exception& save_error) {
-                summary.message += std::string("; could not write a checkpoint: ") + save_error.what();
-            }
-        }
+        if (ctx)
+            if (const auto saved = checkpoint_on_the_way_out(*ctx); !saved.empty())
+                summary.message += "; last good checkpoint " + saved;
     } catch (const std::exception& e) {
         if (is_out_of_memory_error(e)) {
             summary.status = RunStatus::OutOfMemory;
             summary.exit_code = exit_code::out_of_memory;
-            const std::int64_t b = config.batch_size, k = config.accumulation_steps;
-            std::int64_t nb = b, nk = k;
-            if (b > 1) {
-                nb = (b + 1) / 2;
-                // Keep micro-batch × K equal to the effective batch when it divides.
-                while (nb > 1 && (b * k) % nb != 0) --nb;
-                nk = (b * k + nb - 1) / nb;
-            }
-            summary.suggested_batch_size = nb;
-            summary.suggested_accumulation_steps = nk;
-            OutOfMemoryFacts facts{budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
-            summary.message = out_of_memory_message(
-                config, facts,
-                b > 1 ? "Try micro-batch " + std::to_string(nb) + " × " + std::to_string(nk) +
-                            " accumulation steps: effective batch " + std::to_string(nb * nk) +
-                            (nb * nk == b * k ? " (the same)" : " (the nearest above)") +
-                            " with about half the activation memory."
-                      : std::string("The micro-batch is already 1: raise --memory-budget or use a smaller model."));
-            if (oom) *oom = std::move(facts);
+            if (oom) *oom = {budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
         } else {
             summary.status = RunStatus::Error;
             summary.exit_code = exit_code::failure;
             summary.message = std::string("internal error: ") + first_line(e.what());
         }
     }
-
-    if (ctx) {
-        summary.optimizer_steps = ctx->progress.global_step;
-        summary.micro_steps = ctx->progress.micro_steps;
-        summary.samples_seen = ctx->progress.samples_seen;
-        summary.train_runtime_s = ctx->elapsed_s();
-        summary.final_loss = ctx->progress.last_loss;
-        summary.peak_memory_bytes = ctx->run_peak_memory_bytes();
-        ctx->emit_memory_record();
-    } else {
-        summary.train_runtime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    }
-    summary.samples_per_second =
-        summary.train_runtime_s > 0 ? static_cast<double>(summary.samples_seen) / summary.train_runtime_s : 0.0;
+    summarise(ctx.get(), wall_start, summary);
+    if (ctx) ctx->emit_memory_record();
     // Release everything the run held before reporting, so the next run starts clean.
     const bool was_cuda = ctx && ctx->device.is_cuda();
     ctx.reset();
@@ -359,6 +259,56 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
 }
 
 } // namespace
+
+SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token stop) {
+    auto& control = control_->control;
+    control.reset();
+    // A stop on the token, now (then at once) or later, reaches the run's control.
+    const std::stop_callback forward_stop(stop, [&control] { control.request_stop(); });
+    if (!config.auto_find_batch_size) {
+        OutOfMemoryFacts oom;
+        SummaryRecord summary = run_once(config, sink, control, &oom);
+        if (summary.status == RunStatus::OutOfMemory) suggest_after_out_of_memory(config, oom, summary, sink, control);
+        sink.on_summary(summary);
+        return summary;
+    }
+    // auto_find_batch_size: like Transformers, through Accelerate's
+    // find_executable_batch_size (retry with int(batch × 0.9) on out of memory);
+    // unlike it, K is raised so the effective batch stays (at least) the same.
+    const std::int64_t effective = config.effective_batch();
+    auto k_for = [effective](std::int64_t batch) { return (effective + batch - 1) / batch; };
+    RunConfig attempt = config;
+    SummaryRecord summary;
+    try {
+        find_executable_batch_size(
+            [&](std::int64_t batch) {
+                attempt.batch_size = batch;
+                attempt.accumulation_steps = k_for(batch);
+                OutOfMemoryFacts oom;
+                summary = run_once(attempt, sink, control, &oom);
+                if (summary.status == RunStatus::OutOfMemory) {
+                    summary.message = out_of_memory_message(attempt, oom, "");
+                    if (!control.stop_requested()) C10_THROW_ERROR(OutOfMemoryError, summary.message);
+                }
+            },
+            config.batch_size,
+            [&](std::int64_t batch, const std::string&) {
+                const std::int64_t k = k_for(batch);
+                sink.on_log("auto_find_batch_size: out of memory; retrying with micro-batch " + std::to_string(batch) +
+                            " × " + std::to_string(k) + " accumulation steps (effective batch " +
+                            std::to_string(batch * k) +
+                            (batch * k == effective ? ", unchanged)" : ", the nearest above " + std::to_string(effective) + ")"));
+            });
+        if (attempt.batch_size != config.batch_size &&
+            (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped))
+            summary.message += " (auto_find_batch_size chose micro-batch " + std::to_string(attempt.batch_size) + " × " +
+                               std::to_string(attempt.accumulation_steps) + ")";
+    } catch (const std::runtime_error& e) { // reached zero
+        summary.message = std::string(e.what()) + " " + summary.message;
+    }
+    sink.on_summary(summary);
+    return summary;
+}
 
 std::vector<DeviceInfo> list_devices() {
     std::vector<DeviceInfo> devices;

@@ -1,4 +1,4 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="vi_VN">
 <context>
@@ -70,7 +70,7 @@
         <translation>Vòng lặp PyTorch — vòng lặp</translation>
     </message>
     <message>
-        <source>forward: the model computes this micro-batch's loss</source>
+        <source>forward: the model computes this micro-batch&apos;s loss</source>
         <translation>forward: mô hình tính loss của micro-batch này</translation>
     </message>
     <message>
@@ -289,16 +289,20 @@
         <translation>Nhịp</translation>
     </message>
     <message>
-        <source>Output dir</source>
-        <translation>Thư mục ra</translation>
-    </message>
-    <message>
         <source>%1 × %2 = %3 samples / update</source>
         <translation>%1 × %2 = %3 mẫu / cập nhật</translation>
     </message>
     <message>
-        <source>Output directory</source>
-        <translation>Thư mục đầu ra</translation>
+        <source>Each run gets a new folder in here, named after the time it started, with its config.json, metrics.jsonl, summary.json and checkpoints</source>
+        <translation>Mỗi lần chạy có một thư mục mới ở đây, đặt tên theo thời điểm bắt đầu, chứa config.json, metrics.jsonl, summary.json và các checkpoint</translation>
+    </message>
+    <message>
+        <source>Save runs in</source>
+        <translation>Lưu các lần chạy vào</translation>
+    </message>
+    <message>
+        <source>Folder for runs</source>
+        <translation>Thư mục cho các lần chạy</translation>
     </message>
 </context>
 <context>
@@ -384,7 +388,7 @@
         <translation>Loss trung bình vs theo token</translation>
     </message>
     <message>
-        <source>Variable-length sequences: mean per micro-batch vs normalised by the window's tokens</source>
+        <source>Variable-length sequences: mean per micro-batch vs normalised by the window&apos;s tokens</source>
         <translation>Chuỗi độ dài khác nhau: trung bình từng micro-batch so với chuẩn hóa theo số token của cửa sổ</translation>
     </message>
     <message>
@@ -472,7 +476,7 @@
         <translation>BatchNorm chuẩn hóa mỗi micro-batch bằng trung bình và phương sai riêng của nó, nên K batch nhỏ không phải là một batch lớn: với BatchNorm, lần chạy tích lũy rời khỏi đường của batch lớn.</translation>
     </message>
     <message>
-        <source>With sequences of different lengths, averaging each micro-batch's mean loss weights short sequences too much; dividing the summed token losses by the window's token count matches the big batch.</source>
+        <source>With sequences of different lengths, averaging each micro-batch&apos;s mean loss weights short sequences too much; dividing the summed token losses by the window&apos;s token count matches the big batch.</source>
         <translation>Với các chuỗi dài ngắn khác nhau, lấy trung bình loss của từng micro-batch làm chuỗi ngắn bị tính quá nặng; chia tổng loss các token cho số token của cả cửa sổ thì khớp với batch lớn.</translation>
     </message>
     <message>
@@ -632,7 +636,7 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <translation>F1</translation>
     </message>
     <message>
-        <source>The run's log, as the style's Python original would print it</source>
+        <source>The run&apos;s log, as the style&apos;s Python original would print it</source>
         <translation>Nhật ký lần chạy, như bản Python gốc của kiểu này in ra</translation>
     </message>
     <message>

@@ -262,6 +262,107 @@ private Q_SLOTS:
         QVERIFY(skipped.out.contains("skipped as non-finite"));
     }
 
+    // A second run into a directory that holds a run is an error that names the
+    // directory and the ways out, and leaves the first run's files as they were;
+    // --overwrite-output-dir replaces them.
+    void secondRunIntoTheSameDirectory() {
+        QTemporaryDir dir;
+        const QStringList args{"--dataset", "synthetic-pairs", "--batch-size", "32", "--accumulation-steps", "2",
+                               "--max-steps", "4", "--eval-strategy", "no", "--quiet", "--output-dir", dir.path()};
+        QCOMPARE(run_cli(args).exit_code, 0);
+        auto read = [&](const char* name) {
+            QFile f(dir.filePath(name));
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        const QByteArray config = read("config.json"), metrics = read("metrics.jsonl"), summary = read("summary.json");
+        QVERIFY(!config.isEmpty() && !metrics.isEmpty() && !summary.isEmpty());
+        const auto again = run_cli(args);
+        QCOMPARE(again.exit_code, 2);
+        for (const char* part : {"--output-dir", "already holds a run", "--resume", "--overwrite-output-dir",
+                                 "another --output-dir"})
+            QVERIFY2(again.err.contains(part), qPrintable(again.err));
+        QVERIFY2(again.err.contains(dir.path()), qPrintable(again.err));
+        QCOMPARE(read("config.json"), config);
+        QCOMPARE(read("metrics.jsonl"), metrics);
+        QCOMPARE(read("summary.json"), summary);
+
+        const auto replaced = run_cli(args + QStringList{"--overwrite-output-dir", "--seed", "3"});
+        QVERIFY2(replaced.exit_code == 0, qPrintable(replaced.err));
+        QVERIFY(read("config.json").contains("\"seed\": 3"));
+        QVERIFY(read("metrics.jsonl") != metrics);
+        QVERIFY(read("summary.json") != summary);
+        QCOMPARE(QDir(dir.path()).entryList({"checkpoint-*"}, QDir::Dirs), QStringList{"checkpoint-4"});
+    }
+
+    // Without --output-dir each run gets its own runs/<time> directory, even two
+    // started within the same second.
+    void defaultDirectoriesAreUnique() {
+        QTemporaryDir work;
+        const QStringList args{"--dataset", "synthetic-pairs", "--max-steps", "2", "--eval-strategy", "no", "--quiet"};
+        QProcess a, b;
+        for (QProcess* p : {&a, &b}) {
+            p->setWorkingDirectory(work.path());
+            p->start(ACCUM_RUN_EXE, args);
+        }
+        for (QProcess* p : {&a, &b}) {
+            QVERIFY(p->waitForFinished(120000));
+            QCOMPARE(p->exitCode(), 0);
+        }
+        const auto dirs = QDir(work.filePath("runs")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        QCOMPARE(dirs.size(), 2);
+        for (const auto& d : dirs) QVERIFY(QFile::exists(work.filePath("runs/" + d + "/summary.json")));
+    }
+
+    // The commands besides training: help, version, devices, plan.
+    void otherCommands() {
+        const auto help = run_cli({"--help"});
+        QCOMPARE(help.exit_code, 0);
+        for (const char* option : {"--mode", "--batch-size", "--accumulation-steps", "--cpu-kernels",
+                                   "--overwrite-output-dir", "Exit codes"})
+            QVERIFY2(help.out.contains(option), option);
+        const auto version = run_cli({"--version"});
+        QCOMPARE(version.exit_code, 0);
+        QVERIFY2(version.out.startsWith("accum engine ") && version.out.contains("LibTorch"), qPrintable(version.out));
+        const auto devices = run_cli({"devices"});
+        QCOMPARE(devices.exit_code, 0);
+        QVERIFY2(devices.out.startsWith("cpu\tavailable"), qPrintable(devices.out));
+        QVERIFY(devices.out.contains("cuda"));
+        const auto unknown = run_cli({"fly"});
+        QCOMPARE(unknown.exit_code, 2);
+        QVERIFY(unknown.err.contains("unknown command 'fly'"));
+    }
+
+    // accum-run plan: a pick that fits (exit 0, JSON with the pick) and a budget
+    // nothing fits (exit 3); the planner's numbers are tested in test_styles.
+    void planCommand() {
+        if (!have_fashion_mnist()) QSKIP("no dataset");
+        const auto fits = run_cli({"plan", "--model", "cnn", "--target-batch", "256", "--memory-budget", "40MiB",
+                                   "--threads", "1", "--quiet"});
+        QVERIFY2(fits.exit_code == 0, qPrintable(fits.err));
+        const auto plan = QJsonDocument::fromJson(fits.out.toUtf8()).object();
+        QVERIFY2(plan["feasible"].toBool() && plan["verified"].toBool(), qPrintable(fits.out));
+        QCOMPARE(plan["batch_size"].toInteger() * plan["accumulation_steps"].toInteger(), 256);
+        const auto none = run_cli({"plan", "--model", "cnn", "--target-batch", "256", "--memory-budget", "4MiB",
+                                   "--threads", "1", "--quiet"});
+        QCOMPARE(none.exit_code, 3);
+        QVERIFY2(none.err.contains("plan:"), qPrintable(none.err));
+        const auto no_budget = run_cli({"plan", "--target-batch", "256"});
+        QCOMPARE(no_budget.exit_code, 2);
+        QVERIFY(no_budget.err.contains("--memory-budget"));
+    }
+
+    // An output directory that cannot be written is exit 2, naming it.
+    void unwritableOutputDirectory() {
+        QTemporaryDir dir;
+        QFile blocker(dir.filePath("file"));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        const auto r = run_cli({"--dataset", "synthetic-pairs", "--max-steps", "2", "--output-dir",
+                                dir.filePath("file/run")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("--output-dir") && r.err.contains(dir.filePath("file/run")), qPrintable(r.err));
+    }
+
     // Acceptance of the foundation issue: the default experiment for 3 epochs
     // reaches eval_accuracy >= 0.85 (eager PyTorch in Python: 0.856, DESIGN.md).
     void defaultExperimentAccuracy() {

@@ -1,7 +1,10 @@
 // RunConfig validation, sizes and JSON; the CLI's option parsing.
 #include <QtTest/QtTest>
 
+#include <set>
+
 #include "accum/run_config.h"
+#include "accum/run_directory.h"
 #include "runner/cli_options.h"
 
 using namespace accum;
@@ -30,9 +33,6 @@ private Q_SLOTS:
         QTest::newRow("batch 0") << "batch-size" << 0;
         QTest::newRow("batch negative") << "batch-size" << 1;
         QTest::newRow("K 0") << "accumulation-steps" << 2;
-        QTest::newRow("mode") << "mode" << 3;
-        QTest::newRow("dataset") << "dataset" << 4;
-        QTest::newRow("model") << "model" << 5;
         QTest::newRow("lr zero") << "lr" << 6;
         QTest::newRow("lr nan") << "lr" << 7;
         QTest::newRow("no length") << "epochs" << 8;
@@ -40,7 +40,7 @@ private Q_SLOTS:
         QTest::newRow("device") << "device" << 10;
         QTest::newRow("cnn on tokens") << "model" << 11;
         QTest::newRow("eval steps") << "eval-steps" << 12;
-        QTest::newRow("loss normalization") << "loss-normalization" << 13;
+        QTest::newRow("scheduler pitfall outside the plain loop") << "scheduler-per-micro-batch" << 13;
     }
     void invalidValuesNameTheOption() {
         QFETCH(QString, option);
@@ -50,21 +50,98 @@ private Q_SLOTS:
         case 0: c.batch_size = 0; break;
         case 1: c.batch_size = -3; break;
         case 2: c.accumulation_steps = 0; break;
-        case 3: c.mode = "keras"; break;
-        case 4: c.dataset = "imagenet"; break;
-        case 5: c.model = "resnet"; break;
         case 6: c.learning_rate = 0; break;
         case 7: c.learning_rate = std::nan(""); break;
         case 8: c.epochs = 0; c.max_steps = 0; break;
         case 9: c.memory_budget = "lots"; break;
         case 10: c.device = "tpu"; break;
-        case 11: c.model = "cnn"; c.dataset = "synthetic-pairs"; break;
-        case 12: c.eval_strategy = "steps"; c.eval_steps = 0; break;
-        case 13: c.loss_normalization = "median"; break;
+        case 11: c.model = ModelKind::Cnn; c.dataset = DatasetKind::SyntheticPairs; break;
+        case 12: c.eval_strategy = Strategy::Steps; c.eval_steps = 0; break;
+        case 13: c.mode = Mode::Trainer; c.scheduler_per_micro_batch = true; break;
         }
         const auto problems = validate(c);
         QVERIFY2(mentions(problems, option.toStdString()), all_text(problems).c_str());
         QCOMPARE(problems.size(), std::size_t(1)); // only the broken option is reported
+    }
+
+    // The enumerated options are parsed once, from their names, in the option
+    // table: an unknown name is an error that names the option, the value and the
+    // choices, on the command line and in a config file alike.
+    void unknownChoicesAreRejected_data() {
+        QTest::addColumn<QString>("option");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("choices");
+        QTest::newRow("mode") << "mode" << "keras" << "pytorch, accelerator, trainer";
+        QTest::newRow("dataset") << "dataset" << "imagenet" << "fashion-mnist, synthetic-pairs, synthetic-lm, csv";
+        QTest::newRow("model") << "model" << "resnet" << "mlp, cnn, transformer";
+        QTest::newRow("optimizer") << "optimizer" << "lion" << "sgd, adamw";
+        QTest::newRow("scheduler") << "scheduler" << "step" << "constant, linear, cosine";
+        QTest::newRow("eval-strategy") << "eval-strategy" << "always" << "epoch, steps, no";
+        QTest::newRow("save-strategy") << "save-strategy" << "best" << "epoch, steps, no";
+        QTest::newRow("loss-normalization") << "loss-normalization" << "median" << "mean, tokens";
+        QTest::newRow("cpu-kernels") << "cpu-kernels" << "mkl" << "fused, aten";
+    }
+    void unknownChoicesAreRejected() {
+        QFETCH(QString, option);
+        QFETCH(QString, value);
+        QFETCH(QString, choices);
+        RunConfig c;
+        std::string error;
+        QVERIFY(!set_option(c, option.toStdString(), value.toStdString(), error));
+        QVERIFY2(error.find("'" + value.toStdString() + "'") != std::string::npos, error.c_str());
+        QVERIFY2(error.find("(choose " + choices.toStdString() + ")") != std::string::npos, error.c_str());
+        QCOMPARE(to_json_text(c), to_json_text(RunConfig{})); // nothing changed
+        const auto p = cli::parse_arguments({"--" + option.toStdString(), value.toStdString()});
+        QVERIFY(mentions(p.problems, option.toStdString()));
+        std::vector<ConfigProblem> problems;
+        from_json_text("{\"" + option.toStdString() + "\": \"" + value.toStdString() + "\"}", RunConfig{}, problems);
+        QVERIFY(mentions(problems, option.toStdString()));
+        // Every name of the option reads back as itself.
+        for (const auto& name : QString(choices).split(", ")) {
+            QVERIFY2(set_option(c, option.toStdString(), name.toStdString(), error), error.c_str());
+            QVERIFY(to_json_text(c).find("\"" + option.toStdString() + "\": \"" + name.toStdString() + "\"") !=
+                    std::string::npos);
+        }
+    }
+
+    // Run directories made in the same second get different names; creating one
+    // is its claim, so none is ever reused.
+    void runDirectoriesAreUnique() {
+        QTemporaryDir parent;
+        std::string error;
+        std::set<std::string> made;
+        for (int i = 0; i < 4; ++i) {
+            const auto dir = create_run_directory(parent.filePath("runs").toStdString(), error);
+            QVERIFY2(!dir.empty(), error.c_str());
+            QVERIFY(QDir(QString::fromStdString(dir)).exists());
+            made.insert(dir);
+        }
+        QCOMPARE(made.size(), std::size_t(4));
+        QFile blocker(parent.filePath("file"));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        QVERIFY(create_run_directory(parent.filePath("file").toStdString(), error).empty());
+        QVERIFY2(error.find("cannot create") != std::string::npos, error.c_str());
+    }
+
+    // A directory that holds a run is kept unless the run resumes there or
+    // --overwrite-output-dir is given.
+    void outputDirectoryProblems() {
+        QTemporaryDir dir;
+        RunConfig c;
+        c.output_dir = dir.path().toStdString();
+        QVERIFY(output_dir_problem(c).empty()); // empty
+        QFile f(dir.filePath("metrics.jsonl"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{}\n");
+        f.close();
+        const auto problem = output_dir_problem(c);
+        QVERIFY2(problem.find(c.output_dir + " already holds a run") != std::string::npos, problem.c_str());
+        c.resume_from = c.output_dir + "/checkpoint-5";
+        QVERIFY(output_dir_problem(c).empty());
+        c.resume_from.clear();
+        c.overwrite_output_dir = true;
+        QVERIFY(output_dir_problem(c).empty());
     }
 
     void everyProblemIsReported() {
@@ -102,7 +179,7 @@ private Q_SLOTS:
 
     void jsonRoundTrip() {
         RunConfig c;
-        c.mode = "trainer";
+        c.mode = Mode::Trainer;
         c.batch_size = 17;
         c.accumulation_steps = 5;
         c.learning_rate = 0.003;
@@ -138,7 +215,7 @@ private Q_SLOTS:
         const auto p = cli::parse_arguments({"--mode", "accelerator", "--batch-size=32", "--accumulation-steps", "8",
                                              "--no-shuffle", "--lr", "1e-3", "--max-steps", "7"});
         QVERIFY(p.problems.empty());
-        QCOMPARE(p.config.mode, std::string("accelerator"));
+        QCOMPARE(p.config.mode, Mode::Accelerator);
         QCOMPARE(p.config.batch_size, std::int64_t(32));
         QCOMPARE(p.config.accumulation_steps, std::int64_t(8));
         QVERIFY(!p.config.shuffle);
@@ -190,7 +267,7 @@ private Q_SLOTS:
         QVERIFY(p.problems.empty());
         QCOMPARE(p.config.batch_size, std::int64_t(8));        // flag wins
         QCOMPARE(p.config.accumulation_steps, std::int64_t(2)); // from the file
-        QCOMPARE(p.config.mode, std::string("trainer"));
+        QCOMPARE(p.config.mode, Mode::Trainer);
     }
 };
 

@@ -14,20 +14,18 @@
 #include "accum/sink.h"
 #include "data/data_loader.h"
 #include "memory/counting_allocator.h"
-#include "models/cpu_kernels.h"
-#include "models/fused_attention.h"
-#include "models/fused_dense.h"
-#include "models/fused_loss.h"
 #include "models/model.h"
 #include "styles/accelerator.h"
 #include "styles/pytorch_loop.h"
 #include "switches.h"
 #include "training/lr_scheduler.h"
+#include "training/python_format.h"
 #include "training/run_context.h"
 
 using namespace accum;
 
 namespace accum {
+void run_accelerator_style(RunContext& ctx);
 void run_trainer_style(RunContext& ctx);
 } // namespace accum
 
@@ -71,7 +69,7 @@ private Q_SLOTS:
         QFETCH(int, batch);
         QFETCH(int, k);
         auto w = torch::zeros({1}, torch::requires_grad());
-        torch::optim::SGD sgd({w}, torch::optim::SGDOptions(0.02));
+        Optimizer sgd(std::make_unique<torch::optim::SGD>(std::vector<torch::Tensor>{w}, torch::optim::SGDOptions(0.02)));
         const auto x = torch::arange(1, 9, torch::kFloat32), y = 2 * x;
         // Through the Accelerator's pieces, exactly as the accelerator style uses them.
         Accelerator accelerator(k);
@@ -97,66 +95,111 @@ private Q_SLOTS:
         QVERIFY2(std::abs(w.item<double>() - 2.04) <= 1e-6, std::to_string(w.item<double>()).c_str());
     }
 
-    // Invariant 3 on the real engine: between syncs the weights are bit-identical
-    // to the window's start and .grad equals (1/K) Σ g_i of the micro-batches so far.
+    // Invariant 3 on the real engine, in each style's own loop: between syncs the
+    // weights are bit-identical to the window's start and .grad equals (1/K) Σ gᵢ
+    // of the micro-batches so far. The sink looks at the model after every
+    // micro-batch's backward (before the optimizer steps on the K-th); gᵢ comes
+    // from a copy of the window-start weights on LibTorch's operators.
+    void gradIsMeanOfMicroBatchGradients_data() {
+        QTest::addColumn<QString>("mode");
+        for (const char* m : {"pytorch", "accelerator", "trainer"}) QTest::newRow(m) << m;
+    }
     void gradIsMeanOfMicroBatchGradients() {
+        QFETCH(QString, mode);
         RunConfig config;
-        config.dataset = "synthetic-pairs";
-        config.model = "mlp";
+        config.mode = *parse_choice<Mode>(mode.toStdString());
+        config.dataset = DatasetKind::SyntheticPairs;
+        config.model = ModelKind::Mlp;
         config.batch_size = 16;
         config.accumulation_steps = 4;
-        config.max_steps = 3;
+        config.epochs = 0;
+        config.max_steps = 2;
         config.shuffle = false;
-        Sink sink;
-        RunControl control;
-        RunContext ctx(config, sink, control);
-        auto params = ctx.model->parameters();
-        const auto start = snapshot(params);
-        std::vector<torch::Tensor> expected;
-        for (const auto& p : params) expected.push_back(torch::zeros_like(p));
-        const double K = 4;
-        for (int i = 0; i < 3; ++i) { // three of the four micro-batches of the first window
-            const auto batch = ctx.train_loader->batch(i);
-            const auto g = torch::autograd::grad({ctx.model->forward(batch).loss}, params);
-            for (std::size_t j = 0; j < params.size(); ++j) expected[j] += g[j] / K;
-            auto outputs = ctx.model->forward(batch);
-            (outputs.loss / K).backward();
-            for (std::size_t j = 0; j < params.size(); ++j) {
-                QVERIFY(torch::equal(params[j], start[j]));
-                QVERIFY2(torch::allclose(params[j].grad(), expected[j], 1e-5, 1e-7), "grad != (1/K) sum g_i");
+        config.eval_strategy = Strategy::No;
+        config.record_micro_steps = true;
+        struct Watch : Sink {
+            RunContext* ctx = nullptr;
+            std::shared_ptr<Model> reference; // the same weights, for gᵢ
+            std::vector<torch::Tensor> start, expected;
+            int checked = 0;
+            std::string failure;
+            void on_micro_step(const MicroStepRecord& r) override {
+                auto params = ctx->model->parameters();
+                auto ref = reference->parameters();
+                if (r.window_index == 1) {
+                    start = snapshot(params); // the first backward does not move the weights
+                    expected.clear();
+                    torch::NoGradGuard no_grad;
+                    for (std::size_t j = 0; j < params.size(); ++j) {
+                        ref[j].copy_(start[j]);
+                        expected.push_back(torch::zeros_like(start[j]));
+                    }
+                }
+                const auto batch = ctx->train_loader->batch(r.micro_step - 1);
+                const auto g = torch::autograd::grad({reference->forward(batch).loss}, ref);
+                for (std::size_t j = 0; j < params.size(); ++j) {
+                    expected[j] += g[j] / double(r.window_size);
+                    if (!torch::equal(params[j], start[j])) failure = "the weights moved inside a window";
+                    if (!torch::allclose(params[j].grad(), expected[j], 1e-5, 1e-7)) failure = ".grad != (1/K) Σ gᵢ";
+                }
+                ++checked;
             }
+        } watch;
+        RunControl control;
+        RunContext ctx(config, watch, control);
+        watch.ctx = &ctx;
+        watch.reference = make_model(config, ctx.data.train, KernelSet(CpuKernels::Aten));
+        switch (config.mode) {
+        case Mode::Pytorch: run_pytorch_loop(ctx); break;
+        case Mode::Accelerator: run_accelerator_style(ctx); break;
+        case Mode::Trainer: run_trainer_style(ctx); break;
         }
+        QCOMPARE(ctx.progress.global_step, std::int64_t(2));
+        QCOMPARE(watch.checked, 8);
+        QVERIFY2(watch.failure.empty(), watch.failure.c_str());
     }
 
     // Invariant 5: a partial last window of r < K micro-batches. The Trainer divides
-    // it by r (mean of the r); the PyTorch loop and Accelerate divide by K, so their
-    // update is r/K of the Trainer's (plain SGD, same state before the window).
+    // it by r (mean of the r); the PyTorch loop and the Accelerator divide by K, so
+    // their update is r/K of the Trainer's (plain SGD, same state before the window).
+    void partialWindowScaling_data() {
+        QTest::addColumn<QString>("mode");
+        QTest::newRow("pytorch") << "pytorch";
+        QTest::newRow("accelerator") << "accelerator";
+    }
     void partialWindowScaling() {
+        QFETCH(QString, mode);
+        const Mode divided_by_k = *parse_choice<Mode>(mode.toStdString());
         QTemporaryDir dir;
         RunConfig config;
-        config.dataset = "csv";
+        config.dataset = DatasetKind::Csv;
         config.data_path = write_csv(dir, 50); // 40 train rows: 5 micro-batches of 8
         config.batch_size = 8;
         config.accumulation_steps = 4;          // windows of 4 and r = 1
         config.epochs = 1;
-        config.optimizer = "sgd";
+        config.optimizer = OptimizerKind::Sgd;
         config.momentum = 0.0;
         config.learning_rate = 0.1;
-        config.eval_strategy = "no";
+        config.eval_strategy = Strategy::No;
         Sink sink;
         RunControl control;
-        auto params_after = [&](const std::string& mode, std::int64_t max_steps) {
+        auto params_after = [&](Mode mode, std::int64_t max_steps) {
             RunConfig c = config;
             c.mode = mode;
             c.max_steps = max_steps;
             RunContext ctx(c, sink, control);
-            if (mode == "trainer") run_trainer_style(ctx); else run_pytorch_loop(ctx);
+            if (mode == Mode::Trainer) run_trainer_style(ctx);
+            else if (mode == Mode::Accelerator) run_accelerator_style(ctx);
+            else run_pytorch_loop(ctx);
+            if (ctx.progress.global_step != (max_steps > 0 ? max_steps : 2)) return std::vector<torch::Tensor>{};
             return snapshot(ctx.model->parameters());
         };
-        const auto w1 = params_after("pytorch", 1); // after the first (full) window
-        const auto wp = params_after("pytorch", 0);
-        const auto wt = params_after("trainer", 0);
-        const auto w1t = params_after("trainer", 1);
+        const auto w1 = params_after(divided_by_k, 1); // after the first (full) window
+        const auto wp = params_after(divided_by_k, 0);
+        const auto wt = params_after(Mode::Trainer, 0);
+        const auto w1t = params_after(Mode::Trainer, 1);
+        QVERIFY(!w1.empty() && !wp.empty() && !wt.empty() && !w1t.empty()); // each ran its steps
+        QCOMPARE(w1.size(), wt.size());
         for (std::size_t j = 0; j < w1.size(); ++j) {
             QVERIFY(torch::allclose(w1[j], w1t[j], 1e-6, 1e-7)); // full windows agree
             const auto dp = wp[j] - w1[j], dt = wt[j] - w1[j];
@@ -177,7 +220,7 @@ private Q_SLOTS:
         QFETCH(double, final_factor);
         auto w = torch::zeros({1}, torch::requires_grad());
         torch::optim::SGD sgd({w}, torch::optim::SGDOptions(0.5));
-        LrScheduler s(sgd, kind.toStdString(), 3, 10);
+        LrScheduler s(sgd, *parse_choice<SchedulerKind>(kind.toStdString()), 3, 10);
         QCOMPARE(s.current_lr(), 0.0);                 // warm-up starts at 0
         s.step();
         QVERIFY(std::abs(s.current_lr() - 0.5 / 3) < 1e-12);
@@ -263,12 +306,12 @@ private Q_SLOTS:
             void on_summary(const SummaryRecord& s) override { summary = s; }
         };
         RunConfig c;
-        c.dataset = "synthetic-pairs";
+        c.dataset = DatasetKind::SyntheticPairs;
         c.batch_size = 32;
         c.accumulation_steps = 2;
         c.epochs = 0;
         c.max_steps = 20;
-        c.eval_strategy = "no";
+        c.eval_strategy = Strategy::No;
         Squeeze sink;
         Session session;
         const auto s = session.run(c, sink);
@@ -302,234 +345,6 @@ private Q_SLOTS:
         QVERIFY(reached_zero);
     }
 
-    // The fused CPU attention (models/fused_attention.cpp) against the same maths
-    // written with LibTorch operators, forward and every gradient, with key padding
-    // and with a causal mask, at lengths that are and are not multiples of the
-    // 8-float vectors, with the AVX2 kernels and the portable ones. The two sum in
-    // different orders, so they agree to float rounding (1e-5 on values of order 1).
-    void fusedAttentionMatchesOperators_data() {
-        QTest::addColumn<int>("batch");
-        QTest::addColumn<int>("tokens");
-        QTest::addColumn<bool>("causal");
-        QTest::addColumn<bool>("portable");
-        for (const bool portable : {false, true}) {
-            const char* isa = portable ? "portable" : "best";
-            QTest::addRow("3x48 padding %s", isa) << 3 << 48 << false << portable;
-            QTest::addRow("2x13 causal %s", isa) << 2 << 13 << true << portable;
-            QTest::addRow("1x5 padding %s", isa) << 1 << 5 << false << portable;
-        }
-    }
-    void fusedAttentionMatchesOperators() {
-        QFETCH(int, batch);
-        QFETCH(int, tokens);
-        QFETCH(bool, causal);
-        QFETCH(bool, portable);
-        constexpr std::int64_t width = 64, heads = 4, head_width = width / heads;
-        const double scale = 1.0 / std::sqrt(double(head_width));
-        torch::manual_seed(7);
-        const auto qkv = torch::randn({batch, tokens, 3 * width}).requires_grad_();
-        QVERIFY(fused_attention_available(qkv, /*attention_dropout=*/false));
-        QVERIFY(!fused_attention_available(qkv, /*attention_dropout=*/true));
-        // Sequence b keeps its first tokens - 2·b keys (at least one).
-        auto keep = torch::ones({batch, tokens});
-        for (int b = 0; b < batch; ++b) keep[b].slice(0, std::max(1, tokens - 2 * b)).fill_(0);
-        auto bias = torch::zeros({batch, 1, 1, tokens}).masked_fill(keep.eq(0).view({batch, 1, 1, tokens}), -1e9);
-        if (causal) bias = bias + torch::zeros({tokens, tokens}).masked_fill(torch::ones({tokens, tokens}).triu(1).to(torch::kBool), -1e9);
-        const auto upstream = torch::randn({batch, tokens, width});
-
-        use_portable_kernels(portable);
-        const auto fused = fused_attention(qkv, bias, heads, scale);
-        const auto fused_grad = torch::autograd::grad({fused}, {qkv}, {upstream})[0];
-        use_portable_kernels(false);
-
-        const auto split = qkv.view({batch, tokens, 3, heads, head_width}).permute({2, 0, 3, 1, 4});
-        const auto probs = torch::softmax(torch::matmul(split[0], split[1].transpose(-2, -1)) * scale + bias, -1);
-        const auto reference = torch::matmul(probs, split[2]).transpose(1, 2).reshape({batch, tokens, width});
-        const auto reference_grad = torch::autograd::grad({reference}, {qkv}, {upstream})[0];
-
-        QCOMPARE(fused.sizes(), reference.sizes());
-        const double out_diff = (fused - reference).abs().max().item<double>();
-        const double grad_diff = (fused_grad - reference_grad).abs().max().item<double>();
-        QVERIFY2(out_diff < 1e-5, qPrintable(QString("largest |Δ output| %1").arg(out_diff)));
-        QVERIFY2(grad_diff < 1e-5, qPrintable(QString("largest |Δ gradient| %1").arg(grad_diff)));
-        QVERIFY(reference_grad.abs().max().item<double>() > 1e-3); // the gradients are not trivially zero
-    }
-
-    // The fused dense stack (models/fused_dense.cpp) against nn::Linear and ReLU:
-    // the output, every parameter's .grad after two backward passes (the second
-    // adds into the first, as under gradient accumulation) and the input's
-    // gradient. Shapes cover the MLP's own (784-256-128-10 at micro-batch 64) and
-    // ones that leave partial panels of items, register blocks of rows and blocks
-    // of columns (37 items, 19 inputs, 13 hidden), with the AVX2 kernels and the
-    // portable ones. Both sum in float, in different orders: they agree to 1e-4 on
-    // gradients of order 10 (784-term sums).
-    void fusedDenseMatchesOperators_data() {
-        QTest::addColumn<int>("items");
-        QTest::addColumn<QList<int>>("widths");
-        QTest::addColumn<bool>("input_grad");
-        QTest::addColumn<bool>("portable");
-        QTest::addColumn<bool>("in_place");
-        for (const bool portable : {false, true})
-            for (const bool in_place : {false, true}) {
-                const auto name = [&](const char* shape) {
-                    return QString("%1 %2%3").arg(shape, portable ? "portable" : "best", in_place ? " in place" : "");
-                };
-                QTest::newRow(qPrintable(name("mlp 64"))) << 64 << QList<int>{784, 256, 128, 10} << false << portable
-                                                         << in_place;
-                QTest::newRow(qPrintable(name("ragged 37"))) << 37 << QList<int>{19, 13, 22, 3} << true << portable
-                                                            << in_place;
-                QTest::newRow(qPrintable(name("one layer 5"))) << 5 << QList<int>{8, 7} << true << portable << in_place;
-            }
-    }
-    void fusedDenseMatchesOperators() {
-        QFETCH(int, items);
-        QFETCH(QList<int>, widths);
-        QFETCH(bool, input_grad);
-        QFETCH(bool, portable);
-        QFETCH(bool, in_place); // the training styles' path: the operator adds into .grad (GradientsInPlace)
-        torch::manual_seed(11);
-        std::vector<torch::Tensor> fused_params, reference_params;
-        for (qsizetype l = 0; l + 1 < widths.size(); ++l) {
-            const auto w = torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]));
-            const auto b = torch::randn({widths[l + 1]}) * 0.1;
-            for (const auto& t : {w, b}) {
-                fused_params.push_back(t.clone().requires_grad_());
-                reference_params.push_back(t.clone().requires_grad_());
-            }
-        }
-        const auto x1 = torch::randn({items, widths.front()}).requires_grad_(input_grad);
-        const auto x2 = torch::randn({items, widths.front()}).requires_grad_(input_grad);
-        const auto upstream1 = torch::randn({items, widths.back()});
-        const auto upstream2 = torch::randn({items, widths.back()});
-        QVERIFY(fused_dense_available(x1, fused_params));
-
-        use_portable_kernels(portable);
-        std::optional<GradientsInPlace> scope;
-        if (in_place) scope.emplace();
-        const auto fused = fused_dense(x1, fused_params);
-        fused.backward(upstream1); // creates every .grad
-        const auto fused_x_grad = input_grad ? x1.grad().clone() : torch::Tensor();
-        fused_dense(x2, fused_params).backward(upstream2); // adds into every .grad
-        scope.reset();
-        use_portable_kernels(false);
-
-        auto eager = [&](const torch::Tensor& x) {
-            auto h = x;
-            for (std::size_t l = 0; l < reference_params.size(); l += 2) {
-                h = torch::linear(h, reference_params[l], reference_params[l + 1]);
-                if (l + 2 < reference_params.size()) h = torch::relu(h);
-            }
-            return h;
-        };
-        if (input_grad) x1.mutable_grad().reset();
-        const auto reference = eager(x1);
-        reference.backward(upstream1);
-        eager(x2).backward(upstream2);
-
-        auto largest = [](const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); };
-        QCOMPARE(fused.sizes(), reference.sizes());
-        QVERIFY2(largest(fused, reference) < 1e-5, qPrintable(QString("|Δ output| %1").arg(largest(fused, reference))));
-        for (std::size_t i = 0; i < fused_params.size(); ++i) {
-            QVERIFY(fused_params[i].grad().defined());
-            const double diff = largest(fused_params[i].grad(), reference_params[i].grad());
-            QVERIFY2(diff < 1e-4, qPrintable(QString("parameter %1: |Δ .grad| %2").arg(i).arg(diff)));
-            QVERIFY(reference_params[i].grad().abs().max().item<double>() > 1e-2); // not trivially zero
-        }
-        if (input_grad) {
-            const double diff = largest(fused_x_grad, x1.grad());
-            QVERIFY2(diff < 1e-5, qPrintable(QString("input: |Δ gradient| %1").arg(diff)));
-        }
-    }
-
-    // GradientsInPlace changes where the fused MLP's parameter gradients go, and only
-    // inside the scope: outside it, autograd::grad for the input alone leaves every
-    // .grad untouched (as with nn::Linear); inside it the operator fills .grad itself,
-    // which is why only the training styles' backward() runs in the scope.
-    void gradientsInPlaceOnlyInsideTheScope() {
-        torch::manual_seed(5);
-        std::vector<torch::Tensor> params{torch::randn({6, 4}).requires_grad_(), torch::randn({6}).requires_grad_(),
-                                          torch::randn({3, 6}).requires_grad_(), torch::randn({3}).requires_grad_()};
-        const auto x = torch::randn({20, 4}).requires_grad_();
-        const auto upstream = torch::randn({20, 3});
-        const auto input_grad = torch::autograd::grad({fused_dense(x, params)}, {x}, {upstream});
-        QCOMPARE(input_grad.size(), std::size_t{1});
-        for (const auto& p : params) QVERIFY(!p.grad().defined());
-        {
-            const GradientsInPlace scope;
-            torch::autograd::grad({fused_dense(x, params)}, {x}, {upstream});
-        }
-        for (const auto& p : params) QVERIFY(p.grad().defined());
-    }
-
-    void fusedCrossEntropyMatchesOperators_data() {
-        QTest::addColumn<int>("rows");
-        QTest::addColumn<int>("classes");
-        QTest::addColumn<int>("ignored"); // every ignored-th row's label is -100 (0: none)
-        QTest::addColumn<bool>("portable");
-        for (const bool portable : {false, true}) {
-            const char* isa = portable ? "portable" : "best";
-            QTest::addRow("images 64×10 %s", isa) << 64 << 10 << 0 << portable;
-            QTest::addRow("pairs 37×2 %s", isa) << 37 << 2 << 5 << portable;
-            QTest::addRow("tokens 300×64 %s", isa) << 300 << 64 << 3 << portable;
-            QTest::addRow("ragged 9×17 %s", isa) << 9 << 17 << 4 << portable;
-            QTest::addRow("one class 5×1 %s", isa) << 5 << 1 << 0 << portable;
-        }
-    }
-    void fusedCrossEntropyMatchesOperators() {
-        QFETCH(int, rows);
-        QFETCH(int, classes);
-        QFETCH(int, ignored);
-        QFETCH(bool, portable);
-        torch::manual_seed(17);
-        const auto logits = (torch::randn({rows, classes}) * 3).requires_grad_();
-        const auto reference_logits = logits.detach().clone().requires_grad_();
-        auto labels = torch::randint(classes, {rows}, torch::kLong);
-        for (int i = 0; ignored > 0 && i < rows; i += ignored) labels[i] = kIgnoreIndex;
-        QVERIFY(fused_cross_entropy_available(logits, labels));
-
-        // Both outputs carry a gradient, as when a loop uses the mean and a hook
-        // the sum: the node adds the two.
-        const double items = std::max(1, rows - (ignored > 0 ? (rows + ignored - 1) / ignored : 0));
-        use_portable_kernels(portable);
-        const auto [fused, fused_mean] = fused_cross_entropy(logits, labels, kIgnoreIndex, items);
-        (fused * 0.37 + fused_mean * 1.3).backward();
-        use_portable_kernels(false);
-        namespace F = torch::nn::functional;
-        const auto reference = F::cross_entropy(
-            reference_logits, labels, F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
-        const auto reference_mean = reference / items;
-        (reference * 0.37 + reference_mean * 1.3).backward();
-
-        QCOMPARE(fused.dim(), 0);
-        QCOMPARE(fused_mean.dim(), 0);
-        const double loss = fused.item<double>(), expected = reference.item<double>();
-        QVERIFY2(std::abs(loss - expected) <= 1e-5 * std::max(1.0, std::abs(expected)),
-                 qPrintable(QString("loss %1, LibTorch %2").arg(loss, 0, 'g', 9).arg(expected, 0, 'g', 9)));
-        // The mean is the float sum divided as LibTorch's division divides it.
-        QCOMPARE(fused_mean.item<float>(), (fused.detach() / items).item<float>());
-        const double diff = (logits.grad() - reference_logits.grad()).abs().max().item<double>();
-        QVERIFY2(diff < 1e-6, qPrintable(QString("|Δ gradient| %1").arg(diff)));
-        if (classes > 1) QVERIFY(reference_logits.grad().abs().max().item<double>() > 1e-2); // not trivially zero
-    }
-
-    // As LibTorch's: a label outside the classes is an error that names it, and a NaN
-    // logit makes the loss NaN (so --skip-nonfinite sees it).
-    void fusedCrossEntropyBadInput() {
-        const auto logits = torch::randn({4, 10});
-        auto labels = torch::tensor({1, 2, 10, 3}, torch::kLong);
-        try {
-            fused_cross_entropy_sum(logits, labels, kIgnoreIndex);
-            QFAIL("a label of 10 among 10 classes was accepted");
-        } catch (const c10::Error& e) {
-            QVERIFY2(std::string(e.what()).find("Target 10 is out of bounds") != std::string::npos, e.what());
-        }
-        labels[2] = 4;
-        auto with_nan = logits.clone();
-        with_nan[1][3] = std::nan("");
-        QVERIFY(std::isnan(fused_cross_entropy_sum(with_nan, labels, kIgnoreIndex).item<double>()));
-        QVERIFY(std::isfinite(fused_cross_entropy_sum(logits, labels, kIgnoreIndex).item<double>()));
-    }
-
     // The ACCUM_* measurement switches: only 0 turns a feature off; anything else
     // leaves it on (with a warning on stderr for values other than 1).
     void switchesTurnOffOnlyAtZero() {
@@ -543,6 +358,38 @@ private Q_SLOTS:
         qputenv(name, "0");
         QVERIFY(switched_off(name));
         qunsetenv(name);
+    }
+
+    // Numbers in the Trainer's dict lines print as Python's repr(float) prints them
+    // (the expected texts are Python 3's own output for these values).
+    void pythonFloats_data() {
+        QTest::addColumn<double>("value");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("0.05") << 0.05 << "0.05";
+        QTest::newRow("2.3026") << 2.3026 << "2.3026";
+        QTest::newRow("1e-05") << 1e-05 << "1e-05";
+        QTest::newRow("0.0001") << 0.0001 << "0.0001";
+        QTest::newRow("100.0") << 100.0 << "100.0";
+        QTest::newRow("1.0") << 1.0 << "1.0";
+        QTest::newRow("0.0") << 0.0 << "0.0";
+        QTest::newRow("-3.5") << -3.5 << "-3.5";
+        QTest::newRow("1e+16") << 1e16 << "1e+16";
+        QTest::newRow("1e15") << 1e15 << "1000000000000000.0";
+        QTest::newRow("0.1+0.2") << 0.1 + 0.2 << "0.30000000000000004";
+        QTest::newRow("1/3") << 1.0 / 3 << "0.3333333333333333";
+        QTest::newRow("1.2345678901234568e+17") << 123456789012345678.0 << "1.2345678901234568e+17";
+        QTest::newRow("2.5e-07") << 2.5e-07 << "2.5e-07";
+        QTest::newRow("nan") << std::nan("") << "nan";
+    }
+    void pythonFloats() {
+        QFETCH(double, value);
+        QFETCH(QString, text);
+        QCOMPARE(QString::fromStdString(python_float(value)), text);
+    }
+    void pythonRound() {
+        QCOMPARE(python_round(2.30258509, 4), 2.3026);
+        QCOMPARE(python_round(2.675, 2), 2.67); // 2.675 is 2.67499999… in binary, as Python says
+        QCOMPARE(python_round(0.125, 2), 0.12); // an exact half goes to even
     }
 
     // The data order depends on seed and epoch only, never on the batch size.

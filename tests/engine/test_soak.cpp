@@ -46,17 +46,17 @@ private Q_SLOTS:
         int completed = 0, stopped = 0, oom = 0;
         std::int64_t rss_after_warmup = 0;
         int threads_after_warmup = 0;
-        const char* modes[] = {"pytorch", "accelerator", "trainer"};
+        const Mode modes[] = {Mode::Pytorch, Mode::Accelerator, Mode::Trainer};
         for (int i = 0; i < 200; ++i) {
             RunConfig c;
             c.mode = modes[i % 3];
-            c.dataset = "synthetic-pairs";
-            c.model = i % 7 == 0 ? "transformer" : "mlp";
+            c.dataset = DatasetKind::SyntheticPairs;
+            c.model = i % 7 == 0 ? ModelKind::Transformer : ModelKind::Mlp;
             c.batch_size = 32;
             c.accumulation_steps = 2;
             c.epochs = 0;
             c.max_steps = 4;
-            c.eval_strategy = "no";
+            c.eval_strategy = Strategy::No;
             c.seed = static_cast<std::uint64_t>(i);
             const int kind = i % 4; // 0, 1 complete; 2 stop at a random point; 3 out of memory
             if (kind == 3) c.memory_budget = "64KiB";

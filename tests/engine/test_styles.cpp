@@ -3,11 +3,14 @@
 #include <QtTest/QtTest>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <fstream>
 #include <regex>
 
 #include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
+#include "accum/run_directory.h"
 #include "accum/session.h"
 
 using namespace accum;
@@ -32,26 +35,26 @@ Capture run(const RunConfig& config) {
     return c;
 }
 
-RunConfig tiny(const std::string& mode = "pytorch") {
+RunConfig tiny(Mode mode = Mode::Pytorch) {
     RunConfig c;
     c.mode = mode;
-    c.dataset = "synthetic-pairs";
-    c.model = "mlp";
+    c.dataset = DatasetKind::SyntheticPairs;
+    c.model = ModelKind::Mlp;
     c.batch_size = 16;
     c.accumulation_steps = 4;
     c.epochs = 0;
     c.max_steps = 12;
     c.learning_rate = 0.05;
-    c.eval_strategy = "no";
+    c.eval_strategy = Strategy::No;
     return c;
 }
 
 // The CNN on Fashion-MNIST for two optimizer steps on one thread, at micro-batch
 // `batch` × 1 under a tensor-memory budget: the out-of-memory cases.
-RunConfig cnn_under_budget(std::int64_t batch, const std::string& budget, const std::string& mode = "pytorch") {
+RunConfig cnn_under_budget(std::int64_t batch, const std::string& budget, Mode mode = Mode::Pytorch) {
     RunConfig c = tiny(mode);
-    c.dataset = "fashion-mnist";
-    c.model = "cnn";
+    c.dataset = DatasetKind::FashionMnist;
+    c.model = ModelKind::Cnn;
     c.max_steps = 2;
     c.threads = 1;
     c.batch_size = batch;
@@ -92,8 +95,8 @@ private Q_SLOTS:
         QFETCH(QString, mode);
         QFETCH(int, k);
         QTemporaryDir dir;
-        RunConfig c = tiny(mode.toStdString());
-        c.dataset = "csv";
+        RunConfig c = tiny(*parse_choice<Mode>(mode.toStdString()));
+        c.dataset = DatasetKind::Csv;
         c.data_path = write_csv(dir, 125); // 100 train rows → L = 13 micro-batches of 8 (last has 4)
         c.batch_size = 8;
         c.accumulation_steps = k;
@@ -110,17 +113,21 @@ private Q_SLOTS:
     // Invariant 2: micro-batch B × K equals batch B·K (same data order) for SGD,
     // SGD with momentum and AdamW, within 1e-5 relative, at every step.
     void accumulationEqualsLargeBatch_data() {
+        QTest::addColumn<QString>("mode");
         QTest::addColumn<QString>("optimizer");
         QTest::addColumn<double>("momentum");
-        QTest::newRow("sgd") << "sgd" << 0.0;
-        QTest::newRow("momentum") << "sgd" << 0.9;
-        QTest::newRow("adamw") << "adamw" << 0.0;
+        for (const char* mode : {"pytorch", "accelerator", "trainer"}) {
+            QTest::addRow("%s sgd", mode) << mode << "sgd" << 0.0;
+            QTest::addRow("%s momentum", mode) << mode << "sgd" << 0.9;
+            QTest::addRow("%s adamw", mode) << mode << "adamw" << 0.0;
+        }
     }
     void accumulationEqualsLargeBatch() {
+        QFETCH(QString, mode);
         QFETCH(QString, optimizer);
         QFETCH(double, momentum);
-        RunConfig small = tiny();
-        small.optimizer = optimizer.toStdString();
+        RunConfig small = tiny(*parse_choice<Mode>(mode.toStdString()));
+        small.optimizer = *parse_choice<OptimizerKind>(optimizer.toStdString());
         small.momentum = momentum;
         small.learning_rate = optimizer == "adamw" ? 1e-3 : 0.05;
         small.weight_decay = optimizer == "adamw" ? 0.01 : 0.0;
@@ -143,6 +150,10 @@ private Q_SLOTS:
         big.batch_size = 64;
         big.accumulation_steps = 1;
         const auto a = run(small), b = run(big);
+        QVERIFY2(a.summary.status == RunStatus::Completed, a.summary.message.c_str());
+        QVERIFY2(b.summary.status == RunStatus::Completed, b.summary.message.c_str());
+        QCOMPARE(a.steps.size(), std::size_t(12));
+        QCOMPARE(b.steps.size(), std::size_t(12));
         QVERIFY(a.steps.front().grad_norm > 0.05); // clipping is active
         QVERIFY2(max_relative_difference(a.steps, b.steps) < 1e-5, "clipped trajectories differ");
     }
@@ -161,7 +172,7 @@ private Q_SLOTS:
 
     // Invariant 7: the three styles give the same trajectory when L % K == 0.
     void threeStylesAgree() {
-        const auto p = run(tiny("pytorch")), a = run(tiny("accelerator")), t = run(tiny("trainer"));
+        const auto p = run(tiny(Mode::Pytorch)), a = run(tiny(Mode::Accelerator)), t = run(tiny(Mode::Trainer));
         QCOMPARE(p.steps.size(), std::size_t(12));
         for (std::size_t i = 0; i < p.steps.size(); ++i) {
             QVERIFY(std::abs(p.steps[i].loss - a.steps[i].loss) <= 1e-5);
@@ -180,24 +191,30 @@ private Q_SLOTS:
     }
     void tokenNormalisation() {
         QFETCH(QString, mode);
-        RunConfig small = tiny(mode.toStdString());
-        small.dataset = "synthetic-lm";
-        small.model = "transformer";
+        RunConfig small = tiny(*parse_choice<Mode>(mode.toStdString()));
+        small.dataset = DatasetKind::SyntheticLm;
+        small.model = ModelKind::Transformer;
         small.batch_size = 4;
         small.accumulation_steps = 4;
         small.max_steps = 6;
-        small.optimizer = "adamw";
+        small.optimizer = OptimizerKind::AdamW;
         small.learning_rate = 1e-3;
-        small.loss_normalization = "tokens";
+        small.loss_normalization = LossNormalization::Tokens;
         RunConfig big = small;
         big.batch_size = 16;
         big.accumulation_steps = 1;
         const auto a = run(small), b = run(big);
+        QVERIFY2(a.summary.status == RunStatus::Completed, a.summary.message.c_str());
+        QVERIFY2(b.summary.status == RunStatus::Completed, b.summary.message.c_str());
+        QCOMPARE(a.steps.size(), std::size_t(6));
+        QCOMPARE(b.steps.size(), std::size_t(6));
         double worst = 0;
         for (std::size_t i = 0; i < a.steps.size(); ++i) worst = std::max(worst, std::abs(a.steps[i].loss - b.steps[i].loss));
         QVERIFY2(worst < 1e-4, std::to_string(worst).c_str());
-        small.loss_normalization = big.loss_normalization = "mean";
+        small.loss_normalization = big.loss_normalization = LossNormalization::Mean;
         const auto c = run(small), d = run(big);
+        QCOMPARE(c.steps.size(), std::size_t(6));
+        QCOMPARE(d.steps.size(), std::size_t(6));
         worst = 0;
         for (std::size_t i = 0; i < c.steps.size(); ++i) worst = std::max(worst, std::abs(c.steps[i].loss - d.steps[i].loss));
         QVERIFY2(worst > 1e-3, std::to_string(worst).c_str());
@@ -206,8 +223,8 @@ private Q_SLOTS:
     // Invariant 8 (first half): peak memory is set by the micro-batch, not by K.
     void peakMemoryFollowsMicroBatch() {
         RunConfig c = tiny();
-        c.dataset = "fashion-mnist";
-        c.model = "cnn";
+        c.dataset = DatasetKind::FashionMnist;
+        c.model = ModelKind::Cnn;
         c.batch_size = 32;
         c.accumulation_steps = 1;
         c.max_steps = 3;
@@ -252,15 +269,14 @@ private Q_SLOTS:
     void stopWhileMeasuringTheSuggestion() {
         RunConfig c = cnn_under_budget(256, "40MiB");
         struct StopOnMeasuring : Capture {
-            Session* session = nullptr;
+            std::stop_source stop;
             void on_log(const std::string& l) override {
                 Capture::on_log(l);
-                if (l.rfind("out of memory: measuring", 0) == 0) session->stop();
+                if (l.rfind("out of memory: measuring", 0) == 0) stop.request_stop();
             }
         } sink;
         Session session;
-        sink.session = &session;
-        const auto s = session.run(c, sink);
+        const auto s = session.run(c, sink, sink.stop.get_token());
         QCOMPARE(s.status, RunStatus::OutOfMemory);
         QVERIFY2(s.message.find("Try micro-batch 128 × 2") != std::string::npos, s.message.c_str());
         QCOMPARE(sink.logs.back().rfind("out of memory: measuring", 0), std::size_t(0)); // no probe ran
@@ -279,8 +295,8 @@ private Q_SLOTS:
     // (micro-batch × K = target) runs under the budget without running out of memory.
     void plannerPickRuns() {
         RunConfig c = tiny();
-        c.dataset = "fashion-mnist";
-        c.model = "cnn";
+        c.dataset = DatasetKind::FashionMnist;
+        c.model = ModelKind::Cnn;
         c.threads = 1;
         const std::int64_t budget = 40 * 1024 * 1024;
         const auto plan = plan_memory(c, 256, budget);
@@ -304,7 +320,7 @@ private Q_SLOTS:
     // auto_find_batch_size retries with int(B × 0.9) and raises K to keep the
     // effective batch (at least) the same.
     void autoFindBatchSize() {
-        RunConfig c = cnn_under_budget(256, "40MiB", "trainer");
+        RunConfig c = cnn_under_budget(256, "40MiB", Mode::Trainer);
         c.auto_find_batch_size = true;
         const auto r = run(c);
         QVERIFY2(r.summary.status == RunStatus::Completed, r.summary.message.c_str());
@@ -322,7 +338,7 @@ private Q_SLOTS:
     // The scheduler pitfall: stepped per micro-batch, a linear schedule ends K times too early.
     void schedulerPerMicroBatchPitfall() {
         RunConfig c = tiny();
-        c.scheduler = "linear";
+        c.scheduler = SchedulerKind::Linear;
         c.scheduler_per_micro_batch = true;
         const auto wrong = run(c);
         c.scheduler_per_micro_batch = false;
@@ -333,41 +349,136 @@ private Q_SLOTS:
         QVERIFY(wrong.steps.back().learning_rate == 0.0 && right.steps.back().learning_rate > 0.0);
     }
 
-    // Trainer log lines read like the Transformers Trainer's and carry its keys.
+    // Trainer log lines read like the Transformers Trainer's and carry its keys:
+    // {'loss': …} exactly at multiples of --logging-steps (as _maybe_log_save_evaluate's
+    // should_log), numbers as Python prints floats (repr: 0.05, not 0.050000).
+    void trainerLogLines_data() {
+        QTest::addColumn<int>("epochs");
+        QTest::addColumn<int>("max_steps");
+        QTest::addColumn<QList<int>>("logged_at");
+        // 4000 samples / 64 = 63 micro-batches (last partial) → ceil(63/4) = 16 steps.
+        QTest::newRow("one epoch, 16 steps") << 1 << 0 << QList<int>{5, 10, 15};
+        QTest::newRow("max steps 7") << 0 << 7 << QList<int>{5};
+        QTest::newRow("max steps 10") << 0 << 10 << QList<int>{5, 10};
+    }
     void trainerLogLines() {
-        RunConfig c = tiny("trainer");
-        c.max_steps = 0;
-        c.epochs = 1;
+        QFETCH(int, epochs);
+        QFETCH(int, max_steps);
+        QFETCH(QList<int>, logged_at);
+        RunConfig c = tiny(Mode::Trainer);
+        c.max_steps = max_steps;
+        c.epochs = epochs;
         c.batch_size = 64;
         c.accumulation_steps = 4;
         c.logging_steps = 5;
-        c.eval_strategy = "epoch";
+        c.eval_strategy = Strategy::Epoch;
         const auto r = run(c);
-        const std::regex step_line(R"(^\{'loss': [0-9.]+, 'grad_norm': [0-9.]+, 'learning_rate': [0-9.e-]+, 'epoch': [0-9.]+\}$)");
-        const std::regex eval_line(R"(^\{'epoch': 1\.0, 'eval_loss': [0-9.]+, 'eval_accuracy': [0-9.]+, 'eval_f1': [0-9.]+\}$)");
-        const std::regex final_line(R"(^\{'train_runtime': [0-9.]+, 'train_samples_per_second': [0-9.]+, 'train_steps_per_second': [0-9.]+, 'train_loss': [0-9.]+, 'epoch': 1\.00\}$)");
-        int steps = 0, evals = 0, finals = 0;
+        QVERIFY2(r.summary.status == RunStatus::Completed, r.summary.message.c_str());
+        QCOMPARE(r.summary.optimizer_steps, std::int64_t(epochs ? 16 : max_steps));
+        const std::string number = R"((-?[0-9]+\.[0-9]+(e-[0-9]+)?|-?[0-9]e-[0-9]+))";
+        const std::regex step_line("^\\{'loss': " + number + ", 'grad_norm': " + number + ", 'learning_rate': 0\\.05, 'epoch': " +
+                                   number + "\\}$");
+        const std::regex eval_line("^\\{'epoch': " + number + ", 'eval_loss': " + number + ", 'eval_accuracy': " + number +
+                                   ", 'eval_f1': " + number + "\\}$");
+        const std::regex final_line("^\\{'train_runtime': " + number + ", 'train_samples_per_second': " + number +
+                                    ", 'train_steps_per_second': " + number + ", 'train_loss': " + number +
+                                    ", 'epoch': " + number + "\\}$");
+        std::vector<std::string> step_lines;
+        int evals = 0, finals = 0;
         for (const auto& l : r.logs) {
-            steps += std::regex_match(l, step_line);
+            if (l.rfind("{'loss'", 0) == 0) {
+                QVERIFY2(std::regex_match(l, step_line), l.c_str());
+                step_lines.push_back(l);
+            }
             evals += std::regex_match(l, eval_line);
             finals += std::regex_match(l, final_line);
         }
-        // 4000 samples / 64 = 63 micro-batches (last partial) → ceil(63/4) = 16 steps; logs at 5, 10, 15, 16.
-        QCOMPARE(r.summary.optimizer_steps, std::int64_t(16));
-        QCOMPARE(steps, 4);
+        QCOMPARE(int(step_lines.size()), int(logged_at.size()));
         QCOMPARE(evals, 1);
         QCOMPARE(finals, 1);
-        // The logged loss is the mean of the window losses since the last log.
-        double mean = 0;
-        for (int i = 0; i < 5; ++i) mean += r.steps[static_cast<std::size_t>(i)].loss / 5;
-        const std::string first = [&] {
-            for (const auto& l : r.logs)
-                if (l.rfind("{'loss'", 0) == 0) return l;
-            return std::string();
-        }();
-        QVERIFY(std::abs(std::stod(first.substr(9)) - mean) < 1e-4);
+        QVERIFY2(r.logs.back().rfind("{'train_runtime'", 0) == 0, r.logs.back().c_str()); // the last line
+        // Each logged loss is the mean of the window losses since the last log,
+        // rounded to 4 decimals as the Trainer rounds it.
+        int previous = 0;
+        for (qsizetype n = 0; n < logged_at.size(); ++n) {
+            double mean = 0;
+            for (int i = previous; i < logged_at[n]; ++i) mean += r.steps[std::size_t(i)].loss / (logged_at[n] - previous);
+            previous = logged_at[n];
+            QVERIFY(std::abs(std::stod(step_lines[std::size_t(n)].substr(9)) - mean) <= 0.5e-4 + 1e-12);
+        }
         // epoch is fractional while training.
         QVERIFY(r.steps[4].epoch > 0.3 && r.steps[4].epoch < 0.33);
+    }
+
+    // The trained model is saved at the end whatever the save interval (as
+    // Transformers' DefaultFlowCallback saves at max_steps): after --max-steps 9
+    // --save-steps 5 the newest checkpoint is checkpoint-9, resuming from it gives
+    // the losses of an uninterrupted 12-step run (a resume inside an epoch: it has
+    // 63 updates), and --save-total-limit 1 keeps only the final one.
+    void finalCheckpointAtTheLastStep_data() {
+        QTest::addColumn<QString>("mode");
+        QTest::newRow("pytorch") << "pytorch";
+        QTest::newRow("accelerator") << "accelerator";
+        QTest::newRow("trainer") << "trainer";
+    }
+    void finalCheckpointAtTheLastStep() {
+        QFETCH(QString, mode);
+        QTemporaryDir dir, limited, full_dir;
+        RunConfig c = tiny(*parse_choice<Mode>(mode.toStdString()));
+        c.max_steps = 9;
+        c.momentum = 0.9;
+        c.dropout = 0.1; // the random state must come back too
+        c.save_strategy = Strategy::Steps;
+        c.save_steps = 5;
+        c.output_dir = dir.path().toStdString();
+        const auto nine = run(c);
+        QVERIFY2(nine.summary.status == RunStatus::Completed, nine.summary.message.c_str());
+        QCOMPARE(QDir(dir.path()).entryList({"checkpoint-*"}, QDir::Dirs, QDir::Name),
+                 (QStringList{"checkpoint-5", "checkpoint-9"}));
+        QCOMPARE(latest_checkpoint(c.output_dir), dir.filePath("checkpoint-9").toStdString());
+
+        RunConfig uninterrupted = c;
+        uninterrupted.max_steps = 12;
+        uninterrupted.output_dir = full_dir.path().toStdString();
+        const auto full = run(uninterrupted);
+        RunConfig resumed = uninterrupted;
+        resumed.output_dir = c.output_dir;
+        resumed.resume_from = c.output_dir;
+        const auto rest = run(resumed);
+        QVERIFY2(rest.summary.status == RunStatus::Completed, rest.summary.message.c_str());
+        QCOMPARE(full.steps.size(), std::size_t(12));
+        QCOMPARE(rest.steps.size(), std::size_t(3));
+        for (std::size_t i = 0; i < 3; ++i) {
+            QCOMPARE(rest.steps[i].step, std::int64_t(10 + i));
+            QVERIFY2(std::abs(rest.steps[i].loss - full.steps[9 + i].loss) <= 1e-5,
+                     (std::to_string(rest.steps[i].loss) + " vs " + std::to_string(full.steps[9 + i].loss)).c_str());
+        }
+
+        c.save_total_limit = 1;
+        c.output_dir = limited.path().toStdString();
+        QCOMPARE(run(c).summary.status, RunStatus::Completed);
+        QCOMPARE(QDir(limited.path()).entryList({"checkpoint-*"}, QDir::Dirs), QStringList{"checkpoint-9"});
+    }
+
+    // With --save-strategy epoch, the end of the last epoch is saved, and so is a
+    // --max-steps end inside an epoch.
+    void finalCheckpointWithEpochStrategy() {
+        QTemporaryDir dir, mid;
+        RunConfig c = tiny(Mode::Trainer);
+        c.batch_size = 64;   // 63 micro-batches, 16 updates per epoch
+        c.max_steps = 0;
+        c.epochs = 2;
+        c.save_strategy = Strategy::Epoch;
+        c.output_dir = dir.path().toStdString();
+        QCOMPARE(run(c).summary.status, RunStatus::Completed);
+        QCOMPARE(QDir(dir.path()).entryList({"checkpoint-*"}, QDir::Dirs, QDir::Name),
+                 (QStringList{"checkpoint-16", "checkpoint-32"}));
+        c.epochs = 0;
+        c.max_steps = 20; // ends inside the second epoch
+        c.output_dir = mid.path().toStdString();
+        QCOMPARE(run(c).summary.status, RunStatus::Completed);
+        QCOMPARE(QDir(mid.path()).entryList({"checkpoint-*"}, QDir::Dirs, QDir::Name),
+                 (QStringList{"checkpoint-16", "checkpoint-20"}));
     }
 
     // Checkpoint → resume continues exactly like an uninterrupted run.
@@ -380,13 +491,13 @@ private Q_SLOTS:
     void resumeMatchesUninterrupted() {
         QFETCH(QString, mode);
         QTemporaryDir full_dir, part_dir;
-        RunConfig c = tiny(mode.toStdString());
+        RunConfig c = tiny(*parse_choice<Mode>(mode.toStdString()));
         c.max_steps = 0;
         c.epochs = 2;
         c.batch_size = 64;
         c.dropout = 0.1; // resuming must restore the random state too
         c.momentum = 0.9;
-        c.save_strategy = "epoch";
+        c.save_strategy = Strategy::Epoch;
         c.output_dir = full_dir.path().toStdString();
         const auto full = run(c);
         QCOMPARE(full.summary.status, RunStatus::Completed);
@@ -410,6 +521,34 @@ private Q_SLOTS:
             QCOMPARE(a.step, b.step);
             QVERIFY2(std::abs(a.loss - b.loss) <= 1e-5, (std::to_string(a.loss) + " vs " + std::to_string(b.loss)).c_str());
         }
+    }
+
+    // Pause holds the run at a micro-batch boundary; Step one micro-batch lets
+    // exactly one more through; resume runs it to its end.
+    void pauseAndStepOneMicroBatch() {
+        RunConfig c = tiny();
+        c.record_micro_steps = true;
+        struct Micro : Capture {
+            std::atomic<int> micro{0};
+            void on_micro_step(const MicroStepRecord&) override { ++micro; }
+        } sink;
+        Session session;
+        session.pause(); // before the run starts: it waits before its first micro-batch
+        std::thread runner([&] { session.run(c, sink); });
+        auto settle = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(400)); };
+        settle();
+        QCOMPARE(sink.micro.load(), 0);
+        QVERIFY(session.is_paused());
+        for (int expected = 1; expected <= 3; ++expected) {
+            session.step_once();
+            QTRY_COMPARE_WITH_TIMEOUT(sink.micro.load(), expected, 10000);
+            settle();
+            QCOMPARE(sink.micro.load(), expected); // and not one more
+        }
+        session.resume();
+        runner.join();
+        QCOMPARE(sink.summary.status, RunStatus::Completed);
+        QCOMPARE(sink.micro.load(), 48); // 12 updates × K 4
     }
 
     // A stop through run()'s token that comes before the run has started still
@@ -437,13 +576,14 @@ private Q_SLOTS:
         c.epochs = 50;
         Capture capture;
         Session session;
+        std::stop_source stop;
         QElapsedTimer timer;
         std::thread stopper([&] {
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
             timer.start();
-            session.stop();
+            stop.request_stop();
         });
-        const auto summary = session.run(c, capture);
+        const auto summary = session.run(c, capture, stop.get_token());
         const auto latency = timer.elapsed();
         stopper.join();
         QCOMPARE(summary.status, RunStatus::Stopped);

@@ -47,6 +47,7 @@ private Q_SLOTS:
     void config_save_load_round_trip();
     void settings_remember_last_config();
     void closing_mid_run_leaves_no_thread();
+    void each_run_gets_its_own_directory();
     void refresh_budget_intervals();
 
 private:
@@ -63,7 +64,10 @@ private:
     }
     // fashion-mnist, mlp, max_steps steps, evaluation at the end.
     void configure_tiny_run(int batch, int k, int max_steps);
-    accum::SummaryRecord run_to_end(int timeout_ms = 60000);
+    // Runs the configured experiment to its end. False (with a test failure's
+    // message in the log) when it does not end within the timeout: a wait that
+    // times out never reads as a completed run.
+    [[nodiscard]] bool run_to_end(accum::SummaryRecord& summary, int timeout_ms = 60000);
 
     QTemporaryDir settings_dir_;
     std::unique_ptr<MainWindow> window_;
@@ -98,25 +102,26 @@ void TestStudioWindow::configure_tiny_run(int batch, int k, int max_steps) {
     set_spin("pace_ms", 0);
 }
 
-accum::SummaryRecord TestStudioWindow::run_to_end(int timeout_ms) {
+bool TestStudioWindow::run_to_end(accum::SummaryRecord& summary, int timeout_ms) {
     QSignalSpy finished(window_.get(), &MainWindow::run_finished);
     window_->run_action()->trigger();
     if (!finished.wait(timeout_ms)) {
         qWarning("run did not finish in %d ms", timeout_ms);
-        return {};
+        return false;
     }
-    return finished.takeFirst().at(0).value<accum::SummaryRecord>();
+    summary = finished.takeFirst().at(0).value<accum::SummaryRecord>();
+    return true;
 }
 
 void TestStudioWindow::default_configuration() {
     const auto c = window_->config_panel()->config();
-    QCOMPARE(c.dataset, std::string("fashion-mnist"));
-    QCOMPARE(c.model, std::string("mlp"));
+    QCOMPARE(c.dataset, accum::DatasetKind::FashionMnist);
+    QCOMPARE(c.model, accum::ModelKind::Mlp);
     QCOMPARE(c.batch_size, 64);
     QCOMPARE(c.accumulation_steps, 4);
     QCOMPARE(c.epochs, 3);
     QCOMPARE(c.learning_rate, 0.05);
-    QCOMPARE(c.optimizer, std::string("sgd"));
+    QCOMPARE(c.optimizer, accum::OptimizerKind::Sgd);
     QVERIFY(c.output_dir.empty()); // the GUI writes no files unless asked
     QVERIFY(child<QLabel>("effective_batch")->text().contains(QStringLiteral("256")));
     QVERIFY(window_->run_action()->isEnabled());
@@ -138,7 +143,8 @@ void TestStudioWindow::invalid_value_disables_run() {
 
 void TestStudioWindow::tiny_run_fills_plots_and_table() {
     configure_tiny_run(32, 4, 20);
-    const auto summary = run_to_end();
+    accum::SummaryRecord summary;
+    QVERIFY(run_to_end(summary));
     QCOMPARE(int(summary.status), int(accum::RunStatus::Completed));
     QCOMPARE(summary.optimizer_steps, 20);
     QTRY_COMPARE(window_->loss_plot()->step_point_count(), 20);  // one per optimizer step
@@ -219,7 +225,8 @@ void TestStudioWindow::out_of_memory_banner_and_suggestion() {
     configure_tiny_run(2048, 1, 3);
     child<QLineEdit>("memory_budget")->setText(QStringLiteral("10MiB"));
     window_->resize(1500, 950); // the size of the README's screenshots: a memory plot about 110 px high
-    const auto oom = run_to_end();
+    accum::SummaryRecord oom;
+    QVERIFY(run_to_end(oom));
     QCOMPARE(int(oom.status), int(accum::RunStatus::OutOfMemory));
     QVERIFY(window_->oom_banner()->isVisible());
     QVERIFY(window_->run_action()->isEnabled());
@@ -233,7 +240,8 @@ void TestStudioWindow::out_of_memory_banner_and_suggestion() {
     const auto c = window_->config_panel()->config();
     QCOMPARE(c.batch_size, oom.suggested_batch_size);
     QCOMPARE(c.accumulation_steps, oom.suggested_accumulation_steps);
-    const auto ok = run_to_end();
+    accum::SummaryRecord ok;
+    QVERIFY(run_to_end(ok));
     QCOMPARE(int(ok.status), int(accum::RunStatus::Completed));
     QVERIFY(!window_->oom_banner()->isVisible());
 }
@@ -257,7 +265,7 @@ void TestStudioWindow::config_save_load_round_trip() {
     const auto loaded = window_->config_panel()->config();
     QCOMPARE(accum::to_json_text(loaded), accum::to_json_text(saved));
     QCOMPARE(loaded.batch_size, 48);
-    QCOMPARE(loaded.mode, std::string("trainer"));
+    QCOMPARE(loaded.mode, accum::Mode::Trainer);
     // The file is what accum-run --config reads.
     std::vector<accum::ConfigProblem> problems;
     QFile file(path);
@@ -320,6 +328,27 @@ void TestStudioWindow::refresh_budget_intervals() {
     QCOMPARE(budget.interval_after_redraw(250), 250); // not measuring yet
     budget.start();
     QCOMPARE(budget.interval_after_redraw(250), 250); // under half a second measured
+}
+
+// With a folder for runs, each run writes into a new directory of its own, made
+// for it (two runs in the same second included), never into an existing one.
+void TestStudioWindow::each_run_gets_its_own_directory() {
+    QTemporaryDir folder;
+    QDir(folder.path()).mkdir(QStringLiteral("someone-elses"));
+    configure_tiny_run(32, 2, 2);
+    child<QLineEdit>("output_dir")->setText(folder.path());
+    accum::SummaryRecord first, second;
+    QVERIFY(run_to_end(first));
+    QVERIFY(run_to_end(second));
+    QCOMPARE(first.status, accum::RunStatus::Completed);
+    QCOMPARE(second.status, accum::RunStatus::Completed);
+    auto dirs = QDir(folder.path()).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
+    dirs.removeOne(QStringLiteral("someone-elses"));
+    QCOMPARE(dirs.size(), 2);
+    for (const auto& d : dirs)
+        for (const char* file : {"config.json", "metrics.jsonl", "summary.json"})
+            QVERIFY2(QFile::exists(folder.filePath(d + "/" + file)), qPrintable(d + "/" + file));
+    QVERIFY(QDir(folder.filePath("someone-elses")).isEmpty());
 }
 
 QTEST_MAIN(TestStudioWindow)

@@ -36,8 +36,8 @@ namespace {
 
 accum::RunConfig tiny_config(std::int64_t batch, std::int64_t k, std::int64_t max_steps) {
     accum::RunConfig c;
-    c.dataset = "synthetic-pairs";
-    c.model = "mlp";
+    c.dataset = accum::DatasetKind::SyntheticPairs;
+    c.model = accum::ModelKind::Mlp;
     c.batch_size = batch;
     c.accumulation_steps = k;
     c.epochs = 0;
@@ -187,9 +187,9 @@ void TestTeachingLab::compare_styles_same_trajectory() {
         QCOMPARE(int(r.summary.status), int(accum::RunStatus::Completed));
         QCOMPARE(int(r.steps.size()), 12);
     }
-    QCOMPARE(runs[0].config.mode, std::string("pytorch"));
-    QCOMPARE(runs[1].config.mode, std::string("accelerator"));
-    QCOMPARE(runs[2].config.mode, std::string("trainer"));
+    QCOMPARE(runs[0].config.mode, accum::Mode::Pytorch);
+    QCOMPARE(runs[1].config.mode, accum::Mode::Accelerator);
+    QCOMPARE(runs[2].config.mode, accum::Mode::Trainer);
     // DESIGN invariant 7: the three styles give the same trajectory when L % K == 0.
     const double worst = window.lab_panel()->max_loss_difference();
     QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
@@ -229,9 +229,9 @@ void TestTeachingLab::pitfall_plans() {
     QCOMPARE(bn[0].config.effective_batch(), bn[1].config.effective_batch());
     const auto tokens = studio::plan_experiment(studio::Experiment::PitfallTokenLoss, base);
     QCOMPARE(int(tokens.size()), 3);
-    QCOMPARE(tokens[1].config.loss_normalization, std::string("mean"));
-    QCOMPARE(tokens[2].config.loss_normalization, std::string("tokens"));
-    QCOMPARE(tokens[2].config.model, std::string("transformer"));
+    QCOMPARE(tokens[1].config.loss_normalization, accum::LossNormalization::Mean);
+    QCOMPARE(tokens[2].config.loss_normalization, accum::LossNormalization::Tokens);
+    QCOMPARE(tokens[2].config.model, accum::ModelKind::Transformer);
     const auto sched = studio::plan_experiment(studio::Experiment::PitfallScheduler, base);
     QCOMPARE(int(sched.size()), 2);
     QVERIFY(!sched[0].config.scheduler_per_micro_batch && sched[1].config.scheduler_per_micro_batch);

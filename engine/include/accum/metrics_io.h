@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "accum/records.h"
 
@@ -21,5 +22,11 @@ using AnyRecord = std::variant<StepRecord, EvalRecord, MemoryRecord, SummaryReco
 std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& error);
 
 std::optional<RunStatus> parse_run_status(const std::string& text);
+
+// For a run resumed into the directory of its metrics file: the file's complete
+// records up to optimizer step `step` (the checkpoint's), in order, as lines. A
+// run killed with -9 may have logged steps after its checkpoint and left half a
+// line; those, unreadable lines and the old summary are left out.
+std::vector<std::string> records_through_step(const std::string& metrics_path, std::int64_t step);
 
 } // namespace accum

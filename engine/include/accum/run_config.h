@@ -9,13 +9,36 @@
 
 namespace accum {
 
+// The enumerated options. Each is parsed from its command-line / JSON name once,
+// in the option table (run_config.cpp); everything past it switches on the enum.
+enum class Mode { Pytorch, Accelerator, Trainer };
+enum class DatasetKind { FashionMnist, SyntheticPairs, SyntheticLm, Csv };
+enum class ModelKind { Mlp, Cnn, Transformer };
+enum class OptimizerKind { Sgd, AdamW };
+enum class SchedulerKind { Constant, Linear, Cosine };
+// When to evaluate or save: Transformers' IntervalStrategy.
+enum class Strategy { Epoch, Steps, No };
+enum class LossNormalization { Mean, Tokens };
+// The engine's hand-written CPU kernels (fused) or LibTorch's own operators (aten).
+enum class CpuKernels { Fused, Aten };
+
+// Names of an enumerated option's values, in their order of declaration
+// ("pytorch", "accelerator", "trainer"). Defined for the enums above.
+template <typename E>
+const std::vector<std::string>& choice_names();
+template <typename E>
+const std::string& to_string(E value);
+// The value a name stands for; nothing for an unknown name.
+template <typename E>
+std::optional<E> parse_choice(const std::string& name);
+
 struct RunConfig {
     // What to train.
-    std::string mode = "pytorch";          // pytorch | accelerator | trainer
-    std::string dataset = "fashion-mnist"; // fashion-mnist | synthetic-pairs | synthetic-lm | csv
+    Mode mode = Mode::Pytorch;
+    DatasetKind dataset = DatasetKind::FashionMnist;
     std::string data_path;                 // directory (fashion-mnist) or file (csv); empty = default
     std::string label_column = "label";    // csv only
-    std::string model = "mlp";             // mlp | cnn | transformer
+    ModelKind model = ModelKind::Mlp;
     bool batch_norm = false;               // add BatchNorm to the mlp/cnn (a pitfall demo)
     double dropout = 0.0;                  // dropout probability in the model
     // Pitfall demo (pytorch style): lr_scheduler.step() after every micro-batch
@@ -30,20 +53,20 @@ struct RunConfig {
 
     // Optimisation.
     double learning_rate = 0.05;
-    std::string optimizer = "sgd";         // sgd | adamw
+    OptimizerKind optimizer = OptimizerKind::Sgd;
     double momentum = 0.9;                 // sgd only
     double weight_decay = 0.0;
-    std::string scheduler = "constant";    // constant | linear | cosine
+    SchedulerKind scheduler = SchedulerKind::Constant;
     std::int64_t warmup_steps = 0;
     double max_grad_norm = 0.0;            // 0 = no clipping
     bool skip_nonfinite = false;           // skip a window whose loss/gradient is not finite (as GradScaler does)
-    std::string loss_normalization = "mean"; // mean | tokens
+    LossNormalization loss_normalization = LossNormalization::Mean;
 
     // Evaluation, logging, checkpoints.
-    std::string eval_strategy = "epoch";   // epoch | steps | no
+    Strategy eval_strategy = Strategy::Epoch;
     std::int64_t eval_steps = 0;           // with eval_strategy steps
     std::int64_t logging_steps = 10;       // stdout log every N optimizer steps
-    std::string save_strategy = "epoch";   // epoch | steps | no (trainer)
+    Strategy save_strategy = Strategy::Epoch;
     std::int64_t save_steps = 0;
     std::int64_t save_total_limit = 0;     // 0 = keep all
     bool auto_find_batch_size = false;     // trainer / accelerator
@@ -53,8 +76,10 @@ struct RunConfig {
     bool shuffle = true;
     std::string device = "auto";           // auto | cpu | cuda | cuda:N
     int threads = 0;                       // 0 = chosen by the engine
+    CpuKernels cpu_kernels = CpuKernels::Fused;
     std::string memory_budget = "0";       // e.g. 512MiB, 2GiB; 0 = none
     std::string output_dir;                // empty = no files
+    bool overwrite_output_dir = false;     // replace a run already in output_dir
     std::string metrics_file;              // empty = <output_dir>/metrics.jsonl
     std::string resume_from;               // checkpoint directory
     bool quiet = false;
@@ -85,14 +110,7 @@ std::string format_byte_size(std::int64_t bytes);
 inline constexpr std::int64_t kFashionMnistTrainSize = 60000;
 inline constexpr std::int64_t kSyntheticPairsTrainSize = 4000;
 inline constexpr std::int64_t kSyntheticLmTrainSize = 2000;
-std::int64_t builtin_train_size(const std::string& dataset);
-
-// The known names of the enumerated options, for help texts and the GUI.
-const std::vector<std::string>& known_modes();
-const std::vector<std::string>& known_datasets();
-const std::vector<std::string>& known_models();
-const std::vector<std::string>& known_optimizers();
-const std::vector<std::string>& known_schedulers();
+std::int64_t builtin_train_size(DatasetKind dataset);
 
 // JSON, with the same keys as the long command-line options ("batch-size").
 // from_json_text applies the keys it finds on top of `base`; problems name the key.

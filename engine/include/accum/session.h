@@ -1,6 +1,7 @@
 #pragma once
-// Runs one training run on the calling thread. stop(), pause() and resume()
-// may be called from any other thread; the run polls them between micro-batches.
+// Runs one training run on the calling thread. A run is stopped through the
+// stop token given to run(); pause(), resume() and step_once() may be called from
+// any other thread. The run polls them between micro-batches.
 
 #include <memory>
 #include <stop_token>
@@ -25,7 +26,7 @@ public:
     // returned summary, which is also sent to the sink. A run that runs out of
     // memory under a configured budget measures the micro-batch × K it suggests
     // (plan_memory, a few short probe runs) before it returns; the sink's on_log
-    // says so, and stop() cuts the measuring short.
+    // says so, and a stop cuts the measuring short.
     //
     // `stop` belongs to this one run: a stop requested through it, before the
     // run has started or while it runs, ends it at the next micro-batch boundary
@@ -33,10 +34,6 @@ public:
     // std::stop_source, and a stop meant for one run cannot reach the next.
     SummaryRecord run(const RunConfig& config, Sink& sink, std::stop_token stop = {});
 
-    // Thread-safe; ends the run in progress at the next micro-batch boundary.
-    // Each run() starts with this flag clear: a stop that may land before the run
-    // has started goes through run()'s `stop` token instead.
-    void stop();
     void pause();     // thread-safe; the run waits at the next micro-batch boundary
     void resume();
     // While paused: let exactly one more micro-batch run, then pause again.

@@ -266,11 +266,13 @@ DataSplits load_csv_dataset(const std::string& path, const std::string& label_co
 }
 
 DataSplits load_dataset(const RunConfig& config) {
-    if (config.dataset == "fashion-mnist") return load_fashion_mnist(config.data_path);
-    if (config.dataset == "synthetic-pairs") return make_synthetic_pairs(config.seed);
-    if (config.dataset == "synthetic-lm") return make_synthetic_lm(config.seed);
-    if (config.dataset == "csv") return load_csv_dataset(config.data_path, config.label_column, config.seed);
-    throw ConfigError("--dataset: unknown dataset '" + config.dataset + "'");
+    switch (config.dataset) {
+    case DatasetKind::FashionMnist: return load_fashion_mnist(config.data_path);
+    case DatasetKind::SyntheticPairs: return make_synthetic_pairs(config.seed);
+    case DatasetKind::SyntheticLm: return make_synthetic_lm(config.seed);
+    case DatasetKind::Csv: return load_csv_dataset(config.data_path, config.label_column, config.seed);
+    }
+    throw ConfigError("--dataset: unknown dataset");
 }
 
 } // namespace accum

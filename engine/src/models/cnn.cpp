@@ -15,7 +15,7 @@ namespace {
 
 class Cnn final : public Model {
 public:
-    Cnn(const RunConfig& config, const TensorDataset& data) {
+    Cnn(const RunConfig& config, const TensorDataset& data, KernelSet kernels) : Model(kernels) {
         torch::nn::Sequential f;
         auto conv_block = [&](std::int64_t in, std::int64_t out) {
             f->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(1)));
@@ -50,8 +50,8 @@ private:
 
 } // namespace
 
-std::shared_ptr<Model> make_cnn(const RunConfig& config, const TensorDataset& data) {
-    return std::make_shared<Cnn>(config, data);
+std::shared_ptr<Model> make_cnn(const RunConfig& config, const TensorDataset& data, KernelSet kernels) {
+    return std::make_shared<Cnn>(config, data, kernels);
 }
 
 } // namespace accum

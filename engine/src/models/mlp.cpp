@@ -8,7 +8,6 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 
-#include "models/fused_dense.h"
 #include "models/model.h"
 
 namespace accum {
@@ -17,7 +16,7 @@ namespace {
 
 class Mlp final : public Model {
 public:
-    Mlp(const RunConfig& config, const TensorDataset& data) : task_(data.task) {
+    Mlp(const RunConfig& config, const TensorDataset& data, KernelSet kernels) : Model(kernels), task_(data.task) {
         std::int64_t in = data.num_features;
         if (task_ == Task::SequenceClassification || task_ == Task::LanguageModeling) {
             embedding_ = register_module("embedding", torch::nn::Embedding(data.vocab_size, 64));
@@ -35,9 +34,8 @@ public:
         body->push_back(torch::nn::Linear(128, data.num_classes));
         body_ = register_module("body", body);
         // Without BatchNorm or dropout the body is Linear, ReLU, Linear, ReLU, Linear:
-        // on the CPU it trains as one fused operator (models/fused_dense.h), on the
-        // same parameter tensors.
-        if (mlp_trains_fused(config))
+        // a dense stack the kernels may run as one operator, on the same parameters.
+        if (dense_stack_trains_fused(config))
             for (const auto& layer : body_->children())
                 if (const auto* linear = layer->as<torch::nn::Linear>()) {
                     fused_params_.push_back(linear->weight);
@@ -69,13 +67,12 @@ public:
 
 private:
     torch::Tensor body(const torch::Tensor& input) {
-        if (!fused_params_.empty() && fused_dense_available(input, fused_params_))
-            return fused_dense(input, fused_params_);
-        return body_->forward(input);
+        if (fused_params_.empty()) return body_->forward(input);
+        return kernels().dense_stack(input, fused_params_, [this](const torch::Tensor& x) { return body_->forward(x); });
     }
 
     Task task_;
-    std::vector<torch::Tensor> fused_params_; // W₀, b₀, W₁, …, when the body can run fused
+    std::vector<torch::Tensor> fused_params_; // W₀, b₀, W₁, …, when the body is a dense stack
     torch::nn::Embedding embedding_{nullptr};
     torch::nn::Sequential body_{nullptr};
     std::string description_;
@@ -83,12 +80,8 @@ private:
 
 } // namespace
 
-bool mlp_trains_fused(const RunConfig& config) {
-    return config.model == "mlp" && !config.batch_norm && config.dropout <= 0 && fused_dense_enabled();
-}
-
-std::shared_ptr<Model> make_mlp(const RunConfig& config, const TensorDataset& data) {
-    return std::make_shared<Mlp>(config, data);
+std::shared_ptr<Model> make_mlp(const RunConfig& config, const TensorDataset& data, KernelSet kernels) {
+    return std::make_shared<Mlp>(config, data, kernels);
 }
 
 } // namespace accum

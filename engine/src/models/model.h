@@ -12,6 +12,7 @@
 #include "accum/run_config.h"
 #include "data/batch.h"
 #include "data/dataset.h"
+#include "kernels/kernels.h"
 
 namespace accum {
 
@@ -23,26 +24,25 @@ struct ModelOutput {
 
 class Model : public torch::nn::Module {
 public:
+    explicit Model(KernelSet kernels) : kernels_(kernels) {}
     ModelOutput forward(const Batch& batch);
+    // outputs = model(batch), as in Python.
+    ModelOutput operator()(const Batch& batch) { return forward(batch); }
+    // model.zero_grad() as PyTorch 2 (set_to_none=True); LibTorch 1.13 wrote zeros.
+    void zero_grad(bool set_to_none = true) override { torch::nn::Module::zero_grad(set_to_none); }
     virtual torch::Tensor logits(const Batch& batch) = 0;
     virtual std::string describe() const = 0;
     std::int64_t parameter_count() const;
+
+protected:
+    const KernelSet& kernels() const { return kernels_; }
+
+private:
+    KernelSet kernels_;
 };
 
-// Builds the model the config names, sized from the data. Throws ConfigError.
-std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& data);
-
-// Whether the config's model is the MLP with a body that trains as one fused
-// operator on the CPU (models/fused_dense.h): no BatchNorm, no dropout, and not
-// switched off. The session chooses its threads by it.
-bool mlp_trains_fused(const RunConfig& config);
-
-// Cross-entropy over label items (ignore_index -100): the sum, and the sum divided
-// by `items` (the mean over the label items).
-struct CrossEntropy {
-    torch::Tensor sum;
-    torch::Tensor mean;
-};
-CrossEntropy cross_entropy(const torch::Tensor& logits, const torch::Tensor& labels, double items);
+// Builds the model the config names, sized from the data, computing with
+// `kernels`. Throws ConfigError.
+std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& data, KernelSet kernels);
 
 } // namespace accum

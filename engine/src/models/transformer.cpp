@@ -9,7 +9,6 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
-#include "models/fused_attention.h"
 #include "models/model.h"
 
 namespace accum {
@@ -20,8 +19,8 @@ constexpr std::int64_t kModel = 64, kHeads = 4, kFeedForward = 128, kLayers = 2;
 
 class EncoderLayer final : public torch::nn::Module {
 public:
-    explicit EncoderLayer(double dropout)
-        : qkv_(register_module("qkv", torch::nn::Linear(kModel, 3 * kModel))),
+    EncoderLayer(double dropout, KernelSet kernels)
+        : kernels_(kernels), qkv_(register_module("qkv", torch::nn::Linear(kModel, 3 * kModel))),
           out_(register_module("out", torch::nn::Linear(kModel, kModel))),
           ff1_(register_module("ff1", torch::nn::Linear(kModel, kFeedForward))),
           ff2_(register_module("ff2", torch::nn::Linear(kFeedForward, kModel))),
@@ -34,10 +33,8 @@ public:
         const auto b = x.size(0), t = x.size(1);
         const auto packed = qkv_->forward(x);
         const double scale = 1.0 / std::sqrt(double(kModel / kHeads));
-        torch::Tensor context;
-        if (fused_attention_available(packed, is_training() && dropout_->options.p() > 0.0)) {
-            context = fused_attention(packed, bias, kHeads, scale);
-        } else {
+        const bool attention_dropout = is_training() && dropout_->options.p() > 0.0;
+        const auto context = kernels_.attention(packed, bias, kHeads, scale, attention_dropout, [&] {
             const auto qkv = packed.view({b, t, 3, kHeads, kModel / kHeads}).permute({2, 0, 3, 1, 4});
             const auto q = qkv[0], k = qkv[1], v = qkv[2];
             // bias + scale · q kᵀ in one fused batched GEMM (baddbmm) instead of matmul, mul and add.
@@ -48,14 +45,15 @@ public:
                                                /*beta=*/1.0, /*alpha=*/scale)
                                     .view({b, kHeads, t, t});
             auto attn = dropout_->forward(torch::softmax(scores, -1));
-            context = torch::matmul(attn, v).transpose(1, 2).reshape({b, t, kModel});
-        }
+            return torch::matmul(attn, v).transpose(1, 2).reshape({b, t, kModel});
+        });
         auto h = norm1_->forward(x + dropout_->forward(out_->forward(context)));
         auto ff = ff2_->forward(dropout_->forward(torch::relu(ff1_->forward(h))));
         return norm2_->forward(h + dropout_->forward(ff));
     }
 
 private:
+    KernelSet kernels_;
     torch::nn::Linear qkv_, out_, ff1_, ff2_;
     torch::nn::LayerNorm norm1_, norm2_;
     torch::nn::Dropout dropout_;
@@ -63,11 +61,13 @@ private:
 
 class Transformer final : public Model {
 public:
-    Transformer(const RunConfig& config, const TensorDataset& data) : causal_(data.task == Task::LanguageModeling) {
+    Transformer(const RunConfig& config, const TensorDataset& data, KernelSet kernels)
+        : Model(kernels), causal_(data.task == Task::LanguageModeling) {
         tokens_ = register_module("tokens", torch::nn::Embedding(data.vocab_size, kModel));
         positions_ = register_module("positions", torch::nn::Embedding(data.max_length, kModel));
         for (std::int64_t i = 0; i < kLayers; ++i)
-            layers_.push_back(register_module("layer" + std::to_string(i), std::make_shared<EncoderLayer>(config.dropout)));
+            layers_.push_back(register_module("layer" + std::to_string(i),
+                                              std::make_shared<EncoderLayer>(config.dropout, kernels)));
         head_ = register_module("head", torch::nn::Linear(kModel, data.num_classes));
         description_ = std::string("transformer d64 x2 layers, ") + (causal_ ? "causal LM head" : "classifier") +
                        " (" + std::to_string(data.num_classes) + " outputs)";
@@ -103,8 +103,8 @@ private:
 
 } // namespace
 
-std::shared_ptr<Model> make_transformer(const RunConfig& config, const TensorDataset& data) {
-    return std::make_shared<Transformer>(config, data);
+std::shared_ptr<Model> make_transformer(const RunConfig& config, const TensorDataset& data, KernelSet kernels) {
+    return std::make_shared<Transformer>(config, data, kernels);
 }
 
 } // namespace accum

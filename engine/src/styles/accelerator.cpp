@@ -1,7 +1,5 @@
 #include "styles/accelerator.h"
 
-#include <torch/nn/utils/clip_grad.h>
-#include <torch/optim/optimizer.h>
 
 #include "data/data_loader.h"
 #include "models/model.h"
@@ -13,17 +11,22 @@ namespace accum {
 // ------------------------------------------------------------ the pieces
 
 void AcceleratedOptimizer::step() {
-    if (state_.sync_gradients) optimizer_.step();
+    if (!state_.sync_gradients) return;
+    step_was_skipped_ = state_.may_step && !state_.may_step(state_.last_grad_norm);
+    if (!step_was_skipped_) optimizer_.step();
 }
 
 void AcceleratedOptimizer::zero_grad() {
-    if (state_.sync_gradients) accum::zero_grad(optimizer_);
+    if (state_.sync_gradients) optimizer_.zero_grad();
 }
 
 void AcceleratedScheduler::step() {
-    if (!state_.sync_gradients) return; // the optimizer did not step, neither does the schedule
+    if (!state_.sync_gradients) return;         // the optimizer did not step, neither does the schedule
+    if (optimizer_.step_was_skipped()) return;  // nor after a skipped step
     scheduler_.step();
 }
+
+void PreparedDataLoader::set_epoch(std::int64_t epoch) { loader_.set_epoch(epoch); }
 
 PreparedDataLoader::Iterator::Iterator(PreparedDataLoader* owner, std::int64_t index) : owner_(owner), index_(index) {
     if (owner_ && index_ < owner_->size()) {
@@ -65,15 +68,18 @@ PreparedDataLoader::Iterator PreparedDataLoader::end() { return Iterator(nullptr
 
 std::int64_t PreparedDataLoader::size() const { return loader_.size(); }
 
+std::int64_t PreparedDataLoader::items_in(std::int64_t first, std::int64_t last) const {
+    return loader_.items_in(first, last);
+}
+
 Accelerator::Accelerator(std::int64_t gradient_accumulation_steps, torch::Device device) : device_(device) {
     gradient_state.num_steps = gradient_accumulation_steps;
 }
 
-Accelerator::Prepared Accelerator::prepare(Model& model, torch::optim::Optimizer& optimizer, DataLoader& loader,
+Accelerator::Prepared Accelerator::prepare(Model& model, Optimizer& optimizer, DataLoader& loader,
                                            LrScheduler& scheduler) {
     model.to(device_);
-    return Prepared{model, AcceleratedOptimizer(optimizer, gradient_state),
-                    PreparedDataLoader(loader, gradient_state, device_), AcceleratedScheduler(scheduler, gradient_state)};
+    return Prepared(model, optimizer, loader, scheduler, gradient_state, device_);
 }
 
 void Accelerator::do_sync() {
@@ -97,12 +103,14 @@ void Accelerator::backward(const torch::Tensor& loss) {
 }
 
 double Accelerator::clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm) {
-    return torch::nn::utils::clip_grad_norm_(parameters, max_norm);
+    gradient_state.last_grad_norm = accum::clip_grad_norm_(parameters, max_norm);
+    return gradient_state.last_grad_norm;
 }
 
 // ------------------------------------------------------------ the loop
 //
-// Read beside the Python it mirrors:
+// The region between the listing marks is what the studio's code panel shows.
+// Read it beside the Python it mirrors:
 //
 //   accelerator = Accelerator(gradient_accumulation_steps=K)
 //   model, optimizer, train_dataloader, lr_scheduler = accelerator.prepare(
@@ -120,48 +128,44 @@ double Accelerator::clip_grad_norm_(const std::vector<torch::Tensor>& parameters
 //               lr_scheduler.step()
 //               optimizer.zero_grad()
 void run_accelerator_style(RunContext& ctx) {
-    Accelerator accelerator(ctx.config.accumulation_steps, ctx.device);
+    const std::int64_t K = ctx.config.accumulation_steps;
+    const auto num_epochs = ctx.num_epochs();
+    const double max_grad_norm = ctx.config.max_grad_norm;
+    const bool token_loss = ctx.uses_token_normalization();
+    double num_items_in_batch = 1; // label tokens of the current window (token loss)
+
+    // listing:begin
+    Accelerator accelerator(/*gradient_accumulation_steps=*/K, ctx.device);
     auto [model, optimizer, train_dataloader, lr_scheduler] =
         accelerator.prepare(*ctx.model, *ctx.optimizer, *ctx.train_loader, *ctx.lr_scheduler);
-    const std::int64_t K = accelerator.gradient_accumulation_steps();
-    const bool token_normalised = ctx.uses_token_normalization();
-    double num_items_in_batch = 1; // label tokens of the current window (token normalisation)
-
-    for (std::int64_t epoch = ctx.progress.epoch; epoch < ctx.num_epochs(); ++epoch) {
-        ctx.begin_epoch(epoch);                                   // model.train()
-        train_dataloader.skip_first_batches(ctx.progress.next_index);
-        const std::int64_t L = train_dataloader.size();
-        for (auto it = train_dataloader.begin(); it != train_dataloader.end(); ++it) {  // for batch in train_dataloader:
-            if (!ctx.proceed()) return;
+    accelerator.gradient_state.may_step = [&ctx](double norm) { return ctx.window_is_finite(norm); };  // else skipped
+    for (auto epoch = ctx.progress.epoch; epoch < num_epochs; ++epoch) {
+        model.train();
+        train_dataloader.set_epoch(epoch);                       // this epoch's shuffle
+        train_dataloader.skip_first_batches(ctx.progress.next_index);  // resuming mid-epoch
+        const auto L = train_dataloader.size();
+        for (auto it = train_dataloader.begin(); it != train_dataloader.end(); ++it) {
+            if (!ctx.proceed()) return;                          // Pause and Stop
             const Batch& batch = *it;
-            const std::int64_t index = it.index();
-            const std::int64_t window_start = index - index % K, window_end = std::min(window_start + K, L);
-            if (token_normalised && index == window_start)
-                num_items_in_batch = static_cast<double>(ctx.train_loader->items_in(window_start, window_end));
-            auto scope = accelerator.accumulate(model);           // with accelerator.accumulate(model):
-            auto outputs = model.forward(batch);                  //     outputs = model(inputs, labels=targets)
-            // Token-level loss: sum / num_items_in_batch of the window, times K
-            // because accelerator.backward divides by K again.
-            auto loss = token_normalised ? outputs.loss_sum * (static_cast<double>(K) / num_items_in_batch)
-                                         : outputs.loss;          //     loss = outputs.loss
-            accelerator.backward(loss);                           //     accelerator.backward(loss)
-            ctx.after_backward(outputs, batch, static_cast<int>(index - window_start + 1),
-                               static_cast<int>(window_end - window_start), accelerator.sync_gradients());
-            WindowUpdate update;
-            if (accelerator.sync_gradients())                     //     if accelerator.sync_gradients:
-                update = ctx.before_optimizer_step();             //         clip_grad_norm_(...) once per window
-            if (!update.skip) {                                   //     (--skip-nonfinite: step_was_skipped)
-                optimizer.step();                                 //     optimizer.step()      (no-op until sync)
-                lr_scheduler.step();                              //     lr_scheduler.step()   (no-op until sync)
-            }
-            optimizer.zero_grad();                                //     optimizer.zero_grad() (no-op until sync)
-            if (accelerator.sync_gradients()) {
-                ctx.after_optimizer_step(update, index + 1);
-                if (ctx.max_steps_reached_mid_epoch(index + 1)) return;
-            }
+            const auto index = it.index();
+            if (token_loss && index % K == 0)                    // label tokens of the whole window
+                num_items_in_batch = train_dataloader.items_in(index, std::min(index + K, L));
+            auto scope = accelerator.accumulate(model);          // with accelerator.accumulate(model):
+            auto outputs = model(batch);                                                  //@forward
+            auto loss = token_loss ? outputs.loss_sum * (K / num_items_in_batch)  // backward divides by K
+                                   : outputs.loss;
+            accelerator.backward(loss);                          // (loss / K).backward()  //@scale,backward
+            ctx.micro_batch_done(outputs, batch, index, accelerator.sync_gradients());
+            if (accelerator.sync_gradients())
+                accelerator.clip_grad_norm_(model.parameters(), max_grad_norm);
+            optimizer.step();                                    // no-op until sync          //@step
+            lr_scheduler.step();                                 // no-op until sync          //@scheduler
+            optimizer.zero_grad();                               // no-op until sync          //@zero_grad
+            if (accelerator.sync_gradients() && !ctx.optimizer_step_done(index + 1)) return;
         }
-        ctx.end_epoch();
+        ctx.epoch_done();
     }
+    // listing:end
 }
 
 } // namespace accum

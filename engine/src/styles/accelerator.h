@@ -7,7 +7,9 @@
 //    realign every epoch;
 //  - backward(loss) divides by K, also in a partial last window;
 //  - the prepared optimizer's step()/zero_grad() do nothing while not syncing;
-//  - the prepared scheduler advances only on sync;
+//    a step it skips (a non-finite window, as with an overflowed GradScaler)
+//    sets step_was_skipped;
+//  - the prepared scheduler advances only on sync, and not after a skipped step;
 //  - the prepared loader reads one batch ahead to know it is at the end.
 
 #include <cstdint>
@@ -20,42 +22,46 @@
 #include "data/batch.h"
 #include "memory/out_of_memory.h" // find_executable_batch_size, as accelerate.utils has it
 
-namespace torch::optim {
-class Optimizer;
-}
-
 namespace accum {
 
 class DataLoader;
 class LrScheduler;
 class Model;
+class Optimizer;
 
 struct GradientState {
     std::int64_t num_steps = 1;      // gradient_accumulation_steps
     std::int64_t step = 0;           // micro-batches since the last sync
     bool sync_gradients = true;
     bool end_of_dataloader = false;
+    double last_grad_norm = 0.0;     // what the last clip_grad_norm_ measured
+    // The engine's check before a sync step (styles/accelerator.cpp): false skips it.
+    std::function<bool(double grad_norm)> may_step;
 };
 
 class AcceleratedOptimizer {
 public:
-    AcceleratedOptimizer(torch::optim::Optimizer& optimizer, GradientState& state) : optimizer_(optimizer), state_(state) {}
-    void step();      // optimizer.step() only when sync_gradients
+    AcceleratedOptimizer(Optimizer& optimizer, GradientState& state) : optimizer_(optimizer), state_(state) {}
+    void step();      // optimizer.step() only when sync_gradients (and the window is finite)
     void zero_grad(); // optimizer.zero_grad() only when sync_gradients
-    torch::optim::Optimizer& wrapped() { return optimizer_; }
+    bool step_was_skipped() const { return step_was_skipped_; }
+    Optimizer& wrapped() { return optimizer_; }
 
 private:
-    torch::optim::Optimizer& optimizer_;
+    Optimizer& optimizer_;
     GradientState& state_;
+    bool step_was_skipped_ = false;
 };
 
 class AcceleratedScheduler {
 public:
-    AcceleratedScheduler(LrScheduler& scheduler, GradientState& state) : scheduler_(scheduler), state_(state) {}
-    void step(); // advances only when sync_gradients
+    AcceleratedScheduler(LrScheduler& scheduler, AcceleratedOptimizer& optimizer, GradientState& state)
+        : scheduler_(scheduler), optimizer_(optimizer), state_(state) {}
+    void step(); // advances only when sync_gradients, and not after a skipped optimizer step
 
 private:
     LrScheduler& scheduler_;
+    AcceleratedOptimizer& optimizer_;
     GradientState& state_;
 };
 
@@ -65,6 +71,7 @@ class PreparedDataLoader {
 public:
     PreparedDataLoader(DataLoader& loader, GradientState& state, torch::Device device)
         : loader_(loader), state_(state), device_(device) {}
+    void set_epoch(std::int64_t epoch); // the epoch's shuffle, as the sampler's set_epoch
 
     class Iterator {
     public:
@@ -85,6 +92,8 @@ public:
     Iterator begin();
     Iterator end();
     std::int64_t size() const;
+    // Label items (samples, or tokens) in batches [first, last).
+    std::int64_t items_in(std::int64_t first, std::int64_t last) const;
     // accelerator.skip_first_batches(): start the next iteration at `n` (resume).
     void skip_first_batches(std::int64_t n) { skip_ = n; }
 
@@ -100,13 +109,19 @@ class Accelerator {
 public:
     explicit Accelerator(std::int64_t gradient_accumulation_steps, torch::Device device = torch::kCPU);
 
+    // The prepared objects refer to each other, so they never move: prepare()
+    // returns them as a prvalue (bind it, as `auto [model, optimizer, …] = …`).
     struct Prepared {
+        Prepared(Model& m, Optimizer& o, DataLoader& d, LrScheduler& s, GradientState& state, torch::Device device)
+            : model(m), optimizer(o, state), train_dataloader(d, state, device), lr_scheduler(s, optimizer, state) {}
+        Prepared(const Prepared&) = delete;
+        Prepared& operator=(const Prepared&) = delete;
         Model& model;
         AcceleratedOptimizer optimizer;
         PreparedDataLoader train_dataloader;
         AcceleratedScheduler lr_scheduler;
     };
-    Prepared prepare(Model& model, torch::optim::Optimizer& optimizer, DataLoader& loader, LrScheduler& scheduler);
+    Prepared prepare(Model& model, Optimizer& optimizer, DataLoader& loader, LrScheduler& scheduler);
 
     // with accelerator.accumulate(model): — an RAII scope per micro-batch.
     class AccumulateScope {

@@ -1,4 +1,7 @@
-// The plain PyTorch loop. Read it beside the Python it mirrors:
+// The plain PyTorch loop. The region between the listing marks is what the
+// studio's code panel shows, line for line (resources/code/CMakeLists.txt
+// extracts it at build time; a trailing //@role names the role a line plays for
+// the panel's highlighting). Read it beside the Python it mirrors:
 //
 //   for epoch in range(num_epochs):
 //       model.train()
@@ -7,6 +10,7 @@
 //           loss = outputs.loss / gradient_accumulation_steps
 //           loss.backward()
 //           if (index + 1) % gradient_accumulation_steps == 0 or index + 1 == len(train_loader):
+//               torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
 //               optimizer.step()
 //               lr_scheduler.step()
 //               optimizer.zero_grad()
@@ -34,45 +38,44 @@ void run_pytorch_loop(RunContext& ctx) {
     auto& optimizer = *ctx.optimizer;
     auto& lr_scheduler = *ctx.lr_scheduler;
     auto& train_loader = *ctx.train_loader;
-    const std::int64_t gradient_accumulation_steps = ctx.config.accumulation_steps;
-    const bool token_normalised = ctx.uses_token_normalization();
-    double num_items_in_batch = 1; // label tokens of the current window (token normalisation)
+    const auto& device = ctx.device;
+    const auto num_epochs = ctx.num_epochs();
+    const double max_grad_norm = ctx.config.max_grad_norm;
+    const bool token_loss = ctx.uses_token_normalization();
+    double num_items_in_batch = 1; // label tokens of the current window (token loss)
 
-    for (std::int64_t epoch = ctx.progress.epoch; epoch < ctx.num_epochs(); ++epoch) {
-        ctx.begin_epoch(epoch);                                   // model.train()
-        const std::int64_t L = train_loader.size();               // len(train_loader)
-        for (std::int64_t index = ctx.progress.next_index; index < L; ++index) {
-            if (!ctx.proceed()) return;                           // Stop / Pause from the studio
-            const auto batch = train_loader.batch(index).to(ctx.device);
-            const std::int64_t window_start = index - index % gradient_accumulation_steps;
-            const std::int64_t window_end = std::min(window_start + gradient_accumulation_steps, L);
-
-            if (token_normalised && index == window_start)
-                num_items_in_batch = static_cast<double>(train_loader.items_in(window_start, window_end));
-
-            auto outputs = model.forward(batch);                  // outputs = model(inputs, labels=targets)
-            auto loss = token_normalised ? outputs.loss_sum / num_items_in_batch
-                                         : outputs.loss / static_cast<double>(gradient_accumulation_steps);
-            loss.backward();                                      // loss.backward()
-
-            const bool sync = (index + 1) % gradient_accumulation_steps == 0 || index + 1 == L;
-            // The pitfall: a scheduler stepped per micro-batch runs K times too fast.
-            if (ctx.config.scheduler_per_micro_batch && !sync) lr_scheduler.step();
-            ctx.after_backward(outputs, batch, static_cast<int>(index - window_start + 1),
-                               static_cast<int>(window_end - window_start), sync);
+    // listing:begin
+    const std::int64_t K = ctx.config.accumulation_steps;  // gradient_accumulation_steps
+    for (auto epoch = ctx.progress.epoch; epoch < num_epochs; ++epoch) {
+        model.train();
+        train_loader.set_epoch(epoch);                       // this epoch's shuffle
+        const auto L = train_loader.size();                  // len(train_loader)
+        for (auto index = ctx.progress.next_index; index < L; ++index) {
+            if (!ctx.proceed()) return;                      // Pause and Stop
+            const auto batch = train_loader.batch(index).to(device);
+            if (token_loss && index % K == 0)                // label tokens of the whole window
+                num_items_in_batch = train_loader.items_in(index, std::min(index + K, L));
+            auto outputs = model(batch);                                          //@forward
+            auto loss = token_loss ? outputs.loss_sum / num_items_in_batch        //@scale
+                                   : outputs.loss / K;                            //@scale
+            loss.backward();                                 // .grad += ∂loss/∂w  //@backward
+            const bool sync = (index + 1) % K == 0 || index + 1 == L;
+            ctx.micro_batch_done(outputs, batch, index, sync);
+            if (ctx.config.scheduler_per_micro_batch && !sync)
+                lr_scheduler.step();                         // the pitfall: K times too fast
             if (sync) {
-                const auto update = ctx.before_optimizer_step();  // clip once per window, grad norm
-                if (!update.skip) {                               // (--skip-nonfinite, as GradScaler)
-                    optimizer.step();                             // optimizer.step()
-                    lr_scheduler.step();                          // lr_scheduler.step()
+                const double grad_norm = clip_grad_norm_(model.parameters(), max_grad_norm);
+                if (ctx.window_is_finite(grad_norm)) {       // else skipped, or diverged
+                    optimizer.step();                                             //@step
+                    lr_scheduler.step();                                          //@scheduler
                 }
-                zero_grad(optimizer);                             // optimizer.zero_grad()
-                ctx.after_optimizer_step(update, index + 1);
-                if (ctx.max_steps_reached_mid_epoch(index + 1)) return;
+                optimizer.zero_grad();                                            //@zero_grad
+                if (!ctx.optimizer_step_done(index + 1)) return;  // log, evaluate, save
             }
         }
-        ctx.end_epoch();
+        ctx.epoch_done();
     }
+    // listing:end
 }
 
 } // namespace accum

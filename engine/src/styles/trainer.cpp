@@ -17,20 +17,93 @@
 //               loss.backward()
 //           clip_grad_norm_; optimizer.step(); lr_scheduler.step(); model.zero_grad()
 //           global_step += 1; _maybe_log_save_evaluate()
+//
+// The region between the listing marks is what the studio's code panel shows.
 #include "styles/trainer.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
-#include "accum/run_config.h"
-#include "training/checkpoint.h"
-#include "training/evaluation.h"
+#include "training/python_format.h"
 #include "training/run_context.h"
 
 namespace accum {
+
+namespace {
+
+using nlohmann::json;
+
+// A Python dict literal of (key, value) pairs: {'loss': 0.5, 'epoch': 1.0}.
+std::string python_dict(std::initializer_list<std::pair<const char*, double>> items) {
+    std::string out = "{";
+    for (const auto& [key, value] : items) {
+        if (out.size() > 1) out += ", ";
+        out += std::string("'") + key + "': " + python_float(value);
+    }
+    return out + "}";
+}
+
+json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(); }
+
+// The Trainer's state and log lines (TrainerState.log_history, best_metric, the
+// loss since the last log): {'loss': …, 'grad_norm': …, 'learning_rate': …,
+// 'epoch': …} every args.logging_steps optimizer steps, and the evaluation's dict.
+class TrainerLog final : public RunLog {
+public:
+    explicit TrainerLog(const TrainingArguments& args) : args_(args) {}
+
+    void on_step(RunContext& ctx, const StepRecord& r) override {
+        tr_loss_ += r.loss;
+        ++steps_since_log_;
+        total_loss_ += r.loss;
+        if (r.step % args_.logging_steps != 0) return; // _maybe_log_save_evaluate: should_log
+        const double loss = python_round(tr_loss_ / static_cast<double>(steps_since_log_), 4);
+        tr_loss_ = 0;
+        steps_since_log_ = 0;
+        log_history_.push_back(json{{"loss", number_or_null(loss)}, {"grad_norm", number_or_null(r.grad_norm)},
+                                    {"learning_rate", r.learning_rate}, {"epoch", r.epoch}, {"step", r.step}});
+        ctx.log(python_dict({{"loss", loss}, {"grad_norm", r.grad_norm}, {"learning_rate", r.learning_rate},
+                             {"epoch", r.epoch}}));
+    }
+
+    void on_eval(RunContext& ctx, const EvalRecord& r) override {
+        if (!(best_metric_ <= r.eval_loss)) best_metric_ = r.eval_loss;
+        log_history_.push_back(json{{"eval_loss", number_or_null(r.eval_loss)}, {"eval_accuracy", r.eval_accuracy},
+                                    {"eval_f1", r.eval_f1}, {"epoch", r.epoch}, {"step", r.step}});
+        ctx.log(python_dict({{"epoch", r.epoch}, {"eval_loss", r.eval_loss}, {"eval_accuracy", r.eval_accuracy},
+                             {"eval_f1", r.eval_f1}}));
+    }
+
+    json state() const override {
+        return json{{"log_history", log_history_},
+                    {"best_metric", number_or_null(best_metric_)},
+                    {"total_loss", total_loss_}};
+    }
+
+    void restore(const json& state) override {
+        if (state.contains("log_history") && state["log_history"].is_array()) log_history_ = state["log_history"];
+        if (state.contains("best_metric") && state["best_metric"].is_number())
+            best_metric_ = state["best_metric"].get<double>();
+        if (state.contains("total_loss") && state["total_loss"].is_number())
+            total_loss_ = state["total_loss"].get<double>();
+    }
+
+    double train_loss(std::int64_t global_step) const {
+        return global_step > 0 ? total_loss_ / static_cast<double>(global_step) : 0.0;
+    }
+
+private:
+    const TrainingArguments& args_;
+    json log_history_ = json::array();
+    double best_metric_ = std::nan("");
+    double tr_loss_ = 0.0;           // window losses since the last log line
+    std::int64_t steps_since_log_ = 0;
+    double total_loss_ = 0.0;        // all window losses (train_loss)
+};
+
+} // namespace
 
 TrainingArguments TrainingArguments::from(const RunConfig& c) {
     TrainingArguments a;
@@ -56,7 +129,7 @@ TrainingArguments TrainingArguments::from(const RunConfig& c) {
 }
 
 Trainer::Trainer(RunContext& ctx, TrainingArguments args) : ctx_(ctx), args_(std::move(args)) {
-    ctx_.log_format = LogFormat::TrainerDict;
+    ctx_.set_log(std::make_unique<TrainerLog>(args_));
 }
 
 Metrics Trainer::evaluate() {
@@ -65,19 +138,19 @@ Metrics Trainer::evaluate() {
 }
 
 void Trainer::train(const std::string& resume_from_checkpoint) {
-    if (!resume_from_checkpoint.empty()) load_checkpoint(ctx_, resume_from_checkpoint, &ctx_.log_history);
+    if (!resume_from_checkpoint.empty()) ctx_.load_checkpoint(resume_from_checkpoint);
     inner_training_loop();
     if (ctx_.control.stop_requested()) return;
+    // speed_metrics("train", …) and train_loss, as the Trainer's last line.
     const double runtime = ctx_.elapsed_s();
-    const double train_loss = ctx_.progress.global_step ? ctx_.train_loss_sum / ctx_.progress.global_step : 0.0;
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "{'train_runtime': %.4f, 'train_samples_per_second': %.3f, 'train_steps_per_second': %.3f, "
-                  "'train_loss': %.6f, 'epoch': %.2f}",
-                  runtime, runtime > 0 ? ctx_.progress.samples_seen / runtime : 0.0,
-                  runtime > 0 ? ctx_.progress.global_step / runtime : 0.0, train_loss,
-                  ctx_.fractional_epoch(ctx_.progress.next_index));
-    ctx_.log(line);
+    const auto& log = static_cast<const TrainerLog&>(ctx_.run_log());
+    const auto steps = ctx_.progress.global_step;
+    ctx_.log(python_dict(
+        {{"train_runtime", python_round(runtime, 4)},
+         {"train_samples_per_second", python_round(runtime > 0 ? ctx_.progress.samples_seen / runtime : 0.0, 3)},
+         {"train_steps_per_second", python_round(runtime > 0 ? steps / runtime : 0.0, 3)},
+         {"train_loss", log.train_loss(steps)},
+         {"epoch", ctx_.fractional_epoch(ctx_.progress.next_index)}}));
 }
 
 void Trainer::inner_training_loop() {
@@ -85,44 +158,46 @@ void Trainer::inner_training_loop() {
     auto& optimizer = *ctx_.optimizer;
     auto& lr_scheduler = *ctx_.lr_scheduler;
     auto& epoch_iterator = *ctx_.train_loader;
-    const std::int64_t K = args_.gradient_accumulation_steps;
-    const bool token_normalised = ctx_.uses_token_normalization();
+    const auto& device = ctx_.device;
+    const auto num_train_epochs = ctx_.num_epochs();
+    const bool token_loss = ctx_.uses_token_normalization();
 
-    for (std::int64_t epoch = ctx_.progress.epoch; epoch < ctx_.num_epochs(); ++epoch) {
-        ctx_.begin_epoch(epoch);
+    // listing:begin
+    const std::int64_t K = args_.gradient_accumulation_steps;
+    for (auto epoch = ctx_.progress.epoch; epoch < num_train_epochs; ++epoch) {
+        model.train();
+        epoch_iterator.set_epoch(epoch);                     // this epoch's shuffle
         const std::int64_t steps_in_epoch = epoch_iterator.size();
         const std::int64_t total_updates = (steps_in_epoch + K - 1) / K;
         const std::int64_t remainder = steps_in_epoch % K == 0 ? K : steps_in_epoch % K;
-        for (std::int64_t update_step = ctx_.progress.next_index / K; update_step < total_updates; ++update_step) {
+        for (auto update_step = ctx_.progress.next_index / K; update_step < total_updates; ++update_step) {
             const std::int64_t num_batches = update_step != total_updates - 1 ? K : remainder;
             const std::int64_t first = update_step * K;
             // get_batch_samples: num_items_in_batch counts the label items of the whole window.
-            const std::int64_t num_items_in_batch = epoch_iterator.items_in(first, first + num_batches);
+            const double num_items_in_batch = epoch_iterator.items_in(first, first + num_batches);
             for (std::int64_t i = 0; i < num_batches; ++i) {
-                if (!ctx_.proceed()) return;
+                if (!ctx_.proceed()) return;                 // Pause and Stop
                 const std::int64_t step = first + i;
-                const auto inputs = epoch_iterator.batch(step).to(ctx_.device);
-                const bool do_sync_step = (step + 1) % K == 0 || step + 1 == steps_in_epoch;
-                auto outputs = model.forward(inputs);
-                // compute_loss: with num_items_in_batch the loss is sum / num_items (no
-                // division by K); otherwise the mean is divided by the window's real size.
-                auto loss = token_normalised ? outputs.loss_sum / static_cast<double>(num_items_in_batch)
-                                             : outputs.loss / static_cast<double>(num_batches);
-                loss.backward();
-                ctx_.after_backward(outputs, inputs, static_cast<int>(i + 1), static_cast<int>(num_batches),
-                                    do_sync_step);
+                const auto inputs = epoch_iterator.batch(step).to(device);
+                const bool do_sync_step = i + 1 == num_batches;
+                auto outputs = model(inputs);                                              //@forward
+                auto loss = token_loss ? outputs.loss_sum / num_items_in_batch // compute_loss  //@scale
+                                       : outputs.loss / num_batches;                       //@scale
+                loss.backward();                                                           //@backward
+                ctx_.micro_batch_done(outputs, inputs, step, do_sync_step);
             }
-            const auto update = ctx_.before_optimizer_step(); // clip_grad_norm_ when max_grad_norm > 0
-            if (!update.skip) { // optimizer_was_run
-                optimizer.step();
-                lr_scheduler.step();
+            const double grad_norm = clip_grad_norm_(model.parameters(), args_.max_grad_norm);
+            if (ctx_.window_is_finite(grad_norm)) {          // optimizer_was_run
+                optimizer.step();                                                          //@step
+                lr_scheduler.step();                                                       //@scheduler
             }
-            zero_grad(optimizer);
-            ctx_.after_optimizer_step(update, first + num_batches); // global_step += 1, log, evaluate, save
-            if (ctx_.max_steps_reached_mid_epoch(first + num_batches)) return;
+            model.zero_grad();                                                             //@zero_grad
+            // global_step += 1; _maybe_log_save_evaluate(): log, evaluate, save
+            if (!ctx_.optimizer_step_done(first + num_batches)) return;
         }
-        ctx_.end_epoch(); // evaluate when eval_strategy == "epoch", save when save_strategy == "epoch"
+        ctx_.epoch_done();                                   // evaluate and save by epoch
     }
+    // listing:end
 }
 
 void run_trainer_style(RunContext& ctx) {

@@ -5,18 +5,18 @@
 // and checkpoints counted in optimizer steps.
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <string>
+
+#include "accum/run_config.h"
 
 namespace accum {
 
 class RunContext;
-struct RunConfig;
 
 struct TrainingArguments {
     std::string output_dir;
-    std::string eval_strategy = "epoch";  // epoch | steps | no
+    Strategy eval_strategy = Strategy::No;
     std::int64_t eval_steps = 0;
     std::int64_t per_device_train_batch_size = 8;
     std::int64_t gradient_accumulation_steps = 1;
@@ -24,11 +24,11 @@ struct TrainingArguments {
     std::int64_t num_train_epochs = 3;
     std::int64_t max_steps = -1;
     std::int64_t warmup_steps = 0;
-    std::string lr_scheduler_type = "linear";
+    SchedulerKind lr_scheduler_type = SchedulerKind::Linear;
     double weight_decay = 0.0;
     double max_grad_norm = 1.0;
     std::int64_t logging_steps = 500;
-    std::string save_strategy = "steps";
+    Strategy save_strategy = Strategy::Steps;
     std::int64_t save_steps = 500;
     std::int64_t save_total_limit = 0;
     std::uint64_t seed = 42;

@@ -13,6 +13,7 @@
 #include <torch/serialize.h>
 
 #include "accum/errors.h"
+#include "accum/run_directory.h"
 #include "training/run_context.h"
 
 namespace accum {
@@ -30,24 +31,9 @@ void fsync_path(const fs::path& p) {
     }
 }
 
-std::int64_t checkpoint_step(const fs::path& p) {
-    static const std::regex re("checkpoint-([0-9]+)");
-    std::smatch m;
-    const std::string name = p.filename().string();
-    if (std::regex_match(name, m, re)) return std::stoll(m[1]);
-    return -1;
-}
-
-bool complete(const fs::path& dir) {
-    for (const char* f : {"model.pt", "optimizer.pt", "rng_state.pt", "trainer_state.json"})
-        if (!fs::exists(dir / f)) return false;
-    return true;
-}
-
 } // namespace
 
-std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, const std::vector<std::string>& log_history,
-                            double best_metric, int save_total_limit) {
+std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit) {
     const fs::path final_dir = fs::path(output_dir) / ("checkpoint-" + std::to_string(ctx.progress.global_step));
     const fs::path tmp_dir = fs::path(output_dir) / (".checkpoint-" + std::to_string(ctx.progress.global_step) + ".tmp");
     fs::remove_all(tmp_dir);
@@ -59,7 +45,7 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, cons
     }
     {
         torch::serialize::OutputArchive archive;
-        ctx.optimizer->save(archive);
+        ctx.optimizer->impl().save(archive);
         archive.save_to((tmp_dir / "optimizer.pt").string());
     }
     {
@@ -71,7 +57,7 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, cons
         }
         torch::save(state, (tmp_dir / "rng_state.pt").string());
     }
-    json state;
+    json state = ctx.run_log().state(); // the Trainer's log_history and best_metric
     state["global_step"] = ctx.progress.global_step;
     state["epoch"] = ctx.fractional_epoch(ctx.progress.next_index);
     state["progress"] = {{"epoch", ctx.progress.epoch},
@@ -90,10 +76,6 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, cons
     state["save_steps"] = ctx.config.save_steps;
     state["train_batch_size"] = ctx.config.batch_size;
     state["gradient_accumulation_steps"] = ctx.config.accumulation_steps;
-    state["best_metric"] = std::isfinite(best_metric) ? json(best_metric) : json();
-    json history = json::array();
-    for (const auto& h : log_history) history.push_back(json::parse(h));
-    state["log_history"] = history;
     {
         std::ofstream f(tmp_dir / "trainer_state.json");
         f << state.dump(2) << "\n";
@@ -105,11 +87,7 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, cons
     fsync_path(output_dir);
 
     if (save_total_limit > 0) {
-        std::vector<fs::path> all;
-        for (const auto& entry : fs::directory_iterator(output_dir))
-            if (entry.is_directory() && checkpoint_step(entry.path()) >= 0) all.push_back(entry.path());
-        std::sort(all.begin(), all.end(),
-                  [](const fs::path& a, const fs::path& b) { return checkpoint_step(a) < checkpoint_step(b); });
+        auto all = checkpoints_in(output_dir); // oldest first
         while (static_cast<int>(all.size()) > save_total_limit) {
             fs::remove_all(all.front());
             all.erase(all.begin());
@@ -118,32 +96,7 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, cons
     return final_dir.string();
 }
 
-std::string latest_checkpoint(const std::string& dir) {
-    if (!fs::is_directory(dir)) return {};
-    if (complete(dir)) return dir;
-    std::string best;
-    std::int64_t best_step = -1;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-        const auto step = checkpoint_step(entry.path());
-        if (entry.is_directory() && step > best_step && complete(entry.path())) {
-            best_step = step;
-            best = entry.path().string();
-        }
-    }
-    return best;
-}
-
-std::int64_t checkpoint_global_step(const std::string& checkpoint_dir) {
-    if (checkpoint_dir.empty()) return -1;
-    try {
-        std::ifstream f(fs::path(checkpoint_dir) / "trainer_state.json");
-        return json::parse(f).at("global_step").get<std::int64_t>();
-    } catch (const std::exception&) {
-        return -1;
-    }
-}
-
-void load_checkpoint(RunContext& ctx, const std::string& requested, std::vector<std::string>* log_history) {
+void load_checkpoint(RunContext& ctx, const std::string& requested) {
     const std::string dir = latest_checkpoint(requested);
     if (dir.empty())
         throw DataError("--resume: " + requested + " holds no complete checkpoint (checkpoint-N with model.pt, "
@@ -163,7 +116,7 @@ void load_checkpoint(RunContext& ctx, const std::string& requested, std::vector<
         ctx.model->load(model_archive);
         torch::serialize::InputArchive optimizer_archive;
         optimizer_archive.load_from((fs::path(dir) / "optimizer.pt").string(), ctx.device);
-        ctx.optimizer->load(optimizer_archive);
+        ctx.optimizer->impl().load(optimizer_archive);
         torch::Tensor rng;
         torch::load(rng, (fs::path(dir) / "rng_state.pt").string());
         auto gen = at::detail::getDefaultCPUGenerator();
@@ -186,8 +139,7 @@ void load_checkpoint(RunContext& ctx, const std::string& requested, std::vector<
             ctx.progress.next_index = 0;
             ++ctx.progress.epoch;
         }
-        if (log_history)
-            for (const auto& h : state.at("log_history")) log_history->push_back(h.dump());
+        ctx.run_log().restore(state);
     } catch (const DataError&) {
         throw;
     } catch (const ConfigError&) {

@@ -4,24 +4,21 @@
 // Written into a temporary directory, synced, then renamed, so a half-written
 // checkpoint is never the latest.
 
-#include <cstdint>
 #include <string>
-#include <vector>
 
 namespace accum {
 
 class RunContext;
 
-std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, const std::vector<std::string>& log_history,
-                            double best_metric, int save_total_limit);
+// Writes output_dir/checkpoint-{global_step}/ (the run log's state goes into
+// trainer_state.json) and keeps at most `save_total_limit` checkpoints (0 = all),
+// deleting the oldest: the one just written is the newest and stays.
+std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit);
 
-// Restores model, optimizer, scheduler, RNG and progress. Throws DataError
-// when the directory is not a complete checkpoint of a compatible run.
-void load_checkpoint(RunContext& ctx, const std::string& checkpoint_dir, std::vector<std::string>* log_history);
-
-// The newest complete checkpoint-N in `dir`, or `dir` itself if it is one; "" if none.
-std::string latest_checkpoint(const std::string& dir);
-// The global_step recorded in a checkpoint directory; -1 if unreadable.
-std::int64_t checkpoint_global_step(const std::string& checkpoint_dir);
+// Restores model, optimizer, scheduler, RNG, progress and the run log's state
+// from the newest complete checkpoint in `checkpoint_dir` (accum/run_directory.h).
+// Throws DataError when there is none or it is unreadable, ConfigError when it
+// was written by an incompatible run.
+void load_checkpoint(RunContext& ctx, const std::string& checkpoint_dir);
 
 } // namespace accum

@@ -7,19 +7,19 @@
 
 namespace accum {
 
-LrScheduler::LrScheduler(torch::optim::Optimizer& optimizer, std::string kind, std::int64_t warmup_steps,
+LrScheduler::LrScheduler(torch::optim::Optimizer& optimizer, SchedulerKind kind, std::int64_t warmup_steps,
                          std::int64_t total_steps)
-    : optimizer_(optimizer), kind_(std::move(kind)), warmup_(warmup_steps), total_steps_(total_steps) {
+    : optimizer_(optimizer), kind_(kind), warmup_(warmup_steps), total_steps_(total_steps) {
     for (auto& group : optimizer_.param_groups()) base_lrs_.push_back(group.options().get_lr());
     apply();
 }
 
 double LrScheduler::factor(std::int64_t s) const {
     if (s < warmup_) return static_cast<double>(s) / static_cast<double>(std::max<std::int64_t>(1, warmup_));
-    if (kind_ == "constant") return 1.0;
+    if (kind_ == SchedulerKind::Constant) return 1.0;
     const double span = static_cast<double>(std::max<std::int64_t>(1, total_steps_ - warmup_));
     const double progress = static_cast<double>(s - warmup_) / span;
-    if (kind_ == "linear") return std::max(0.0, 1.0 - progress);
+    if (kind_ == SchedulerKind::Linear) return std::max(0.0, 1.0 - progress);
     // cosine, half a cycle
     return std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * progress)));
 }

@@ -6,8 +6,9 @@
 // Stepped once per optimizer step; `s` counts the steps already taken.
 
 #include <cstdint>
-#include <string>
 #include <vector>
+
+#include "accum/run_config.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -17,7 +18,8 @@ namespace accum {
 
 class LrScheduler {
 public:
-    LrScheduler(torch::optim::Optimizer& optimizer, std::string kind, std::int64_t warmup_steps, std::int64_t total_steps);
+    LrScheduler(torch::optim::Optimizer& optimizer, SchedulerKind kind, std::int64_t warmup_steps,
+                std::int64_t total_steps);
 
     void step();                     // scheduler.step(): advance one optimizer step
     double factor(std::int64_t s) const;
@@ -29,7 +31,7 @@ public:
 private:
     void apply();
     torch::optim::Optimizer& optimizer_;
-    std::string kind_;
+    SchedulerKind kind_;
     std::int64_t warmup_, total_steps_, step_count_ = 0;
     std::vector<double> base_lrs_;
 };

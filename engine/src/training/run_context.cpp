@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -17,8 +18,6 @@
 #include "memory/cuda_memory.h"
 #include "training/checkpoint.h"
 #include "training/evaluation.h"
-
-#include <nlohmann/json.hpp>
 
 namespace accum {
 
@@ -54,9 +53,43 @@ std::string fixed(double v, int precision) {
     return buf;
 }
 
+// The plain loop's lines: one per --logging-steps optimizer steps and at the last
+// step, with the samples/s since the previous line.
+class PlainLog final : public RunLog {
+public:
+    void on_step(RunContext& ctx, const StepRecord& r) override {
+        if (r.step % ctx.config.logging_steps != 0 && !ctx.reached_max_steps()) return;
+        const double dt = r.elapsed_s - time_at_last_line_;
+        const double rate = dt > 0 ? static_cast<double>(r.samples_seen - samples_at_last_line_) / dt : 0.0;
+        samples_at_last_line_ = r.samples_seen;
+        time_at_last_line_ = r.elapsed_s;
+        std::ostringstream line;
+        line << "step " << r.step << "/" << ctx.total_updates() << "  epoch " << fixed(r.epoch, 2) << "  loss "
+             << fixed(r.loss, 4) << "  lr " << r.learning_rate << "  grad_norm " << fixed(r.grad_norm, 3) << "  "
+             << fixed(rate, 0) << " samples/s  mem " << format_byte_size(r.peak_memory_bytes);
+        ctx.log(line.str());
+    }
+    void on_eval(RunContext& ctx, const EvalRecord& r) override {
+        ctx.log("eval  epoch " + fixed(r.epoch, 2) + "  step " + std::to_string(r.step) + "  eval_loss " +
+                fixed(r.eval_loss, 4) + "  eval_accuracy " + fixed(r.eval_accuracy, 4) + "  eval_f1 " +
+                fixed(r.eval_f1, 4));
+    }
+
+private:
+    std::int64_t samples_at_last_line_ = 0;
+    double time_at_last_line_ = 0.0;
+};
+
 } // namespace
 
-double gradient_norm(const std::vector<torch::Tensor>& parameters) {
+void Optimizer::zero_grad() {
+    for (auto& group : impl_->param_groups())
+        for (auto& p : group.params())
+            if (p.grad().defined()) p.mutable_grad().reset();
+}
+
+double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm) {
+    if (max_norm > 0) return torch::nn::utils::clip_grad_norm_(parameters, max_norm);
     std::vector<torch::Tensor> norms;
     for (const auto& p : parameters)
         if (p.grad().defined()) norms.push_back(p.grad().norm(2));
@@ -64,42 +97,42 @@ double gradient_norm(const std::vector<torch::Tensor>& parameters) {
     return torch::stack(norms).norm(2).item<double>();
 }
 
-void zero_grad(torch::optim::Optimizer& optimizer) {
-    for (auto& group : optimizer.param_groups())
-        for (auto& p : group.params())
-            if (p.grad().defined()) p.mutable_grad().reset();
-}
-
 RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
-    : config(cfg), sink(s), control(c), device(resolve_device(cfg.device)) {
+    : config(cfg), sink(s), control(c), device(resolve_device(cfg.device)), log_(std::make_unique<PlainLog>()) {
     build();
 }
 
 RunContext::~RunContext() = default;
 
+void RunContext::set_log(std::unique_ptr<RunLog> log) { log_ = std::move(log); }
+
 void RunContext::build() {
     budget_bytes_ = parse_byte_size(config.memory_budget).value_or(0);
     data = load_dataset(config);
-    if (data.train.size() == 0) throw DataError(config.dataset + ": the training split is empty");
+    if (data.train.size() == 0) throw DataError(to_string(config.dataset) + ": the training split is empty");
     train_loader = std::make_unique<DataLoader>(data.train, config.batch_size, config.shuffle, config.seed);
     eval_loader = std::make_unique<DataLoader>(data.eval, config.batch_size, /*shuffle=*/false, config.seed);
 
     torch::manual_seed(config.seed);
-    model = make_model(config, data.train);
+    // A training run reads its gradients from .grad: the fused kernels may add into it.
+    model = make_model(config, data.train, KernelSet(config.cpu_kernels, /*gradients_in_place=*/true));
     model->to(device);
 
-    if (config.optimizer == "adamw") {
-        optimizer = std::make_unique<torch::optim::AdamW>(
-            model->parameters(), torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay));
-    } else {
-        optimizer = std::make_unique<torch::optim::SGD>(model->parameters(), torch::optim::SGDOptions(config.learning_rate)
-                                                                                .momentum(config.momentum)
-                                                                                .weight_decay(config.weight_decay));
+    switch (config.optimizer) {
+    case OptimizerKind::AdamW:
+        optimizer = std::make_unique<Optimizer>(std::make_unique<torch::optim::AdamW>(
+            model->parameters(), torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay)));
+        break;
+    case OptimizerKind::Sgd:
+        optimizer = std::make_unique<Optimizer>(std::make_unique<torch::optim::SGD>(
+            model->parameters(),
+            torch::optim::SGDOptions(config.learning_rate).momentum(config.momentum).weight_decay(config.weight_decay)));
+        break;
     }
 
     if (config.batch_size > data.train.size())
         throw ConfigError("--batch-size: " + std::to_string(config.batch_size) + " is larger than the " +
-                          std::to_string(data.train.size()) + " training samples of " + config.dataset +
+                          std::to_string(data.train.size()) + " training samples of " + to_string(config.dataset) +
                           "; use at most " + std::to_string(data.train.size()));
 
     // Length of the run, counted in optimizer steps: ceil(L / K) per epoch
@@ -112,7 +145,8 @@ void RunContext::build() {
         num_epochs_ = config.epochs;
         total_updates_ = config.epochs * per_epoch;
     }
-    lr_scheduler = std::make_unique<LrScheduler>(*optimizer, config.scheduler, config.warmup_steps, total_updates_);
+    lr_scheduler =
+        std::make_unique<LrScheduler>(optimizer->impl(), config.scheduler, config.warmup_steps, total_updates_);
     start_ = last_memory_record_ = std::chrono::steady_clock::now();
     if (config.accumulation_steps > micro_batches_per_epoch())
         log("note: --accumulation-steps " + std::to_string(config.accumulation_steps) + " is more than the " +
@@ -133,12 +167,6 @@ double RunContext::elapsed_s() const {
 double RunContext::fractional_epoch(std::int64_t done_in_epoch) const {
     return static_cast<double>(progress.epoch) +
            static_cast<double>(done_in_epoch) / static_cast<double>(micro_batches_per_epoch());
-}
-
-void RunContext::begin_epoch(std::int64_t epoch) {
-    progress.epoch = epoch;
-    train_loader->set_epoch(epoch);
-    model->train();
 }
 
 std::int64_t RunContext::current_memory_bytes() const {
@@ -188,8 +216,7 @@ bool RunContext::proceed() {
     return control.proceed();
 }
 
-void RunContext::after_backward(const ModelOutput& outputs, const Batch& batch, int window_index, int window_size,
-                                bool sync) {
+void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch, std::int64_t index, bool sync) {
     ++progress.micro_steps;
     progress.samples_seen += batch.size;
     // The window's loss: token losses over the window's tokens, or the mean of the
@@ -204,137 +231,121 @@ void RunContext::after_backward(const ModelOutput& outputs, const Batch& batch, 
     window_divisor_ += uses_token_normalization() ? batch.num_items : 1;
 
     if (config.record_micro_steps) {
+        const std::int64_t k = config.accumulation_steps;
+        const std::int64_t window_start = index - index % k;
         MicroStepRecord r;
         r.micro_step = progress.micro_steps;
         r.step = progress.global_step;
-        r.window_index = window_index;
-        r.window_size = window_size;
+        r.window_index = static_cast<int>(index - window_start + 1);
+        r.window_size = static_cast<int>(std::min(window_start + k, micro_batches_per_epoch()) - window_start);
         r.sync = sync;
         const auto loss = cpu_scalar(outputs.loss);
         r.loss = loss ? *loss : outputs.loss.item<double>();
         // The norm costs a pass over every gradient: only at teaching pace (or while
         // stepping by hand), where a person watches the accumulation meter.
-        r.grad_norm = config.micro_step_delay_s > 0 || control.paused() ? gradient_norm(model->parameters())
+        r.grad_norm = config.micro_step_delay_s > 0 || control.paused() ? clip_grad_norm_(model->parameters(), 0)
                                                                          : std::nan("");
-        r.epoch = fractional_epoch(progress.next_index + window_index); // next_index: where the window began
+        r.epoch = fractional_epoch(index + 1);
         sink.on_micro_step(r);
     }
     if (config.micro_step_delay_s > 0)
         std::this_thread::sleep_for(std::chrono::duration<double>(config.micro_step_delay_s));
 }
 
-WindowUpdate RunContext::before_optimizer_step() {
-    WindowUpdate u;
-    if (window_divisor_ > 0)
-        u.loss = (window_total_cpu_ + (window_total_.defined() ? window_total_.item<double>() : 0.0)) /
-                 static_cast<double>(window_divisor_);
-    const auto params = model->parameters();
-    if (config.max_grad_norm > 0)
-        u.grad_norm = torch::nn::utils::clip_grad_norm_(params, config.max_grad_norm);
-    else
-        u.grad_norm = gradient_norm(params);
-    u.learning_rate = lr_scheduler->current_lr();
-    if ((!std::isfinite(u.loss) || !std::isfinite(u.grad_norm)) && config.skip_nonfinite) {
-        u.skip = true;
-        ++skipped_updates;
-        zero_grad(*optimizer);
-        log("skipped optimizer step " + std::to_string(progress.global_step + 1) + ": non-finite loss or gradient "
-            "(--skip-nonfinite); the weights stay as they were");
-    } else if (!std::isfinite(u.loss) || !std::isfinite(u.grad_norm)) {
-        throw DivergedError("the loss became " + std::string(std::isfinite(u.loss) ? "finite but the gradient norm " : "") +
-                            "non-finite at optimizer step " + std::to_string(progress.global_step + 1) +
-                            " (loss " + (std::isnan(u.loss) ? std::string("nan") : std::to_string(u.loss)) + ", gradient norm " +
-                            (std::isnan(u.grad_norm) ? std::string("nan") : std::to_string(u.grad_norm)) +
-                            "); the weights were left at step " + std::to_string(progress.global_step) +
-                            ". Lower --lr or set --max-grad-norm");
-    }
+bool RunContext::window_is_finite(double grad_norm) {
+    window_loss_ = window_divisor_ > 0 ? (window_total_cpu_ + (window_total_.defined() ? window_total_.item<double>()
+                                                                                          : 0.0)) /
+                                             static_cast<double>(window_divisor_)
+                                       : 0.0;
+    window_grad_norm_ = grad_norm;
+    window_learning_rate_ = lr_scheduler->current_lr();
     window_total_ = torch::Tensor();
     window_total_cpu_ = 0.0;
     window_divisor_ = 0;
-    return u;
+    if (std::isfinite(window_loss_) && std::isfinite(grad_norm)) return true;
+    if (config.skip_nonfinite) {
+        ++skipped_updates;
+        log("skipped optimizer step " + std::to_string(progress.global_step + 1) +
+            ": non-finite loss or gradient (--skip-nonfinite); the weights stay as they were");
+        return false;
+    }
+    auto text = [](double v) { return std::isnan(v) ? std::string("nan") : std::to_string(v); };
+    throw DivergedError("the loss became " +
+                        std::string(std::isfinite(window_loss_) ? "finite but the gradient norm " : "") +
+                        "non-finite at optimizer step " + std::to_string(progress.global_step + 1) + " (loss " +
+                        text(window_loss_) + ", gradient norm " + text(grad_norm) + "); the weights were left at step " +
+                        std::to_string(progress.global_step) + ". Lower --lr or set --max-grad-norm");
 }
 
-void RunContext::after_optimizer_step(const WindowUpdate& update, std::int64_t done_in_epoch) {
+bool RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     ++progress.global_step;
     progress.next_index = done_in_epoch;
     progress.micro_steps_at_step = progress.micro_steps;
     progress.samples_at_step = progress.samples_seen;
-    progress.last_loss = update.loss;
-    train_loss_sum += update.loss;
-    loss_log_sum_ += update.loss;
-    ++loss_log_count_;
+    progress.last_loss = window_loss_;
 
     StepRecord r;
     r.step = progress.global_step;
     r.micro_step = progress.micro_steps;
     r.epoch = fractional_epoch(done_in_epoch);
-    r.loss = update.loss;
-    r.learning_rate = update.learning_rate;
-    r.grad_norm = update.grad_norm;
+    r.loss = window_loss_;
+    r.learning_rate = window_learning_rate_;
+    r.grad_norm = window_grad_norm_;
     r.samples_seen = progress.samples_seen;
     r.elapsed_s = elapsed_s();
     r.memory_bytes = current_memory_bytes();
     r.peak_memory_bytes = step_peak_and_reset();
     sink.on_step(r);
+    log_->on_step(*this, r);
 
-    if (progress.global_step % config.logging_steps == 0 || reached_max_steps()) {
-        if (log_format == LogFormat::TrainerDict) {
-            const double loss = loss_since_last_log();
-            log_history.push_back(nlohmann::json{{"loss", loss}, {"grad_norm", update.grad_norm},
-                                                 {"learning_rate", update.learning_rate}, {"epoch", r.epoch},
-                                                 {"step", r.step}}.dump());
-            log("{'loss': " + fixed(loss, 4) + ", 'grad_norm': " + fixed(update.grad_norm, 4) +
-                ", 'learning_rate': " + fixed(update.learning_rate, 6) + ", 'epoch': " + fixed(r.epoch, 2) + "}");
-        } else {
-            log(plain_step_line(r));
-            loss_since_last_log();
-        }
-    }
-    if (config.eval_strategy == "steps" && config.eval_steps > 0 && progress.global_step % config.eval_steps == 0)
-        evaluate();
-    maybe_save(false);
+    const bool mid_epoch_end = reached_max_steps() && done_in_epoch < micro_batches_per_epoch();
+    if (config.eval_strategy == Strategy::Steps && progress.global_step % config.eval_steps == 0) evaluate();
+    // --max-steps inside an epoch ends the run here: the evaluation it would miss,
+    // and the final checkpoint. At an epoch's end, epoch_done() does both.
+    if (mid_epoch_end && config.eval_strategy != Strategy::No && last_eval_step_ != progress.global_step) evaluate();
+    if (checkpoint_due(false) || (mid_epoch_end && config.save_strategy != Strategy::No)) save_checkpoint();
+    return !mid_epoch_end;
 }
 
-void RunContext::maybe_save(bool epoch_end) {
-    if (config.output_dir.empty() || config.save_strategy == "no") return;
-    const bool due = epoch_end ? config.save_strategy == "epoch"
-                               : config.save_strategy == "steps" && progress.global_step % config.save_steps == 0;
-    if (due) save_now();
-}
-
-std::string RunContext::save_now() {
-    return save_checkpoint(*this, config.output_dir, log_history, best_metric, static_cast<int>(config.save_total_limit));
-}
-
-double RunContext::loss_since_last_log() {
-    const double mean = loss_log_count_ ? loss_log_sum_ / static_cast<double>(loss_log_count_) : std::nan("");
-    loss_log_sum_ = 0;
-    loss_log_count_ = 0;
-    return mean;
-}
-
-std::string RunContext::plain_step_line(const StepRecord& r) {
-    const double dt = r.elapsed_s - time_at_last_log_;
-    const double rate = dt > 0 ? static_cast<double>(r.samples_seen - samples_at_last_log_) / dt : 0.0;
-    samples_at_last_log_ = r.samples_seen;
-    time_at_last_log_ = r.elapsed_s;
-    std::ostringstream line;
-    line << "step " << r.step << "/" << total_updates_ << "  epoch " << fixed(r.epoch, 2) << "  loss "
-         << fixed(r.loss, 4) << "  lr " << r.learning_rate << "  grad_norm " << fixed(r.grad_norm, 3) << "  "
-         << fixed(rate, 0) << " samples/s  mem " << format_byte_size(r.peak_memory_bytes);
-    return line.str();
-}
-
-void RunContext::end_epoch() {
+void RunContext::epoch_done() {
     progress.next_index = micro_batches_per_epoch();
-    if (config.eval_strategy == "epoch") evaluate();
+    const bool last = progress.epoch + 1 >= num_epochs_ || reached_max_steps();
+    if (config.eval_strategy == Strategy::Epoch || (last && config.eval_strategy != Strategy::No &&
+                                                    last_eval_step_ != progress.global_step))
+        evaluate();
+    const bool save = checkpoint_due(true) || (last && config.save_strategy != Strategy::No);
     ++progress.epoch;
     progress.next_index = 0;
-    maybe_save(true);
+    if (save) save_checkpoint();
 }
 
-void RunContext::final_evaluation_if_missed() {
-    if (config.eval_strategy != "no" && last_eval_step_ != progress.global_step && progress.global_step > 0) evaluate();
+bool RunContext::checkpoint_due(bool epoch_end) const {
+    if (config.output_dir.empty()) return false;
+    if (epoch_end) return config.save_strategy == Strategy::Epoch;
+    return config.save_strategy == Strategy::Steps && progress.global_step % config.save_steps == 0;
+}
+
+std::string RunContext::save_checkpoint() {
+    if (config.output_dir.empty() || config.save_strategy == Strategy::No || progress.global_step == 0) return {};
+    if (last_saved_step_ == progress.global_step)
+        return (std::filesystem::path(config.output_dir) / ("checkpoint-" + std::to_string(progress.global_step)))
+            .string();
+    // A checkpoint is written whatever the budget (as a GPU run would write it from
+    // host memory); the budget applies again to the training that follows.
+    const auto budget = memory::cpu_counters().budget;
+    memory::set_cpu_budget(0);
+    struct RestoreBudget {
+        std::int64_t bytes;
+        ~RestoreBudget() { memory::set_cpu_budget(bytes); }
+    } restore{budget};
+    auto dir = accum::save_checkpoint(*this, config.output_dir, static_cast<int>(config.save_total_limit));
+    last_saved_step_ = progress.global_step;
+    return dir;
+}
+
+void RunContext::load_checkpoint(const std::string& dir) {
+    accum::load_checkpoint(*this, dir);
+    last_saved_step_ = progress.global_step;
 }
 
 EvalRecord RunContext::evaluate() {
@@ -347,18 +358,7 @@ EvalRecord RunContext::evaluate() {
     r.eval_accuracy = result.metrics.accuracy;
     r.eval_f1 = result.metrics.f1;
     sink.on_eval(r);
-    if (!(best_metric <= r.eval_loss)) best_metric = r.eval_loss;
-    log_history.push_back(nlohmann::json{{"eval_loss", r.eval_loss}, {"eval_accuracy", r.eval_accuracy},
-                                         {"eval_f1", r.eval_f1}, {"epoch", r.epoch}, {"step", r.step}}.dump());
-    if (log_format == LogFormat::TrainerDict) {
-        log("{'epoch': " + fixed(r.epoch, r.epoch == std::floor(r.epoch) ? 1 : 2) + ", 'eval_loss': " +
-            fixed(r.eval_loss, 4) + ", 'eval_accuracy': " + fixed(r.eval_accuracy, 4) + ", 'eval_f1': " +
-            fixed(r.eval_f1, 4) + "}");
-    } else {
-        log("eval  epoch " + fixed(r.epoch, 2) + "  step " + std::to_string(r.step) + "  eval_loss " +
-            fixed(r.eval_loss, 4) + "  eval_accuracy " + fixed(r.eval_accuracy, 4) + "  eval_f1 " +
-            fixed(r.eval_f1, 4));
-    }
+    log_->on_eval(*this, r);
     return r;
 }
 

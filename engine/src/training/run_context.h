@@ -1,14 +1,16 @@
 #pragma once
 // What every style's loop stands on: the data, model, optimizer and scheduler
 // built from the config, and the bookkeeping that turns micro-batches into
-// records (step, eval, memory) without getting in the loop's way.
+// records (step, eval, memory), log lines and checkpoints behind a few
+// well-named calls, so that the loop a learner reads in the code panel is the
+// loop that runs.
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
 #include <torch/optim/optimizer.h>
 #include <torch/types.h>
 
@@ -23,14 +25,7 @@
 
 namespace accum {
 
-// Thrown when a window's loss or gradient is not finite.
-class DivergedError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-// How the loop's stdout lines read.
-enum class LogFormat { Plain, TrainerDict };
+class RunContext;
 
 // What the loop has done so far; enough to resume at a window boundary.
 struct Progress {
@@ -46,12 +41,37 @@ struct Progress {
     std::int64_t samples_at_step = 0;
 };
 
-// What before_optimizer_step measured about the finished window.
-struct WindowUpdate {
-    double loss = 0.0;            // window loss, unscaled
-    double grad_norm = 0.0;       // before clipping
-    double learning_rate = 0.0;   // the rate this step uses
-    bool skip = false;            // non-finite window skipped (--skip-nonfinite): no optimizer/scheduler step
+// The run's optimizer as the loops call it. zero_grad() is PyTorch 2's
+// (set_to_none=True): each .grad is released, so the next backward stores its
+// gradient instead of adding it to a tensor of zeros. LibTorch 1.13's
+// Optimizer::zero_grad() still writes zeros.
+class Optimizer {
+public:
+    explicit Optimizer(std::unique_ptr<torch::optim::Optimizer> impl) : impl_(std::move(impl)) {}
+    void step() { impl_->step(); }
+    void zero_grad();
+    torch::optim::Optimizer& impl() { return *impl_; }
+
+private:
+    std::unique_ptr<torch::optim::Optimizer> impl_;
+};
+
+// torch.nn.utils.clip_grad_norm_: scales the gradients so that their joint norm
+// is at most max_norm, and returns the norm before clipping. max_norm 0 measures
+// the norm without clipping (the record of every step carries it).
+double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm);
+
+// How a style's log lines read, and the state it keeps for them: the plain
+// loop's lines by default; the Trainer installs its own (styles/trainer.cpp).
+class RunLog {
+public:
+    virtual ~RunLog() = default;
+    // After every optimizer step (the log decides its own cadence).
+    virtual void on_step(RunContext& ctx, const StepRecord& step) = 0;
+    virtual void on_eval(RunContext& ctx, const EvalRecord& eval) = 0;
+    // What a checkpoint keeps of the log (trainer_state.json), and restoring it.
+    virtual nlohmann::json state() const { return nlohmann::json::object(); }
+    virtual void restore(const nlohmann::json& /*state*/) {}
 };
 
 class RunContext {
@@ -67,88 +87,78 @@ public:
     std::unique_ptr<DataLoader> train_loader;
     std::unique_ptr<DataLoader> eval_loader;
     std::shared_ptr<Model> model;
-    std::unique_ptr<torch::optim::Optimizer> optimizer;
+    std::unique_ptr<Optimizer> optimizer;
     std::unique_ptr<LrScheduler> lr_scheduler;
     Progress progress;
-    LogFormat log_format = LogFormat::Plain;
-    std::int64_t skipped_updates = 0;
+    std::int64_t skipped_updates = 0; // windows skipped as non-finite (--skip-nonfinite)
 
     std::int64_t micro_batches_per_epoch() const { return train_loader->size(); }
     std::int64_t updates_per_epoch() const;   // ceil(L / K)
     std::int64_t total_updates() const { return total_updates_; }
     std::int64_t num_epochs() const { return num_epochs_; }
-    bool uses_token_normalization() const { return config.loss_normalization == "tokens"; }
+    bool uses_token_normalization() const { return config.loss_normalization == LossNormalization::Tokens; }
+    // Replaces the plain log lines (the Trainer's dicts).
+    void set_log(std::unique_ptr<RunLog> log);
+    RunLog& run_log() { return *log_; }
 
-    // Before each micro-batch: honours pause/stop, samples memory, applies the
-    // teaching pace. False when the run must stop.
+    // Before each micro-batch: honours pause/stop, samples memory. False when the
+    // run must stop.
     bool proceed();
 
-    // After a micro-batch's backward. `window_index` is 1..window_size.
-    void after_backward(const ModelOutput& outputs, const Batch& batch, int window_index, int window_size, bool sync);
-    // Before optimizer.step(): window loss, gradient norm, clipping (once per
-    // window), divergence check. Throws DivergedError.
-    WindowUpdate before_optimizer_step();
-    // After optimizer.step(), scheduler.step(), zero_grad(): the step record,
-    // the log line, evaluation by steps. `done_in_epoch` micro-batches of the
-    // epoch are finished.
-    void after_optimizer_step(const WindowUpdate& update, std::int64_t done_in_epoch);
-    bool reached_max_steps() const { return total_updates_ > 0 && progress.global_step >= total_updates_; }
-    // --max-steps reached inside an epoch: leave the loop now. At an epoch's end
-    // the loop falls through to end_epoch() (evaluation, checkpoint) instead.
-    bool max_steps_reached_mid_epoch(std::int64_t done_in_epoch) const {
-        return reached_max_steps() && done_in_epoch < micro_batches_per_epoch();
-    }
-    // At the end of an epoch: evaluation by epoch and its log line.
-    void end_epoch();
-    void begin_epoch(std::int64_t epoch);
+    // After the backward of micro-batch `index` of the epoch; `sync` when it ends
+    // its window (the optimizer steps after it). Adds its loss to the window's,
+    // sends its record at teaching pace, and waits the pace.
+    void micro_batch_done(const ModelOutput& outputs, const Batch& batch, std::int64_t index, bool sync);
+    // Once per window, after clipping and before optimizer.step(): the window's
+    // loss and `grad_norm` are finite, so the optimizer may step. Otherwise the
+    // window is skipped (false; --skip-nonfinite, as GradScaler skips) or the run
+    // ends as diverged (throws DivergedError).
+    bool window_is_finite(double grad_norm);
+    // After optimizer.step(), lr_scheduler.step() and zero_grad(), with
+    // `done_in_epoch` micro-batches of the epoch finished: the step record, the
+    // log, evaluation and checkpoints by their strategies. False when --max-steps
+    // is reached inside an epoch: the loop must end there.
+    bool optimizer_step_done(std::int64_t done_in_epoch);
+    // At the end of an epoch: evaluation and checkpoint by epoch, or the final ones.
+    void epoch_done();
 
+    bool reached_max_steps() const { return total_updates_ > 0 && progress.global_step >= total_updates_; }
     EvalRecord evaluate();
-    // After a run that stopped at --max-steps inside an epoch: the evaluation it missed.
-    void final_evaluation_if_missed();
     void log(const std::string& line);
     double elapsed_s() const;
     double fractional_epoch(std::int64_t done_in_epoch) const;
     void emit_memory_record();
     std::int64_t current_memory_bytes() const;
     std::int64_t run_peak_memory_bytes() const;
-
-    // The Trainer logs the mean loss since its last log line.
-    double loss_since_last_log();
-    // Checkpoint when --save-strategy says so (needs --output-dir).
-    void maybe_save(bool epoch_end);
-    std::string save_now();
-    std::vector<std::string> log_history; // Trainer-style log entries (JSON objects)
-    double best_metric = std::nan("");    // lowest eval_loss so far
-    double train_loss_sum = 0.0;          // sum of window losses (for train_loss)
+    // Writes checkpoint-{global_step} now (outside the memory budget); its
+    // directory, or "" when the run writes none (no --output-dir, --save-strategy
+    // no, or no step yet).
+    std::string save_checkpoint();
+    // Restores a checkpoint written by save_checkpoint (--resume).
+    void load_checkpoint(const std::string& dir);
 
 private:
     void build();
     std::int64_t step_peak_and_reset();
-    std::string plain_step_line(const StepRecord& r); // also moves the samples/s reference point
+    bool checkpoint_due(bool epoch_end) const;
+    void evaluate_and_save(bool epoch_end);
 
+    std::unique_ptr<RunLog> log_;
     std::int64_t total_updates_ = 0;
     std::int64_t num_epochs_ = 0;
     std::int64_t budget_bytes_ = 0;
     std::chrono::steady_clock::time_point start_;
     std::chrono::steady_clock::time_point last_memory_record_;
-    // Window accumulators (tensors, so the loop does not synchronise per micro-batch).
+    // Window accumulators (tensors on a GPU, so the loop does not synchronise per micro-batch).
     torch::Tensor window_total_;       // sum of micro-batch mean losses, or of token losses (tokens), on a GPU
     double window_total_cpu_ = 0.0;    // the same sum, on the CPU
     std::int64_t window_divisor_ = 0;  // micro-batches, or label tokens (tokens)
-    double loss_log_sum_ = 0.0;
-    std::int64_t loss_log_count_ = 0;
-    std::int64_t samples_at_last_log_ = 0;
+    // What window_is_finite measured, for the step record.
+    double window_loss_ = 0.0;
+    double window_grad_norm_ = 0.0;
+    double window_learning_rate_ = 0.0;
     std::int64_t last_eval_step_ = -1;
-    double time_at_last_log_ = 0.0;
+    std::int64_t last_saved_step_ = -1;
 };
-
-// Norm of all gradients (as clip_grad_norm_ computes it).
-double gradient_norm(const std::vector<torch::Tensor>& parameters);
-
-// optimizer.zero_grad() as PyTorch 2 does it (set_to_none=True): each .grad is
-// released, so the next backward stores its gradient instead of adding it to a
-// tensor of zeros (one memset and one add pass over every gradient saved per
-// update). LibTorch 1.13's Optimizer::zero_grad() still writes zeros.
-void zero_grad(torch::optim::Optimizer& optimizer);
 
 } // namespace accum

@@ -1,4 +1,4 @@
-#include "models/fused_loss.h"
+#include "kernels/fused_loss.h"
 
 #include <algorithm>
 
@@ -8,8 +8,7 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "models/loss_kernels.h"
-#include "switches.h"
+#include "kernels/loss_kernels.h"
 
 namespace accum {
 
@@ -81,13 +80,8 @@ public:
 
 } // namespace
 
-bool fused_cross_entropy_enabled() {
-    static const bool enabled = !switched_off("ACCUM_FUSED_LOSS");
-    return enabled;
-}
-
 bool fused_cross_entropy_available(const at::Tensor& logits, const at::Tensor& labels) {
-    return fused_cross_entropy_enabled() && logits.dim() == 2 && logits.size(1) > 0 && labels.dim() == 1 &&
+    return logits.dim() == 2 && logits.size(1) > 0 && labels.dim() == 1 &&
            labels.size(0) == logits.size(0) && logits.device().is_cpu() && labels.device().is_cpu() &&
            logits.scalar_type() == at::kFloat && labels.scalar_type() == at::kLong;
 }

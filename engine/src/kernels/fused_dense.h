@@ -16,35 +16,22 @@
 
 namespace accum {
 
-// Whether the fused stack is switched on: ACCUM_FUSED_MLP=0 in the environment
-// turns it off, for side-by-side measurements.
-bool fused_dense_enabled();
-
 // Whether fused_dense can serve this call: a 2-D float32 input and float32
 // parameters, all on the CPU.
 bool fused_dense_available(const at::Tensor& input, const std::vector<at::Tensor>& params);
 
-// While one is alive, fused_dense's backward on this thread adds each
-// parameter's gradient straight into the parameter's .grad, as the weight
-// gradient's product is computed, instead of returning it for autograd's
-// AccumulateGrad to add: under gradient accumulation that saves a pass over
-// every weight, and a temporary as large, per micro-batch. A training loop sets
-// it around its backward() calls; nothing else may expect the parameters'
-// gradients to come out of the graph (autograd::grad with them as inputs,
-// hooks on them). Without it the gradients go back through autograd.
-class GradientsInPlace {
-public:
-    GradientsInPlace();
-    ~GradientsInPlace();
-    GradientsInPlace(const GradientsInPlace&) = delete;
-    GradientsInPlace& operator=(const GradientsInPlace&) = delete;
-
-private:
-    bool previous_;
-};
-
 // input [m, k₀]; params W₀, b₀, W₁, b₁, … in nn::Linear's layout (Wᵢ [nᵢ, kᵢ],
 // kᵢ₊₁ = nᵢ). Returns [m, n_last].
-at::Tensor fused_dense(const at::Tensor& input, const std::vector<at::Tensor>& params);
+//
+// With `gradients_in_place` the backward adds each parameter's gradient straight
+// into the parameter's .grad, as the weight gradient's product is computed,
+// instead of returning it for autograd's AccumulateGrad to add: under gradient
+// accumulation that saves a pass over every weight, and a temporary as large, per
+// micro-batch. Only for training loops that read gradients from .grad: nothing
+// may expect the parameters' gradients to come out of the graph (autograd::grad
+// with them as inputs, hooks on them). Where autograd builds a graph of the
+// backward, or .grad is not a plain tensor of the parameter's shape, the gradient
+// goes back through autograd as usual.
+at::Tensor fused_dense(const at::Tensor& input, const std::vector<at::Tensor>& params, bool gradients_in_place);
 
 } // namespace accum

@@ -15,10 +15,6 @@
 
 namespace accum {
 
-// Whether the fused loss is switched on: ACCUM_FUSED_LOSS=0 in the environment
-// turns it off, for side-by-side measurements.
-bool fused_cross_entropy_enabled();
-
 // Whether fused_cross_entropy_sum can serve this call: float32 logits [N, C] and
 // int64 labels [N], on the CPU.
 bool fused_cross_entropy_available(const at::Tensor& logits, const at::Tensor& labels);

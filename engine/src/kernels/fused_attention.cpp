@@ -1,4 +1,4 @@
-#include "models/fused_attention.h"
+#include "kernels/fused_attention.h"
 
 #include <vector>
 
@@ -6,8 +6,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "models/attention_kernels.h"
-#include "switches.h"
+#include "kernels/attention_kernels.h"
 
 namespace accum {
 
@@ -84,9 +83,7 @@ public:
 } // namespace
 
 bool fused_attention_available(const at::Tensor& qkv, bool attention_dropout) {
-    // ACCUM_FUSED_ATTENTION=0 keeps the operator-by-operator path (for benchmarks and tests).
-    static const bool enabled = !switched_off("ACCUM_FUSED_ATTENTION");
-    return enabled && !attention_dropout && qkv.device().is_cpu() && qkv.scalar_type() == at::kFloat &&
+    return !attention_dropout && qkv.device().is_cpu() && qkv.scalar_type() == at::kFloat &&
            qkv.dim() == 3 && qkv.size(2) % 3 == 0;
 }
 

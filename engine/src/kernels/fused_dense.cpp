@@ -1,4 +1,4 @@
-#include "models/fused_dense.h"
+#include "kernels/fused_dense.h"
 
 #include <algorithm>
 
@@ -6,8 +6,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "models/dense_kernels.h"
-#include "switches.h"
+#include "kernels/dense_kernels.h"
 
 namespace accum {
 
@@ -50,22 +49,20 @@ at::Tensor from_panels(const at::Tensor& panels, std::int64_t m, std::int64_t fe
     return out;
 }
 
-thread_local bool gradients_in_place = false; // GradientsInPlace is alive on this thread
-
 // Where the backward writes a parameter's gradient.
 struct GradientTarget {
     at::Tensor tensor;
     bool accumulate; // add to what the tensor holds
 };
 
-// The parameter's own .grad while GradientsInPlace is alive and autograd would
-// only add the gradient into it: no graph of the backward is being built, the
+// The parameter's own .grad when the call asked for gradients in place and
+// autograd would only add the gradient into it: no graph of the backward is being built, the
 // parameter is a leaf and its .grad is undefined (created here, as
 // AccumulateGrad would) or a plain contiguous float tensor of its shape. The
 // backward then returns no gradient for it. Otherwise a new tensor, returned in
 // `returned` for autograd to accumulate.
-GradientTarget gradient_of(const at::Tensor& param, at::Tensor& returned) {
-    if (gradients_in_place && !at::GradMode::is_enabled() && param.is_leaf()) {
+GradientTarget gradient_of(const at::Tensor& param, bool in_place, at::Tensor& returned) {
+    if (in_place && !at::GradMode::is_enabled() && param.is_leaf()) {
         auto& grad = param.mutable_grad();
         if (!grad.defined()) {
             grad = at::empty(param.sizes(), param.options());
@@ -82,7 +79,7 @@ GradientTarget gradient_of(const at::Tensor& param, at::Tensor& returned) {
 class FusedDense final : public torch::autograd::Function<FusedDense> {
 public:
     static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input_in,
-                              at::TensorList params_in) {
+                              at::TensorList params_in, bool gradients_in_place) {
         const auto input = input_in.contiguous();
         const auto m = input.size(0);
         const auto layers = static_cast<std::int64_t>(params_in.size() / 2);
@@ -111,6 +108,7 @@ public:
         }
         to_save.insert(to_save.end(), params_in.begin(), params_in.end());
         ctx->save_for_backward(to_save);
+        ctx->saved_data["in_place"] = gradients_in_place;
         return from_panels(ht, m, params.back().size(0));
     }
 
@@ -119,9 +117,10 @@ public:
         const auto saved = ctx->get_saved_variables();
         const auto layers = static_cast<std::int64_t>(saved.size() - 1) / 3; // see to_save
         const auto& input = saved[0];
+        const bool in_place = ctx->saved_data["in_place"].toBool();
         const auto m = input.size(0);
         auto gt = to_panels(grads[0].contiguous());
-        torch::autograd::variable_list grads_out(1 + 2 * layers); // the input's, then W₀, b₀, W₁, …
+        torch::autograd::variable_list grads_out(2 + 2 * layers); // the input's, W₀, b₀, W₁, …, the flag's
         for (auto l = layers - 1; l >= 0; --l) {
             const auto& ht = saved[1 + l]; // the layer's input, transposed (after the ReLU below it)
             const auto& w_param = saved[1 + layers + 2 * l];
@@ -130,14 +129,14 @@ public:
             const auto n = w.size(0), k = w.size(1);
             if (w_param.requires_grad()) {
                 const auto x = l == 0 ? input : from_panels(ht, m, k);
-                auto dw = gradient_of(w_param, grads_out[1 + 2 * l]);
+                auto dw = gradient_of(w_param, in_place, grads_out[1 + 2 * l]);
                 for_rows(n, k * m, [&](std::int64_t begin, std::int64_t end) {
                     dense::backward_weight(n, k, m, gt.data_ptr<float>(), x.data_ptr<float>(), k,
                                            dw.tensor.data_ptr<float>(), dw.accumulate, begin, end);
                 });
             }
             if (b_param.requires_grad()) {
-                auto db = gradient_of(b_param, grads_out[2 + 2 * l]);
+                auto db = gradient_of(b_param, in_place, grads_out[2 + 2 * l]);
                 dense::backward_bias(n, m, gt.data_ptr<float>(), db.tensor.data_ptr<float>(), db.accumulate);
             }
             if (l == 0 && !input.requires_grad()) break;
@@ -156,24 +155,14 @@ public:
 
 } // namespace
 
-GradientsInPlace::GradientsInPlace() : previous_(gradients_in_place) { gradients_in_place = true; }
-
-GradientsInPlace::~GradientsInPlace() { gradients_in_place = previous_; }
-
-bool fused_dense_enabled() {
-    static const bool enabled = !switched_off("ACCUM_FUSED_MLP");
-    return enabled;
-}
-
 bool fused_dense_available(const at::Tensor& input, const std::vector<at::Tensor>& params) {
-    if (!fused_dense_enabled() || input.dim() != 2 || !input.device().is_cpu() || input.scalar_type() != at::kFloat)
-        return false;
+    if (input.dim() != 2 || !input.device().is_cpu() || input.scalar_type() != at::kFloat) return false;
     return std::all_of(params.begin(), params.end(),
                        [](const at::Tensor& p) { return p.device().is_cpu() && p.scalar_type() == at::kFloat; });
 }
 
-at::Tensor fused_dense(const at::Tensor& input, const std::vector<at::Tensor>& params) {
-    return FusedDense::apply(input, at::TensorList(params));
+at::Tensor fused_dense(const at::Tensor& input, const std::vector<at::Tensor>& params, bool gradients_in_place) {
+    return FusedDense::apply(input, at::TensorList(params), gradients_in_place);
 }
 
 } // namespace accum

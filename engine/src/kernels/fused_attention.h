@@ -15,8 +15,7 @@
 namespace accum {
 
 // Whether fused_attention can serve this call: float32 tensors on the CPU and no
-// attention dropout. ACCUM_FUSED_ATTENTION=0 in the environment turns it off, for
-// side-by-side measurements.
+// attention dropout.
 bool fused_attention_available(const at::Tensor& qkv, bool attention_dropout);
 
 // qkv: [B, T, 3·D], the packed query/key/value projection (heads interleaved as

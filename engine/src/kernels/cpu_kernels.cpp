@@ -1,16 +1,16 @@
 // The CPU kernels (attention_kernels.inc, dense_kernels.inc, loss_kernels.inc), each compiled twice:
 // for AVX2+FMA, chosen at run time where the processor has it, and for the
 // baseline instruction set.
-#include "models/cpu_kernels.h"
+#include "kernels/cpu_kernels.h"
 
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
-#include "models/attention_kernels.h"
-#include "models/dense_kernels.h"
-#include "models/loss_kernels.h"
+#include "kernels/attention_kernels.h"
+#include "kernels/dense_kernels.h"
+#include "kernels/loss_kernels.h"
 
 namespace accum {
 
@@ -28,10 +28,10 @@ std::atomic<bool> portable_only{false};
 #endif
 namespace avx2 {
 using attention::Tile;
-#include "models/simd.inc"
-#include "models/dense_kernels.inc"
-#include "models/attention_kernels.inc"
-#include "models/loss_kernels.inc"
+#include "kernels/simd.inc"
+#include "kernels/dense_kernels.inc"
+#include "kernels/attention_kernels.inc"
+#include "kernels/loss_kernels.inc"
 } // namespace avx2
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -55,10 +55,10 @@ bool has_avx2() {
 
 namespace portable {
 using attention::Tile;
-#include "models/simd.inc"
-#include "models/dense_kernels.inc"
-#include "models/attention_kernels.inc"
-#include "models/loss_kernels.inc"
+#include "kernels/simd.inc"
+#include "kernels/dense_kernels.inc"
+#include "kernels/attention_kernels.inc"
+#include "kernels/loss_kernels.inc"
 } // namespace portable
 
 } // namespace

@@ -1,0 +1,85 @@
+#include "kernels/kernels.h"
+
+#include <algorithm>
+#include <dlfcn.h>
+
+#include <ATen/autocast_mode.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/utils.h>
+#include <torch/version.h>
+
+#include "kernels/fused_attention.h"
+#include "kernels/fused_dense.h"
+#include "kernels/fused_loss.h"
+
+namespace accum {
+
+namespace {
+
+bool cpu_autocast_enabled() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    return at::autocast::is_autocast_enabled(at::kCPU); // 2.4 deprecated is_cpu_enabled()
+#else
+    return at::autocast::is_cpu_enabled();
+#endif
+}
+
+} // namespace
+
+bool KernelSet::fused() const {
+    // Under autocast the operators choose their own precision; the fused kernels
+    // are float32 only and step aside.
+    return choice_ == CpuKernels::Fused && !cpu_autocast_enabled();
+}
+
+at::Tensor KernelSet::dense_stack(const at::Tensor& input, const std::vector<at::Tensor>& params,
+                                  const std::function<at::Tensor(const at::Tensor&)>& operators) const {
+    if (fused() && fused_dense_available(input, params)) return fused_dense(input, params, gradients_in_place_);
+    return operators(input);
+}
+
+at::Tensor KernelSet::attention(const at::Tensor& qkv, const at::Tensor& bias, std::int64_t heads, double scale,
+                                bool attention_dropout, const std::function<at::Tensor()>& operators) const {
+    if (fused() && fused_attention_available(qkv, attention_dropout)) return fused_attention(qkv, bias, heads, scale);
+    return operators();
+}
+
+KernelSet::CrossEntropy KernelSet::cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
+                                                 std::int64_t ignore_index, double items) const {
+    if (fused() && fused_cross_entropy_available(logits, labels)) {
+        auto [sum, mean] = fused_cross_entropy(logits, labels, ignore_index, items);
+        return {sum, mean};
+    }
+    namespace F = torch::nn::functional;
+    auto sum = F::cross_entropy(logits, labels,
+                                F::CrossEntropyFuncOptions().ignore_index(ignore_index).reduction(torch::kSum));
+    auto mean = sum / items;
+    return {sum, mean};
+}
+
+bool dense_stack_trains_fused(const RunConfig& config) {
+    return config.model == ModelKind::Mlp && !config.batch_norm && config.dropout <= 0 &&
+           config.cpu_kernels == CpuKernels::Fused;
+}
+
+ComputeThreads choose_threads(const RunConfig& config, bool cuda, int cores) {
+    const int all = std::clamp(cores, 1, 4);
+    ComputeThreads t;
+    if (config.threads > 0) {
+        t.intra_op = t.blas = config.threads;
+    } else if (cuda || config.model == ModelKind::Cnn || dense_stack_trains_fused(config)) {
+        t.intra_op = all;
+    } else if (config.model == ModelKind::Mlp) {
+        t.blas = all;
+    }
+    return t;
+}
+
+void apply_threads(const ComputeThreads& t) {
+    torch::set_num_threads(t.intra_op);
+    using SetThreads = void (*)(int);
+    if (auto* openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+        openblas(t.blas);
+}
+
+} // namespace accum

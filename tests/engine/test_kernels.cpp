@@ -1,0 +1,300 @@
+// The CPU kernels (engine/src/kernels/): each fused operator against the same
+// maths written with LibTorch operators, and whole runs with --cpu-kernels fused
+// against --cpu-kernels aten. Torch first, then Qt Test (this target sets
+// QT_NO_KEYWORDS).
+#include <torch/autograd.h>
+#include <torch/nn/functional/loss.h>
+
+#include <QtTest/QtTest>
+
+#include "accum/session.h"
+#include "accum/sink.h"
+#include "data/batch.h"
+#include "kernels/cpu_kernels.h"
+#include "kernels/fused_attention.h"
+#include "kernels/fused_dense.h"
+#include "kernels/fused_loss.h"
+
+using namespace accum;
+
+namespace {
+
+struct Steps : Sink {
+    std::vector<StepRecord> steps;
+    SummaryRecord summary;
+    void on_step(const StepRecord& r) override { steps.push_back(r); }
+    void on_summary(const SummaryRecord& s) override { summary = s; }
+};
+
+} // namespace
+
+class TestKernels : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // A whole run with the engine's kernels against the same run on LibTorch's
+    // operators, for each model and style: 50 optimizer steps whose losses agree
+    // within 1e-5 (the kernels sum in other orders, so float rounding differs).
+    // The MLP runs its fused dense stack and loss, the transformer its fused
+    // attention and loss, the CNN its fused loss.
+    void fusedRunMatchesAten_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("mode");
+        for (const char* model : {"mlp", "cnn", "transformer"})
+            for (const char* mode : {"pytorch", "accelerator", "trainer"})
+                QTest::addRow("%s %s", model, mode) << model << mode;
+    }
+    void fusedRunMatchesAten() {
+        QFETCH(QString, model);
+        QFETCH(QString, mode);
+        RunConfig c;
+        c.model = *parse_choice<ModelKind>(model.toStdString());
+        c.mode = *parse_choice<Mode>(mode.toStdString());
+        c.dataset = c.model == ModelKind::Cnn ? DatasetKind::FashionMnist : DatasetKind::SyntheticPairs;
+        c.accumulation_steps = 2;
+        c.epochs = 0;
+        c.max_steps = 50;
+        c.eval_strategy = Strategy::No;
+        c.save_strategy = Strategy::No;
+        c.optimizer = OptimizerKind::Sgd; // the default experiment's: lr 0.05, momentum 0.9
+        c.batch_size = c.model == ModelKind::Cnn ? 8 : 16;
+        Steps fused, aten;
+        c.cpu_kernels = CpuKernels::Fused;
+        Session().run(c, fused);
+        c.cpu_kernels = CpuKernels::Aten;
+        Session().run(c, aten);
+        QVERIFY2(fused.summary.status == RunStatus::Completed, fused.summary.message.c_str());
+        QVERIFY2(aten.summary.status == RunStatus::Completed, aten.summary.message.c_str());
+        QCOMPARE(fused.steps.size(), std::size_t(50));
+        QCOMPARE(aten.steps.size(), std::size_t(50));
+        double worst = 0;
+        for (std::size_t i = 0; i < 50; ++i) worst = std::max(worst, std::abs(fused.steps[i].loss - aten.steps[i].loss));
+        QVERIFY2(worst <= 1e-5, qPrintable(QString("largest |Δ loss| %1").arg(worst)));
+        QVERIFY(fused.steps.back().loss < fused.steps.front().loss); // it learns
+    }
+
+    // The fused CPU attention (kernels/fused_attention.cpp) against the same maths
+    // written with LibTorch operators, forward and every gradient, with key padding
+    // and with a causal mask, at lengths that are and are not multiples of the
+    // 8-float vectors, with the AVX2 kernels and the portable ones. The two sum in
+    // different orders, so they agree to float rounding (1e-5 on values of order 1).
+    void fusedAttentionMatchesOperators_data() {
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("tokens");
+        QTest::addColumn<bool>("causal");
+        QTest::addColumn<bool>("portable");
+        for (const bool portable : {false, true}) {
+            const char* isa = portable ? "portable" : "best";
+            QTest::addRow("3x48 padding %s", isa) << 3 << 48 << false << portable;
+            QTest::addRow("2x13 causal %s", isa) << 2 << 13 << true << portable;
+            QTest::addRow("1x5 padding %s", isa) << 1 << 5 << false << portable;
+        }
+    }
+    void fusedAttentionMatchesOperators() {
+        QFETCH(int, batch);
+        QFETCH(int, tokens);
+        QFETCH(bool, causal);
+        QFETCH(bool, portable);
+        constexpr std::int64_t width = 64, heads = 4, head_width = width / heads;
+        const double scale = 1.0 / std::sqrt(double(head_width));
+        torch::manual_seed(7);
+        const auto qkv = torch::randn({batch, tokens, 3 * width}).requires_grad_();
+        QVERIFY(fused_attention_available(qkv, /*attention_dropout=*/false));
+        QVERIFY(!fused_attention_available(qkv, /*attention_dropout=*/true));
+        // Sequence b keeps its first tokens - 2·b keys (at least one).
+        auto keep = torch::ones({batch, tokens});
+        for (int b = 0; b < batch; ++b) keep[b].slice(0, std::max(1, tokens - 2 * b)).fill_(0);
+        auto bias = torch::zeros({batch, 1, 1, tokens}).masked_fill(keep.eq(0).view({batch, 1, 1, tokens}), -1e9);
+        if (causal) bias = bias + torch::zeros({tokens, tokens}).masked_fill(torch::ones({tokens, tokens}).triu(1).to(torch::kBool), -1e9);
+        const auto upstream = torch::randn({batch, tokens, width});
+
+        use_portable_kernels(portable);
+        const auto fused = fused_attention(qkv, bias, heads, scale);
+        const auto fused_grad = torch::autograd::grad({fused}, {qkv}, {upstream})[0];
+        use_portable_kernels(false);
+
+        const auto split = qkv.view({batch, tokens, 3, heads, head_width}).permute({2, 0, 3, 1, 4});
+        const auto probs = torch::softmax(torch::matmul(split[0], split[1].transpose(-2, -1)) * scale + bias, -1);
+        const auto reference = torch::matmul(probs, split[2]).transpose(1, 2).reshape({batch, tokens, width});
+        const auto reference_grad = torch::autograd::grad({reference}, {qkv}, {upstream})[0];
+
+        QCOMPARE(fused.sizes(), reference.sizes());
+        const double out_diff = (fused - reference).abs().max().item<double>();
+        const double grad_diff = (fused_grad - reference_grad).abs().max().item<double>();
+        QVERIFY2(out_diff < 1e-5, qPrintable(QString("largest |Δ output| %1").arg(out_diff)));
+        QVERIFY2(grad_diff < 1e-5, qPrintable(QString("largest |Δ gradient| %1").arg(grad_diff)));
+        QVERIFY(reference_grad.abs().max().item<double>() > 1e-3); // the gradients are not trivially zero
+    }
+
+    // The fused dense stack (kernels/fused_dense.cpp) against nn::Linear and ReLU:
+    // the output, every parameter's .grad after two backward passes (the second
+    // adds into the first, as under gradient accumulation) and the input's
+    // gradient. Shapes cover the MLP's own (784-256-128-10 at micro-batch 64) and
+    // ones that leave partial panels of items, register blocks of rows and blocks
+    // of columns (37 items, 19 inputs, 13 hidden), with the AVX2 kernels and the
+    // portable ones. Both sum in float, in different orders: they agree to 1e-4 on
+    // gradients of order 10 (784-term sums).
+    void fusedDenseMatchesOperators_data() {
+        QTest::addColumn<int>("items");
+        QTest::addColumn<QList<int>>("widths");
+        QTest::addColumn<bool>("input_grad");
+        QTest::addColumn<bool>("portable");
+        QTest::addColumn<bool>("in_place");
+        for (const bool portable : {false, true})
+            for (const bool in_place : {false, true}) {
+                const auto name = [&](const char* shape) {
+                    return QString("%1 %2%3").arg(shape, portable ? "portable" : "best", in_place ? " in place" : "");
+                };
+                QTest::newRow(qPrintable(name("mlp 64"))) << 64 << QList<int>{784, 256, 128, 10} << false << portable
+                                                         << in_place;
+                QTest::newRow(qPrintable(name("ragged 37"))) << 37 << QList<int>{19, 13, 22, 3} << true << portable
+                                                            << in_place;
+                QTest::newRow(qPrintable(name("one layer 5"))) << 5 << QList<int>{8, 7} << true << portable << in_place;
+            }
+    }
+    void fusedDenseMatchesOperators() {
+        QFETCH(int, items);
+        QFETCH(QList<int>, widths);
+        QFETCH(bool, input_grad);
+        QFETCH(bool, portable);
+        QFETCH(bool, in_place); // the training styles' path: the operator adds into .grad
+        torch::manual_seed(11);
+        std::vector<torch::Tensor> fused_params, reference_params;
+        for (qsizetype l = 0; l + 1 < widths.size(); ++l) {
+            const auto w = torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]));
+            const auto b = torch::randn({widths[l + 1]}) * 0.1;
+            for (const auto& t : {w, b}) {
+                fused_params.push_back(t.clone().requires_grad_());
+                reference_params.push_back(t.clone().requires_grad_());
+            }
+        }
+        const auto x1 = torch::randn({items, widths.front()}).requires_grad_(input_grad);
+        const auto x2 = torch::randn({items, widths.front()}).requires_grad_(input_grad);
+        const auto upstream1 = torch::randn({items, widths.back()});
+        const auto upstream2 = torch::randn({items, widths.back()});
+        QVERIFY(fused_dense_available(x1, fused_params));
+
+        use_portable_kernels(portable);
+        const auto fused = fused_dense(x1, fused_params, in_place);
+        fused.backward(upstream1); // creates every .grad
+        const auto fused_x_grad = input_grad ? x1.grad().clone() : torch::Tensor();
+        fused_dense(x2, fused_params, in_place).backward(upstream2); // adds into every .grad
+        use_portable_kernels(false);
+
+        auto eager = [&](const torch::Tensor& x) {
+            auto h = x;
+            for (std::size_t l = 0; l < reference_params.size(); l += 2) {
+                h = torch::linear(h, reference_params[l], reference_params[l + 1]);
+                if (l + 2 < reference_params.size()) h = torch::relu(h);
+            }
+            return h;
+        };
+        if (input_grad) x1.mutable_grad().reset();
+        const auto reference = eager(x1);
+        reference.backward(upstream1);
+        eager(x2).backward(upstream2);
+
+        auto largest = [](const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); };
+        QCOMPARE(fused.sizes(), reference.sizes());
+        QVERIFY2(largest(fused, reference) < 1e-5, qPrintable(QString("|Δ output| %1").arg(largest(fused, reference))));
+        for (std::size_t i = 0; i < fused_params.size(); ++i) {
+            QVERIFY(fused_params[i].grad().defined());
+            const double diff = largest(fused_params[i].grad(), reference_params[i].grad());
+            QVERIFY2(diff < 1e-4, qPrintable(QString("parameter %1: |Δ .grad| %2").arg(i).arg(diff)));
+            QVERIFY(reference_params[i].grad().abs().max().item<double>() > 1e-2); // not trivially zero
+        }
+        if (input_grad) {
+            const double diff = largest(fused_x_grad, x1.grad());
+            QVERIFY2(diff < 1e-5, qPrintable(QString("input: |Δ gradient| %1").arg(diff)));
+        }
+    }
+
+    // Gradients in place change where the fused MLP's parameter gradients go, and
+    // only when the call asks for it: without it, autograd::grad for the input alone
+    // leaves every .grad untouched (as with nn::Linear); with it the operator fills
+    // .grad itself, which is why only a training run's models ask for it.
+    void gradientsInPlaceOnlyWhenAsked() {
+        torch::manual_seed(5);
+        std::vector<torch::Tensor> params{torch::randn({6, 4}).requires_grad_(), torch::randn({6}).requires_grad_(),
+                                          torch::randn({3, 6}).requires_grad_(), torch::randn({3}).requires_grad_()};
+        const auto x = torch::randn({20, 4}).requires_grad_();
+        const auto upstream = torch::randn({20, 3});
+        const auto input_grad = torch::autograd::grad({fused_dense(x, params, false)}, {x}, {upstream});
+        QCOMPARE(input_grad.size(), std::size_t{1});
+        for (const auto& p : params) QVERIFY(!p.grad().defined());
+        torch::autograd::grad({fused_dense(x, params, true)}, {x}, {upstream});
+        for (const auto& p : params) QVERIFY(p.grad().defined());
+    }
+
+    void fusedCrossEntropyMatchesOperators_data() {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("classes");
+        QTest::addColumn<int>("ignored"); // every ignored-th row's label is -100 (0: none)
+        QTest::addColumn<bool>("portable");
+        for (const bool portable : {false, true}) {
+            const char* isa = portable ? "portable" : "best";
+            QTest::addRow("images 64×10 %s", isa) << 64 << 10 << 0 << portable;
+            QTest::addRow("pairs 37×2 %s", isa) << 37 << 2 << 5 << portable;
+            QTest::addRow("tokens 300×64 %s", isa) << 300 << 64 << 3 << portable;
+            QTest::addRow("ragged 9×17 %s", isa) << 9 << 17 << 4 << portable;
+            QTest::addRow("one class 5×1 %s", isa) << 5 << 1 << 0 << portable;
+        }
+    }
+    void fusedCrossEntropyMatchesOperators() {
+        QFETCH(int, rows);
+        QFETCH(int, classes);
+        QFETCH(int, ignored);
+        QFETCH(bool, portable);
+        torch::manual_seed(17);
+        const auto logits = (torch::randn({rows, classes}) * 3).requires_grad_();
+        const auto reference_logits = logits.detach().clone().requires_grad_();
+        auto labels = torch::randint(classes, {rows}, torch::kLong);
+        for (int i = 0; ignored > 0 && i < rows; i += ignored) labels[i] = kIgnoreIndex;
+        QVERIFY(fused_cross_entropy_available(logits, labels));
+
+        // Both outputs carry a gradient, as when a loop uses the mean and a hook
+        // the sum: the node adds the two.
+        const double items = std::max(1, rows - (ignored > 0 ? (rows + ignored - 1) / ignored : 0));
+        use_portable_kernels(portable);
+        const auto [fused, fused_mean] = fused_cross_entropy(logits, labels, kIgnoreIndex, items);
+        (fused * 0.37 + fused_mean * 1.3).backward();
+        use_portable_kernels(false);
+        namespace F = torch::nn::functional;
+        const auto reference = F::cross_entropy(
+            reference_logits, labels, F::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex).reduction(torch::kSum));
+        const auto reference_mean = reference / items;
+        (reference * 0.37 + reference_mean * 1.3).backward();
+
+        QCOMPARE(fused.dim(), 0);
+        QCOMPARE(fused_mean.dim(), 0);
+        const double loss = fused.item<double>(), expected = reference.item<double>();
+        QVERIFY2(std::abs(loss - expected) <= 1e-5 * std::max(1.0, std::abs(expected)),
+                 qPrintable(QString("loss %1, LibTorch %2").arg(loss, 0, 'g', 9).arg(expected, 0, 'g', 9)));
+        // The mean is the float sum divided as LibTorch's division divides it.
+        QCOMPARE(fused_mean.item<float>(), (fused.detach() / items).item<float>());
+        const double diff = (logits.grad() - reference_logits.grad()).abs().max().item<double>();
+        QVERIFY2(diff < 1e-6, qPrintable(QString("|Δ gradient| %1").arg(diff)));
+        if (classes > 1) QVERIFY(reference_logits.grad().abs().max().item<double>() > 1e-2); // not trivially zero
+    }
+
+    // As LibTorch's: a label outside the classes is an error that names it, and a NaN
+    // logit makes the loss NaN (so --skip-nonfinite sees it).
+    void fusedCrossEntropyBadInput() {
+        const auto logits = torch::randn({4, 10});
+        auto labels = torch::tensor({1, 2, 10, 3}, torch::kLong);
+        try {
+            fused_cross_entropy_sum(logits, labels, kIgnoreIndex);
+            QFAIL("a label of 10 among 10 classes was accepted");
+        } catch (const c10::Error& e) {
+            QVERIFY2(std::string(e.what()).find("Target 10 is out of bounds") != std::string::npos, e.what());
+        }
+        labels[2] = 4;
+        auto with_nan = logits.clone();
+        with_nan[1][3] = std::nan("");
+        QVERIFY(std::isnan(fused_cross_entropy_sum(with_nan, labels, kIgnoreIndex).item<double>()));
+        QVERIFY(std::isfinite(fused_cross_entropy_sum(logits, labels, kIgnoreIndex).item<double>()));
+    }
+
+};
+
+QTEST_GUILESS_MAIN(TestKernels)
+#include "test_kernels.moc"
