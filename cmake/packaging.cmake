@@ -17,18 +17,17 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # The default experiment's data, and a BLAS 25 times faster than the reference one.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist, libopenblas0-pthread")
-# The description's first line is the summary; the rest is indented by one space.
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
- A large batch gives a steadier gradient, but device memory limits the batch.
- Gradient accumulation splits one large batch into micro-batches, adds up
- their gradients and updates the model once per window.
- .
- Accumulate Studio shows this while it happens: set the micro-batch size and
- the number of accumulation steps, pick a plain PyTorch loop, an
- Accelerate-style Accelerator or a Transformers-style Trainer, and watch the
- loss, memory and speed of a real LibTorch training run, with the loop's code
- lit line by line. An equivalence lab runs the styles and batch shapes side by
- side, with one-click demos of the classic pitfalls.
- .
- The package also contains accum-run, the same engine headless.")
+# The extended description; CPack puts the summary above it and indents it.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "A large batch gives a steadier gradient, but device memory limits the batch.
+Gradient accumulation splits one large batch into micro-batches, adds up
+their gradients and updates the model once per window.
+
+Accumulate Studio shows this while it happens: set the micro-batch size and
+the number of accumulation steps, pick a plain PyTorch loop, an
+Accelerate-style Accelerator or a Transformers-style Trainer, and watch the
+loss, memory and speed of a real LibTorch training run, with the loop's code
+lit line by line. An equivalence lab runs the styles and batch shapes side by
+side, with one-click demos of the classic pitfalls.
+
+The package also contains accum-run, the same engine headless.")
 include(CPack)
