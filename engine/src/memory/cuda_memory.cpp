@@ -16,9 +16,10 @@ namespace accum::memory {
 //  - its functions took an `int` device up to 2.2 and take a c10::DeviceIndex
 //    (int8_t) since 2.3: we pass a DeviceIndex, which converts to either;
 //  - emptyCache() gained a defaulted memory-pool argument in 2.x: called bare;
-//  - DeviceStats moved (2.5) to c10::CachingDeviceAllocator and is re-exported
-//    under the old name; its StatArray fields and num_alloc_retries/num_ooms are
-//    unchanged, so the type is left to `auto`.
+//  - DeviceStats later moved toward c10::CachingDeviceAllocator (shared by the
+//    device allocators); the fields read here (StatArray allocated_bytes and
+//    reserved_bytes, num_alloc_retries, num_ooms) are the same in all, so the
+//    type is left to `auto`.
 namespace {
 namespace allocator = c10::cuda::CUDACachingAllocator;
 // StatType::AGGREGATE, the first entry of every StatArray (all pools together).
