@@ -1,18 +1,21 @@
 // accum-studio: the Qt front end. Thin: the window lives in ui/.
 //
-// Hidden options for demos and screenshots:
+//   accum-studio [options] [RUN_DIR...]   RUN_DIR: accum-run output directories,
+//                                         opened in the Runs tab
 //   --config FILE       load a configuration (the JSON accum-run --config reads)
+//   --demo NAME         start a demo: MainWindow::demo_names(), listed by --help
+//   --language CODE     en or vi for this session (the setting is under Settings › Language)
+// Hidden options for demos and screenshots:
 //   --autorun           start the run as soon as the window is shown
 //   --screenshot FILE   grab the window to FILE (PNG) when the run ends
+//                       (with --demo: when the lab experiment ends)
 //   --quit-after-run    quit when the run ends
-//   --demo NAME         start a demo: code-panel, compare-styles, compare-accumulation,
-//                       pitfall-batchnorm, pitfall-tokens, pitfall-scheduler
-//                       (with --screenshot: grab when the lab experiment ends)
 //   --screenshot-after MS  grab the window MS milliseconds after start (then quit)
-//   --language CODE     en or vi for this session (the setting is under Settings › Language)
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
+#include <QTabWidget>
 #include <QThreadPool>
 #include <QTimer>
 #include <cstdio>
@@ -20,20 +23,35 @@
 #include "accum/records.h"
 #include "language.h"
 #include "main_window.h"
+#include "runs_panel.h"
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("AccumulateStudio"));
     QApplication::setApplicationName(QStringLiteral("accum-studio"));
     QApplication::setApplicationDisplayName(QStringLiteral("Accumulate Studio"));
-    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    QApplication::setApplicationVersion(QStringLiteral(ACCUM_VERSION));
+    // The desktop entry and the icon share the application's id.
+    QGuiApplication::setDesktopFileName(QStringLiteral(ACCUM_APP_ID));
+    QIcon icon; // the installed theme's, else the built-in copies (a studio run from the build tree)
+    if (QIcon::hasThemeIcon(QStringLiteral(ACCUM_APP_ID)))
+        icon = QIcon::fromTheme(QStringLiteral(ACCUM_APP_ID));
+    else
+        for (const int size : {32, 64, 256})
+            icon.addFile(QStringLiteral(":/icons/hicolor/%1x%1/apps/" ACCUM_APP_ID ".png").arg(size), QSize(size, size));
+    QApplication::setWindowIcon(icon);
     // Qt splits large image conversions over its global thread pool, one thread per
     // core. While training keeps every core busy those helpers only preempt the
     // engine's threads (each redraw woke two of them); one helper is enough.
     QThreadPool::globalInstance()->setMaxThreadCount(1);
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Accumulate Studio: gradient accumulation, live"));
+    parser.setApplicationDescription(
+        QStringLiteral("Accumulate Studio: gradient accumulation, live.\n\n"
+                       "Set the micro-batch and the accumulation steps, pick a style (a plain PyTorch loop,\n"
+                       "an Accelerator, a Trainer) and watch the loss, memory and speed of a real training\n"
+                       "run, with the loop's code lit line by line. The Equivalence lab runs the styles and\n"
+                       "batch shapes side by side; the Runs tab compares runs, also accum-run's."));
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption config_option(QStringLiteral("config"), QStringLiteral("Load a configuration JSON."),
@@ -46,21 +64,33 @@ int main(int argc, char** argv) {
     autorun_option.setFlags(QCommandLineOption::HiddenFromHelp);
     screenshot_option.setFlags(QCommandLineOption::HiddenFromHelp);
     quit_option.setFlags(QCommandLineOption::HiddenFromHelp);
-    QCommandLineOption demo_option(QStringLiteral("demo"), QStringLiteral("Start a demo."), QStringLiteral("NAME"));
+    const QCommandLineOption demo_option(
+        QStringLiteral("demo"),
+        QStringLiteral("Start a demo: %1.").arg(studio::MainWindow::demo_names().join(QStringLiteral(", "))),
+        QStringLiteral("NAME"));
     QCommandLineOption after_option(QStringLiteral("screenshot-after"),
                                     QStringLiteral("Grab the window after MS milliseconds, then quit."),
                                     QStringLiteral("MS"));
     QCommandLineOption language_option(QStringLiteral("language"), QStringLiteral("en or vi for this session."),
                                        QStringLiteral("CODE"));
-    demo_option.setFlags(QCommandLineOption::HiddenFromHelp);
     after_option.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOptions({config_option, autorun_option, screenshot_option, quit_option, demo_option, after_option,
                        language_option});
+    parser.addPositionalArgument(QStringLiteral("run-dir"),
+                                 QStringLiteral("accum-run output directories to open in the Runs tab."),
+                                 QStringLiteral("[run-dir...]"));
     parser.process(app);
+    if (parser.isSet(demo_option) && !studio::MainWindow::demo_names().contains(parser.value(demo_option))) {
+        std::fprintf(stderr, "accum-studio: --demo: unknown demo '%s' (choose %s)\n",
+                     qPrintable(parser.value(demo_option)),
+                     qPrintable(studio::MainWindow::demo_names().join(QStringLiteral(", "))));
+        return 2;
+    }
     const QString language =
         parser.isSet(language_option) ? parser.value(language_option) : studio::configured_language();
     if (!studio::install_translators(app, language))
-        std::fprintf(stderr, "accum-studio: no translation for '%s'\n", qPrintable(language));
+        std::fprintf(stderr, "accum-studio: no translation for '%s' in %s\n", qPrintable(language),
+                     qPrintable(studio::translations_directory()));
 
     studio::MainWindow window;
     if (parser.isSet(config_option)) {
@@ -70,6 +100,14 @@ int main(int argc, char** argv) {
                          qPrintable(error));
             return 2;
         }
+    }
+    for (const QString& dir : parser.positionalArguments()) {
+        QString error;
+        if (!window.runs_panel()->open_directory(dir, &error)) {
+            std::fprintf(stderr, "accum-studio: %s: %s\n", qPrintable(dir), qPrintable(error));
+            return 2;
+        }
+        window.tabs()->setCurrentWidget(window.runs_panel());
     }
     const QString screenshot = parser.value(screenshot_option);
     const bool quit_after = parser.isSet(quit_option);
@@ -105,13 +143,7 @@ int main(int argc, char** argv) {
     if (parser.isSet(demo_option)) {
         const auto name = parser.value(demo_option);
         QTimer::singleShot(300, &window, [&window, name] {
-            if (!window.run_demo(name)) {
-                std::fprintf(stderr,
-                             "accum-studio: --demo: unknown demo '%s' (choose code-panel, compare-styles, "
-                             "compare-accumulation, pitfall-batchnorm, pitfall-tokens, pitfall-scheduler)\n",
-                             qPrintable(name));
-                QApplication::exit(2);
-            }
+            if (!window.run_demo(name)) QApplication::exit(2); // checked above: cannot happen
         });
     } else if (parser.isSet(autorun_option)) {
         QTimer::singleShot(0, &window, &studio::MainWindow::start_run);

@@ -1,6 +1,7 @@
 #include "language.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QLibraryInfo>
 #include <QSettings>
 #include <QTranslator>
@@ -24,10 +25,17 @@ QString configured_language() {
 
 void set_configured_language(const QString& code) { studio_settings().setValue(QStringLiteral("language"), code); }
 
+QString translations_directory() {
+    // The build sets the path from the executable's directory (bin/) to the
+    // installed translations (share/accum-studio/translations).
+    return QDir::cleanPath(QCoreApplication::applicationDirPath() + QLatin1Char('/') +
+                           QStringLiteral(ACCUM_TRANSLATIONS_RELATIVE_DIR));
+}
+
 bool install_translators(QCoreApplication& app, const QString& code) {
     if (code == QLatin1String("en") || code.isEmpty()) return true;
     auto* studio = new QTranslator(&app);
-    if (!studio->load(QStringLiteral(":/i18n/accum_studio_%1.qm").arg(code))) {
+    if (!studio->load(QStringLiteral("accum_studio_%1").arg(code), translations_directory())) {
         delete studio;
         return false;
     }

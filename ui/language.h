@@ -1,6 +1,6 @@
 #pragma once
 // The studio's languages: English (the source strings) and Vietnamese
-// (resources/translations/accum_studio_vi.ts, compiled to :/i18n/*.qm).
+// (resources/translations/accum_studio_vi.ts, compiled to accum_studio_vi.qm).
 // The choice is kept in QSettings and applied when the application starts.
 
 #include <QString>
@@ -16,8 +16,15 @@ std::vector<std::pair<QString, QString>> available_languages();
 QString configured_language(); // from QSettings; "en" when unset
 void set_configured_language(const QString& code);
 
+// Where the compiled translations are read from at run time: relative to the
+// executable, <prefix>/share/accum-studio/translations for an installed studio
+// (wherever the prefix is), and the same relative place in the build tree, where
+// the build puts them, for the studio run from there.
+QString translations_directory();
+
 // Installs the studio's (and Qt's own) translators for `code` on `app`.
-// Returns false when the studio's translation for a non-English code is missing.
+// Returns false when the studio's translation for a non-English code is missing
+// from translations_directory().
 bool install_translators(QCoreApplication& app, const QString& code);
 
 } // namespace studio

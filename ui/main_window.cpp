@@ -11,7 +11,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QMap>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -29,6 +28,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "code_panel.h"
 #include "config_panel.h"
@@ -386,24 +387,39 @@ void MainWindow::step_once() {
     if (controller_->is_running() && controller_->is_paused()) controller_->step_once();
 }
 
-bool MainWindow::run_demo(const QString& name) {
-    static const QMap<QString, Experiment> experiments = {
+namespace {
+// The lab experiments --demo NAME starts, in the order --help lists them.
+const std::vector<std::pair<QString, Experiment>>& demo_experiments() {
+    static const std::vector<std::pair<QString, Experiment>> experiments = {
         {QStringLiteral("compare-styles"), Experiment::CompareStyles},
         {QStringLiteral("compare-accumulation"), Experiment::CompareAccumulation},
         {QStringLiteral("pitfall-batchnorm"), Experiment::PitfallBatchNorm},
         {QStringLiteral("pitfall-tokens"), Experiment::PitfallTokenLoss},
         {QStringLiteral("pitfall-scheduler"), Experiment::PitfallScheduler},
     };
+    return experiments;
+}
+} // namespace
+
+QStringList MainWindow::demo_names() {
+    QStringList names{QStringLiteral("code-panel")};
+    for (const auto& [name, experiment] : demo_experiments()) names << name;
+    return names;
+}
+
+bool MainWindow::run_demo(const QString& name) {
     if (name == QLatin1String("code-panel")) {
         tabs_->setCurrentIndex(0);
         start_run();
         return true;
     }
-    const auto it = experiments.constFind(name);
-    if (it == experiments.constEnd()) return false;
+    const auto& experiments = demo_experiments();
+    const auto it = std::find_if(experiments.begin(), experiments.end(),
+                                 [&name](const auto& demo) { return demo.first == name; });
+    if (it == experiments.end()) return false;
     if (controller_->is_running() || lab_panel_->is_running()) return true;
     tabs_->setCurrentWidget(lab_panel_);
-    lab_panel_->run_experiment(it.value());
+    lab_panel_->run_experiment(it->second);
     return true;
 }
 

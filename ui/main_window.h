@@ -60,15 +60,16 @@ public:
     bool save_config(const QString& path, QString* error = nullptr) const;
     bool load_config(const QString& path, QString* error = nullptr);
     bool export_csv(const QString& loss_path, const QString& memory_path) const;
+    // code-panel, compare-styles, compare-accumulation, pitfall-… : what run_demo takes.
+    static QStringList demo_names();
 
 public Q_SLOTS:
     void start_run();
     void toggle_pause();
     void stop_run();
     void step_once();
-    // Hidden demo entry points (--demo NAME): code-panel, compare-styles,
-    // compare-accumulation, pitfall-batchnorm, pitfall-tokens, pitfall-scheduler.
-    // Returns false for an unknown name.
+    // Demo entry points (--demo NAME), one per name of demo_names(): the code
+    // panel's live run and the lab's experiments. Returns false for an unknown name.
     bool run_demo(const QString& name);
 
 Q_SIGNALS:

@@ -95,6 +95,27 @@ std::string read_file(const std::string& path, std::string& error) {
     return s.str();
 }
 
+// The placeholder --help shows for an option's value. The man page and the bash
+// completion are generated from --help and read it: FILE, PATH and FILE.json
+// complete file names, DIR directories. Options not listed show VALUE.
+std::string metavar(const std::string& option) {
+    static const std::map<std::string, std::string> m{
+        {"mode", "MODE"},           {"dataset", "DATASET"},       {"data", "PATH"},
+        {"label-column", "NAME"},   {"model", "MODEL"},           {"dropout", "P"},
+        {"batch-size", "B"},        {"accumulation-steps", "K"},  {"epochs", "N"},
+        {"max-steps", "N"},         {"lr", "RATE"},               {"optimizer", "OPTIMIZER"},
+        {"momentum", "M"},          {"weight-decay", "W"},        {"scheduler", "SCHEDULER"},
+        {"warmup-steps", "N"},      {"max-grad-norm", "NORM"},    {"loss-normalization", "MODE"},
+        {"eval-strategy", "WHEN"},  {"eval-steps", "N"},          {"logging-steps", "N"},
+        {"save-strategy", "WHEN"},  {"save-steps", "N"},          {"save-total-limit", "N"},
+        {"seed", "N"},              {"device", "DEVICE"},         {"threads", "N"},
+        {"memory-budget", "SIZE"},  {"output-dir", "DIR"},        {"metrics", "FILE"},
+        {"resume", "DIR"},          {"micro-step-delay", "SECONDS"},
+    };
+    const auto it = m.find(option);
+    return it == m.end() ? "VALUE" : it->second;
+}
+
 } // namespace
 
 std::string usage() {
@@ -106,7 +127,7 @@ std::string usage() {
            "Options (also read from --config FILE.json with the same keys; flags win):\n";
     out << "  --config FILE.json\n      options as a JSON object\n";
     for (const auto& [name, o] : options())
-        out << "  --" << name << (o.takes_value() ? " VALUE" : "") << "\n      " << o.help << "\n";
+        out << "  --" << name << (o.takes_value() ? " " + metavar(name) : "") << "\n      " << o.help << "\n";
     out << "  --target-batch N\n      (plan) effective batch to reach\n";
     out << "\nExit codes: 0 completed, 2 invalid arguments, 3 out of memory, 4 data missing or corrupt,\n"
            "5 diverged, 130 interrupted.\n";

@@ -114,7 +114,7 @@ void RunContext::build() {
     eval_loader = std::make_unique<DataLoader>(data.eval, config.batch_size, /*shuffle=*/false, config.seed);
 
     torch::manual_seed(config.seed);
-    // A training run reads its gradients from .grad: the fused kernels may add into it.
+    // A training run reads its gradients from .grad: the kernels may add into it directly.
     model = make_model(config, data.train, KernelSet(config.cpu_kernels, /*gradients_in_place=*/true));
     model->to(device);
 

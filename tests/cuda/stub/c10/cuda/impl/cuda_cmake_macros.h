@@ -1,0 +1,3 @@
+#pragma once
+// Stand-in: generated when LibTorch is built, missing from a CPU-only install.
+#define C10_CUDA_BUILD_SHARED_LIBS

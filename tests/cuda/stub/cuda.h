@@ -1,0 +1,2 @@
+#pragma once
+// Stand-in (see cuda_runtime_api.h): the driver API is not used by our code.
