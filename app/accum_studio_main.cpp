@@ -10,6 +10,9 @@
 //                       (with --screenshot: grab when the lab experiment ends)
 //   --screenshot-after MS  grab the window MS milliseconds after start (then quit)
 //   --language CODE     en or vi for this session (the setting is under Settings › Language)
+//   --lesson            open the guided lesson (Lab › Lesson) at its first step
+//   --lesson-step STEP  open it at step STEP (1-based, or a name: problem, proof, tokens…)
+//   --presentation      start in presentation mode (View › Presentation, F11)
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -19,6 +22,7 @@
 
 #include "accum/records.h"
 #include "language.h"
+#include "lesson.h"
 #include "main_window.h"
 
 int main(int argc, char** argv) {
@@ -52,10 +56,17 @@ int main(int argc, char** argv) {
                                     QStringLiteral("MS"));
     QCommandLineOption language_option(QStringLiteral("language"), QStringLiteral("en or vi for this session."),
                                        QStringLiteral("CODE"));
+    QCommandLineOption lesson_option(QStringLiteral("lesson"), QStringLiteral("Open the guided lesson."));
+    QCommandLineOption lesson_step_option(QStringLiteral("lesson-step"),
+                                          QStringLiteral("Open the lesson at STEP (1-based, or its name)."),
+                                          QStringLiteral("STEP"));
+    QCommandLineOption presentation_option(QStringLiteral("presentation"),
+                                           QStringLiteral("Start in presentation mode (F11 leaves it)."));
     demo_option.setFlags(QCommandLineOption::HiddenFromHelp);
     after_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    lesson_step_option.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOptions({config_option, autorun_option, screenshot_option, quit_option, demo_option, after_option,
-                       language_option});
+                       language_option, lesson_option, lesson_step_option, presentation_option});
     parser.process(app);
     const QString language =
         parser.isSet(language_option) ? parser.value(language_option) : studio::configured_language();
@@ -94,7 +105,7 @@ int main(int argc, char** argv) {
             grab();
             QApplication::quit();
         });
-    else if (parser.isSet(demo_option))
+    else if (parser.isSet(demo_option) || parser.isSet(lesson_option) || parser.isSet(lesson_step_option))
         QObject::connect(&window, &studio::MainWindow::experiment_finished, &window, [&window, grab, quit_after] {
             QTimer::singleShot(600, &window, [grab, quit_after] {
                 grab();
@@ -102,7 +113,19 @@ int main(int argc, char** argv) {
             });
         });
     window.show();
-    if (parser.isSet(demo_option)) {
+    if (parser.isSet(presentation_option)) window.set_presentation_mode(true);
+    if (parser.isSet(lesson_option) || parser.isSet(lesson_step_option)) {
+        const QString step = parser.value(lesson_step_option);
+        bool numeric = false;
+        const int number = step.toInt(&numeric);
+        const int index = step.isEmpty() ? 0 : numeric ? number - 1 : studio::lesson_step_index(step);
+        if (index < 0 || index >= int(studio::lesson_steps().size())) {
+            std::fprintf(stderr, "accum-studio: --lesson-step: no step '%s' (1 to %d, or a name such as problem)\n",
+                         qPrintable(step), int(studio::lesson_steps().size()));
+            return 2;
+        }
+        QTimer::singleShot(300, &window, [&window, index] { window.start_lesson(index); });
+    } else if (parser.isSet(demo_option)) {
         const auto name = parser.value(demo_option);
         QTimer::singleShot(300, &window, [&window, name] {
             if (!window.run_demo(name)) {
