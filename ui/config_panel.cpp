@@ -261,16 +261,15 @@ QString ConfigPanel::problems_text() const { return problems_->text(); }
 QString ConfigPanel::summary_text() const {
     const auto c = config();
     QStringList parts;
-    parts << mode_->currentText();
-    parts << tr("%1 on %2").arg(model_->currentText(), dataset_->currentText());
+    parts << tr("%1, %2").arg(model_->currentText(), dataset_->currentText());
     parts << tr("micro-batch %1 × K %2 = %3").arg(c.batch_size).arg(c.accumulation_steps).arg(c.effective_batch());
-    parts << tr("%1, lr %2").arg(optimizer_->currentText()).arg(c.learning_rate);
+    parts << tr("%1 lr %2").arg(optimizer_->currentText()).arg(c.learning_rate);
     if (c.scheduler != "constant") parts << tr("%1 schedule").arg(scheduler_->currentText());
-    if (c.loss_normalization == "tokens") parts << tr("loss normalised by tokens");
+    if (c.loss_normalization == "tokens") parts << tr("loss per token");
     const auto budget = accum::parse_byte_size(c.memory_budget);
     if (budget && *budget > 0)
-        parts << tr("memory budget %1").arg(QString::fromStdString(accum::format_byte_size(*budget)));
-    if (pace_ms_->value() > 0) parts << tr("pace %1 ms").arg(pace_ms_->value());
+        parts << tr("budget %1").arg(QString::fromStdString(accum::format_byte_size(*budget)));
+    parts << mode_->currentText(); // last: where the line is cut on a narrow screen
     return parts.join(QStringLiteral(" · "));
 }
 

@@ -26,7 +26,7 @@ public:
     bool is_valid() const { return valid_; }
     QString problems_text() const;
     // The experiment in one line (presentation mode folds the panel to it):
-    // style · model on data · micro-batch B × K = effective · optimizer and lr · …
+    // model, data · micro-batch B × K = effective · optimizer lr · budget · style
     QString summary_text() const;
     // Applies the engine's out-of-memory suggestion: same effective batch.
     void set_batching(std::int64_t batch_size, std::int64_t accumulation_steps);

@@ -254,22 +254,26 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     // runs sit in the shaded band of float rounding, a pitfall decades above it.
     delta_rect_ = new QCPAxisRect(plot_);
     plot_->plotLayout()->addElement(1, 0, delta_rect_);
-    plot_->plotLayout()->setRowStretchFactor(0, 3);
-    plot_->plotLayout()->setRowStretchFactor(1, 2);
+    plot_->plotLayout()->setRowStretchFactor(0, 1);
+    plot_->plotLayout()->setRowStretchFactor(1, 1); // it carries the x axis's ticks and label
     plot_->plotLayout()->setRowSpacing(0);
     auto* margins = new QCPMarginGroup(plot_);
     plot_->axisRect(0)->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
     delta_rect_->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
     auto* delta_y = delta_rect_->axis(QCPAxis::atLeft);
     delta_y->setScaleType(QCPAxis::stLogarithmic);
-    auto log_ticker = QSharedPointer<QCPAxisTickerLog>::create();
-    log_ticker->setTickCount(4);
-    log_ticker->setSubTickCount(0);
-    delta_y->setTicker(log_ticker);
-    delta_y->setNumberFormat(QStringLiteral("eb"));
-    delta_y->setNumberPrecision(0);
+    // Ticks at the decades that matter: rounding (10⁻⁸), the band's edge (10⁻⁵),
+    // a visible difference (10⁻²) and 1.
+    auto ticks = QSharedPointer<QCPAxisTickerText>::create();
+    ticks->addTick(1e-8, QStringLiteral("10⁻⁸"));
+    ticks->addTick(1e-5, QStringLiteral("10⁻⁵"));
+    ticks->addTick(1e-2, QStringLiteral("10⁻²"));
+    ticks->addTick(1.0, QStringLiteral("1"));
+    ticks->addTick(1e2, QStringLiteral("100"));
+    delta_y->setTicker(ticks);
+    delta_y->setSubTicks(false);
     delta_y->setRange(kDeltaFloor, 1.0);
-    delta_y->setLabel(tr("|Δ loss| vs first"));
+    delta_y->setLabel(tr("|Δ loss|"));
     plot_->xAxis->setTickLabels(false);
     delta_rect_->setRangeDrag(Qt::Horizontal);
     delta_rect_->setRangeZoom(Qt::Horizontal);
@@ -295,11 +299,14 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     rounding_label_->position->setAxes(delta_rect_->axis(QCPAxis::atBottom), delta_y);
     rounding_label_->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
     rounding_label_->position->setTypeY(QCPItemPosition::ptPlotCoords);
-    rounding_label_->position->setCoords(0.01, kRoundingLevel);
-    rounding_label_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    // At the right, just above the band's edge: equal runs' curves run inside the
+    // band, a pitfall's decades above the label.
+    rounding_label_->position->setCoords(0.995, kRoundingLevel);
+    rounding_label_->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    rounding_label_->setBrush(QColor(255, 255, 255, 170));
     rounding_label_->setPadding(QMargins(4, 2, 4, 2));
     rounding_label_->setColor(QColor(27, 94, 32));
-    rounding_label_->setText(tr("≤ 1e-5: the same, up to float rounding"));
+    rounding_label_->setText(tr("below: the same, up to float rounding"));
     look_.capture(plot_);
 
     table_ = new QTableWidget(0, 8);
@@ -324,7 +331,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     plot_layout->setContentsMargins(0, 0, 0, 0);
     plot_layout->addWidget(axis_box_);
     plot_layout->addWidget(plot_, 1);
-    auto* split = new QSplitter(Qt::Vertical);
+    auto* split = split_ = new QSplitter(Qt::Vertical);
     split->addWidget(plot_box);
     split->addWidget(lower);
     split->setStretchFactor(0, 3);
@@ -457,6 +464,8 @@ void LabPanel::on_all_finished() {
 void LabPanel::fill_table() {
     const auto& runs = queue_->results();
     table_->setRowCount(int(runs.size()));
+    // No evaluation in any run (a short demo): no column of dashes.
+    table_->setColumnHidden(4, std::none_of(runs.begin(), runs.end(), [](const RunResult& r) { return !r.evals.empty(); }));
     for (int row = 0; row < int(runs.size()); ++row) {
         const auto& r = runs[static_cast<std::size_t>(row)];
         const double delta = row == 0 ? 0.0 : studio::max_loss_difference(runs.front(), r);
@@ -526,9 +535,20 @@ void LabPanel::rebuild_plot() {
     }
     // The |Δ loss| panel below carries the x axis's label.
     delta_x->setLabel(samples ? tr("samples seen") : tr("optimizer steps"));
-    plot_->yAxis->setLabel(lr ? tr("learning rate") : tr("loss (window mean)"));
+    plot_->yAxis->setLabel(lr ? tr("learning rate") : tr("loss"));
     plot_->rescaleAxes();
     if (lr) plot_->yAxis->setRangeLower(0.0);
+    // Room for the legend where the curves are not: losses fall from the top left, so
+    // below them on the left; a learning rate falls to zero, so above it on the right.
+    const auto y = plot_->yAxis->range();
+    if (plot_->legend->visible()) {
+        if (lr)
+            plot_->yAxis->setRangeUpper(y.upper + 0.45 * std::max(y.size(), 1e-9));
+        else
+            plot_->yAxis->setRangeLower(y.lower - 0.6 * std::max(y.size(), 1e-9));
+    }
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, lr ? (Qt::AlignTop | Qt::AlignRight)
+                                                             : (Qt::AlignBottom | Qt::AlignLeft));
     // A fixed floor, and room up to the next decade above the largest difference.
     delta_y->setRange(kDeltaFloor, std::max(1.0, std::pow(10.0, std::ceil(std::log10(std::max(worst, 1e-12))))));
     delta_x->setRange(plot_->xAxis->range());
@@ -544,8 +564,20 @@ int LabPanel::delta_graph_count() const {
 
 void LabPanel::set_presentation_scale(double scale) {
     scale_ = scale;
-    for (auto* desk_only : std::initializer_list<QWidget*>{buttons_box_, explanation_, axis_box_})
+    // The verdict too: the table has its numbers, and the lesson's bar says what they
+    // mean. The table's coloured run names are the legend.
+    for (auto* desk_only : std::initializer_list<QWidget*>{buttons_box_, explanation_, axis_box_, verdict_})
         desk_only->setVisible(scale <= 1.0);
+    plot_->legend->setVisible(scale <= 1.0);
+    // The table as tall as its rows, the plot the rest.
+    split_->setStretchFactor(1, scale > 1.0 ? 0 : 2);
+    if (scale > 1.0) {
+        const int height = std::max(split_->height(), 200);
+        const int rows = std::max(table_->rowCount(), 3);
+        const int table = table_->horizontalHeader()->sizeHint().height() +
+                          rows * table_->verticalHeader()->defaultSectionSize() + 2 * table_->frameWidth();
+        split_->setSizes({height - table, table});
+    }
     look_.apply(scale);
     verdict_->setStyleSheet(
         QStringLiteral("font-weight: bold; font-size: %1pt; padding: 2px;").arg(11.0 * scale, 0, 'f', 1));

@@ -23,6 +23,7 @@ class QCPItemText;
 class QCustomPlot;
 class QLabel;
 class QPushButton;
+class QSplitter;
 class QTableWidget;
 
 namespace studio {
@@ -91,6 +92,7 @@ private:
     QCPItemRect* rounding_band_ = nullptr;
     QCPItemText* rounding_label_ = nullptr;
     QTableWidget* table_ = nullptr;
+    QSplitter* split_ = nullptr;
     PlotLook look_;
     double scale_ = 1.0;
 };

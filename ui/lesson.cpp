@@ -37,7 +37,8 @@ LessonVerdict not_completed(const std::vector<RunResult>& runs) {
 
 // The lesson's model: the CNN on Fashion-MNIST, on the CPU, whose tensor memory the
 // engine counts exactly (so a budget of 40 MiB behaves the same on every machine).
-// lr 0.02: smooth curves over 24 updates (0.05 spikes at update 15 with the CNN).
+// lr 0.02: smooth curves (0.05 spikes at update 15 with the CNN). Runs of 10–12
+// updates: long enough to see, short enough to walk the lesson in a minute.
 accum::RunConfig cnn(std::int64_t batch, std::int64_t k, std::int64_t max_steps) {
     accum::RunConfig c;
     c.mode = "pytorch";
@@ -71,10 +72,11 @@ LessonVerdict problem_check(const std::vector<RunResult>& runs) {
     const auto& r = runs[0];
     if (r.summary.status != accum::RunStatus::OutOfMemory)
         return {false, Lesson::tr("Expected out of memory, but the run ended: %1.").arg(run_status_text(r.summary.status))};
+    const auto budget = accum::parse_byte_size(r.config.memory_budget).value_or(0);
     QString text = Lesson::tr("Out of memory at micro-batch %1 × %2 under the %3 budget.")
                        .arg(r.config.batch_size)
                        .arg(r.config.accumulation_steps)
-                       .arg(QString::fromStdString(r.config.memory_budget));
+                       .arg(QString::fromStdString(accum::format_byte_size(budget)));
     if (r.summary.suggested_batch_size > 0 && r.summary.suggested_accumulation_steps > 0)
         text += QLatin1Char(' ') + Lesson::tr("The engine suggests %1 × %2: the same %3 samples per update.")
                                        .arg(r.summary.suggested_batch_size)
@@ -102,7 +104,7 @@ LessonVerdict mechanism_check(const std::vector<RunResult>& runs) {
                     .arg(k)};
 }
 
-accum::RunConfig proof_config() { return cnn(64, 4, 12); }
+accum::RunConfig proof_config() { return cnn(64, 4, 10); }
 
 LessonVerdict proof_check(const std::vector<RunResult>& runs) {
     if (!all_completed(runs) || runs.size() < 2) return not_completed(runs);
@@ -118,7 +120,7 @@ LessonVerdict proof_check(const std::vector<RunResult>& runs) {
                     .arg(delta_text(worst), peaks.join(QStringLiteral(" → ")))};
 }
 
-accum::RunConfig styles_config() { return cnn(64, 4, 12); }
+accum::RunConfig styles_config() { return cnn(64, 4, 10); }
 
 LessonVerdict styles_check(const std::vector<RunResult>& runs) {
     if (!all_completed(runs) || runs.size() != 3) return not_completed(runs);
@@ -156,7 +158,7 @@ LessonVerdict tokens_check(const std::vector<RunResult>& runs) {
                 .arg(delta_text(wrong), delta_text(right))};
 }
 
-accum::RunConfig batchnorm_config() { return cnn(64, 4, 24); }
+accum::RunConfig batchnorm_config() { return cnn(64, 4, 12); }
 
 LessonVerdict batchnorm_check(const std::vector<RunResult>& runs) {
     if (!all_completed(runs) || runs.size() != 2) return not_completed(runs);
@@ -169,7 +171,7 @@ LessonVerdict batchnorm_check(const std::vector<RunResult>& runs) {
 }
 
 accum::RunConfig scheduler_config() {
-    auto c = cnn(64, 4, 24);
+    auto c = cnn(64, 4, 12);
     c.scheduler = "linear";
     return c;
 }
@@ -206,6 +208,7 @@ const std::vector<LessonStep>& lesson_steps() {
                                    "tensor memory than this device's 40 MiB budget. Watch the memory plot: the "
                                    "run stops with out of memory at the first batch."),
          .run = LessonRun::Live,
+         .focus = LiveFocus::Memory,
          .config = problem_config,
          .check = problem_check},
         {.key = "mechanism",
@@ -216,6 +219,7 @@ const std::vector<LessonStep>& lesson_steps() {
                                    "and .grad is zeroed. Space pauses, F10 runs one micro-batch: the code panel "
                                    "lights the line that runs."),
          .run = LessonRun::Live,
+         .focus = LiveFocus::Code,
          .config = mechanism_config,
          .check = mechanism_check},
         {.key = "proof",

@@ -16,6 +16,13 @@
 
 namespace studio {
 
+// Which part of the Live run tab gets the room in a live step (the splitters move).
+enum class LiveFocus {
+    Balanced, // loss and memory plots, the code beside them
+    Memory,   // the memory plot: where the budget runs out
+    Code,     // the code panel and the accumulation meter
+};
+
 enum class LessonRun {
     Live,       // the configuration runs in the Live run tab (plots, code panel)
     Experiment, // the configuration is the base of an equivalence-lab experiment
@@ -31,6 +38,7 @@ struct LessonStep {
     const char* title = ""; // QT_TRANSLATE_NOOP("studio::Lesson", …)
     const char* text = "";  // two or three sentences, same context
     LessonRun run = LessonRun::Live;
+    LiveFocus focus = LiveFocus::Balanced; // with LessonRun::Live
     Experiment experiment = Experiment::CompareStyles; // with LessonRun::Experiment
     accum::RunConfig (*config)() = nullptr;
     // The runs the step made (one for a live run, the lab's runs for an experiment).
@@ -50,7 +58,7 @@ int lesson_step_index(const QString& key);
 inline constexpr double kSameLossTolerance = 1e-5;
 // A pitfall must be visible from the back of the room: measured, the per-micro-batch
 // mean loss of step "tokens" leaves the reference by 0.12–0.17 (seeds 0, 1, 2, 7), and
-// BatchNorm 64 × 4 leaves 256 × 1 by 2.1e-2 in 24 updates.
+// BatchNorm 64 × 4 leaves 256 × 1 by 2.1e-2 in 12 updates.
 inline constexpr double kVisibleTokenDifference = 1e-2;
 inline constexpr double kVisibleBatchNormDifference = 1e-3;
 

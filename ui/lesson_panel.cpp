@@ -32,6 +32,7 @@ LessonPanel::LessonPanel(MainWindow* window) : window_(window) {
     counter_->setObjectName(QStringLiteral("lesson_counter"));
     title_ = new QLabel;
     title_->setObjectName(QStringLiteral("lesson_title"));
+    title_->setWordWrap(true); // a long title takes two lines on a 1024 px projector, not more width
     QPalette blue;
     blue.setColor(QPalette::WindowText, QColor(0x1f4e99));
     title_->setPalette(blue);
@@ -64,6 +65,7 @@ LessonPanel::LessonPanel(MainWindow* window) : window_(window) {
 
     auto* top = new QHBoxLayout;
     top->addWidget(counter_);
+    top->addSpacing(12);
     top->addWidget(title_, 1);
     top->addWidget(back_);
     top->addWidget(again_);
@@ -159,6 +161,7 @@ void LessonPanel::run_step() {
     bool started = false;
     if (step.run == LessonRun::Live) {
         window_->tabs()->setCurrentIndex(0);
+        window_->set_live_focus(step.focus);
         waiting_ = Waiting::Live;
         window_->start_run();
         started = window_->controller()->is_running();

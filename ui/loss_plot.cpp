@@ -97,6 +97,10 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
 void LossPlot::set_presentation_scale(double scale) {
     look_.apply(scale);
     controls_->setVisible(scale <= 1.0);
+    // In front of a class the legend goes where a falling loss never is (the curves
+    // start high on the left), so no curve hides behind it in a short demo.
+    plot_->axisRect()->insetLayout()->setInsetAlignment(
+        0, scale > 1.0 ? (Qt::AlignBottom | Qt::AlignLeft) : (Qt::AlignTop | Qt::AlignRight));
 }
 
 void LossPlot::clear() {

@@ -32,6 +32,7 @@
 #include <QVBoxLayout>
 #include <QWindow>
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 
 #include "code_panel.h"
@@ -174,6 +175,9 @@ void MainWindow::build_layout() {
     QFont bold; // bold only: the size follows the window's font (presentation mode)
     bold.setBold(true);
     status_label_->setFont(bold);
+    // It gives way to the numbers beside it on a narrow screen (its tooltip has the
+    // whole message).
+    status_label_->setMinimumWidth(1);
     step_label_ = new QLabel;
     epoch_label_ = new QLabel;
     speed_label_ = new QLabel;
@@ -188,7 +192,7 @@ void MainWindow::build_layout() {
     status_row->addWidget(eta_label_);
 
     code_panel_ = new CodePanel;
-    auto* live_split = new QSplitter(Qt::Horizontal);
+    auto* live_split = live_split_ = new QSplitter(Qt::Horizontal);
     live_split->setObjectName(QStringLiteral("live_split"));
     live_split->addWidget(plots);
     live_split->addWidget(code_panel_);
@@ -236,7 +240,7 @@ void MainWindow::fit_status_labels() {
     // Measured again when presentation mode changes the font.
     const auto keep_size = [](QLabel* label, const QStringList& widest) {
         const QFontMetrics metrics(label->font());
-        int width = metrics.horizontalAdvance(QStringLiteral("0")) * 17; // 130 px at the desk
+        int width = 0;
         for (const auto& text : widest) width = std::max(width, metrics.horizontalAdvance(text) + 12);
         label->setFixedSize(width, metrics.height() + 6);
     };
@@ -280,7 +284,7 @@ void MainWindow::build_actions() {
     toolbar->addAction(step_action_);
     // Presentation mode folds the configuration panel into this line; the button
     // unfolds it for a change.
-    show_config_action_ = new QAction(style->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Settings"), this);
+    show_config_action_ = new QAction(style->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Configuration"), this);
     show_config_action_->setObjectName(QStringLiteral("show_config_action"));
     show_config_action_->setCheckable(true);
     show_config_action_->setToolTip(tr("Show or hide the configuration panel"));
@@ -294,7 +298,7 @@ void MainWindow::build_actions() {
     summary_palette.setColor(QPalette::WindowText, QColor(0x1f4e99));
     config_summary_->setPalette(summary_palette);
     config_summary_->setIndent(12);
-    config_summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // elided by the toolbar's width
+    config_summary_->setMinimumWidth(1); // the toolbar gives it what the actions leave
     toolbar->addSeparator();
     toolbar->addAction(show_config_action_);
     config_summary_action_ = toolbar->addWidget(config_summary_);
@@ -337,6 +341,20 @@ void MainWindow::build_actions() {
     build_language_menu();
 }
 
+void MainWindow::set_live_focus(LiveFocus focus) {
+    // Shares of the splitters: (plots, code) across, (loss, memory, evaluation) down.
+    int plots = 60, code = 40, loss = 50, memory = 30, bottom = 20;
+    // Memory: the loss plot folds away (the run ends before its first update); its
+    // splitter handle brings it back.
+    if (focus == LiveFocus::Memory) std::tie(plots, code, loss, memory, bottom) = std::tuple{70, 30, 0, 85, 15};
+    // Code: the memory plot folds away (the mechanism is in the code and the meter).
+    if (focus == LiveFocus::Code) std::tie(plots, code, loss, memory, bottom) = std::tuple{45, 55, 85, 0, 15};
+    const int width = std::max(live_split_->width(), 100);
+    live_split_->setSizes({width * plots / 100, width * code / 100});
+    const int height = std::max(plots_split_->height(), 100);
+    plots_split_->setSizes({height * loss / 100, height * memory / 100, height * bottom / 100});
+}
+
 void MainWindow::update_config_summary() {
     if (config_summary_) config_summary_->setText(config_panel_->summary_text());
 }
@@ -352,6 +370,11 @@ void MainWindow::apply_presentation_scale(double scale) {
     oom_banner_->set_presentation_scale(scale);
     log_view_->setFont(PlotLook::scaled(log_font_, scale));
     toolbar_->setIconSize(desk_icon_size_ * scale);
+    // The actions as icons (their tooltips name them): the line beside them is the
+    // experiment's summary.
+    toolbar_->setToolButtonStyle(scale > 1.0 ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextBesideIcon);
+    // Header views take their font from the style's class fonts, not from the window.
+    for (auto* header : findChildren<QHeaderView*>()) header->setFont(scale > 1.0 ? font() : QFont());
     fit_status_labels();
 }
 
@@ -381,6 +404,8 @@ void MainWindow::set_presentation_mode(bool on) {
         config_summary_action_->setVisible(true);
         update_config_summary();
         plots_split_->widget(2)->hide(); // the evaluation table and the run log
+        // The whole screen, also where no window manager honours full screen (a bare X server).
+        if (where) setGeometry(where->geometry());
         showFullScreen();
     } else {
         setFont(desk_font_set_ ? desk_font_ : QFont());

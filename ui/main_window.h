@@ -13,6 +13,7 @@
 
 #include "accum/records.h"
 #include "accum/run_config.h"
+#include "lesson.h"
 #include "record_batch.h"
 #include "refresh_budget.h"
 #include "run_result.h"
@@ -95,6 +96,8 @@ public Q_SLOTS:
     // memory lines thicker, the configuration folded to a one-line summary, full
     // screen. Leaving it restores the font, the panels and the window's geometry.
     void set_presentation_mode(bool on);
+    // Gives the room of the Live run tab to the plots, the memory plot or the code.
+    void set_live_focus(LiveFocus focus);
 
 Q_SIGNALS:
     void run_finished(const accum::SummaryRecord& summary);
@@ -152,6 +155,7 @@ private:
     QAction* show_config_action_ = nullptr;
     QAction* presentation_action_ = nullptr;
     QSplitter* plots_split_ = nullptr;
+    QSplitter* live_split_ = nullptr;
     QToolBar* toolbar_ = nullptr;
     // What presentation mode changes, as it was at the desk.
     bool presentation_ = false;

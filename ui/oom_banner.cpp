@@ -61,12 +61,16 @@ void OomBanner::render() {
     QString html = tr("<b>Out of memory</b> at micro-batch %1 × %2 accumulation steps.")
                        .arg(failed_batch_size_)
                        .arg(failed_accumulation_steps_);
-    if (has_suggestion)
-        html += tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps — the same effective batch "
-                   "(%3), less memory per pass.")
-                    .arg(batch_size_)
-                    .arg(accumulation_steps_)
-                    .arg(batch_size_ * accumulation_steps_);
+    if (has_suggestion) {
+        QString suggestion = tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps — the same "
+                                "effective batch (%3), less memory per pass.")
+                                 .arg(batch_size_)
+                                 .arg(accumulation_steps_)
+                                 .arg(batch_size_ * accumulation_steps_);
+        // One paragraph in front of a class: it wraps where the banner needs it.
+        if (compact_) suggestion.replace(QLatin1String("<br>"), QLatin1String(" "));
+        html += suggestion;
+    }
     if (!compact_) html += QStringLiteral("<br><small>%1</small>").arg(message_.toHtmlEscaped());
     text_->setText(html);
     text_->setToolTip(message_);

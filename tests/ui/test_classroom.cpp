@@ -8,6 +8,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFontInfo>
 #include <QJsonArray>
@@ -75,8 +76,10 @@ private Q_SLOTS:
     void first_size_fits_the_screen();
     void saved_geometry_is_clamped_to_the_screen();
     void presentation_mode_enlarges_and_restores();
+    void presentation_fits_a_1024_projector();
     void lesson_steps_are_well_formed();
     void lesson_walks_all_steps();
+    void lesson_runs_again_and_goes_back();
     void lesson_next_while_running_stops_the_step();
     void token_pitfall_is_decades_apart();
     void lesson_translated_to_vietnamese();
@@ -142,11 +145,6 @@ void TestClassroom::first_size_fits_the_screen() {
     qInfo("screen %dx%d: window %dx%d (minimum %dx%d), frame at %d,%d", available.width(), available.height(),
           window.width(), window.height(), window.minimumSizeHint().width(), window.minimumSizeHint().height(),
           window.frameGeometry().x(), window.frameGeometry().y());
-    for (auto* w : window.findChildren<QWidget*>()) {
-        const auto m = w->minimumSizeHint();
-        if ((m.width() > 250 || m.height() > 150) && !w->isWindow())
-            qInfo("DEBUG %s %s min %dx%d  minsize %dx%d", w->metaObject()->className(), qPrintable(w->objectName()), m.width(), m.height(), w->minimumWidth(), w->minimumHeight());
-    }
     QVERIFY2(available.contains(window.frameGeometry()), "the window runs off the screen");
     // Nothing cut off: every panel at least its minimum size, inside the window.
     const QRect inside = window.rect();
@@ -279,6 +277,39 @@ void TestClassroom::presentation_mode_enlarges_and_restores() {
     QVERIFY(!window.config_summary()->isVisible());
 }
 
+void TestClassroom::presentation_fits_a_1024_projector() {
+    // The smaller projector, in presentation mode, with the lesson's longest texts and
+    // the out-of-memory banner: the window stays the screen's size, nothing runs off.
+    auto* screen = screen_of_size(1024, 768);
+    MainWindow window;
+    window.fit_to_screen(screen);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.set_presentation_mode(true);
+    QTRY_COMPARE(window.geometry(), screen->geometry());
+    auto* lesson = window.lesson_panel();
+    lesson->show();
+    window.oom_banner()->show_for(QStringLiteral("out of memory"), 256, 1, 64, 4);
+    for (const auto& step : studio::lesson_steps()) {
+        lesson->title_label()->setText(step.title_text());
+        lesson->text_label()->setText(step.body_text());
+        lesson->verdict_label()->setText(lesson->text_label()->text()); // a verdict of two lines
+        for (int tab = 0; tab < window.tabs()->count(); ++tab) {
+            window.tabs()->setCurrentIndex(tab);
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+            const QSize minimum = window.minimumSizeHint();
+            QVERIFY2(minimum.width() <= 1024 && minimum.height() <= 768,
+                     qPrintable(QStringLiteral("%1, tab %2: the window needs %3x%4")
+                                    .arg(QLatin1String(step.key))
+                                    .arg(tab)
+                                    .arg(minimum.width())
+                                    .arg(minimum.height())));
+        }
+    }
+    QTRY_COMPARE(window.geometry(), screen->geometry());
+    window.set_presentation_mode(false);
+}
+
 void TestClassroom::lesson_steps_are_well_formed() {
     const auto& steps = studio::lesson_steps();
     QVERIFY(steps.size() >= 7);
@@ -312,6 +343,8 @@ void TestClassroom::lesson_walks_all_steps() {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     auto* lesson = window.lesson_panel();
     QSignalSpy finished(lesson, &studio::LessonPanel::step_finished);
+    QElapsedTimer clock;
+    clock.start();
     window.start_lesson(0);
     QVERIFY(lesson->isVisible());
     const int count = lesson->step_count();
@@ -320,7 +353,7 @@ void TestClassroom::lesson_walks_all_steps() {
         QCOMPARE(lesson->current(), i);
         QVERIFY2(wait_step(finished), step.key);
         QCOMPARE(finished.takeFirst().at(0).toInt(), i);
-        qInfo("step %d (%s): %s", i + 1, step.key, qPrintable(lesson->verdict().text));
+        qInfo("step %d (%s, %lld ms): %s", i + 1, step.key, clock.restart(), qPrintable(lesson->verdict().text));
         QVERIFY2(lesson->verdict().as_expected, qPrintable(lesson->verdict().text));
         QVERIFY(lesson->verdict_label()->text().contains(lesson->verdict().text));
         const auto& runs = lesson->results();
@@ -364,16 +397,36 @@ void TestClassroom::lesson_walks_all_steps() {
             QVERIFY(!lesson->next_button()->isEnabled());
         }
     }
-    // Back, then the step again.
-    QTest::mouseClick(lesson->back_button(), Qt::LeftButton);
-    QCOMPARE(lesson->current(), count - 2);
+}
+
+void TestClassroom::lesson_runs_again_and_goes_back() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* lesson = window.lesson_panel();
+    QSignalSpy finished(lesson, &studio::LessonPanel::step_finished);
+    const int tokens = studio::lesson_step_index(QStringLiteral("tokens")); // a quick step: 3 runs under a second
+    window.start_lesson(tokens);
     QVERIFY(wait_step(finished));
-    QVERIFY(lesson->verdict().as_expected);
+    const double first = studio::max_loss_difference(lesson->results()[0], lesson->results()[1]);
+    // Run again: the step's configuration is set again, even after the teacher changed it.
+    window.config_panel()->set_batching(2, 8);
     finished.clear();
     QTest::mouseClick(lesson->again_button(), Qt::LeftButton);
-    QCOMPARE(lesson->current(), count - 2);
+    QCOMPARE(lesson->current(), tokens);
     QVERIFY(wait_step(finished));
     QVERIFY(lesson->verdict().as_expected);
+    QCOMPARE(window.config_panel()->config().batch_size, 1);
+    // The same seed and configuration: the same numbers.
+    QCOMPARE(studio::max_loss_difference(lesson->results()[0], lesson->results()[1]), first);
+    // Back starts the step before; closing the lesson stops it.
+    QTest::mouseClick(lesson->back_button(), Qt::LeftButton);
+    QCOMPARE(lesson->current(), tokens - 1);
+    QVERIFY(lesson->is_running());
+    QTest::mouseClick(lesson->findChild<QPushButton*>(QStringLiteral("lesson_close")), Qt::LeftButton);
+    QVERIFY(!lesson->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.lab_panel()->is_running(), 20000);
+    QVERIFY(!lesson->is_running());
 }
 
 void TestClassroom::lesson_next_while_running_stops_the_step() {
