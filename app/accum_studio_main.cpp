@@ -11,7 +11,8 @@
 //   --screenshot-after MS  grab the window MS milliseconds after start (then quit)
 //   --language CODE     en or vi for this session (the setting is under Settings › Language)
 //   --lesson            open the guided lesson (Lab › Lesson) at its first step
-//   --lesson-step STEP  open it at step STEP (1-based, or a name: problem, proof, tokens…)
+//   --lesson-step STEP  open it at step STEP (1-based, or a name: problem, proof, tokens…);
+//                       with --screenshot: grab when the step's run ends
 //   --presentation      start in presentation mode (View › Presentation, F11)
 
 #include <QApplication>
@@ -73,6 +74,19 @@ int main(int argc, char** argv) {
     if (!studio::install_translators(app, language))
         std::fprintf(stderr, "accum-studio: no translation for '%s'\n", qPrintable(language));
 
+    int lesson_index = -1; // the lesson's step to open, if any
+    if (parser.isSet(lesson_option) || parser.isSet(lesson_step_option)) {
+        const QString step = parser.value(lesson_step_option);
+        bool numeric = false;
+        const int number = step.toInt(&numeric);
+        lesson_index = step.isEmpty() ? 0 : numeric ? number - 1 : studio::lesson_step_index(step);
+        if (lesson_index < 0 || lesson_index >= int(studio::lesson_steps().size())) {
+            std::fprintf(stderr, "accum-studio: --lesson-step: no step '%s' (1 to %d, or a name such as problem)\n",
+                         qPrintable(step), int(studio::lesson_steps().size()));
+            return 2;
+        }
+    }
+
     studio::MainWindow window;
     if (parser.isSet(config_option)) {
         QString error;
@@ -105,7 +119,7 @@ int main(int argc, char** argv) {
             grab();
             QApplication::quit();
         });
-    else if (parser.isSet(demo_option) || parser.isSet(lesson_option) || parser.isSet(lesson_step_option))
+    else if (parser.isSet(demo_option) || lesson_index >= 0)
         QObject::connect(&window, &studio::MainWindow::experiment_finished, &window, [&window, grab, quit_after] {
             QTimer::singleShot(600, &window, [grab, quit_after] {
                 grab();
@@ -114,17 +128,8 @@ int main(int argc, char** argv) {
         });
     window.show();
     if (parser.isSet(presentation_option)) window.set_presentation_mode(true);
-    if (parser.isSet(lesson_option) || parser.isSet(lesson_step_option)) {
-        const QString step = parser.value(lesson_step_option);
-        bool numeric = false;
-        const int number = step.toInt(&numeric);
-        const int index = step.isEmpty() ? 0 : numeric ? number - 1 : studio::lesson_step_index(step);
-        if (index < 0 || index >= int(studio::lesson_steps().size())) {
-            std::fprintf(stderr, "accum-studio: --lesson-step: no step '%s' (1 to %d, or a name such as problem)\n",
-                         qPrintable(step), int(studio::lesson_steps().size()));
-            return 2;
-        }
-        QTimer::singleShot(300, &window, [&window, index] { window.start_lesson(index); });
+    if (lesson_index >= 0) {
+        QTimer::singleShot(300, &window, [&window, lesson_index] { window.start_lesson(lesson_index); });
     } else if (parser.isSet(demo_option)) {
         const auto name = parser.value(demo_option);
         QTimer::singleShot(300, &window, [&window, name] {

@@ -155,27 +155,33 @@ void LessonPanel::run_step() {
     const auto& step = lesson_steps()[static_cast<std::size_t>(index_)];
     verdict_ = LessonVerdict{};
     results_.clear();
-    window_->config_panel()->set_config(step.config());
-    set_verdict_colour(QColor(0x555555));
-    verdict_label_->setText(tr("Running…"));
+    // One run at a time: a run the teacher started by hand keeps the engine (and the
+    // configuration it runs).
+    const bool busy = window_->controller()->is_running() || window_->lab_panel()->is_running();
     bool started = false;
-    if (step.run == LessonRun::Live) {
-        window_->tabs()->setCurrentIndex(0);
-        window_->set_live_focus(step.focus);
-        waiting_ = Waiting::Live;
-        window_->start_run();
-        started = window_->controller()->is_running();
-    } else {
-        window_->tabs()->setCurrentWidget(window_->lab_panel());
-        waiting_ = Waiting::Experiment;
-        window_->lab_panel()->run_experiment(step.experiment);
-        started = window_->lab_panel()->is_running();
+    if (!busy) {
+        window_->config_panel()->set_config(step.config());
+        if (step.run == LessonRun::Live) {
+            window_->tabs()->setCurrentIndex(0);
+            window_->set_live_focus(step.focus);
+            waiting_ = Waiting::Live;
+            window_->start_run();
+            started = window_->controller()->is_running();
+        } else {
+            window_->tabs()->setCurrentWidget(window_->lab_panel());
+            waiting_ = Waiting::Experiment;
+            window_->lab_panel()->run_experiment(step.experiment);
+            started = window_->lab_panel()->is_running();
+        }
     }
-    if (!started) {
+    if (started) {
+        set_verdict_colour(QColor(0x555555));
+        verdict_label_->setText(tr("Running…"));
+    } else {
         waiting_ = Waiting::Nothing;
-        verdict_ = {false, tr("The step could not start: %1").arg(window_->config_panel()->problems_text().isEmpty()
-                                                                      ? tr("another run is in progress.")
-                                                                      : window_->config_panel()->problems_text())};
+        const QString problems = window_->config_panel()->problems_text();
+        verdict_ = {false, tr("The step could not start: %1")
+                               .arg(busy || problems.isEmpty() ? tr("another run is in progress.") : problems)};
         set_verdict_colour(QColor(0xb3261e));
         verdict_label_->setText(QStringLiteral("✗ ") + verdict_.text);
     }

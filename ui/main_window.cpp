@@ -10,7 +10,6 @@
 #include <QFontInfo>
 #include <QFontMetrics>
 #include <QScreen>
-#include <QToolButton>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -32,8 +31,8 @@
 #include <QVBoxLayout>
 #include <QWindow>
 #include <algorithm>
-#include <tuple>
 #include <cmath>
+#include <tuple>
 
 #include "code_panel.h"
 #include "config_panel.h"

@@ -40,6 +40,7 @@
 #include "main_window.h"
 #include "memory_plot.h"
 #include "oom_banner.h"
+#include "run_controller.h"
 #include "screen_fit.h"
 
 using studio::MainWindow;
@@ -81,6 +82,7 @@ private Q_SLOTS:
     void lesson_walks_all_steps();
     void lesson_runs_again_and_goes_back();
     void lesson_next_while_running_stops_the_step();
+    void lesson_leaves_a_running_run_alone();
     void token_pitfall_is_decades_apart();
     void lesson_translated_to_vietnamese();
 
@@ -447,6 +449,33 @@ void TestClassroom::lesson_next_while_running_stops_the_step() {
     QCOMPARE(lesson->current(), mechanism + 1);
     QVERIFY(lesson->verdict().as_expected);
     QCOMPARE(int(window.last_live_run().summary.status), int(accum::RunStatus::Stopped));
+}
+
+void TestClassroom::lesson_leaves_a_running_run_alone() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    // A run the teacher started by hand, at teaching pace.
+    auto c = studio::lesson_steps()[0].config();
+    c.memory_budget = "0";
+    c.batch_size = 16;
+    c.max_steps = 1000;
+    c.micro_step_delay_s = 0.05;
+    window.config_panel()->set_config(c);
+    QSignalSpy run_finished(&window, &MainWindow::run_finished);
+    window.run_action()->trigger();
+    QVERIFY(window.controller()->is_running());
+    QSignalSpy finished(window.lesson_panel(), &studio::LessonPanel::step_finished);
+    window.start_lesson(0);
+    // The step does not start, says why, and the configuration of the run stays.
+    QCOMPARE(finished.size(), 1);
+    QCOMPARE(finished.first().at(1).toBool(), false);
+    QVERIFY2(window.lesson_panel()->verdict().text.contains(QLatin1String("another run")),
+             qPrintable(window.lesson_panel()->verdict().text));
+    QCOMPARE(window.config_panel()->config().batch_size, 16);
+    QVERIFY(window.controller()->is_running());
+    window.stop_action()->trigger();
+    QVERIFY(run_finished.wait(10000));
 }
 
 void TestClassroom::token_pitfall_is_decades_apart() {
