@@ -5,12 +5,16 @@
 //   --config FILE       load a configuration (the JSON accum-run --config reads)
 //   --demo NAME         start a demo: MainWindow::demo_names(), listed by --help
 //   --language CODE     en or vi for this session (the setting is under Settings › Language)
+//   --lesson            open the guided lesson (Lab › Lesson) at its first step
+//   --presentation      start in presentation mode (View › Presentation, F11)
 // Hidden options for demos and screenshots:
 //   --autorun           start the run as soon as the window is shown
 //   --screenshot FILE   grab the window to FILE (PNG) when the run ends
 //                       (with --demo: when the lab experiment ends)
 //   --quit-after-run    quit when the run ends
 //   --screenshot-after MS  grab the window MS milliseconds after start (then quit)
+//   --lesson-step STEP  open the lesson at step STEP (1-based, or a name: problem, proof, tokens…);
+//                       with --screenshot: grab when the step's run ends
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -22,6 +26,7 @@
 
 #include "accum/records.h"
 #include "language.h"
+#include "lesson.h"
 #include "main_window.h"
 #include "runs_panel.h"
 
@@ -73,9 +78,16 @@ int main(int argc, char** argv) {
                                     QStringLiteral("MS"));
     QCommandLineOption language_option(QStringLiteral("language"), QStringLiteral("en or vi for this session."),
                                        QStringLiteral("CODE"));
+    QCommandLineOption lesson_option(QStringLiteral("lesson"), QStringLiteral("Open the guided lesson."));
+    QCommandLineOption lesson_step_option(QStringLiteral("lesson-step"),
+                                          QStringLiteral("Open the lesson at STEP (1-based, or its name)."),
+                                          QStringLiteral("STEP"));
+    QCommandLineOption presentation_option(QStringLiteral("presentation"),
+                                           QStringLiteral("Start in presentation mode (F11 leaves it)."));
     after_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    lesson_step_option.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOptions({config_option, autorun_option, screenshot_option, quit_option, demo_option, after_option,
-                       language_option});
+                       language_option, lesson_option, lesson_step_option, presentation_option});
     parser.addPositionalArgument(QStringLiteral("run-dir"),
                                  QStringLiteral("accum-run output directories to open in the Runs tab."),
                                  QStringLiteral("[run-dir...]"));
@@ -91,6 +103,19 @@ int main(int argc, char** argv) {
     if (!studio::install_translators(app, language))
         std::fprintf(stderr, "accum-studio: no translation for '%s' in %s\n", qPrintable(language),
                      qPrintable(studio::translations_directory()));
+
+    int lesson_index = -1; // the lesson's step to open, if any
+    if (parser.isSet(lesson_option) || parser.isSet(lesson_step_option)) {
+        const QString step = parser.value(lesson_step_option);
+        bool numeric = false;
+        const int number = step.toInt(&numeric);
+        lesson_index = step.isEmpty() ? 0 : numeric ? number - 1 : studio::lesson_step_index(step);
+        if (lesson_index < 0 || lesson_index >= int(studio::lesson_steps().size())) {
+            std::fprintf(stderr, "accum-studio: --lesson-step: no step '%s' (1 to %d, or a name such as problem)\n",
+                         qPrintable(step), int(studio::lesson_steps().size()));
+            return 2;
+        }
+    }
 
     studio::MainWindow window;
     if (parser.isSet(config_option)) {
@@ -132,7 +157,7 @@ int main(int argc, char** argv) {
             grab();
             QApplication::quit();
         });
-    else if (parser.isSet(demo_option))
+    else if (parser.isSet(demo_option) || lesson_index >= 0)
         QObject::connect(&window, &studio::MainWindow::experiment_finished, &window, [&window, grab, quit_after] {
             QTimer::singleShot(600, &window, [grab, quit_after] {
                 grab();
@@ -140,7 +165,10 @@ int main(int argc, char** argv) {
             });
         });
     window.show();
-    if (parser.isSet(demo_option)) {
+    if (parser.isSet(presentation_option)) window.set_presentation_mode(true);
+    if (lesson_index >= 0) {
+        QTimer::singleShot(300, &window, [&window, lesson_index] { window.start_lesson(lesson_index); });
+    } else if (parser.isSet(demo_option)) {
         const auto name = parser.value(demo_option);
         QTimer::singleShot(300, &window, [&window, name] {
             if (!window.run_demo(name)) QApplication::exit(2); // checked above: cannot happen

@@ -11,9 +11,16 @@ namespace studio {
 AccumulationMeter::AccumulationMeter(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("accumulation_meter"));
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
-    setMinimumHeight(150);
     reset(1);
 }
+
+QSize AccumulationMeter::minimumSizeHint() const {
+    // Title, slots, a value, a bar of at least 20 px and the footer: five lines and some room.
+    const int line = fontMetrics().height();
+    return {260, std::max(150, 5 * line + 60)};
+}
+
+QSize AccumulationMeter::sizeHint() const { return {360, minimumSizeHint().height() + 20}; }
 
 void AccumulationMeter::reset(int accumulation_steps) {
     window_size_ = std::max(1, accumulation_steps);
@@ -53,7 +60,9 @@ void AccumulationMeter::paintEvent(QPaintEvent*) {
                                         .arg(filled_).arg(window_size_).arg(updates_)
                                   : tr("Window: %1 / %2 micro-batches in .grad")
                                         .arg(filled_).arg(window_size_);
-    const QRectF title_rect(area.left(), area.top(), area.width(), 20);
+    // Heights follow the font, so presentation mode's larger text keeps its room.
+    const double line = fontMetrics().height();
+    const QRectF title_rect(area.left(), area.top(), area.width(), line + 4);
     p.setPen(synced_ ? sync_fill.darker(130) : palette().color(QPalette::WindowText));
     p.drawText(title_rect, Qt::AlignLeft | Qt::AlignVCenter, title);
     p.setFont(font());
@@ -62,9 +71,9 @@ void AccumulationMeter::paintEvent(QPaintEvent*) {
     const double gap = 6.0;
     const double slot_w = (area.width() - gap * (n - 1)) / n;
     const double bars_top = title_rect.bottom() + 6;
-    const double slot_h = 22;
-    const double bar_area_top = bars_top + slot_h + 20; // room for the value above a full bar
-    const double bar_area_h = std::max(20.0, area.bottom() - 18 - bar_area_top);
+    const double slot_h = line + 8;
+    const double bar_area_top = bars_top + slot_h + line + 4; // room for the value above a full bar
+    const double bar_area_h = std::max(20.0, area.bottom() - line - 2 - bar_area_top);
     for (int i = 0; i < n; ++i) {
         const QRectF slot(area.left() + i * (slot_w + gap), bars_top, slot_w, slot_h);
         const bool on = i < filled_;
@@ -82,11 +91,11 @@ void AccumulationMeter::paintEvent(QPaintEvent*) {
             p.setBrush((synced_ ? sync_fill : fill).lighter(135));
             p.drawRect(bar);
             p.setPen(palette().color(QPalette::WindowText));
-            p.drawText(QRectF(slot.left(), bar.top() - 16, slot_w, 16), Qt::AlignCenter, QString::number(v, 'f', 3));
+            p.drawText(QRectF(slot.left(), bar.top() - line, slot_w, line), Qt::AlignCenter, QString::number(v, 'f', 3));
         }
     }
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(QRectF(area.left(), area.bottom() - 16, area.width(), 16), Qt::AlignLeft | Qt::AlignVCenter,
+    p.drawText(QRectF(area.left(), area.bottom() - line, area.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
                tr("bars: ‖.grad‖ after each backward (it adds up)"));
 }
 

@@ -23,8 +23,8 @@ public:
     bool synced() const { return synced_; }
     std::int64_t updates() const { return updates_; }
 
-    QSize sizeHint() const override { return {360, 170}; }
-    QSize minimumSizeHint() const override { return {260, 150}; }
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override; // grows with the font (presentation mode)
 
 protected:
     void paintEvent(QPaintEvent* event) override;

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "accumulation_meter.h"
+#include "plot_look.h"
 
 namespace studio {
 
@@ -51,9 +52,9 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("code_panel"));
     title_ = new QLabel;
     title_->setObjectName(QStringLiteral("code_title"));
-    title_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 12pt;"));
     cpp_ = make_editor(QStringLiteral("code_cpp"));
     py_ = make_editor(QStringLiteral("code_py"));
+    code_font_ = cpp_->font();
     tabs_ = new QTabWidget;
     tabs_->setObjectName(QStringLiteral("code_tabs"));
     tabs_->addTab(py_, tr("Python"));
@@ -62,7 +63,13 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     caption_->setObjectName(QStringLiteral("code_caption"));
     caption_->setWordWrap(true);
     caption_->setMinimumHeight(40);
-    caption_->setStyleSheet(QStringLiteral("padding: 4px; background: #fff7d6; border: 1px solid #e8d890;"));
+    // A palette, not a style sheet, so the caption follows the window's font.
+    caption_->setFrameShape(QFrame::StyledPanel);
+    caption_->setMargin(4);
+    caption_->setAutoFillBackground(true);
+    QPalette yellow;
+    yellow.setColor(QPalette::Window, QColor(0xfff7d6));
+    caption_->setPalette(yellow);
     meter_ = new AccumulationMeter;
     step_button_ = new QPushButton(tr("Step one micro-batch"));
     step_button_->setObjectName(QStringLiteral("step_once_button"));
@@ -78,6 +85,7 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(meter_);
     layout->addWidget(step_button_);
 
+    set_presentation_scale(1.0);
     phase_timer_.setSingleShot(true);
     connect(&phase_timer_, &QTimer::timeout, this, &CodePanel::next_phase);
     set_style(QStringLiteral("pytorch"));
@@ -181,6 +189,17 @@ void CodePanel::show_phase() {
 
 void CodePanel::set_paused(bool paused, bool running) { step_button_->setEnabled(paused && running); }
 
+void CodePanel::set_presentation_scale(double scale) {
+    const QFont code = PlotLook::scaled(code_font_, scale);
+    cpp_->setFont(code);
+    py_->setFont(code);
+    title_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: %1pt;").arg(12.0 * scale, 0, 'f', 1));
+    // In front of a class the listing needs the height: the style is named in the
+    // configuration line, and the toolbar has "Step one micro-batch" (F10).
+    title_->setVisible(scale <= 1.0);
+    step_button_->setVisible(scale <= 1.0);
+}
+
 QPlainTextEdit* CodePanel::editor(const QString& language) const {
     return language == QLatin1String("cpp") ? cpp_ : py_;
 }
@@ -216,6 +235,14 @@ void CodePanel::apply_highlight() {
             }
         }
         editor->setExtraSelections(selections);
+        // The line that runs stays in view, even in a listing taller than its panel.
+        if (!lit_.empty()) {
+            const auto lines = listing.lines_for(lit_.front());
+            if (!lines.isEmpty()) {
+                editor->setTextCursor(QTextCursor(editor->document()->findBlockByNumber(lines.front())));
+                editor->ensureCursorVisible();
+            }
+        }
     }
 }
 

@@ -37,6 +37,9 @@ public:
     // timer calls this to draw it (not every record batch: drawing costs the engine).
     void refresh();
     void set_paused(bool paused, bool running);
+    // Presentation mode: the listings and the title `scale` times their desk size;
+    // above 1 the title and the step button fold away (the toolbar has the step).
+    void set_presentation_scale(double scale);
 
     // The roles lit in the C++ and Python listings right now (current first).
     std::vector<LineRole> lit_roles() const { return lit_; }
@@ -55,6 +58,7 @@ private:
     void apply_highlight();
 
     QString style_;
+    QFont code_font_; // the listings' desk font
     QLabel* title_ = nullptr;
     QLabel* caption_ = nullptr;
     QTabWidget* tabs_ = nullptr;

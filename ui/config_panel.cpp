@@ -83,6 +83,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     effective_batch_ = new QLabel;
     effective_batch_->setObjectName(QStringLiteral("effective_batch"));
     effective_batch_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 13pt; color: #1f4e99;"));
+    effective_batch_->setWordWrap(true);
 
     learning_rate_ = new QDoubleSpinBox;
     learning_rate_->setObjectName(QStringLiteral("learning_rate"));
@@ -107,6 +108,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
 
     device_ = new QComboBox;
     device_->setObjectName(QStringLiteral("device"));
+    // Device descriptions are long: the field keeps a width that fits small screens.
+    device_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    device_->setMinimumContentsLength(14);
     device_->addItem(tr("Automatic"), QStringLiteral("auto"));
     auto* device_model = qobject_cast<QStandardItemModel*>(device_->model());
     for (const auto& d : accum::list_devices()) {
@@ -266,6 +270,21 @@ void ConfigPanel::set_batching(std::int64_t batch_size, std::int64_t accumulatio
 }
 
 QString ConfigPanel::problems_text() const { return problems_->text(); }
+
+QString ConfigPanel::summary_text() const {
+    const auto c = config();
+    QStringList parts;
+    parts << tr("%1, %2").arg(model_->currentText(), dataset_->currentText());
+    parts << tr("micro-batch %1 × K %2 = %3").arg(c.batch_size).arg(c.accumulation_steps).arg(c.effective_batch());
+    parts << tr("%1 lr %2").arg(optimizer_->currentText()).arg(c.learning_rate);
+    if (c.scheduler != accum::SchedulerKind::Constant) parts << tr("%1 schedule").arg(scheduler_->currentText());
+    if (c.loss_normalization == accum::LossNormalization::Tokens) parts << tr("loss per token");
+    const auto budget = accum::parse_byte_size(c.memory_budget);
+    if (budget && *budget > 0)
+        parts << tr("budget %1").arg(QString::fromStdString(accum::format_byte_size(*budget)));
+    parts << mode_->currentText(); // last: where the line is cut on a narrow screen
+    return parts.join(QStringLiteral(" · "));
+}
 
 void ConfigPanel::mark(QWidget* widget, const QString& problem) {
     if (problem.isEmpty()) {

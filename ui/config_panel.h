@@ -25,6 +25,9 @@ public:
     void set_config(const accum::RunConfig& config);
     bool is_valid() const { return valid_; }
     QString problems_text() const;
+    // The experiment in one line (presentation mode folds the panel to it):
+    // model, data · micro-batch B × K = effective · optimizer lr · budget · style
+    QString summary_text() const;
     // Applies the engine's out-of-memory suggestion: same effective batch.
     void set_batching(std::int64_t batch_size, std::int64_t accumulation_steps);
 

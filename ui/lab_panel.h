@@ -2,7 +2,10 @@
 // The equivalence lab: one click runs a set of configurations one after
 // another (Compare styles, Compare accumulation, the pitfall demos), overlays
 // their curves and tabulates max |Δ loss|, accuracy, time, peak memory and
-// speed. The plan of each experiment is a plain function, tested alone.
+// speed. Under the curves a second panel plots each run's |Δ loss| against the
+// first run per update on a log scale, so rounding (1e-7) and a pitfall (1e-2)
+// are decades apart at a glance. The plan of each experiment is a plain
+// function, tested alone.
 
 #include <QWidget>
 #include <functional>
@@ -10,12 +13,17 @@
 
 #include "accum/run_config.h"
 #include "experiment_queue.h"
+#include "plot_look.h"
 #include "run_result.h"
 
 class QComboBox;
+class QCPAxisRect;
+class QCPItemRect;
+class QCPItemText;
 class QCustomPlot;
 class QLabel;
 class QPushButton;
+class QSplitter;
 class QTableWidget;
 
 namespace studio {
@@ -43,6 +51,14 @@ public:
     QLabel* verdict_label() const { return verdict_; }
     QPushButton* button(Experiment experiment) const;
     ExperimentQueue* queue() const { return queue_; }
+    // The |Δ loss| panel: its axes (log-scaled value axis) and one graph per run after the first.
+    QCPAxisRect* delta_rect() const { return delta_rect_; }
+    int delta_graph_count() const;
+
+    // Presentation mode: plot text, lines and the verdict `scale` times their desk size;
+    // above 1 the buttons, the explanation and the axis choice fold away (the lesson
+    // or the teacher says what runs).
+    void set_presentation_scale(double scale);
 
 Q_SIGNALS:
     void experiment_finished();
@@ -65,12 +81,20 @@ private:
     std::vector<RunResult> shown_; // finished + the one in progress
     std::vector<std::pair<Experiment, QPushButton*>> buttons_;
     QPushButton* cancel_ = nullptr;
+    QWidget* buttons_box_ = nullptr;
+    QWidget* axis_box_ = nullptr;
     QLabel* explanation_ = nullptr;
     QLabel* verdict_ = nullptr;
     QComboBox* y_axis_ = nullptr;
     QComboBox* x_axis_ = nullptr;
     QCustomPlot* plot_ = nullptr;
+    QCPAxisRect* delta_rect_ = nullptr;
+    QCPItemRect* rounding_band_ = nullptr;
+    QCPItemText* rounding_label_ = nullptr;
     QTableWidget* table_ = nullptr;
+    QSplitter* split_ = nullptr;
+    PlotLook look_;
+    double scale_ = 1.0;
 };
 
 // "12.3 MiB" style formatting shared by the lab and the runs list.

@@ -18,7 +18,9 @@ namespace studio {
 LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     plot_ = new QCustomPlot(this);
     plot_->setObjectName(QStringLiteral("loss_plot"));
-    plot_->setMinimumHeight(220);
+    // Small enough for a 1024 × 768 projector beside the memory plot and the
+    // lesson's bar; the splitter gives it more where there is room.
+    plot_->setMinimumHeight(160);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->plotLayout()->insertRow(0);
     auto* title = new QCPTextElement(plot_, tr("Training loss"), QFont(font().family(), 12, QFont::Bold));
@@ -51,6 +53,9 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
 
     x_axis_combo_ = new QComboBox;
     x_axis_combo_->setObjectName(QStringLiteral("loss_x_axis"));
+    x_axis_combo_->setToolTip(tr("x axis"));
+    x_axis_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    x_axis_combo_->setMinimumContentsLength(10);
     x_axis_combo_->addItems({tr("Optimizer steps"), tr("Samples seen"), tr("Wall time (s)")});
     connect(x_axis_combo_, &QComboBox::currentIndexChanged, this,
             [this](int i) { set_x_axis(static_cast<XAxis>(i)); });
@@ -58,6 +63,7 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     smoothing_->setObjectName(QStringLiteral("loss_smoothing"));
     smoothing_->setRange(0, 99);
     smoothing_->setMaximumWidth(160);
+    smoothing_->setMinimumWidth(50);
     smoothing_->setToolTip(tr("Exponential moving average of the optimizer-step loss"));
     smoothing_label_ = new QLabel(tr("0.00"));
     connect(smoothing_, &QSlider::valueChanged, this, [this](int v) { set_smoothing(v / 100.0); });
@@ -65,24 +71,36 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     log_scale_->setObjectName(QStringLiteral("loss_log_scale"));
     connect(log_scale_, &QCheckBox::toggled, this, &LossPlot::set_log_scale);
 
-    auto* controls = new QHBoxLayout;
-    controls->addWidget(new QLabel(tr("x axis:")));
+    controls_ = new QWidget;
+    auto* controls = new QHBoxLayout(controls_);
+    controls->setContentsMargins(0, 0, 0, 0);
+    // Narrow enough for 1024 px screens: the combo's tooltip says it is the x axis.
     controls->addWidget(x_axis_combo_);
-    controls->addSpacing(16);
-    controls->addWidget(new QLabel(tr("EMA smoothing:")));
+    controls->addSpacing(8);
+    controls->addWidget(new QLabel(tr("Smoothing:")));
     controls->addWidget(smoothing_);
     controls->addWidget(smoothing_label_);
-    controls->addSpacing(16);
+    controls->addSpacing(8);
     controls->addWidget(log_scale_);
     controls->addStretch(1);
     // The navigation hint is the plot's tooltip: the row stays narrow enough
     // for the code panel beside the plots at 1500 px.
     plot_->setToolTip(tr("wheel: zoom · drag: pan · double-click: fit"));
+    look_.capture(plot_);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(controls);
+    layout->addWidget(controls_);
     layout->addWidget(plot_, 1);
+}
+
+void LossPlot::set_presentation_scale(double scale) {
+    look_.apply(scale);
+    controls_->setVisible(scale <= 1.0);
+    // In front of a class the legend goes where a falling loss never is (the curves
+    // start high on the left), so no curve hides behind it in a short demo.
+    plot_->axisRect()->insetLayout()->setInsetAlignment(
+        0, scale > 1.0 ? (Qt::AlignBottom | Qt::AlignLeft) : (Qt::AlignTop | Qt::AlignRight));
 }
 
 void LossPlot::clear() {

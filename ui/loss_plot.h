@@ -7,6 +7,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "plot_look.h"
 #include "record_batch.h"
 
 class QCheckBox;
@@ -42,6 +43,9 @@ public:
     QCustomPlot* plot() const { return plot_; }
 
     bool save_image(const QString& path) const; // .pdf or PNG
+    // Presentation mode: text, lines and markers `scale` times their desk size (1 = desk);
+    // above 1 the row of controls (x axis, smoothing, log scale) folds away.
+    void set_presentation_scale(double scale);
     void write_csv(QTextStream& out) const;
 
 private:
@@ -52,6 +56,7 @@ private:
     QCPGraph* micro_graph_ = nullptr;
     QCPGraph* step_graph_ = nullptr;
     QCPGraph* eval_graph_ = nullptr;
+    QWidget* controls_ = nullptr;
     QComboBox* x_axis_combo_ = nullptr;
     QSlider* smoothing_ = nullptr;
     QLabel* smoothing_label_ = nullptr;
@@ -63,6 +68,7 @@ private:
     std::int64_t micro_batch_size_ = 1;
     XAxis x_axis_ = XAxis::Steps;
     double smoothing_weight_ = 0.0;
+    PlotLook look_;
     bool dirty_ = false;
     bool auto_range_ = true;
 };

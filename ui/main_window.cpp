@@ -7,7 +7,9 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontInfo>
 #include <QFontMetrics>
+#include <QScreen>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -26,15 +28,21 @@
 #include <QTextStream>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <QWindow>
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "code_panel.h"
 #include "config_panel.h"
+#include "engine_text.h"
 #include "lab_panel.h"
 #include "language.h"
+#include "lesson_panel.h"
+#include "plot_look.h"
+#include "screen_fit.h"
 #include "runs_panel.h"
 #include "loss_plot.h"
 #include "memory_plot.h"
@@ -54,17 +62,6 @@ QString format_duration(double seconds) {
     return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
 }
 
-QString status_text(accum::RunStatus status) {
-    switch (status) {
-    case accum::RunStatus::Completed: return QObject::tr("Completed");
-    case accum::RunStatus::Stopped: return QObject::tr("Stopped");
-    case accum::RunStatus::OutOfMemory: return QObject::tr("Out of memory");
-    case accum::RunStatus::Diverged: return QObject::tr("Diverged");
-    case accum::RunStatus::Error: return QObject::tr("Error");
-    }
-    return {};
-}
-
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -78,7 +75,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controller_, &RunController::paused_changed, this, [this] { update_actions(); });
     connect(config_panel_, &ConfigPanel::validity_changed, this, [this] { update_actions(); });
     connect(config_panel_, &ConfigPanel::config_changed, this, [this] {
-        if (!controller_->is_running()) code_panel_->set_style(QString::fromStdString(accum::to_string(config_panel_->config().mode)));
+        if (!controller_->is_running())
+            code_panel_->set_style(QString::fromStdString(accum::to_string(config_panel_->config().mode)));
+        update_config_summary();
     });
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
     lab_panel_->set_base_config_provider([this] { return config_panel_->config(); });
@@ -100,7 +99,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     restore_settings();
     code_panel_->set_style(QString::fromStdString(accum::to_string(config_panel_->config().mode)));
     update_actions();
-    resize(1500, 950);
+    update_config_summary();
+    fit_to_screen(screen());
 }
 
 MainWindow::~MainWindow() {
@@ -110,11 +110,13 @@ MainWindow::~MainWindow() {
 
 void MainWindow::build_layout() {
     config_panel_ = new ConfigPanel;
-    auto* scroll = new QScrollArea;
+    auto* scroll = config_scroll_ = new QScrollArea;
+    scroll->setObjectName(QStringLiteral("config_area"));
     scroll->setWidget(config_panel_);
     scroll->setWidgetResizable(true);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(config_panel_->sizeHint().width() + 24);
+    // Its natural width where there is room; on a 1024 px projector it may be
+    // narrower and scroll sideways, so the plots and the code keep theirs.
+    scroll->setMinimumWidth(240);
 
     oom_banner_ = new OomBanner;
     loss_plot_ = new LossPlot;
@@ -132,7 +134,8 @@ void MainWindow::build_layout() {
     log_view_->setObjectName(QStringLiteral("log_view"));
     log_view_->setReadOnly(true);
     log_view_->setMaximumBlockCount(2000);
-    log_view_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    log_font_ = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    log_view_->setFont(log_font_);
     log_view_->setPlaceholderText(tr("The run's log, as the style's Python original would print it"));
 
     auto* bottom = new QSplitter(Qt::Horizontal);
@@ -152,7 +155,7 @@ void MainWindow::build_layout() {
     bottom->setStretchFactor(0, 1);
     bottom->setStretchFactor(1, 1);
 
-    auto* plots = new QSplitter(Qt::Vertical);
+    auto* plots = plots_split_ = new QSplitter(Qt::Vertical);
     plots->addWidget(loss_plot_);
     plots->addWidget(memory_plot_);
     plots->addWidget(bottom);
@@ -170,26 +173,17 @@ void MainWindow::build_layout() {
     progress_->setMinimumHeight(24);
     status_label_ = new QLabel(tr("Ready"));
     status_label_->setObjectName(QStringLiteral("status_label"));
-    status_label_->setStyleSheet(QStringLiteral("font-weight: bold;"));
+    QFont bold; // bold only: the size follows the window's font (presentation mode)
+    bold.setBold(true);
+    status_label_->setFont(bold);
+    // It gives way to the numbers beside it on a narrow screen (its tooltip has the
+    // whole message).
+    status_label_->setMinimumWidth(1);
     step_label_ = new QLabel;
     epoch_label_ = new QLabel;
     speed_label_ = new QLabel;
     eta_label_ = new QLabel;
-    // Each label keeps one size, that of its widest text, so setting its text during
-    // a run repaints the label alone. A label whose size hint follows its text asks
-    // for a new layout of the whole window at each change, twice a second, and the
-    // layout measures the text of every widget again, on the cores that train.
-    const auto keep_size = [](QLabel* label, const QStringList& widest) {
-        const QFontMetrics metrics(label->font());
-        int width = 130;
-        for (const auto& text : widest) width = std::max(width, metrics.horizontalAdvance(text) + 12);
-        label->setFixedSize(width, metrics.height() + 6);
-    };
-    const QString long_duration = format_duration(99 * 3600 + 59 * 60 + 59);
-    keep_size(step_label_, {tr("Step %1").arg(9999999)});
-    keep_size(epoch_label_, {tr("Epoch %1").arg(9999.99, 0, 'f', 2)});
-    keep_size(speed_label_, {tr("%1 samples/s").arg(9999999.0, 0, 'f', 0)});
-    keep_size(eta_label_, {tr("ETA %1").arg(long_duration), tr("took %1").arg(long_duration)});
+    fit_status_labels();
     auto* status_row = new QHBoxLayout;
     status_row->addWidget(status_label_);
     status_row->addWidget(progress_, 1);
@@ -199,14 +193,14 @@ void MainWindow::build_layout() {
     status_row->addWidget(eta_label_);
 
     code_panel_ = new CodePanel;
-    auto* live_split = new QSplitter(Qt::Horizontal);
+    auto* live_split = live_split_ = new QSplitter(Qt::Horizontal);
     live_split->setObjectName(QStringLiteral("live_split"));
     live_split->addWidget(plots);
     live_split->addWidget(code_panel_);
     live_split->setStretchFactor(0, 3);
     live_split->setStretchFactor(1, 2);
     live_split->setSizes({600, 470});
-    code_panel_->setMinimumWidth(400);
+    code_panel_->setMinimumWidth(280); // the listing scrolls sideways on a 1024 px screen
 
     auto* live = new QWidget;
     auto* live_layout = new QVBoxLayout(live);
@@ -227,6 +221,8 @@ void MainWindow::build_layout() {
     auto* right = new QWidget;
     auto* right_layout = new QVBoxLayout(right);
     right_layout->setContentsMargins(4, 0, 0, 0);
+    lesson_panel_ = new LessonPanel(this);
+    right_layout->addWidget(lesson_panel_);
     right_layout->addWidget(tabs_, 1);
 
     auto* main_split = new QSplitter(Qt::Horizontal);
@@ -235,6 +231,25 @@ void MainWindow::build_layout() {
     main_split->setStretchFactor(0, 0);
     main_split->setStretchFactor(1, 1);
     setCentralWidget(main_split);
+}
+
+void MainWindow::fit_status_labels() {
+    // Each label keeps one size, that of its widest text, so setting its text during
+    // a run repaints the label alone. A label whose size hint follows its text asks
+    // for a new layout of the whole window at each change, twice a second, and the
+    // layout measures the text of every widget again, on the cores that train.
+    // Measured again when presentation mode changes the font.
+    const auto keep_size = [](QLabel* label, const QStringList& widest) {
+        const QFontMetrics metrics(label->font());
+        int width = 0;
+        for (const auto& text : widest) width = std::max(width, metrics.horizontalAdvance(text) + 12);
+        label->setFixedSize(width, metrics.height() + 6);
+    };
+    const QString long_duration = format_duration(99 * 3600 + 59 * 60 + 59);
+    keep_size(step_label_, {tr("Step %1").arg(9999999)});
+    keep_size(epoch_label_, {tr("Epoch %1").arg(9999.99, 0, 'f', 2)});
+    keep_size(speed_label_, {tr("%1 samples/s").arg(9999999.0, 0, 'f', 0)});
+    keep_size(eta_label_, {tr("ETA %1").arg(long_duration), tr("took %1").arg(long_duration)});
 }
 
 void MainWindow::build_actions() {
@@ -260,7 +275,7 @@ void MainWindow::build_actions() {
     connect(pause_action_, &QAction::triggered, this, &MainWindow::toggle_pause);
     connect(stop_action_, &QAction::triggered, this, &MainWindow::stop_run);
 
-    auto* toolbar = addToolBar(tr("Run"));
+    auto* toolbar = toolbar_ = addToolBar(tr("Run"));
     toolbar->setObjectName(QStringLiteral("run_toolbar"));
     toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     toolbar->setMovable(false);
@@ -268,6 +283,28 @@ void MainWindow::build_actions() {
     toolbar->addAction(pause_action_);
     toolbar->addAction(stop_action_);
     toolbar->addAction(step_action_);
+    // Presentation mode folds the configuration panel into this line; the button
+    // unfolds it for a change.
+    show_config_action_ = new QAction(style->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Configuration"), this);
+    show_config_action_->setObjectName(QStringLiteral("show_config_action"));
+    show_config_action_->setCheckable(true);
+    show_config_action_->setToolTip(tr("Show or hide the configuration panel"));
+    connect(show_config_action_, &QAction::toggled, this, [this](bool on) { config_scroll_->setVisible(on); });
+    config_summary_ = new QLabel;
+    config_summary_->setObjectName(QStringLiteral("config_summary"));
+    QFont bold; // bold only: the size follows the window's font
+    bold.setBold(true);
+    config_summary_->setFont(bold);
+    QPalette summary_palette;
+    summary_palette.setColor(QPalette::WindowText, QColor(0x1f4e99));
+    config_summary_->setPalette(summary_palette);
+    config_summary_->setIndent(12);
+    config_summary_->setMinimumWidth(1); // the toolbar gives it what the actions leave
+    toolbar->addSeparator();
+    toolbar->addAction(show_config_action_);
+    config_summary_action_ = toolbar->addWidget(config_summary_);
+    show_config_action_->setVisible(false);
+    config_summary_action_->setVisible(false);
 
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open configuration…"), QKeySequence::Open, this, &MainWindow::load_config_dialog);
@@ -284,6 +321,10 @@ void MainWindow::build_actions() {
     run->addAction(stop_action_);
     run->addAction(step_action_);
     auto* lab = menuBar()->addMenu(tr("&Lab"));
+    auto* lesson = lab->addAction(tr("&Lesson"), this, [this] { start_lesson(0); });
+    lesson->setObjectName(QStringLiteral("lesson_action"));
+    lesson->setToolTip(tr("The chapter on gradient accumulation, step by step"));
+    lab->addSeparator();
     lab->addAction(tr("Compare styles"), this, [this] { run_demo(QStringLiteral("compare-styles")); });
     lab->addAction(tr("Compare accumulation"), this, [this] { run_demo(QStringLiteral("compare-accumulation")); });
     lab->addSeparator();
@@ -291,7 +332,100 @@ void MainWindow::build_actions() {
     lab->addAction(tr("Pitfall: mean vs token loss"), this, [this] { run_demo(QStringLiteral("pitfall-tokens")); });
     lab->addAction(tr("Pitfall: scheduler per micro-batch"), this,
                    [this] { run_demo(QStringLiteral("pitfall-scheduler")); });
+    auto* view = menuBar()->addMenu(tr("&View"));
+    presentation_action_ = view->addAction(tr("&Presentation"));
+    presentation_action_->setObjectName(QStringLiteral("presentation_action"));
+    presentation_action_->setCheckable(true);
+    presentation_action_->setShortcut(QKeySequence(Qt::Key_F11));
+    presentation_action_->setToolTip(tr("Large text and lines, the configuration in one line, full screen (F11)"));
+    connect(presentation_action_, &QAction::toggled, this, &MainWindow::set_presentation_mode);
     build_language_menu();
+}
+
+void MainWindow::set_live_focus(LiveFocus focus) {
+    // Shares of the splitters: (plots, code) across, (loss, memory, evaluation) down.
+    int plots = 60, code = 40, loss = 50, memory = 30, bottom = 20;
+    // Memory: the loss plot folds away (the run ends before its first update); its
+    // splitter handle brings it back.
+    if (focus == LiveFocus::Memory) std::tie(plots, code, loss, memory, bottom) = std::tuple{70, 30, 0, 85, 15};
+    // Code: the memory plot folds away (the mechanism is in the code and the meter).
+    if (focus == LiveFocus::Code) std::tie(plots, code, loss, memory, bottom) = std::tuple{45, 55, 85, 0, 15};
+    const int width = std::max(live_split_->width(), 100);
+    live_split_->setSizes({width * plots / 100, width * code / 100});
+    const int height = std::max(plots_split_->height(), 100);
+    plots_split_->setSizes({height * loss / 100, height * memory / 100, height * bottom / 100});
+}
+
+void MainWindow::update_config_summary() {
+    if (config_summary_) config_summary_->setText(config_panel_->summary_text());
+}
+
+void MainWindow::start_lesson(int index) { lesson_panel_->start(index); }
+
+void MainWindow::apply_presentation_scale(double scale) {
+    loss_plot_->set_presentation_scale(scale);
+    memory_plot_->set_presentation_scale(scale);
+    lab_panel_->set_presentation_scale(scale);
+    runs_panel_->set_presentation_scale(scale);
+    code_panel_->set_presentation_scale(scale);
+    oom_banner_->set_presentation_scale(scale);
+    log_view_->setFont(PlotLook::scaled(log_font_, scale));
+    toolbar_->setIconSize(desk_icon_size_ * scale);
+    // The actions as icons (their tooltips name them): the line beside them is the
+    // experiment's summary.
+    toolbar_->setToolButtonStyle(scale > 1.0 ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextBesideIcon);
+    // Header views take their font from the style's class fonts, not from the window.
+    for (auto* header : findChildren<QHeaderView*>()) header->setFont(scale > 1.0 ? font() : QFont());
+    fit_status_labels();
+}
+
+void MainWindow::set_presentation_mode(bool on) {
+    if (on == presentation_) return;
+    presentation_ = on;
+    if (presentation_action_->isChecked() != on) presentation_action_->setChecked(on);
+    if (on) {
+        desk_font_set_ = testAttribute(Qt::WA_SetFont);
+        desk_font_ = font();
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        desk_geometry_ = saveGeometry();
+        desk_rect_ = geometry();
+        desk_maximized_ = isMaximized();
+        desk_plots_state_ = plots_split_->saveState();
+        desk_icon_size_ = toolbar_->iconSize();
+        const auto* where = screen() ? screen() : QGuiApplication::primaryScreen();
+        const double scale = presentation_scale(where ? where->geometry().height() : 720,
+                                                QFontInfo(desk_font_).pixelSize());
+        setFont(PlotLook::scaled(desk_font_, scale));
+        apply_presentation_scale(scale);
+        // The configuration in one line; the plots take the room of the evaluation
+        // table and the log.
+        config_scroll_->hide();
+        show_config_action_->setChecked(false);
+        show_config_action_->setVisible(true);
+        config_summary_action_->setVisible(true);
+        update_config_summary();
+        plots_split_->widget(2)->hide(); // the evaluation table and the run log
+        // The whole screen, also where no window manager honours full screen (a bare X server).
+        if (where) setGeometry(where->geometry());
+        showFullScreen();
+    } else {
+        setFont(desk_font_set_ ? desk_font_ : QFont());
+        apply_presentation_scale(1.0);
+        show_config_action_->setVisible(false);
+        config_summary_action_->setVisible(false);
+        config_scroll_->show();
+        plots_split_->widget(2)->show();
+        plots_split_->restoreState(desk_plots_state_);
+        // The desk fonts' minimum sizes, before the desk geometry is restored.
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        if (layout()) layout()->activate();
+        if (desk_maximized_) {
+            showMaximized();
+        } else {
+            showNormal();
+            setGeometry(desk_rect_);
+        }
+    }
 }
 
 void MainWindow::build_language_menu() {
@@ -482,7 +616,7 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     refresh_timer_.stop();
     if (summary.status == accum::RunStatus::OutOfMemory) {
         memory_plot_->mark_out_of_memory(summary.peak_memory_bytes);
-        oom_banner_->show_for(QString::fromStdString(summary.message), running_config_.batch_size,
+        oom_banner_->show_for(engine_message(summary), running_config_.batch_size,
                               running_config_.accumulation_steps, summary.suggested_batch_size,
                               summary.suggested_accumulation_steps);
     }
@@ -491,14 +625,14 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     eta_label_->setText(tr("took %1").arg(format_duration(summary.train_runtime_s)));
     if (summary.samples_per_second > 0)
         speed_label_->setText(tr("%1 samples/s").arg(summary.samples_per_second, 0, 'f', 0));
-    QString text = status_text(summary.status);
+    QString text = run_status_text(summary.status);
     if (summary.status == accum::RunStatus::Completed)
         text += tr(" — %1 optimizer steps, final loss %2").arg(summary.optimizer_steps).arg(summary.final_loss, 0, 'f', 4);
     else if (!summary.message.empty() && summary.status != accum::RunStatus::OutOfMemory)
-        text += QStringLiteral(": ") + QString::fromStdString(summary.message);
+        text += QStringLiteral(": ") + engine_message(summary);
     update_actions();
     status_label_->setText(text);
-    status_label_->setToolTip(QString::fromStdString(summary.message));
+    status_label_->setToolTip(engine_message(summary));
     live_run_.summary = summary;
     live_run_.has_summary = true;
     runs_panel_->add_run(live_run_);
@@ -587,14 +721,37 @@ void MainWindow::restore_settings() {
         const auto config = accum::from_json_text(json.toStdString(), accum::RunConfig{}, problems);
         if (problems.empty()) config_panel_->set_config(config);
     }
-    const auto geometry = settings.value(QStringLiteral("geometry")).toByteArray();
-    if (!geometry.isEmpty()) restoreGeometry(geometry);
+}
+
+void MainWindow::fit_to_screen(QScreen* target) {
+    if (!target) target = QGuiApplication::primaryScreen();
+    if (!target) return;
+    const QRect available = target->availableGeometry();
+    // The frame around the contents: known once the window is shown, else a title
+    // bar and thin borders as most window managers draw them.
+    QMargins frame(8, 32, 8, 8);
+    if (windowHandle() && isVisible()) frame = windowHandle()->frameMargins();
+    const QSize frame_extra(frame.left() + frame.right(), frame.top() + frame.bottom());
+    const auto saved = studio_settings().value(QStringLiteral("geometry")).toByteArray();
+    if (!saved.isEmpty() && restoreGeometry(saved)) {
+        if (isMaximized() || isFullScreen()) return;
+        // Saved on a larger screen, or beside this one: moved and shrunk into it.
+        const QRect outer = clamp_to_screen(QRect(pos(), size() + frame_extra), available);
+        resize(outer.size() - frame_extra);
+        move(outer.topLeft());
+        return;
+    }
+    const QSize size = first_window_size(available.size(), minimumSizeHint(), frame_extra);
+    resize(size);
+    move(available.left() + (available.width() - size.width() - frame_extra.width()) / 2,
+         available.top() + (available.height() - size.height() - frame_extra.height()) / 2);
 }
 
 void MainWindow::store_settings() const {
     auto settings = studio_settings();
     settings.setValue(QStringLiteral("last_config"), QString::fromStdString(accum::to_json_text(config_panel_->config())));
-    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    // In presentation mode, the desk geometry the window returns to.
+    settings.setValue(QStringLiteral("geometry"), presentation_ ? desk_geometry_ : saveGeometry());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -1,16 +1,19 @@
 #pragma once
 // The studio's window: configuration on the left, live loss and memory plots,
-// status and per-epoch evaluation, the out-of-memory banner. Runs go through
+// status and per-epoch evaluation, the out-of-memory banner, the guided lesson's
+// bar (Lab › Lesson) and presentation mode (View › Presentation, F11). Runs go through
 // a RunController (engine on its own thread); the plots are refreshed by a
 // timer, at most 10 times a second and less when drawing would take more than
 // its share of a core (refresh_budget.h), never per record.
 
 #include <QElapsedTimer>
+#include <QFont>
 #include <QMainWindow>
 #include <QTimer>
 
 #include "accum/records.h"
 #include "accum/run_config.h"
+#include "lesson.h"
 #include "record_batch.h"
 #include "refresh_budget.h"
 #include "run_result.h"
@@ -20,14 +23,19 @@ class QCloseEvent;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
+class QScreen;
+class QScrollArea;
+class QSplitter;
 class QTabWidget;
 class QTableWidget;
+class QToolBar;
 
 namespace studio {
 
 class CodePanel;
 class ConfigPanel;
 class LabPanel;
+class LessonPanel;
 class LossPlot;
 class MemoryPlot;
 class OomBanner;
@@ -55,7 +63,19 @@ public:
     LabPanel* lab_panel() const { return lab_panel_; }
     RunsPanel* runs_panel() const { return runs_panel_; }
     QTabWidget* tabs() const { return tabs_; }
+    LessonPanel* lesson_panel() const { return lesson_panel_; }
+    QAction* presentation_action() const { return presentation_action_; }
+    QScrollArea* config_area() const { return config_scroll_; }
+    QLabel* config_summary() const { return config_summary_; }
     const accum::SummaryRecord& last_summary() const { return last_summary_; }
+    // The last live run (configuration, step records, summary) once it has ended.
+    const RunResult& last_live_run() const { return live_run_; }
+
+    // Sizes the window for `screen` (its available area): the saved geometry, moved
+    // and shrunk into the screen, or a first size that fits it. The constructor
+    // calls it with the primary screen.
+    void fit_to_screen(QScreen* screen);
+    bool presentation_mode() const { return presentation_; }
 
     bool save_config(const QString& path, QString* error = nullptr) const;
     bool load_config(const QString& path, QString* error = nullptr);
@@ -71,6 +91,14 @@ public Q_SLOTS:
     // Demo entry points (--demo NAME), one per name of demo_names(): the code
     // panel's live run and the lab's experiments. Returns false for an unknown name.
     bool run_demo(const QString& name);
+    // The guided lesson from step `index` (Lab › Lesson, accum-studio --lesson).
+    void start_lesson(int index = 0);
+    // Presentation mode: text and plot text enlarged (presentation_scale()), loss and
+    // memory lines thicker, the configuration folded to a one-line summary, full
+    // screen. Leaving it restores the font, the panels and the window's geometry.
+    void set_presentation_mode(bool on);
+    // Gives the room of the Live run tab to the plots, the memory plot or the code.
+    void set_live_focus(LiveFocus focus);
 
 Q_SIGNALS:
     void run_finished(const accum::SummaryRecord& summary);
@@ -97,6 +125,9 @@ private:
     void export_plot_dialog(bool loss);
     void export_csv_dialog();
     void build_language_menu();
+    void apply_presentation_scale(double scale);
+    void fit_status_labels();
+    void update_config_summary();
 
     ConfigPanel* config_panel_ = nullptr;
     LossPlot* loss_plot_ = nullptr;
@@ -118,6 +149,25 @@ private:
     LabPanel* lab_panel_ = nullptr;
     RunsPanel* runs_panel_ = nullptr;
     QTabWidget* tabs_ = nullptr;
+    LessonPanel* lesson_panel_ = nullptr;
+    QScrollArea* config_scroll_ = nullptr;
+    QLabel* config_summary_ = nullptr;
+    QAction* config_summary_action_ = nullptr;
+    QAction* show_config_action_ = nullptr;
+    QAction* presentation_action_ = nullptr;
+    QSplitter* plots_split_ = nullptr;
+    QSplitter* live_split_ = nullptr;
+    QToolBar* toolbar_ = nullptr;
+    // What presentation mode changes, as it was at the desk.
+    bool presentation_ = false;
+    bool desk_font_set_ = false;
+    QFont desk_font_;
+    QByteArray desk_geometry_; // saved as the window's geometry while in presentation mode
+    QRect desk_rect_;
+    QByteArray desk_plots_state_;
+    QSize desk_icon_size_;
+    bool desk_maximized_ = false;
+    QFont log_font_;
     RunResult live_run_;
     int live_run_count_ = 0;
     RunController* controller_ = nullptr;

@@ -16,7 +16,7 @@ constexpr double mib = 1024.0 * 1024.0;
 MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     plot_ = new QCustomPlot(this);
     plot_->setObjectName(QStringLiteral("memory_plot"));
-    plot_->setMinimumHeight(180);
+    plot_->setMinimumHeight(140);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->plotLayout()->insertRow(0);
     title_ = new QCPTextElement(plot_, tr("CPU tensor memory"), QFont(font().family(), 12, QFont::Bold));
@@ -65,6 +65,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
         dirty_ = true;
         refresh();
     });
+    look_.capture(plot_);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);

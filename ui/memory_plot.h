@@ -6,6 +6,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "plot_look.h"
 #include "record_batch.h"
 
 class QCustomPlot;
@@ -36,6 +37,8 @@ public:
     bool is_cuda() const { return cuda_; }
     QCustomPlot* plot() const { return plot_; }
     bool save_image(const QString& path) const;
+    // Presentation mode: text, lines and markers `scale` times their desk size (1 = desk).
+    void set_presentation_scale(double scale) { look_.apply(scale); }
     void write_csv(QTextStream& out) const;
 
 private:
@@ -54,6 +57,7 @@ private:
     bool cuda_ = false;
     bool oom_ = false;
     std::int64_t oom_peak_ = 0;
+    PlotLook look_;
     bool dirty_ = false;
     bool auto_range_ = true;
 };

@@ -1,5 +1,6 @@
 #include "oom_banner.h"
 
+#include <QApplication>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -8,8 +9,6 @@ namespace studio {
 
 OomBanner::OomBanner(QWidget* parent) : QFrame(parent) {
     setObjectName(QStringLiteral("oom_banner"));
-    setStyleSheet(QStringLiteral("#oom_banner { background: #fdecea; border: 2px solid #c62828; border-radius: 6px; }"
-                                 "#oom_banner QLabel { color: #7f1d1d; font-size: 11pt; }"));
     text_ = new QLabel;
     text_->setWordWrap(true);
     text_->setTextFormat(Qt::RichText);
@@ -25,29 +24,57 @@ OomBanner::OomBanner(QWidget* parent) : QFrame(parent) {
         Q_EMIT apply_requested(batch_size_, accumulation_steps_);
     });
     connect(dismiss_, &QPushButton::clicked, this, &QWidget::hide);
+    set_presentation_scale(1.0);
     hide();
+}
+
+void OomBanner::set_presentation_scale(double scale) {
+    // A style sheet gives the banner its colours, and with them its own fonts: the
+    // label and the buttons are sized here, not by the window's font.
+    const double desk_pt = QApplication::font().pointSizeF() > 0 ? QApplication::font().pointSizeF() : 9.0;
+    setStyleSheet(QStringLiteral("#oom_banner { background: #fdecea; border: 2px solid #c62828; border-radius: 6px; }"
+                                 "#oom_banner QLabel { color: #7f1d1d; font-size: %1pt; }"
+                                 "#oom_banner QPushButton { font-size: %2pt; }")
+                      .arg(11.0 * scale, 0, 'f', 1)
+                      .arg(desk_pt * scale, 0, 'f', 1));
+    // In front of a class the headline and the suggestion; the engine's whole
+    // message stays in the tooltip.
+    compact_ = scale > 1.0;
+    render();
 }
 
 void OomBanner::show_for(const QString& message, std::int64_t batch_size, std::int64_t accumulation_steps,
                          std::int64_t suggested_batch_size, std::int64_t suggested_accumulation_steps) {
+    message_ = message;
+    failed_batch_size_ = batch_size;
+    failed_accumulation_steps_ = accumulation_steps;
     batch_size_ = suggested_batch_size;
     accumulation_steps_ = suggested_accumulation_steps;
-    const bool has_suggestion = suggested_batch_size > 0 && suggested_accumulation_steps > 0;
+    render();
+    show();
+}
+
+void OomBanner::render() {
+    const bool has_suggestion = batch_size_ > 0 && accumulation_steps_ > 0;
     // What a class reads first: what ran out, then what to do; the engine's whole
     // message (the peak, the measured suggestion, LibTorch's line) in small print.
     QString html = tr("<b>Out of memory</b> at micro-batch %1 × %2 accumulation steps.")
-                       .arg(batch_size)
-                       .arg(accumulation_steps);
-    if (has_suggestion)
-        html += tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps — the same effective batch "
-                   "(%3), less memory per pass.")
-                    .arg(suggested_batch_size)
-                    .arg(suggested_accumulation_steps)
-                    .arg(suggested_batch_size * suggested_accumulation_steps);
-    html += QStringLiteral("<br><small>%1</small>").arg(message.toHtmlEscaped());
+                       .arg(failed_batch_size_)
+                       .arg(failed_accumulation_steps_);
+    if (has_suggestion) {
+        QString suggestion = tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps — the same "
+                                "effective batch (%3), less memory per pass.")
+                                 .arg(batch_size_)
+                                 .arg(accumulation_steps_)
+                                 .arg(batch_size_ * accumulation_steps_);
+        // One paragraph in front of a class: it wraps where the banner needs it.
+        if (compact_) suggestion.replace(QLatin1String("<br>"), QLatin1String(" "));
+        html += suggestion;
+    }
+    if (!compact_) html += QStringLiteral("<br><small>%1</small>").arg(message_.toHtmlEscaped());
     text_->setText(html);
+    text_->setToolTip(message_);
     apply_->setVisible(has_suggestion);
-    show();
 }
 
 } // namespace studio

@@ -18,16 +18,25 @@ public:
     void show_for(const QString& message, std::int64_t batch_size, std::int64_t accumulation_steps,
                   std::int64_t suggested_batch_size, std::int64_t suggested_accumulation_steps);
     QPushButton* apply_button() const { return apply_; }
+    // Presentation mode: the banner's text `scale` times its desk size, and (above 1)
+    // the engine's whole message only in the tooltip.
+    void set_presentation_scale(double scale);
 
 Q_SIGNALS:
     void apply_requested(std::int64_t batch_size, std::int64_t accumulation_steps);
 
 private:
+    void render();
+
     QLabel* text_ = nullptr;
     QPushButton* apply_ = nullptr;
     QPushButton* dismiss_ = nullptr;
-    std::int64_t batch_size_ = 0;
+    QString message_;
+    std::int64_t failed_batch_size_ = 0;
+    std::int64_t failed_accumulation_steps_ = 0;
+    std::int64_t batch_size_ = 0; // the suggestion
     std::int64_t accumulation_steps_ = 0;
+    bool compact_ = false;
 };
 
 } // namespace studio

@@ -76,6 +76,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->xAxis->setLabel(tr("samples seen"));
     plot_->yAxis->setLabel(tr("loss (window mean)"));
+    look_.capture(plot_);
 
     auto* top = new QHBoxLayout;
     top->addWidget(hint, 1);
@@ -152,6 +153,11 @@ void RunsPanel::on_item_changed(QTableWidgetItem* item) {
     if (!filling_ && item && item->column() == 0) rebuild_plot();
 }
 
+void RunsPanel::set_presentation_scale(double scale) {
+    look_.apply(scale);
+    rebuild_plot();
+}
+
 void RunsPanel::rebuild_plot() {
     plot_->clearGraphs();
     graph_of_row_.assign(runs_.size(), -1);
@@ -161,7 +167,7 @@ void RunsPanel::rebuild_plot() {
         const auto& r = runs_[static_cast<std::size_t>(row)];
         auto* g = plot_->addGraph();
         g->setName(r.label);
-        g->setPen(QPen(colour_for(row), 2.0));
+        g->setPen(QPen(colour_for(row), 2.0 * look_.scale()));
         QVector<double> x, y;
         for (const auto& s : r.steps) {
             x << double(s.samples_seen);

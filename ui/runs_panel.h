@@ -6,6 +6,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "plot_look.h"
 #include "run_result.h"
 
 class QCustomPlot;
@@ -30,6 +31,8 @@ public:
     QCustomPlot* plot() const { return plot_; }
     // Points of the overlaid curve of `row` (0 when not ticked).
     int plotted_points(int row) const;
+    // Presentation mode: the plot's text and lines `scale` times their desk size.
+    void set_presentation_scale(double scale);
 
 private:
     void open_dialog();
@@ -42,6 +45,7 @@ private:
     QCustomPlot* plot_ = nullptr;
     QPushButton* open_ = nullptr;
     bool filling_ = false;
+    PlotLook look_;
 };
 
 } // namespace studio

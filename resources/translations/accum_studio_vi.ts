@@ -16,26 +16,6 @@
         <translation>%1 KiB</translation>
     </message>
     <message>
-        <source>Completed</source>
-        <translation>Hoàn tất</translation>
-    </message>
-    <message>
-        <source>Stopped</source>
-        <translation>Đã dừng</translation>
-    </message>
-    <message>
-        <source>Out of memory</source>
-        <translation>Hết bộ nhớ</translation>
-    </message>
-    <message>
-        <source>Diverged</source>
-        <translation>Phân kỳ</translation>
-    </message>
-    <message>
-        <source>Error</source>
-        <translation>Lỗi</translation>
-    </message>
-    <message>
         <source>%1 holds neither config.json nor metrics.jsonl</source>
         <translation>%1 không chứa config.json hay metrics.jsonl</translation>
     </message>
@@ -304,6 +284,53 @@
         <source>Folder for runs</source>
         <translation>Thư mục cho các lần chạy</translation>
     </message>
+    <message>
+        <source>%1, %2</source>
+        <translation>%1, %2</translation>
+    </message>
+    <message>
+        <source>micro-batch %1 × K %2 = %3</source>
+        <translation>micro-batch %1 × K %2 = %3</translation>
+    </message>
+    <message>
+        <source>%1 lr %2</source>
+        <translation>%1 lr %2</translation>
+    </message>
+    <message>
+        <source>%1 schedule</source>
+        <translation>lịch %1</translation>
+    </message>
+    <message>
+        <source>loss per token</source>
+        <translation>loss theo token</translation>
+    </message>
+    <message>
+        <source>budget %1</source>
+        <translation>ngân sách %1</translation>
+    </message>
+</context>
+<context>
+    <name>studio::EngineText</name>
+    <message>
+        <source>Completed</source>
+        <translation>Hoàn tất</translation>
+    </message>
+    <message>
+        <source>Stopped</source>
+        <translation>Đã dừng</translation>
+    </message>
+    <message>
+        <source>Out of memory</source>
+        <translation>Hết bộ nhớ</translation>
+    </message>
+    <message>
+        <source>Diverged</source>
+        <translation>Phân kỳ</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>Lỗi</translation>
+    </message>
 </context>
 <context>
     <name>studio::LabPanel</name>
@@ -520,10 +547,6 @@
         <translation>tốc độ học</translation>
     </message>
     <message>
-        <source>loss (window mean)</source>
-        <translation>loss (trung bình cửa sổ)</translation>
-    </message>
-    <message>
         <source>0 (bit-identical)</source>
         <translation>0 (giống hệt từng bit)</translation>
     </message>
@@ -536,6 +559,180 @@
 Peak memory %2 · samples/s %3.</source>
         <translation>Cùng đường cong: |Δ loss| lớn nhất %1.
 Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
+    </message>
+    <message>
+        <source>|Δ loss|</source>
+        <translation>|Δ loss|</translation>
+    </message>
+    <message>
+        <source>below: the same, up to float rounding</source>
+        <translation>bên dưới: như nhau, chỉ khác sai số làm tròn</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| against “%1” — %2.</source>
+        <translation>|Δ loss| lớn nhất so với “%1” — %2.</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>loss</translation>
+    </message>
+</context>
+<context>
+    <name>studio::Lesson</name>
+    <message>
+        <source>Run “%1” did not complete: %2.</source>
+        <translation>Lần chạy “%1” không hoàn tất: %2.</translation>
+    </message>
+    <message>
+        <source>no summary</source>
+        <translation>không có bản tóm tắt</translation>
+    </message>
+    <message>
+        <source>Nothing ran.</source>
+        <translation>Không có lần chạy nào.</translation>
+    </message>
+    <message>
+        <source>Expected out of memory, but the run ended: %1.</source>
+        <translation>Lẽ ra phải hết bộ nhớ, nhưng lần chạy kết thúc: %1.</translation>
+    </message>
+    <message>
+        <source>Out of memory at micro-batch %1 × %2 under the %3 budget.</source>
+        <translation>Hết bộ nhớ ở micro-batch %1 × %2 với ngân sách %3.</translation>
+    </message>
+    <message>
+        <source>The engine suggests %1 × %2: the same %3 samples per update.</source>
+        <translation>Engine gợi ý %1 × %2: vẫn %3 mẫu cho mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>%1 micro-batches, %2 updates: the optimizer stepped once every %3 micro-batches, after their gradients had added up.</source>
+        <translation>%1 micro-batch, %2 lần cập nhật: optimizer bước một lần sau mỗi %3 micro-batch, khi gradient của chúng đã cộng dồn.</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| %1 (≤ 1e-5): the same curve. Peak memory %2.</source>
+        <translation>|Δ loss| lớn nhất %1 (≤ 1e-5): cùng một đường cong. Bộ nhớ đỉnh %2.</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| between the three styles: %1 (≤ 1e-5). One idea, three spellings.</source>
+        <translation>|Δ loss| lớn nhất giữa ba kiểu: %1 (≤ 1e-5). Một ý tưởng, ba cách viết.</translation>
+    </message>
+    <message>
+        <source>Mean per micro-batch: |Δ loss| up to %1, visibly off. Normalised by the window&apos;s tokens: %2, the big batch&apos;s curve.</source>
+        <translation>Trung bình từng micro-batch: |Δ loss| tới %1, lệch thấy rõ. Chuẩn hóa theo số token của cửa sổ: %2, đúng đường của batch lớn.</translation>
+    </message>
+    <message>
+        <source>With BatchNorm, %1 accumulated leaves one batch of %2 by up to %3 in loss.</source>
+        <translation>Với BatchNorm, %1 tích lũy lệch khỏi một batch %2 tới %3 về loss.</translation>
+    </message>
+    <message>
+        <source>Stepped per micro-batch, the learning rate is 0 from update %1 of %2; stepped per update, it is still %3 at the last one.</source>
+        <translation>Gọi sau mỗi micro-batch, tốc độ học bằng 0 từ lần cập nhật %1 trên %2; gọi sau mỗi lần cập nhật, nó vẫn là %3 ở lần cuối.</translation>
+    </message>
+    <message>
+        <source>The problem: a big batch does not fit</source>
+        <translation>Vấn đề: một batch lớn không vừa bộ nhớ</translation>
+    </message>
+    <message>
+        <source>We want 256 images per update. One batch of 256 through the CNN needs more tensor memory than this device&apos;s 40 MiB budget. Watch the memory plot: the run stops with out of memory at the first batch.</source>
+        <translation>Ta muốn 256 ảnh cho mỗi lần cập nhật. Một batch 256 ảnh qua CNN cần nhiều bộ nhớ tensor hơn ngân sách 40 MiB của thiết bị này. Hãy xem biểu đồ bộ nhớ: lần chạy dừng vì hết bộ nhớ ngay ở batch đầu tiên.</translation>
+    </message>
+    <message>
+        <source>The mechanism: K micro-batches add up in .grad</source>
+        <translation>Cơ chế: K micro-batch cộng dồn trong .grad</translation>
+    </message>
+    <message>
+        <source>Split the 256 into K = 4 micro-batches of 64. Each runs forward and backward and adds its gradient to .grad; after the fourth, the optimizer steps once and .grad is zeroed. Space pauses, F10 runs one micro-batch: the code panel lights the line that runs.</source>
+        <translation>Chia 256 thành K = 4 micro-batch, mỗi cái 64 ảnh. Mỗi micro-batch chạy forward và backward rồi cộng gradient của nó vào .grad; sau micro-batch thứ tư, optimizer bước một lần và .grad được xóa về 0. Space để tạm dừng, F10 chạy một micro-batch: khung mã nguồn tô sáng dòng đang chạy.</translation>
+    </message>
+    <message>
+        <source>The proof: the same losses, less memory</source>
+        <translation>Bằng chứng: cùng loss, ít bộ nhớ hơn</translation>
+    </message>
+    <message>
+        <source>One batch of 256, 64 × 4 and 32 × 8 see the same samples in every update, so their loss curves lie on top of each other; the lower panel shows |Δ loss| at rounding level. The table shows what changes: peak memory falls with the micro-batch.</source>
+        <translation>Một batch 256, 64 × 4 và 32 × 8 thấy cùng các mẫu trong mỗi lần cập nhật, nên các đường loss trùng nhau; khung dưới cho thấy |Δ loss| chỉ ở mức sai số làm tròn. Bảng cho thấy điều thay đổi: bộ nhớ đỉnh giảm theo micro-batch.</translation>
+    </message>
+    <message>
+        <source>Three APIs, one idea</source>
+        <translation>Ba API, một ý tưởng</translation>
+    </message>
+    <message>
+        <source>The same training written three ways: the plain PyTorch loop, Hugging Face Accelerate and the Transformers Trainer. Their curves coincide update for update; only the spelling of the loop differs.</source>
+        <translation>Cùng một quá trình huấn luyện viết theo ba cách: vòng lặp PyTorch thuần, Hugging Face Accelerate và Trainer của Transformers. Các đường cong trùng nhau qua từng lần cập nhật; chỉ cách viết vòng lặp là khác.</translation>
+    </message>
+    <message>
+        <source>Pitfall: mean loss vs token loss</source>
+        <translation>Cạm bẫy: loss trung bình vs loss theo token</translation>
+    </message>
+    <message>
+        <source>Sequences of different lengths, one per micro-batch, K = 16. Averaging each micro-batch&apos;s mean loss gives a short sequence as much weight as a long one, and training drifts from the big batch. Dividing the summed token losses by the window&apos;s token count (num_items_in_batch) matches it.</source>
+        <translation>Các chuỗi dài ngắn khác nhau, mỗi micro-batch một chuỗi, K = 16. Lấy trung bình loss trung bình của từng micro-batch khiến một chuỗi ngắn nặng ngang một chuỗi dài, và việc huấn luyện trôi khỏi batch lớn. Chia tổng loss các token cho số token của cả cửa sổ (num_items_in_batch) thì khớp với batch lớn.</translation>
+    </message>
+    <message>
+        <source>Pitfall: BatchNorm</source>
+        <translation>Cạm bẫy: BatchNorm</translation>
+    </message>
+    <message>
+        <source>BatchNorm normalises each micro-batch with its own mean and variance, so four batches of 64 are not one batch of 256. The |Δ loss| panel shows the accumulated run leaving the big-batch curve.</source>
+        <translation>BatchNorm chuẩn hóa mỗi micro-batch bằng trung bình và phương sai riêng của nó, nên bốn batch 64 không phải là một batch 256. Khung |Δ loss| cho thấy lần chạy tích lũy rời khỏi đường của batch lớn.</translation>
+    </message>
+    <message>
+        <source>Pitfall: the scheduler per micro-batch</source>
+        <translation>Cạm bẫy: gọi scheduler sau mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the learning rate reaches zero after a quarter of the run and training stalls. Step it once per update, beside optimizer.step().</source>
+        <translation>Gọi lr_scheduler.step() sau mỗi micro-batch làm lịch học chạy nhanh gấp K lần: tốc độ học về 0 sau một phần tư lần chạy và việc huấn luyện đứng lại. Hãy gọi nó một lần cho mỗi lần cập nhật, cạnh optimizer.step().</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LessonPanel</name>
+    <message>
+        <source>Back</source>
+        <translation>Quay lại</translation>
+    </message>
+    <message>
+        <source>The previous step (Alt+Left)</source>
+        <translation>Bước trước (Alt+Trái)</translation>
+    </message>
+    <message>
+        <source>Run again</source>
+        <translation>Chạy lại</translation>
+    </message>
+    <message>
+        <source>Set the step&apos;s configuration again and run it</source>
+        <translation>Đặt lại cấu hình của bước này và chạy</translation>
+    </message>
+    <message>
+        <source>Next</source>
+        <translation>Tiếp</translation>
+    </message>
+    <message>
+        <source>The next step (Alt+Right)</source>
+        <translation>Bước sau (Alt+Phải)</translation>
+    </message>
+    <message>
+        <source>Close the lesson</source>
+        <translation>Đóng bài học</translation>
+    </message>
+    <message>
+        <source>Step %1 of %2</source>
+        <translation>Bước %1/%2</translation>
+    </message>
+    <message>
+        <source>Running…</source>
+        <translation>Đang chạy…</translation>
+    </message>
+    <message>
+        <source>The step could not start: %1</source>
+        <translation>Không bắt đầu được bước này: %1</translation>
+    </message>
+    <message>
+        <source>another run is in progress.</source>
+        <translation>một lần chạy khác đang diễn ra.</translation>
     </message>
 </context>
 <context>
@@ -589,20 +786,20 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <translation>Thang log</translation>
     </message>
     <message>
-        <source>x axis:</source>
-        <translation>trục x:</translation>
-    </message>
-    <message>
-        <source>EMA smoothing:</source>
-        <translation>Làm mượt EMA:</translation>
-    </message>
-    <message>
         <source>wheel: zoom · drag: pan · double-click: fit</source>
         <translation>lăn chuột: phóng to · kéo: di chuyển · nhấp đúp: vừa khung</translation>
     </message>
     <message>
         <source>optimizer-step loss (EMA %1)</source>
         <translation>loss bước optimizer (EMA %1)</translation>
+    </message>
+    <message>
+        <source>x axis</source>
+        <translation>trục x</translation>
+    </message>
+    <message>
+        <source>Smoothing:</source>
+        <translation>Làm mượt:</translation>
     </message>
 </context>
 <context>
@@ -854,6 +1051,34 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>Wrote %1 and %2</source>
         <translation>Đã ghi %1 và %2</translation>
+    </message>
+    <message>
+        <source>Show or hide the configuration panel</source>
+        <translation>Hiện hoặc ẩn bảng cấu hình</translation>
+    </message>
+    <message>
+        <source>&amp;Lesson</source>
+        <translation>&amp;Bài học</translation>
+    </message>
+    <message>
+        <source>The chapter on gradient accumulation, step by step</source>
+        <translation>Chương về tích lũy gradient, từng bước một</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>&amp;Xem</translation>
+    </message>
+    <message>
+        <source>&amp;Presentation</source>
+        <translation>&amp;Trình chiếu</translation>
+    </message>
+    <message>
+        <source>Large text and lines, the configuration in one line, full screen (F11)</source>
+        <translation>Chữ và nét vẽ lớn, cấu hình gọn trong một dòng, toàn màn hình (F11)</translation>
+    </message>
+    <message>
+        <source>Configuration</source>
+        <translation>Cấu hình</translation>
     </message>
 </context>
 <context>

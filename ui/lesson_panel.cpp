@@ -1,0 +1,229 @@
+#include "lesson_panel.h"
+
+#include <QApplication>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QStyle>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "config_panel.h"
+#include "lab_panel.h"
+#include "main_window.h"
+#include "plot_look.h"
+#include "run_controller.h"
+
+namespace studio {
+
+LessonPanel::LessonPanel(MainWindow* window) : window_(window) {
+    setObjectName(QStringLiteral("lesson_panel"));
+    // Colours from the palette, not a style sheet: a widget with a style sheet stops
+    // following its parent's font, and presentation mode enlarges that font.
+    setFrameShape(QFrame::StyledPanel);
+    setAutoFillBackground(true);
+    QPalette tint;
+    tint.setColor(QPalette::Window, QColor(0xeef4ff));
+    setPalette(tint);
+    counter_ = new QLabel;
+    counter_->setObjectName(QStringLiteral("lesson_counter"));
+    title_ = new QLabel;
+    title_->setObjectName(QStringLiteral("lesson_title"));
+    title_->setWordWrap(true); // a long title takes two lines on a 1024 px projector, not more width
+    QPalette blue;
+    blue.setColor(QPalette::WindowText, QColor(0x1f4e99));
+    title_->setPalette(blue);
+    text_ = new QLabel;
+    text_->setObjectName(QStringLiteral("lesson_text"));
+    text_->setWordWrap(true);
+    verdict_label_ = new QLabel;
+    verdict_label_->setObjectName(QStringLiteral("lesson_verdict"));
+    verdict_label_->setWordWrap(true);
+
+    auto* style = QApplication::style();
+    back_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowBack), tr("Back"));
+    back_->setObjectName(QStringLiteral("lesson_back"));
+    back_->setToolTip(tr("The previous step (Alt+Left)"));
+    back_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Left));
+    again_ = new QPushButton(style->standardIcon(QStyle::SP_BrowserReload), tr("Run again"));
+    again_->setObjectName(QStringLiteral("lesson_again"));
+    again_->setToolTip(tr("Set the step's configuration again and run it"));
+    next_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowForward), tr("Next"));
+    next_->setObjectName(QStringLiteral("lesson_next"));
+    next_->setToolTip(tr("The next step (Alt+Right)"));
+    next_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Right));
+    close_ = new QPushButton(style->standardIcon(QStyle::SP_DialogCloseButton), QString());
+    close_->setObjectName(QStringLiteral("lesson_close"));
+    close_->setToolTip(tr("Close the lesson"));
+    connect(back_, &QPushButton::clicked, this, [this] { go_to(index_ - 1); });
+    connect(again_, &QPushButton::clicked, this, &LessonPanel::run_again);
+    connect(next_, &QPushButton::clicked, this, [this] { go_to(index_ + 1); });
+    connect(close_, &QPushButton::clicked, this, &LessonPanel::close_lesson);
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(counter_);
+    top->addSpacing(12);
+    top->addWidget(title_, 1);
+    top->addWidget(back_);
+    top->addWidget(again_);
+    top->addWidget(next_);
+    top->addWidget(close_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 6, 8, 6);
+    layout->setSpacing(2);
+    layout->addLayout(top);
+    layout->addWidget(text_);
+    layout->addWidget(verdict_label_);
+
+    connect(window_, &MainWindow::run_finished, this, &LessonPanel::on_live_finished);
+    connect(window_, &MainWindow::experiment_finished, this, &LessonPanel::on_experiment_finished);
+    fit_fonts();
+    hide();
+}
+
+void LessonPanel::changeEvent(QEvent* event) {
+    QFrame::changeEvent(event);
+    if (event->type() == QEvent::FontChange) fit_fonts();
+}
+
+void LessonPanel::fit_fonts() {
+    // The title a quarter larger than the text, whatever size the window's font
+    // has (presentation mode enlarges it).
+    QFont title = PlotLook::scaled(font(), 1.25);
+    title.setBold(true);
+    title_->setFont(title);
+    QFont bold = font();
+    bold.setBold(true);
+    verdict_label_->setFont(bold);
+}
+
+void LessonPanel::set_verdict_colour(const QColor& colour) {
+    QPalette p;
+    p.setColor(QPalette::WindowText, colour);
+    verdict_label_->setPalette(p);
+}
+
+void LessonPanel::start(int index) {
+    closing_ = false;
+    show();
+    go_to(index);
+}
+
+void LessonPanel::go_to(int index) {
+    index = std::clamp(index, 0, step_count() - 1);
+    if (is_running()) {
+        pending_ = index;
+        stop_current();
+        return;
+    }
+    index_ = index;
+    show_step();
+    run_step();
+}
+
+void LessonPanel::run_again() {
+    if (index_ < 0) return;
+    go_to(index_);
+}
+
+void LessonPanel::close_lesson() {
+    pending_ = -1;
+    closing_ = true;
+    if (is_running()) stop_current();
+    hide();
+}
+
+void LessonPanel::stop_current() {
+    if (waiting_ == Waiting::Live)
+        window_->stop_run();
+    else if (waiting_ == Waiting::Experiment)
+        window_->lab_panel()->cancel();
+}
+
+void LessonPanel::show_step() {
+    const auto& step = lesson_steps()[static_cast<std::size_t>(index_)];
+    counter_->setText(tr("Step %1 of %2").arg(index_ + 1).arg(step_count()));
+    title_->setText(step.title_text());
+    text_->setText(step.body_text());
+    verdict_label_->clear();
+}
+
+void LessonPanel::run_step() {
+    const auto& step = lesson_steps()[static_cast<std::size_t>(index_)];
+    verdict_ = LessonVerdict{};
+    results_.clear();
+    // One run at a time: a run the teacher started by hand keeps the engine (and the
+    // configuration it runs).
+    const bool busy = window_->controller()->is_running() || window_->lab_panel()->is_running();
+    bool started = false;
+    if (!busy) {
+        window_->config_panel()->set_config(step.config());
+        if (step.run == LessonRun::Live) {
+            window_->tabs()->setCurrentIndex(0);
+            window_->set_live_focus(step.focus);
+            waiting_ = Waiting::Live;
+            window_->start_run();
+            started = window_->controller()->is_running();
+        } else {
+            window_->tabs()->setCurrentWidget(window_->lab_panel());
+            waiting_ = Waiting::Experiment;
+            window_->lab_panel()->run_experiment(step.experiment);
+            started = window_->lab_panel()->is_running();
+        }
+    }
+    if (started) {
+        set_verdict_colour(QColor(0x555555));
+        verdict_label_->setText(tr("Running…"));
+    } else {
+        waiting_ = Waiting::Nothing;
+        const QString problems = window_->config_panel()->problems_text();
+        verdict_ = {false, tr("The step could not start: %1")
+                               .arg(busy || problems.isEmpty() ? tr("another run is in progress.") : problems)};
+        set_verdict_colour(QColor(0xb3261e));
+        verdict_label_->setText(QStringLiteral("✗ ") + verdict_.text);
+    }
+    update_buttons();
+    Q_EMIT step_started(index_);
+    if (!started) Q_EMIT step_finished(index_, false);
+}
+
+void LessonPanel::on_live_finished() {
+    if (waiting_ != Waiting::Live) return;
+    finish({window_->last_live_run()});
+}
+
+void LessonPanel::on_experiment_finished() {
+    if (waiting_ != Waiting::Experiment) return;
+    finish(window_->lab_panel()->results());
+}
+
+void LessonPanel::finish(const std::vector<RunResult>& runs) {
+    waiting_ = Waiting::Nothing;
+    if (pending_ >= 0 || closing_) {
+        // Stopped to move to another step (or to close): that step runs now, once the
+        // window has finished with the run that ended.
+        const int next = pending_;
+        pending_ = -1;
+        update_buttons();
+        if (next >= 0 && !closing_) QTimer::singleShot(0, this, [this, next] { go_to(next); });
+        return;
+    }
+    results_ = runs;
+    const auto& step = lesson_steps()[static_cast<std::size_t>(index_)];
+    verdict_ = step.check(runs);
+    set_verdict_colour(verdict_.as_expected ? QColor(0x1b5e20) : QColor(0xb3261e));
+    verdict_label_->setText((verdict_.as_expected ? QStringLiteral("✓ ") : QStringLiteral("✗ ")) + verdict_.text);
+    update_buttons();
+    Q_EMIT step_finished(index_, verdict_.as_expected);
+}
+
+void LessonPanel::update_buttons() {
+    back_->setEnabled(index_ > 0);
+    next_->setEnabled(index_ + 1 < step_count());
+    again_->setEnabled(!is_running());
+}
+
+} // namespace studio
