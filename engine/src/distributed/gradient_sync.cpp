@@ -40,17 +40,22 @@ std::vector<FlatBucket> make_layout(const std::vector<at::Tensor>& tensors, std:
     return layout;
 }
 
+// Whether the tensor is the bucket's own memory at its place (bind_gradients).
+bool is_bucket_view(const FlatBucket& b, std::size_t j, const at::Tensor& t) {
+    return t.is_contiguous() && t.data_ptr() == static_cast<char*>(b.buffer.data_ptr()) + b.offsets[j] * t.element_size();
+}
+
 void pack(FlatBucket& b, const std::vector<at::Tensor>& tensors) {
     for (std::size_t j = 0; j < b.members.size(); ++j) {
         const auto& t = tensors[b.members[j]];
-        b.buffer.narrow(0, b.offsets[j], t.numel()).copy_(t.reshape({-1}));
+        if (!is_bucket_view(b, j, t)) b.buffer.narrow(0, b.offsets[j], t.numel()).copy_(t.reshape({-1}));
     }
 }
 
 void unpack(const FlatBucket& b, const std::vector<at::Tensor>& tensors) {
     for (std::size_t j = 0; j < b.members.size(); ++j) {
         auto t = tensors[b.members[j]];
-        t.copy_(b.buffer.narrow(0, b.offsets[j], t.numel()).view(t.sizes()));
+        if (!is_bucket_view(b, j, t)) t.copy_(b.buffer.narrow(0, b.offsets[j], t.numel()).view(t.sizes()));
     }
 }
 
@@ -104,6 +109,24 @@ void GradientSync::average_gradients_of(const std::vector<at::Tensor>& parameter
         grads.push_back(g);
     }
     average(grads);
+}
+
+void GradientSync::bind_gradients(const std::vector<at::Tensor>& parameters) {
+    const at::NoGradGuard no_grad;
+    std::vector<at::Tensor> grads;
+    grads.reserve(parameters.size());
+    for (const auto& p : parameters) {
+        auto& g = p.mutable_grad();
+        grads.push_back(g.defined() ? g : at::zeros_like(p));
+    }
+    plan(grads);
+    for (auto& b : layout_) {
+        pack(b, grads);
+        for (std::size_t j = 0; j < b.members.size(); ++j) {
+            const auto& p = parameters[b.members[j]];
+            p.mutable_grad() = b.buffer.narrow(0, b.offsets[j], p.numel()).view(p.sizes());
+        }
+    }
 }
 
 SyncCounters GradientSync::take_counters() {

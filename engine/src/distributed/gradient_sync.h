@@ -46,6 +46,13 @@ public:
     // first, so that every rank's buckets line up.
     void average_gradients_of(const std::vector<at::Tensor>& parameters);
 
+    // Makes each parameter's .grad a view into the buckets (its value kept), as
+    // DDP's gradient_as_bucket_view=True does: average() then reduces them in
+    // place, without the two copies (a quarter of the MLP's sync here). A
+    // gradient that is no longer such a view (replaced, or set to none by
+    // zero_grad(true), LibTorch 2.x's default) is simply copied as before.
+    void bind_gradients(const std::vector<at::Tensor>& parameters);
+
     const SyncCounters& counters() const { return counters_; }
     SyncCounters take_counters();
     // Buckets of the last layout (0 before the first sync).
