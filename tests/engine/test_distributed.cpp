@@ -799,9 +799,16 @@ private Q_SLOTS:
             QVERIFY2(o.exit_code == 6, o.out.constData());
             QCOMPARE(o.fields.at("kind"), std::string("peer-lost"));
             QCOMPARE(o.fields.at("rank"), std::to_string(i));
-            QCOMPARE(o.fields.at("peer"), std::to_string(victim));
             QVERIFY2(std::stod(o.fields.at("seconds")) < timeout_s + 10, o.out.constData());
-            QVERIFY2(o.out.contains(QByteArray("rank ") + QByteArray::number(victim) + " (pid"), o.out.constData());
+            const QByteArray named = QByteArray::number(victim) + " (pid " +
+                                     QByteArray::number(static_cast<qint64>(ranks[victim]->process->processId()));
+            if (world == 2) {
+                QCOMPARE(o.fields.at("peer"), std::to_string(victim));
+                QVERIFY2(o.out.contains("rank " + named + ") was lost"), o.out.constData());
+            } else {
+                // With three ranks, another survivor that has already ended may be named too.
+                QVERIFY2(o.out.contains(named), o.out.constData());
+            }
         }
     }
 
@@ -820,7 +827,7 @@ private Q_SLOTS:
     void silentMasterEndsWithinTheTimeout() {
         SilentListener silent; // accepts connections in the kernel, never answers
         QVERIFY(silent.port() > 0);
-        const double timeout_s = 2;
+        const double timeout_s = 1;
         auto r = start_rank(1, 2, silent.port(), {"join", QString::number(timeout_s)});
         const auto o = finish(*r, static_cast<int>((timeout_s + 15) * 1000));
         QVERIFY2(o.finished, "the rank hung on a silent master");
@@ -830,7 +837,7 @@ private Q_SLOTS:
     }
 
     void noMasterListeningEndsWithinTheTimeout() {
-        const double timeout_s = 2;
+        const double timeout_s = 1;
         auto r = start_rank(1, 2, pick_free_port(), {"join", QString::number(timeout_s)});
         const auto o = finish(*r, static_cast<int>((timeout_s + 15) * 1000));
         QVERIFY2(o.finished, "the rank hung without a master");
@@ -840,7 +847,7 @@ private Q_SLOTS:
     }
 
     void missingRankIsNamed() {
-        const double timeout_s = 2;
+        const double timeout_s = 1;
         auto r = start_rank(0, 3, pick_free_port(), {"join", QString::number(timeout_s)});
         const auto o = finish(*r, static_cast<int>((timeout_s + 15) * 1000));
         QVERIFY2(o.finished, "rank 0 hung waiting for the others");

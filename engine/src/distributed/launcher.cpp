@@ -63,10 +63,20 @@ public:
         sa.sa_flags = SA_RESTART;
         ::sigaction(SIGINT, &sa, &old_int_);
         ::sigaction(SIGTERM, &sa, &old_term_);
+        // A process that ignores SIGCHLD has its children reaped by the kernel,
+        // and waitpid() could not tell how a worker ended.
+        ::sigaction(SIGCHLD, nullptr, &old_chld_);
+        if (old_chld_.sa_handler == SIG_IGN) {
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            sigemptyset(&dfl.sa_mask);
+            ::sigaction(SIGCHLD, &dfl, nullptr);
+        }
     }
     ~SignalScope() {
         ::sigaction(SIGINT, &old_int_, nullptr);
         ::sigaction(SIGTERM, &old_term_, nullptr);
+        if (old_chld_.sa_handler == SIG_IGN) ::sigaction(SIGCHLD, &old_chld_, nullptr);
         g_wake_fd = -1;
         ::close(pipe_[0]);
         ::close(pipe_[1]);
@@ -85,6 +95,7 @@ private:
     int pipe_[2] = {-1, -1};
     struct sigaction old_int_ {};
     struct sigaction old_term_ {};
+    struct sigaction old_chld_ {};
 };
 
 struct Worker {
@@ -330,7 +341,7 @@ LaunchResult launch_workers(const LaunchOptions& options) {
     if (failed) {
         const auto& s = workers[*failed].status;
         result.failed_rank = s.rank;
-        result.exit_code = s.pid <= 0 ? 127 : s.signal != 0 ? kDistributedFailureExit : s.exit_code;
+        result.exit_code = s.pid <= 0 ? 127 : s.signal != 0 ? kDistributedFailureExit : s.exit_code > 0 ? s.exit_code : 1;
         result.message = s.describe();
         std::vector<int> stopped;
         for (const auto& w : workers)

@@ -229,29 +229,34 @@ struct ProcessGroup::Impl {
 
     int rank() const { return options.world.rank; }
 
-    // The first rank on this machine whose process is gone; -1 if none is (or
-    // none can be checked). A peer that has just dropped its connections may
-    // take a moment to become a zombie: look for up to a second.
-    int find_lost_peer() const {
+    // The ranks on this machine whose processes are gone, at the first look
+    // that finds any (none when no peer is on this machine). A peer that has
+    // just dropped its connections may take a moment to become a zombie: look
+    // for up to a second. With three ranks or more, a rank that saw the loss
+    // first and has already ended is among them.
+    std::vector<int> find_lost_peers() const {
         const auto until = Clock::now() + std::chrono::seconds(1);
         for (;;) {
+            std::vector<int> gone;
             for (std::size_t r = 0; r < peers.size(); ++r) {
                 if (static_cast<int>(r) == rank() || peers[r].host != self_host) continue;
-                if (!process_alive(peers[r].pid)) return static_cast<int>(r);
+                if (!process_alive(peers[r].pid)) gone.push_back(static_cast<int>(r));
             }
-            if (Clock::now() >= until) return -1;
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            if (!gone.empty() || Clock::now() >= until) return gone;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
     }
 
     [[noreturn]] void fail(const std::string& what, const std::string& detail) {
         Kind kind = classify(detail);
-        const int lost = (kind == Kind::PeerLost || kind == Kind::Timeout) ? find_lost_peer() : -1;
+        const auto lost = (kind == Kind::PeerLost || kind == Kind::Timeout) ? find_lost_peers() : std::vector<int>{};
         std::string message = "rank " + std::to_string(rank()) + ": ";
-        if (lost >= 0) {
+        if (!lost.empty()) {
             kind = Kind::PeerLost;
-            message += "rank " + std::to_string(lost) + " (pid " + std::to_string(peers[lost].pid) + ") was lost during " +
-                       what;
+            for (std::size_t i = 0; i < lost.size(); ++i)
+                message += std::string(i ? ", " : (lost.size() > 1 ? "ranks " : "rank ")) + std::to_string(lost[i]) +
+                           " (pid " + std::to_string(peers[lost[i]].pid) + ")";
+            message += std::string(lost.size() > 1 ? " were" : " was") + " lost during " + what;
         } else if (kind == Kind::PeerLost) {
             message += "a peer was lost during " + what;
         } else if (kind == Kind::Timeout) {
@@ -262,8 +267,8 @@ struct ProcessGroup::Impl {
         message += ": " + detail;
         failure = message;
         failure_kind = kind;
-        failure_peer = lost;
-        throw DistributedError(kind, rank(), lost, message);
+        failure_peer = lost.empty() ? -1 : lost.front();
+        throw DistributedError(kind, rank(), failure_peer, message);
     }
 
     void check_usable() const {
