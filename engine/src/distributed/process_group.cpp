@@ -72,8 +72,12 @@ std::string message_of(const std::exception& e) {
     return e.what();
 }
 
-// Which of DistributedError's kinds c10d's or Gloo's message describes (found by
-// experiment with LibTorch 1.13, see the distributed notes; 2.x words them alike).
+// Which of DistributedError's kinds c10d's or Gloo's message describes. Seen with
+// LibTorch 1.13: a killed peer, "Read error …: Connection reset by peer"
+// (gloo::IoException); a stalled one, "Timed out waiting …ms for recv"; a taken
+// port, "failed to bind … Address already in use"; no master, "client socket has
+// timed out … trying to connect". 2.x words them alike (its libuv store server:
+// "address already in use", EADDRINUSE).
 Kind classify(const std::string& message) {
     const std::string m = lower(message);
     if (contains(m, "address already in use") || contains(m, "eaddrinuse")) return Kind::AddressInUse;
@@ -106,7 +110,7 @@ bool process_alive(int pid) {
     std::string stat;
     std::getline(f, stat);
     const auto close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 >= stat.size()) return !stat.empty() ? true : ::kill(pid, 0) == 0;
+    if (close == std::string::npos || close + 2 >= stat.size()) return true; // exists, state unreadable
     const char state = stat[close + 2];
     return state != 'Z' && state != 'X';
 }
