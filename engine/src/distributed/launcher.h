@@ -1,0 +1,66 @@
+#pragma once
+// Starts the workers of a data-parallel run on this machine and watches them,
+// as torchrun does: every worker is the same program with the same arguments,
+// and differs only by RANK, LOCAL_RANK, … in its environment (world.h). When
+// one worker fails (exits non-zero or dies by a signal) the launcher stops the
+// others (SIGTERM, then SIGKILL after a grace period) and reports which rank
+// failed and how. SIGINT and SIGTERM sent to the launcher are passed on to the
+// workers, once; a second one kills them. Workers run in a process group of
+// their own (a terminal's Ctrl-C reaches them only through the launcher) and
+// are killed by the kernel if the launcher itself dies. launch_workers returns
+// only when every worker it started has been reaped. Torch-free; POSIX (Linux).
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "distributed/world.h"
+
+namespace accum::dist {
+
+struct LaunchOptions {
+    std::string executable;             // path of the program every worker runs
+    std::vector<std::string> arguments; // its arguments (argv[1] …)
+    LaunchPlan plan;                    // master_port 0: a free port on 127.0.0.1 is picked
+    // Extra variables for every worker (after the rank variables, which they may not override).
+    std::vector<std::pair<std::string, std::string>> environment;
+    // How long stopped workers get between SIGTERM and SIGKILL.
+    std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
+};
+
+struct WorkerStatus {
+    int rank = -1;       // global rank
+    int local_rank = -1;
+    int pid = -1;        // -1: it could not be started
+    int exit_code = -1;  // when it exited
+    int signal = 0;      // when a signal ended it
+    bool stopped_by_launcher = false; // the launcher sent it SIGTERM/SIGKILL
+    std::string start_error;          // why it could not be started (exec's errno text)
+
+    bool succeeded() const { return pid > 0 && signal == 0 && exit_code == 0; }
+    // "rank 1 (pid 4242) was killed by signal 9 (SIGKILL)", "… exited with code 3", …
+    std::string describe() const;
+};
+
+struct LaunchResult {
+    // 0 when every worker succeeded. Otherwise the failed rank's exit code, or 6
+    // (a distributed failure) when a signal ended it, or 127 when it could not be
+    // started; 128 + the signal when the launcher was interrupted (130 for SIGINT).
+    int exit_code = 0;
+    int failed_rank = -1;     // the rank whose failure ended the run; -1 if none
+    int interrupt_signal = 0; // SIGINT / SIGTERM the launcher received and passed on
+    int master_port = 0;      // the port the workers were given
+    std::vector<WorkerStatus> workers; // by local rank
+    std::string message;      // what happened, for the log ("" on success)
+};
+
+// Throws ConfigError for an invalid plan or an empty executable, and when
+// another launch_workers is running in this process. Everything else (a worker
+// that cannot be started, fails, or is interrupted) is in the result.
+LaunchResult launch_workers(const LaunchOptions& options);
+
+// The name of a signal ("SIGKILL"), or "signal N".
+std::string signal_name(int signal);
+
+} // namespace accum::dist

@@ -1,0 +1,582 @@
+#include "distributed/process_group.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <torch/version.h>
+#ifdef ACCUM_WITH_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#ifdef ACCUM_WITH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include "accum/errors.h"
+
+namespace accum::dist {
+
+namespace {
+
+// LibTorch 2.0 made the backends (ProcessGroupGloo, ProcessGroupNCCL) subclasses
+// of c10d::Backend; in 1.13 they derive from c10d::ProcessGroup. Both have the
+// same collectives with the same signatures.
+#if TORCH_VERSION_MAJOR >= 2
+using C10dBackend = c10d::Backend;
+#else
+using C10dBackend = c10d::ProcessGroup;
+#endif
+
+using Clock = std::chrono::steady_clock;
+using Kind = DistributedError::Kind;
+
+// Joining may take the store's wait (timeout) and then the backend's connection:
+// the whole is given half the timeout more (1 … 5 s) before it is declared stuck.
+std::chrono::milliseconds join_slack(std::chrono::milliseconds timeout) {
+    return std::clamp<std::chrono::milliseconds>(timeout / 2, std::chrono::seconds(1), std::chrono::seconds(5));
+}
+// A collective's own deadline inside Gloo is the timeout; the caller waits this
+// much longer so that Gloo's message, which says more, comes first.
+constexpr auto kWaitSlack = std::chrono::seconds(2);
+
+std::string seconds_text(std::chrono::milliseconds t) {
+    std::ostringstream s;
+    s << static_cast<double>(t.count()) / 1000.0 << " s";
+    return s.str();
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+bool contains(const std::string& haystack, const char* needle) { return haystack.find(needle) != std::string::npos; }
+
+// c10::Error's what() carries a C++ backtrace; the message alone is enough.
+std::string message_of(const std::exception& e) {
+    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
+    return e.what();
+}
+
+// Which of DistributedError's kinds c10d's or Gloo's message describes. Seen with
+// LibTorch 1.13: a killed peer, "Read error …: Connection reset by peer"
+// (gloo::IoException); a stalled one, "Timed out waiting …ms for recv"; a taken
+// port, "failed to bind … Address already in use"; no master, "client socket has
+// timed out … trying to connect". 2.x words them alike (its libuv store server:
+// "address already in use", EADDRINUSE).
+Kind classify(const std::string& message) {
+    const std::string m = lower(message);
+    if (contains(m, "address already in use") || contains(m, "eaddrinuse")) return Kind::AddressInUse;
+    if (contains(m, "reset by peer") || contains(m, "closed by peer") || contains(m, "connection closed") ||
+        contains(m, "broken pipe") || contains(m, "read error") || contains(m, "write error") ||
+        contains(m, "end of file") || contains(m, "eof"))
+        return Kind::PeerLost;
+    if (contains(m, "timed out") || contains(m, "timeout")) return Kind::Timeout;
+    if (contains(m, "connection refused") || contains(m, "failed to connect") || contains(m, "no route") ||
+        contains(m, "unreachable") || contains(m, "name or service not known"))
+        return Kind::Unreachable;
+    return Kind::Failed;
+}
+
+// This machine, told apart from others (and from a reboot of itself).
+std::string host_identity() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    std::string boot;
+    std::ifstream f("/proc/sys/kernel/random/boot_id");
+    std::getline(f, boot);
+    return std::string(name) + "/" + boot;
+}
+
+// False once the process is gone or a zombie (its parent has not reaped it yet).
+bool process_alive(int pid) {
+    if (pid <= 0) return false;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(f, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) return true; // exists, state unreadable
+    const char state = stat[close + 2];
+    return state != 'Z' && state != 'X';
+}
+
+struct Peer {
+    std::string host;
+    int pid = -1;
+};
+
+std::string identity_text(const Peer& p) { return std::to_string(p.pid) + " " + p.host; }
+
+Peer parse_identity(const std::vector<uint8_t>& bytes) {
+    const std::string s(bytes.begin(), bytes.end());
+    Peer p;
+    const auto space = s.find(' ');
+    if (space == std::string::npos) return p;
+    p.pid = std::atoi(s.substr(0, space).c_str());
+    p.host = s.substr(space + 1);
+    return p;
+}
+
+bool is_loopback(const std::string& host) {
+    return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+// What the joining thread hands back. Shared with it: when joining is declared
+// stuck, the thread is left to finish (or stay blocked on a silent socket) alone.
+struct Join {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    std::exception_ptr error;
+    std::atomic<int> stage{0}; // 0: reaching the master, 1: waiting for the ranks, 2: connecting the backend
+    c10::intrusive_ptr<c10d::Store> store;
+    c10::intrusive_ptr<C10dBackend> backend;
+    std::vector<Peer> peers;
+};
+
+} // namespace
+
+Backend parse_backend(std::string_view text) {
+    if (text == "auto") return Backend::Auto;
+    if (text == "gloo") return Backend::Gloo;
+    if (text == "nccl") return Backend::Nccl;
+    throw ConfigError("--backend: unknown backend '" + std::string(text) + "' (auto, gloo or nccl)");
+}
+
+const char* backend_name(Backend backend) {
+    switch (backend) {
+    case Backend::Auto: return "auto";
+    case Backend::Gloo: return "gloo";
+    case Backend::Nccl: return "nccl";
+    }
+    return "?";
+}
+
+bool backend_built(Backend backend) {
+    switch (backend) {
+    case Backend::Auto: return true;
+    case Backend::Gloo:
+#ifdef ACCUM_WITH_GLOO
+        return true;
+#else
+        return false;
+#endif
+    case Backend::Nccl:
+#ifdef ACCUM_WITH_NCCL
+        return true;
+#else
+        return false;
+#endif
+    }
+    return false;
+}
+
+Backend resolve_backend(Backend requested, bool on_cuda) {
+    if (requested == Backend::Auto) {
+        if (on_cuda && backend_built(Backend::Nccl)) return Backend::Nccl;
+        if (backend_built(Backend::Gloo)) return Backend::Gloo;
+        throw ConfigError("--backend auto: this build has neither Gloo (its headers were not found when it was "
+                          "built) nor NCCL for a model on CUDA");
+    }
+    if (requested == Backend::Nccl) {
+        if (!backend_built(Backend::Nccl))
+            throw ConfigError("--backend nccl: this build has no NCCL (the LibTorch it was built with has no CUDA "
+                              "or no NCCL); use --backend gloo");
+        if (!on_cuda) throw ConfigError("--backend nccl needs the model on CUDA (--device cuda); use --backend gloo");
+    }
+    if (requested == Backend::Gloo && !backend_built(Backend::Gloo))
+        throw ConfigError("--backend gloo: this build has no Gloo (its headers were not found when it was built)");
+    return requested;
+}
+
+const char* failure_kind_name(DistributedError::Kind kind) {
+    switch (kind) {
+    case Kind::PeerLost: return "peer-lost";
+    case Kind::Timeout: return "timeout";
+    case Kind::AddressInUse: return "address-in-use";
+    case Kind::Unreachable: return "unreachable";
+    case Kind::Failed: return "failed";
+    }
+    return "failed";
+}
+
+std::chrono::milliseconds parse_dist_timeout(double seconds) {
+    if (!std::isfinite(seconds) || seconds <= 0 || seconds > 1e6)
+        throw ConfigError("--dist-timeout must be a positive number of seconds (got " + std::to_string(seconds) + ")");
+    return std::chrono::milliseconds(std::max<long long>(1, std::llround(seconds * 1000.0)));
+}
+
+struct ProcessGroup::Impl {
+    GroupOptions options;
+    c10::intrusive_ptr<c10d::Store> store;
+    c10::intrusive_ptr<C10dBackend> backend;
+    std::vector<Peer> peers;
+    std::string self_host;
+    std::string failure; // set once a collective failed
+    Kind failure_kind = Kind::Failed;
+    int failure_peer = -1;
+
+    int rank() const { return options.world.rank; }
+
+    // The ranks on this machine whose processes are gone, at the first look
+    // that finds any (none when no peer is on this machine). A peer that has
+    // just dropped its connections may take a moment to become a zombie: look
+    // for up to a second. With three ranks or more, a rank that saw the loss
+    // first and has already ended is among them.
+    std::vector<int> find_lost_peers() const {
+        const auto until = Clock::now() + std::chrono::seconds(1);
+        for (;;) {
+            std::vector<int> gone;
+            for (std::size_t r = 0; r < peers.size(); ++r) {
+                if (static_cast<int>(r) == rank() || peers[r].host != self_host) continue;
+                if (!process_alive(peers[r].pid)) gone.push_back(static_cast<int>(r));
+            }
+            if (!gone.empty() || Clock::now() >= until) return gone;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    }
+
+    [[noreturn]] void fail(const std::string& what, const std::string& detail) {
+        Kind kind = classify(detail);
+        const auto lost = (kind == Kind::PeerLost || kind == Kind::Timeout) ? find_lost_peers() : std::vector<int>{};
+        std::string message = "rank " + std::to_string(rank()) + ": ";
+        if (!lost.empty()) {
+            kind = Kind::PeerLost;
+            for (std::size_t i = 0; i < lost.size(); ++i)
+                message += std::string(i ? ", " : (lost.size() > 1 ? "ranks " : "rank ")) + std::to_string(lost[i]) +
+                           " (pid " + std::to_string(peers[lost[i]].pid) + ")";
+            message += std::string(lost.size() > 1 ? " were" : " was") + " lost during " + what;
+        } else if (kind == Kind::PeerLost) {
+            message += "a peer was lost during " + what;
+        } else if (kind == Kind::Timeout) {
+            message += what + " did not complete within " + seconds_text(options.timeout) + " (--dist-timeout)";
+        } else {
+            message += what + " failed";
+        }
+        message += ": " + detail;
+        failure = message;
+        failure_kind = kind;
+        failure_peer = lost.empty() ? -1 : lost.front();
+        throw DistributedError(kind, rank(), failure_peer, message);
+    }
+
+    void check_usable() const {
+        if (!failure.empty())
+            throw DistributedError(failure_kind, rank(), failure_peer,
+                                   failure + " (the process group cannot be used after a failure)");
+    }
+
+    template <class MakeWork>
+    void run(const std::string& what, MakeWork&& make_work) {
+        check_usable();
+        std::string detail;
+        try {
+            const c10::intrusive_ptr<c10d::Work> work = make_work();
+            work->wait(options.timeout + kWaitSlack);
+            return;
+        } catch (const std::exception& e) {
+            detail = message_of(e);
+        }
+        fail(what, detail);
+    }
+
+    at::Device device() const {
+        return options.backend == Backend::Nccl ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.cuda_device))
+                                                : at::Device(at::kCPU);
+    }
+};
+
+namespace {
+
+c10d::ReduceOp to_c10d(ReduceOp op) {
+    switch (op) {
+    case ReduceOp::Sum: return c10d::ReduceOp::SUM;
+    case ReduceOp::Max: return c10d::ReduceOp::MAX;
+    case ReduceOp::Min: return c10d::ReduceOp::MIN;
+    }
+    return c10d::ReduceOp::SUM;
+}
+
+// Runs on its own thread: store, arrival of every rank, backend.
+void join_group(const GroupOptions& o, const std::shared_ptr<Join>& join) {
+    const int rank = o.world.rank, world = o.world.world_size;
+    const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(o.world.master_port);
+    so.isServer = rank == 0;
+    so.numWorkers = static_cast<std::size_t>(world);
+    so.waitWorkers = false; // arrivals are awaited below, with a deadline and the missing ranks named
+    so.timeout = o.timeout;
+    c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(o.world.master_addr, so);
+    // A first question the master must answer: a connection alone does not show
+    // that a store listens there (and in 1.13 the wait for this answer has no
+    // deadline; the caller's is the one that holds).
+    store->check({"accum/hello"});
+    join->stage = 1;
+
+    const std::string self_host = host_identity();
+    auto key = [](int r) { return "accum/rank/" + std::to_string(r); };
+    const std::string me = identity_text(Peer{self_host, static_cast<int>(::getpid())});
+    store->set(key(rank), std::vector<uint8_t>(me.begin(), me.end()));
+    std::vector<std::string> keys;
+    for (int r = 0; r < world; ++r) keys.push_back(key(r));
+    try {
+        store->wait(keys, o.timeout);
+    } catch (const std::exception& e) {
+        const std::string detail = message_of(e);
+        std::vector<int> missing;
+        try {
+            for (int r = 0; r < world; ++r)
+                if (!store->check({key(r)})) missing.push_back(r);
+        } catch (const std::exception&) {
+            missing.clear();
+        }
+        std::string who;
+        for (std::size_t i = 0; i < missing.size(); ++i) who += (i ? ", " : "") + std::to_string(missing[i]);
+        const std::string absent = missing.empty()       ? std::string("not every rank arrived")
+                                   : missing.size() == 1 ? "rank " + who + " did not arrive"
+                                                         : "ranks " + who + " did not arrive";
+        const std::string message = "rank " + std::to_string(rank) + ": " + absent + " at " + master + " within " +
+                                    seconds_text(o.timeout) + " (--dist-timeout): " + detail;
+        throw DistributedError(Kind::Timeout, rank, missing.empty() ? -1 : missing.front(), message);
+    }
+    std::vector<Peer> peers;
+    for (int r = 0; r < world; ++r) peers.push_back(parse_identity(store->get(key(r))));
+    join->stage = 2;
+
+    auto scoped = c10::make_intrusive<c10d::PrefixStore>("accum/pg", store);
+    c10::intrusive_ptr<C10dBackend> backend;
+    if (o.backend == Backend::Gloo) {
+#ifdef ACCUM_WITH_GLOO
+        auto go = c10d::ProcessGroupGloo::Options::create(o.timeout);
+        // As torch.distributed picks Gloo's interface: loopback for a run on this
+        // machine, GLOO_SOCKET_IFNAME when set, else the address of the host name.
+        const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+        if (is_loopback(o.world.master_addr))
+            go->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+        else if (ifname && *ifname)
+            go->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(
+                std::string(ifname).substr(0, std::string(ifname).find(','))));
+        else
+            go->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+        // Two worker threads, as torch.distributed gives Gloo. Measured here
+        // (LibTorch 1.13): with one, two ranks that share a core spend a whole
+        // time slice (~4.4 ms) in each all-reduce of the MLP's gradients, the
+        // device loop spinning in epoll_wait; with two, 0.5 ms.
+        go->threads = 2;
+        backend = c10::make_intrusive<c10d::ProcessGroupGloo>(scoped, rank, world, go);
+#endif
+    } else if (o.backend == Backend::Nccl) {
+#ifdef ACCUM_WITH_NCCL
+        // Blocking wait: Work::wait() then waits for the GPU and honours the timeout
+        // (1.x reads NCCL_BLOCKING_WAIT, 2.x TORCH_NCCL_BLOCKING_WAIT).
+        ::setenv("NCCL_BLOCKING_WAIT", "1", 0);
+        ::setenv("TORCH_NCCL_BLOCKING_WAIT", "1", 0);
+        auto no = c10d::ProcessGroupNCCL::Options::create();
+        no->timeout = o.timeout;
+        backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(scoped, rank, world, no);
+#endif
+    }
+    if (!backend) throw ConfigError(std::string("backend ") + backend_name(o.backend) + " is not in this build");
+
+    std::lock_guard<std::mutex> lock(join->mutex);
+    join->store = store;
+    join->backend = backend;
+    join->peers = std::move(peers);
+}
+
+} // namespace
+
+std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options) {
+    const auto& w = options.world;
+    if (w.world_size < 1 || w.rank < 0 || w.rank >= w.world_size)
+        throw ConfigError("process group: rank " + std::to_string(w.rank) + " of world size " +
+                          std::to_string(w.world_size));
+    if (w.master_port < 1 || w.master_port > 65535)
+        throw ConfigError("process group: master port " + std::to_string(w.master_port) + " is not in 1 … 65535");
+    if (w.master_addr.empty()) throw ConfigError("process group: no master address");
+    if (options.backend == Backend::Auto) throw ConfigError("process group: resolve_backend() first");
+    if (!backend_built(options.backend))
+        throw ConfigError(std::string("--backend ") + backend_name(options.backend) + ": not in this build");
+    if (options.timeout.count() <= 0) throw ConfigError("--dist-timeout must be positive");
+
+    // Gloo writes to its sockets with writev(): a peer that dies while this rank
+    // sends would end it with SIGPIPE instead of an error naming the peer.
+    // Python ignores SIGPIPE in every process; so does a rank here (unless the
+    // program has chosen a handler of its own).
+    struct sigaction old {};
+    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+        struct sigaction ignore {};
+        ignore.sa_handler = SIG_IGN;
+        sigemptyset(&ignore.sa_mask);
+        ::sigaction(SIGPIPE, &ignore, nullptr);
+    }
+
+    const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
+    auto join = std::make_shared<Join>();
+    std::thread([options, join] {
+        try {
+            join_group(options, join);
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(join->mutex);
+            join->error = std::current_exception();
+        }
+        {
+            std::lock_guard<std::mutex> lock(join->mutex);
+            join->done = true;
+        }
+        join->done_cv.notify_all();
+    }).detach();
+
+    const auto deadline = options.timeout + join_slack(options.timeout);
+    std::unique_lock<std::mutex> lock(join->mutex);
+    if (!join->done_cv.wait_for(lock, deadline, [&] { return join->done; })) {
+        // LibTorch 1.13's TCPStore client waits for some answers without a
+        // deadline: a master that accepts the connection and never answers would
+        // block it for ever. Its thread is left behind, blocked; this process
+        // is about to end with the error.
+        const int stage = join->stage;
+        const std::string rank_text = "rank " + std::to_string(w.rank) + ": ";
+        if (stage == 0)
+            throw DistributedError(Kind::Unreachable, w.rank, 0,
+                                   rank_text + "the master at " + master + " did not answer within " +
+                                       seconds_text(deadline) + " (--dist-timeout)");
+        if (stage == 1)
+            throw DistributedError(Kind::Timeout, w.rank, -1,
+                                   rank_text + "the ranks did not all arrive at " + master + " within " +
+                                       seconds_text(deadline) +
+                                       " (--dist-timeout), and the master stopped answering");
+        throw DistributedError(Kind::Timeout, w.rank, -1,
+                               rank_text + "connecting " + backend_name(options.backend) + " to the other ranks took more than " +
+                                   seconds_text(deadline) + " (--dist-timeout)");
+    }
+    if (join->error) {
+        try {
+            std::rethrow_exception(join->error);
+        } catch (const DistributedError&) {
+            throw;
+        } catch (const ConfigError&) {
+            throw;
+        } catch (const std::exception& e) {
+            const std::string detail = message_of(e);
+            Kind kind = classify(detail);
+            const int stage = join->stage;
+            std::string message = "rank " + std::to_string(w.rank) + ": ";
+            if (kind == Kind::AddressInUse) {
+                message += "cannot listen on port " + std::to_string(w.master_port) +
+                           " (MASTER_PORT / --master-port): the address is already in use";
+            } else if (stage == 0) {
+                if (kind == Kind::Timeout || kind == Kind::Failed) kind = Kind::Unreachable;
+                message += "cannot reach the master at " + master + " within " + seconds_text(options.timeout) +
+                           " (--dist-timeout)";
+            } else if (stage == 1) {
+                message += "waiting for the ranks at " + master + " failed";
+            } else {
+                message += "connecting " + std::string(backend_name(options.backend)) + " to the other ranks failed";
+            }
+            throw DistributedError(kind, w.rank, kind == Kind::AddressInUse || kind == Kind::Unreachable ? 0 : -1,
+                                   message + ": " + detail);
+        }
+    }
+
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    impl->store = join->store;
+    impl->backend = join->backend;
+    impl->peers = join->peers;
+    impl->self_host = host_identity();
+    return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
+}
+
+ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ProcessGroup::~ProcessGroup() {
+    if (!impl_) return;
+    if (!impl_->failure.empty()) {
+        // After a failure Gloo's threads may still wait on a peer for up to the
+        // timeout, and destroying the group would join them: leave the backend
+        // and the store to the end of the process instead.
+        (void)impl_->backend.release();
+        (void)impl_->store.release();
+    }
+}
+
+int ProcessGroup::rank() const { return impl_->options.world.rank; }
+int ProcessGroup::world_size() const { return impl_->options.world.world_size; }
+Backend ProcessGroup::backend() const { return impl_->options.backend; }
+std::chrono::milliseconds ProcessGroup::timeout() const { return impl_->options.timeout; }
+at::Device ProcessGroup::device() const { return impl_->device(); }
+bool ProcessGroup::failed() const { return !impl_->failure.empty(); }
+
+void ProcessGroup::all_reduce(at::Tensor& tensor, ReduceOp op) {
+    impl_->run("all-reduce", [&] {
+        std::vector<at::Tensor> tensors{tensor};
+        c10d::AllreduceOptions ao;
+        ao.reduceOp = to_c10d(op);
+        ao.timeout = impl_->options.timeout;
+        return impl_->backend->allreduce(tensors, ao);
+    });
+}
+
+void ProcessGroup::broadcast(at::Tensor& tensor, int root) {
+    if (root < 0 || root >= world_size()) throw std::invalid_argument("broadcast: root rank out of range");
+    impl_->run("broadcast", [&] {
+        std::vector<at::Tensor> tensors{tensor};
+        c10d::BroadcastOptions bo;
+        bo.rootRank = root;
+        bo.rootTensor = 0;
+        bo.timeout = impl_->options.timeout;
+        return impl_->backend->broadcast(tensors, bo);
+    });
+}
+
+void ProcessGroup::barrier() {
+    if (impl_->options.backend == Backend::Nccl) {
+        // ProcessGroupNCCL's barrier guesses the device; an all-reduce on ours does not.
+        auto t = at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(device()));
+        all_reduce(t);
+        return;
+    }
+    impl_->run("barrier", [&] {
+        c10d::BarrierOptions bo;
+        bo.timeout = impl_->options.timeout;
+        return impl_->backend->barrier(bo);
+    });
+}
+
+std::vector<double> ProcessGroup::all_reduce(std::vector<double> values, ReduceOp op) {
+    if (values.empty()) return values;
+    auto t = at::tensor(values, at::TensorOptions().dtype(at::kDouble)).to(device());
+    all_reduce(t, op);
+    const auto host = t.cpu().contiguous();
+    const double* p = host.data_ptr<double>();
+    return std::vector<double>(p, p + host.numel());
+}
+
+double ProcessGroup::all_reduce_mean(double value) {
+    return all_reduce(std::vector<double>{value}, ReduceOp::Sum)[0] / world_size();
+}
+
+bool ProcessGroup::all_agree(std::uint64_t value) {
+    // Two 32-bit halves are exact in float64; max(x) == -max(-x) == min(x) on every rank.
+    const double hi = static_cast<double>(value >> 32), lo = static_cast<double>(value & 0xffffffffu);
+    const auto m = all_reduce(std::vector<double>{hi, lo, -hi, -lo}, ReduceOp::Max);
+    return m[0] == -m[2] && m[1] == -m[3];
+}
+
+} // namespace accum::dist

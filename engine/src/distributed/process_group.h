@@ -1,0 +1,98 @@
+#pragma once
+// The ranks of a data-parallel run joined by LibTorch's own distributed engine,
+// c10d: rank 0 serves a TCPStore at MASTER_ADDR:MASTER_PORT, every rank meets
+// the others there, and the collectives run on ProcessGroupGloo (CPU tensors),
+// or on ProcessGroupNCCL (CUDA tensors) where the LibTorch found at build time
+// has CUDA and NCCL.
+//
+// Every wait is bounded by the timeout (--dist-timeout, default 60 s): joining
+// fails within 1.5 × timeout (at most timeout + 5 s), a collective within
+// timeout + 2 s, and a peer
+// that dies mid-collective is seen at once (its sockets close). Every failure
+// of c10d or Gloo surfaces as accum::DistributedError (accum/errors.h) naming
+// this rank and, when it can be told, the rank at fault; once one collective
+// has failed, every later call throws the same error. Not thread-safe: one
+// thread (the training loop) makes every call, in the same order on every rank.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "accum/errors.h"
+#include "distributed/world.h"
+
+namespace accum::dist {
+
+enum class Backend { Auto, Gloo, Nccl };
+
+// "auto", "gloo", "nccl"; anything else is a ConfigError naming --backend.
+Backend parse_backend(std::string_view text);
+const char* backend_name(Backend backend);
+// Whether this build can use the backend (Auto: always).
+bool backend_built(Backend backend);
+// The backend a run uses. Auto: NCCL when the model is on CUDA and the build has
+// NCCL, else Gloo. Throws ConfigError (naming --backend) when the requested one is
+// not in this build, or NCCL is asked for a model on the CPU.
+Backend resolve_backend(Backend requested, bool on_cuda);
+
+// --dist-timeout in seconds (> 0 and finite) as a duration; ConfigError otherwise.
+std::chrono::milliseconds parse_dist_timeout(double seconds);
+
+enum class ReduceOp { Sum, Max, Min };
+
+// "peer-lost", "timeout", "address-in-use", "unreachable", "failed".
+const char* failure_kind_name(DistributedError::Kind kind);
+
+struct GroupOptions {
+    WorldInfo world;                  // rank, world_size, master_addr, master_port
+    Backend backend = Backend::Gloo;  // resolved (not Auto)
+    std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+    int cuda_device = 0;              // NCCL: the CUDA device of this rank's tensors
+};
+
+class ProcessGroup {
+public:
+    // Joins the others: rank 0 listens on MASTER_PORT (on every interface), all
+    // connect to MASTER_ADDR, wait until every rank has arrived, then connect the
+    // backend. Throws DistributedError (AddressInUse, Unreachable, Timeout, …)
+    // and ConfigError for options that cannot work.
+    static std::unique_ptr<ProcessGroup> connect(const GroupOptions& options);
+    ~ProcessGroup();
+    ProcessGroup(const ProcessGroup&) = delete;
+    ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+    int rank() const;
+    int world_size() const;
+    Backend backend() const;
+    std::chrono::milliseconds timeout() const;
+    // The tensors' device for collectives: CPU (Gloo) or this rank's CUDA device (NCCL).
+    at::Device device() const;
+
+    // In place, across all ranks: one collective call each. The tensor must be
+    // contiguous and dense, on device().
+    void all_reduce(at::Tensor& tensor, ReduceOp op = ReduceOp::Sum);
+    void broadcast(at::Tensor& tensor, int root = 0);
+    void barrier();
+
+    // Values that do not depend on a tensor's device or an RNG: element-wise
+    // across the ranks, in float64 (a window's loss, sample or token counts, a
+    // flag), one call for the whole vector.
+    std::vector<double> all_reduce(std::vector<double> values, ReduceOp op = ReduceOp::Sum);
+    double all_reduce_mean(double value);
+    // True when every rank passed the same value (e.g. a hash of the config).
+    bool all_agree(std::uint64_t value);
+
+    bool failed() const;
+
+private:
+    struct Impl;
+    explicit ProcessGroup(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace accum::dist

@@ -1,0 +1,149 @@
+#include "distributed/world.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+#include "accum/errors.h"
+
+namespace accum::dist {
+
+namespace {
+
+// A whole decimal integer in [lo, hi]; anything else is an error naming `what`.
+int parse_int(const std::string& text, const std::string& what, int lo, int hi) {
+    int value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || ptr != end)
+        throw ConfigError(what + "='" + text + "' is not an integer");
+    if (value < lo || value > hi)
+        throw ConfigError(what + "=" + text + " is out of range (" + std::to_string(lo) + " … " +
+                          std::to_string(hi) + ")");
+    return value;
+}
+
+} // namespace
+
+EnvLookup process_environment() {
+    return [](const std::string& name) -> std::optional<std::string> {
+        const char* value = std::getenv(name.c_str());
+        if (!value) return std::nullopt;
+        return std::string(value);
+    };
+}
+
+std::optional<WorldInfo> world_from_environment(const EnvLookup& env) {
+    const auto rank_text = env("RANK");
+    const auto world_text = env("WORLD_SIZE");
+    if (!rank_text && !world_text) return std::nullopt;
+    const std::string needed = " (a process started by a launcher needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT)";
+    if (!world_text) throw ConfigError("environment variable RANK is set but WORLD_SIZE is not" + needed);
+    if (!rank_text) throw ConfigError("environment variable WORLD_SIZE is set but RANK is not" + needed);
+
+    WorldInfo w;
+    constexpr int kMaxRanks = 1 << 20;
+    w.world_size = parse_int(*world_text, "environment variable WORLD_SIZE", 1, kMaxRanks);
+    w.rank = parse_int(*rank_text, "environment variable RANK", 0, kMaxRanks);
+    if (w.rank >= w.world_size)
+        throw ConfigError("environment variable RANK=" + *rank_text + " must be below WORLD_SIZE=" + *world_text);
+
+    const auto local_world_text = env("LOCAL_WORLD_SIZE");
+    w.local_world_size = local_world_text
+                             ? parse_int(*local_world_text, "environment variable LOCAL_WORLD_SIZE", 1, w.world_size)
+                             : w.world_size;
+    const auto local_rank_text = env("LOCAL_RANK");
+    w.local_rank = local_rank_text ? parse_int(*local_rank_text, "environment variable LOCAL_RANK", 0, kMaxRanks)
+                                   : (local_world_text ? w.rank % w.local_world_size : w.rank);
+    if (w.local_rank >= w.local_world_size)
+        throw ConfigError("environment variable LOCAL_RANK=" + std::to_string(w.local_rank) +
+                          " must be below LOCAL_WORLD_SIZE=" + std::to_string(w.local_world_size));
+    if (const auto group = env("GROUP_RANK")) w.node_rank = parse_int(*group, "environment variable GROUP_RANK", 0, kMaxRanks);
+
+    const auto addr = env("MASTER_ADDR");
+    const auto port = env("MASTER_PORT");
+    if (w.world_size > 1) {
+        if (!addr || addr->empty())
+            throw ConfigError("environment variable MASTER_ADDR is not set (WORLD_SIZE=" + *world_text +
+                              "): it names the machine where rank 0 listens");
+        if (!port) throw ConfigError("environment variable MASTER_PORT is not set (WORLD_SIZE=" + *world_text + ")");
+    }
+    if (addr && !addr->empty()) w.master_addr = *addr;
+    if (port) w.master_port = parse_int(*port, "environment variable MASTER_PORT", 1, 65535);
+    return w;
+}
+
+void validate(const LaunchPlan& plan) {
+    if (plan.nproc_per_node < 1)
+        throw ConfigError("--nproc-per-node must be at least 1 (got " + std::to_string(plan.nproc_per_node) + ")");
+    if (plan.nnodes < 1) throw ConfigError("--nnodes must be at least 1 (got " + std::to_string(plan.nnodes) + ")");
+    if (plan.node_rank < 0 || plan.node_rank >= plan.nnodes)
+        throw ConfigError("--node-rank must be in 0 … " + std::to_string(plan.nnodes - 1) + " for --nnodes " +
+                          std::to_string(plan.nnodes) + " (got " + std::to_string(plan.node_rank) + ")");
+    if (plan.master_port < 0 || plan.master_port > 65535)
+        throw ConfigError("--master-port must be in 1 … 65535 (got " + std::to_string(plan.master_port) + ")");
+    if (plan.nnodes > 1 && plan.master_addr.empty())
+        throw ConfigError("--master-addr is needed with --nnodes " + std::to_string(plan.nnodes) +
+                          ": the address of the machine with --node-rank 0, the same on every machine");
+    if (plan.nnodes > 1 && plan.master_port == 0)
+        throw ConfigError("--master-port is needed with --nnodes " + std::to_string(plan.nnodes) +
+                          ": every machine must name the same port");
+    if (static_cast<long long>(plan.nproc_per_node) * plan.nnodes > (1 << 20))
+        throw ConfigError("--nproc-per-node × --nnodes is too large");
+}
+
+int world_size(const LaunchPlan& plan) { return plan.nproc_per_node * plan.nnodes; }
+
+int global_rank(const LaunchPlan& plan, int local_rank) { return plan.node_rank * plan.nproc_per_node + local_rank; }
+
+WorldInfo worker_world(const LaunchPlan& plan, int local_rank) {
+    WorldInfo w;
+    w.rank = global_rank(plan, local_rank);
+    w.local_rank = local_rank;
+    w.world_size = world_size(plan);
+    w.local_world_size = plan.nproc_per_node;
+    w.node_rank = plan.node_rank;
+    w.master_addr = plan.master_addr.empty() ? "127.0.0.1" : plan.master_addr;
+    w.master_port = plan.master_port;
+    return w;
+}
+
+std::vector<std::pair<std::string, std::string>> worker_environment(const WorldInfo& w) {
+    return {
+        {"RANK", std::to_string(w.rank)},
+        {"LOCAL_RANK", std::to_string(w.local_rank)},
+        {"WORLD_SIZE", std::to_string(w.world_size)},
+        {"LOCAL_WORLD_SIZE", std::to_string(w.local_world_size)},
+        {"GROUP_RANK", std::to_string(w.node_rank)},
+        {"MASTER_ADDR", w.master_addr},
+        {"MASTER_PORT", std::to_string(w.master_port)},
+    };
+}
+
+int pick_free_port(const std::string& host) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = 0;
+    if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
+        throw ConfigError("cannot pick a port on '" + host + "': not an IPv4 address");
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        const int err = errno;
+        ::close(fd);
+        throw std::system_error(err, std::generic_category(), "cannot pick a free port on " + host);
+    }
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+} // namespace accum::dist
