@@ -1,0 +1,148 @@
+#include "training/mixed_precision.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
+#include "accum/errors.h"
+
+// LibTorch 2.4 made the autocast functions device-generic (pytorch PR 124359):
+//   is_autocast_enabled(device), set_autocast_enabled(device, on),
+//   get_autocast_dtype(device), set_autocast_dtype(device, dtype)
+// and deprecated the per-device ones that 1.13 to 2.3 have:
+//   CPU:  is_cpu_enabled(), set_cpu_enabled(on), get/set_autocast_cpu_dtype()
+//   CUDA: is_enabled(), set_enabled(on), get/set_autocast_gpu_dtype()
+// The cache and nesting functions (is/set_autocast_cache_enabled,
+// increment/decrement_nesting, clear_cache) kept their names.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define ACCUM_AUTOCAST_DEVICE_API 1
+#else
+#define ACCUM_AUTOCAST_DEVICE_API 0
+#endif
+
+namespace accum {
+
+namespace {
+
+bool has_autocast(c10::DeviceType device) {
+    return device == c10::DeviceType::CPU || device == c10::DeviceType::CUDA;
+}
+
+void set_enabled(c10::DeviceType device, bool enabled) {
+#if ACCUM_AUTOCAST_DEVICE_API
+    at::autocast::set_autocast_enabled(device, enabled);
+#else
+    if (device == c10::DeviceType::CPU)
+        at::autocast::set_cpu_enabled(enabled);
+    else
+        at::autocast::set_enabled(enabled);
+#endif
+}
+
+void set_dtype(c10::DeviceType device, c10::ScalarType dtype) {
+#if ACCUM_AUTOCAST_DEVICE_API
+    at::autocast::set_autocast_dtype(device, dtype);
+#else
+    if (device == c10::DeviceType::CPU)
+        at::autocast::set_autocast_cpu_dtype(dtype);
+    else
+        at::autocast::set_autocast_gpu_dtype(dtype);
+#endif
+}
+
+const char* device_name(c10::DeviceType device) {
+    return device == c10::DeviceType::CUDA ? "CUDA" : device == c10::DeviceType::CPU ? "the CPU" : "this device";
+}
+
+} // namespace
+
+std::optional<MixedPrecision> parse_mixed_precision(std::string_view text) {
+    if (text == "no") return MixedPrecision::No;
+    if (text == "bf16") return MixedPrecision::Bf16;
+    if (text == "fp16") return MixedPrecision::Fp16;
+    return std::nullopt;
+}
+
+const char* to_string(MixedPrecision precision) {
+    switch (precision) {
+    case MixedPrecision::No: return "no";
+    case MixedPrecision::Bf16: return "bf16";
+    case MixedPrecision::Fp16: return "fp16";
+    }
+    return "no";
+}
+
+std::string mixed_precision_error(MixedPrecision precision, c10::DeviceType device) {
+    switch (precision) {
+    case MixedPrecision::No: return {};
+    case MixedPrecision::Fp16:
+        return device == c10::DeviceType::CUDA ? std::string() : std::string(kFp16NeedsCuda);
+    case MixedPrecision::Bf16:
+        return has_autocast(device) ? std::string() : std::string("bf16 needs the CPU or CUDA");
+    }
+    return {};
+}
+
+c10::ScalarType autocast_dtype(MixedPrecision precision) {
+    switch (precision) {
+    case MixedPrecision::No: return c10::ScalarType::Float;
+    case MixedPrecision::Bf16: return c10::ScalarType::BFloat16;
+    case MixedPrecision::Fp16: return c10::ScalarType::Half;
+    }
+    return c10::ScalarType::Float;
+}
+
+bool autocast_enabled(c10::DeviceType device) {
+    if (!has_autocast(device)) return false;
+#if ACCUM_AUTOCAST_DEVICE_API
+    return at::autocast::is_autocast_enabled(device);
+#else
+    return device == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+#endif
+}
+
+c10::ScalarType autocast_dtype(c10::DeviceType device) {
+    if (!has_autocast(device)) return c10::ScalarType::Float;
+#if ACCUM_AUTOCAST_DEVICE_API
+    return at::autocast::get_autocast_dtype(device);
+#else
+    return device == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
+                                          : at::autocast::get_autocast_gpu_dtype();
+#endif
+}
+
+AutocastScope::AutocastScope(c10::DeviceType device, c10::ScalarType dtype, bool enabled, bool cache_enabled)
+    : device_(device) {
+    if (!has_autocast(device))
+        throw ConfigError(std::string("autocast runs on the CPU or CUDA, not on ") + c10::DeviceTypeName(device));
+    if (enabled) {
+        if (dtype == c10::ScalarType::Half && device != c10::DeviceType::CUDA)
+            throw ConfigError(std::string(kFp16NeedsCuda));
+        if (dtype != c10::ScalarType::Half && dtype != c10::ScalarType::BFloat16)
+            throw ConfigError(std::string("autocast casts to bf16 or fp16, not ") + c10::toString(dtype) + " on " +
+                              device_name(device));
+    } else if (dtype != c10::ScalarType::Half && dtype != c10::ScalarType::BFloat16) {
+        dtype = autocast_dtype(device); // an off scope leaves the dtype as it is
+    }
+    // As torch.autocast.__enter__: remember, set, count the nesting level.
+    previous_cache_enabled_ = at::autocast::is_autocast_cache_enabled();
+    previous_enabled_ = autocast_enabled(device);
+    previous_dtype_ = autocast_dtype(device);
+    set_enabled(device, enabled);
+    set_dtype(device, dtype);
+    at::autocast::increment_nesting();
+    at::autocast::set_autocast_cache_enabled(cache_enabled);
+}
+
+AutocastScope::AutocastScope(c10::DeviceType device, MixedPrecision precision)
+    : AutocastScope(device, autocast_dtype(precision), precision != MixedPrecision::No) {}
+
+AutocastScope::~AutocastScope() {
+    // As torch.autocast.__exit__: the cast weights are dropped when the
+    // outermost scope ends, then the previous state comes back.
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    set_enabled(device_, previous_enabled_);
+    set_dtype(device_, previous_dtype_);
+    at::autocast::set_autocast_cache_enabled(previous_cache_enabled_);
+}
+
+} // namespace accum
