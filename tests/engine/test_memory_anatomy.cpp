@@ -23,6 +23,7 @@
 #include "memory/counting_allocator.h"
 #include "memory/memory_categories.h"
 #include "memory/memory_estimate.h"
+#include "models/fused_attention.h"
 #include "models/fused_dense.h"
 #include "models/gradient_checkpoint.h"
 #include "models/model.h"
@@ -39,6 +40,7 @@ namespace {
 class Net : public torch::nn::Module {
 public:
     virtual torch::Tensor loss(const torch::Tensor& input, bool checkpointed) = 0;
+    CheckpointOptions options; // batch_chunks
 };
 
 torch::Tensor labels_for(std::int64_t batch, std::int64_t classes) { return torch::arange(batch) % classes; }
@@ -56,7 +58,7 @@ public:
     torch::Tensor loss(const torch::Tensor& input, bool checkpointed) override {
         auto x = input;
         for (auto& b : blocks_)
-            x = checkpointed ? checkpoint(*b, [m = b.ptr()](const torch::Tensor& t) { return m->forward(t); }, x) : b->forward(x);
+            x = checkpointed ? checkpoint(*b, [m = b.ptr()](const torch::Tensor& t) { return m->forward(t); }, x, options) : b->forward(x);
         return F::cross_entropy(head_->forward(x), labels_for(x.size(0), 5));
     }
 
@@ -85,7 +87,7 @@ public:
     torch::Tensor loss(const torch::Tensor& input, bool checkpointed) override {
         auto x = input;
         for (auto& b : blocks_)
-            x = checkpointed ? checkpoint(*b, [m = b.ptr()](const torch::Tensor& t) { return m->forward(t); }, x) : b->forward(x);
+            x = checkpointed ? checkpoint(*b, [m = b.ptr()](const torch::Tensor& t) { return m->forward(t); }, x, options) : b->forward(x);
         return F::cross_entropy(head_->forward(x.flatten(1)), labels_for(x.size(0), 5));
     }
 
@@ -126,7 +128,7 @@ private:
     torch::nn::Linear head_{nullptr};
 };
 
-enum class Kind { Mlp, MlpInputGrad, Conv, ConvBatchNorm, Encoder };
+enum class Kind { Mlp, MlpInputGrad, Conv, ConvBatchNorm, Encoder, MlpChunks, ConvChunks };
 
 std::shared_ptr<Net> build(Kind kind) {
     switch (kind) {
@@ -139,6 +141,16 @@ std::shared_ptr<Net> build(Kind kind) {
         return std::make_shared<ConvNet>(true, 0.2);
     case Kind::Encoder:
         return std::make_shared<EncoderNet>();
+    case Kind::MlpChunks: {
+        auto net = std::make_shared<MlpNet>(0.0);
+        net->options.batch_chunks = 3; // 8 samples: chunks of 3, 3, 2
+        return net;
+    }
+    case Kind::ConvChunks: {
+        auto net = std::make_shared<ConvNet>(false, 0.0);
+        net->options.batch_chunks = 2;
+        return net;
+    }
     }
     return nullptr;
 }
@@ -147,10 +159,12 @@ torch::Tensor make_input(Kind kind) {
     switch (kind) {
     case Kind::Mlp:
         return torch::randn({8, 20});
+    case Kind::MlpChunks:
     case Kind::MlpInputGrad:
         return torch::randn({8, 20}).requires_grad_(true);
     case Kind::Conv:
     case Kind::ConvBatchNorm:
+    case Kind::ConvChunks:
         return torch::randn({4, 3, 16, 16});
     case Kind::Encoder: {
         auto ids = torch::randint(1, 50, {4, 7}, torch::kLong);
@@ -274,6 +288,10 @@ private Q_SLOTS:
         QTest::newRow("conv, BatchNorm, 3 micro-batches") << int(Kind::ConvBatchNorm) << 3;
         QTest::newRow("transformer encoder layers, dropout") << int(Kind::Encoder) << 1;
         QTest::newRow("transformer encoder layers, 3 micro-batches") << int(Kind::Encoder) << 3;
+        // batch_chunks: the block re-run chunk by chunk; the parameters'
+        // gradients are sums over chunks, equal to rounding.
+        QTest::newRow("mlp in 3 chunks, input with grad, 3 micro-batches") << int(Kind::MlpChunks) << 3;
+        QTest::newRow("conv in 2 chunks, 3 micro-batches") << int(Kind::ConvChunks) << 3;
     }
     void checkpointMatchesPlain() {
         QFETCH(int, kind);
@@ -379,6 +397,35 @@ private Q_SLOTS:
         for (std::size_t i = 0; i < params.size(); ++i) QVERIFY(max_abs_diff(checked[i], plain[i]) <= 1e-6);
     }
 
+    // The engine's fused CPU attention (its own autograd node) inside a
+    // checkpointed layer: projection, attention, output projection, with a
+    // key-padding bias as a second input that takes no gradient.
+    void fusedAttentionInsideCheckpoint() {
+        torch::manual_seed(1);
+        auto qkv = torch::nn::Linear(16, 48);
+        auto out = torch::nn::Linear(16, 16);
+        auto layer = [qkv = qkv.ptr(), out = out.ptr()](const Tensors& in) {
+            return Tensors{out->forward(fused_attention(qkv->forward(in[0]), in[1], 4, 0.5))};
+        };
+        Tensors params = qkv->parameters();
+        for (const auto& p : out->parameters()) params.push_back(p);
+        const auto x = torch::randn({3, 5, 16}).requires_grad_(true);
+        auto bias = torch::zeros({3, 1, 1, 5});
+        bias.index_put_({1, 0, 0, torch::indexing::Slice(3, torch::indexing::None)}, -1e9);
+        if (!fused_attention_available(qkv->forward(x), false)) QSKIP("the fused attention is switched off");
+        auto grads = [&](bool checkpointed) {
+            for (const auto& p : params) p.mutable_grad() = torch::Tensor();
+            x.mutable_grad() = torch::Tensor();
+            const auto y = checkpointed ? checkpoint(layer, {x, bias}, params)[0] : layer({x, bias})[0];
+            y.pow(2).sum().backward();
+            Tensors g{x.grad().clone()};
+            for (const auto& p : params) g.push_back(p.grad().clone());
+            return g;
+        };
+        const auto plain = grads(false), checked = grads(true);
+        for (std::size_t i = 0; i < plain.size(); ++i) QVERIFY(max_abs_diff(checked[i], plain[i]) <= 1e-6);
+    }
+
     // Misuse is an error that says what to change.
     void misuseIsReported() {
         torch::manual_seed(1);
@@ -445,6 +492,21 @@ private Q_SLOTS:
         expect_error([&] { checkpoint(*lin, [m = lin.ptr()](const torch::Tensor& t) { return m->forward(t); }, torch::Tensor()); },
                      "input 0 is undefined");
         expect_error([&] { checkpoint([](const Tensors&) { return Tensors{}; }, {x}, {}); }, "returned no tensors");
+        CheckpointOptions chunks;
+        chunks.batch_chunks = 2;
+        auto bn = torch::nn::BatchNorm1d(4);
+        expect_error([&] { checkpoint(*bn, [m = bn.ptr()](const torch::Tensor& t) { return m->forward(t); }, x, chunks); },
+                     "batch_chunks with buffers");
+        expect_error(
+            [&] {
+                checkpoint(*lin, [m = lin.ptr()](const torch::Tensor& t) { return m->forward(t).sum(0); }, x, chunks)
+                    .sum()
+                    .backward();
+            },
+            "must have the batch as their first dimension");
+        chunks.batch_chunks = 0;
+        expect_error([&] { checkpoint(*lin, [m = lin.ptr()](const torch::Tensor& t) { return m->forward(t); }, x, chunks); },
+                     "batch_chunks is 0");
     }
 
     // Checkpointing keeps only the block boundaries between forward and
@@ -469,35 +531,44 @@ private Q_SLOTS:
             for (const auto& p : b->parameters()) params.push_back(p);
         }
         const auto x = torch::randn({kBatch, kNarrow});
-        auto forward = [&](bool checkpointed) {
+        auto forward = [&](bool checkpointed, std::int64_t chunks = 1) {
+            CheckpointOptions options;
+            options.batch_chunks = chunks;
             auto h = x;
             for (auto& b : blocks)
-                h = checkpointed ? checkpoint(*b, [m = b.ptr()](const torch::Tensor& t) { return m->forward(t); }, h) : b->forward(h);
+                h = checkpointed ? checkpoint(*b, [m = b.ptr()](const torch::Tensor& t) { return m->forward(t); }, h, options)
+                                 : b->forward(h);
             return h.pow(2).mean();
         };
         // Gradients exist before (kept at zero), so what is measured is activations only.
         forward(false).backward();
-        auto run = [&](bool checkpointed) {
+        auto run = [&](bool checkpointed, std::int64_t chunks = 1) {
             for (const auto& p : params) p.mutable_grad().zero_();
             torch::Tensor loss;
-            const auto after_forward = measure([&] { loss = forward(checkpointed); });
+            const auto after_forward = measure([&] { loss = forward(checkpointed, chunks); });
             loss = torch::Tensor();
-            const auto step = measure([&] { loss = forward(checkpointed); loss.backward(); loss = torch::Tensor(); });
+            const auto step = measure([&] { loss = forward(checkpointed, chunks); loss.backward(); loss = torch::Tensor(); });
             return std::make_pair(after_forward.left, step.peak);
         };
         const auto [kept_plain, peak_plain] = run(false);
         const auto [kept_checked, peak_checked] = run(true);
+        const auto [kept_chunked, peak_chunked] = run(true, 4);
         const std::int64_t f = 4;
         qInfo("kept after forward: %lld B plain, %lld B checkpointed; peak of forward + backward: %lld B plain, "
               "%lld B checkpointed (%.2f ×)",
               (long long)kept_plain, (long long)kept_checked, (long long)peak_plain, (long long)peak_checked,
               double(peak_checked) / double(peak_plain));
+        qInfo("in 4 chunks: kept %lld B, peak %lld B (%.2f ×)", (long long)kept_chunked, (long long)peak_chunked,
+              double(peak_chunked) / double(peak_plain));
         QVERIFY(kept_plain >= kBlocks * kBatch * (kWide + kNarrow) * f);
         // Block outputs, plus the loss's own few (pow saves its input: the last output).
         QVERIFY(kept_checked <= kBlocks * kBatch * kNarrow * f + 4096);
         // Peak: 6 × 576 saved floats per sample plus the backward's working set,
         // against 6 × 64 plus one block re-run with its backward.
         QVERIFY2(peak_checked <= 0.6 * peak_plain, "checkpointing did not lower the peak");
+        // In chunks the one re-run block holds a quarter of its activations at once.
+        QCOMPARE(kept_chunked, kept_checked);
+        QVERIFY2(peak_chunked < peak_checked, "re-running in chunks did not lower the peak");
         // The gradients are unchanged by all this.
         Tensors g_plain, g_checked;
         for (const auto& p : params) p.mutable_grad().zero_();

@@ -73,6 +73,17 @@ struct CheckpointState final : torch::CustomClassHolder {
     std::size_t num_inputs = 0;
     std::size_t num_parameters = 0;
     std::vector<bool> input_requires_grad;
+    // batch_chunks > 1: the batch (the first input's first dimension) and which
+    // inputs are split with it (those whose first dimension is the batch).
+    std::int64_t batch = 0;
+    std::vector<bool> input_split;
+    std::vector<at::Tensor> slice(const std::vector<at::Tensor>& inputs, std::pair<std::int64_t, std::int64_t> range) const {
+        if (options.batch_chunks <= 1) return inputs;
+        std::vector<at::Tensor> out;
+        for (std::size_t i = 0; i < inputs.size(); ++i)
+            out.push_back(input_split[i] ? inputs[i].narrow(0, range.first, range.second) : inputs[i]);
+        return out;
+    }
     // Random generators as they were before the forward.
     std::optional<at::Generator> cpu_generator; // a copy of the CPU generator
     std::vector<std::pair<at::Device, at::Tensor>> cuda_generators; // device, state
@@ -206,6 +217,19 @@ void check_graph(const std::vector<at::Tensor>& roots, const std::unordered_set<
     }
 }
 
+// The batch in the options' chunks: (offset, length) pairs; one chunk is the whole.
+std::vector<std::pair<std::int64_t, std::int64_t>> chunk_ranges(std::int64_t batch, std::int64_t chunks) {
+    if (chunks <= 1 || batch <= 0) return {{0, batch}};
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    const auto step = (batch + chunks - 1) / chunks;
+    for (std::int64_t offset = 0; offset < batch; offset += step) out.emplace_back(offset, std::min(step, batch - offset));
+    return out;
+}
+
+void add_to(at::Tensor& sum, const at::Tensor& g) {
+    if (g.defined()) sum = sum.defined() ? sum + g : g;
+}
+
 class CheckpointFunction final : public torch::autograd::Function<CheckpointFunction> {
 public:
     static variable_list forward(AutogradContext* ctx, const c10::intrusive_ptr<CheckpointState>& state,
@@ -217,6 +241,12 @@ public:
         s.forward_thread = std::this_thread::get_id();
         s.autocast = current_autocast();
         for (const auto& x : inputs) s.input_requires_grad.push_back(x.requires_grad());
+        if (s.options.batch_chunks > 1) {
+            s.batch = inputs[0].size(0);
+            for (const auto& x : inputs) s.input_split.push_back(x.dim() > 0 && x.size(0) == s.batch);
+        } else {
+            s.input_split.assign(inputs.size(), false);
+        }
         if (s.options.preserve_rng_state) {
             auto cpu = at::detail::getDefaultCPUGenerator(); // shares the generator
             {
@@ -241,13 +271,28 @@ public:
         ctx->saved_data["state"] = c10::IValue::make_capsule(state);
         ctx->set_materialize_grads(false);
 
-        auto outputs = s.block(inputs.vec());
-        if (outputs.empty()) throw CheckpointError("checkpoint: the block returned no tensors");
-        for (std::size_t i = 0; i < outputs.size(); ++i) {
-            if (!outputs[i].defined())
-                throw CheckpointError("checkpoint: the block's output " + std::to_string(i) + " is undefined");
-            s.output_sizes.push_back(outputs[i].sizes().vec());
-            s.output_types.push_back(outputs[i].scalar_type());
+        std::vector<std::vector<at::Tensor>> parts; // per output, per chunk
+        for (const auto& range : chunk_ranges(s.batch, s.options.batch_chunks)) {
+            const auto outputs = s.block(s.slice(inputs.vec(), range));
+            if (outputs.empty()) throw CheckpointError("checkpoint: the block returned no tensors");
+            if (parts.empty()) parts.resize(outputs.size());
+            if (outputs.size() != parts.size())
+                throw CheckpointError("checkpoint: the block returned a different number of tensors for another chunk");
+            for (std::size_t j = 0; j < outputs.size(); ++j) {
+                if (!outputs[j].defined())
+                    throw CheckpointError("checkpoint: the block's output " + std::to_string(j) + " is undefined");
+                if (s.options.batch_chunks > 1 && (outputs[j].dim() == 0 || outputs[j].size(0) != range.second))
+                    throw CheckpointError("checkpoint: with batch_chunks the block's outputs must have the batch as "
+                                          "their first dimension (output " +
+                                          std::to_string(j) + " is " + shape_text(outputs[j]) + ")");
+                parts[j].push_back(outputs[j]);
+            }
+        }
+        std::vector<at::Tensor> outputs;
+        for (auto& p : parts) outputs.push_back(p.size() == 1 ? p[0] : at::cat(p, 0));
+        for (const auto& o : outputs) {
+            s.output_sizes.push_back(o.sizes().vec());
+            s.output_types.push_back(o.scalar_type());
         }
         return outputs;
     }
@@ -256,73 +301,98 @@ public:
         auto& s = *static_cast<CheckpointState*>(ctx->saved_data.at("state").toCapsule().get());
         const auto saved = ctx->get_saved_variables(); // throws if an input was modified in place since
         const bool create_graph = at::GradMode::is_enabled();
-
-        std::vector<at::Tensor> inputs;
-        inputs.reserve(s.num_inputs);
-        for (std::size_t i = 0; i < s.num_inputs; ++i) {
-            auto x = saved[i].detach();
-            if (s.input_requires_grad[i]) x.requires_grad_(true);
-            inputs.push_back(std::move(x));
-        }
+        const bool chunked = s.options.batch_chunks > 1;
 
         // Put back when this function returns, after the backward through the
         // re-run: that graph saved the buffers (BatchNorm's running statistics)
         // at the version the re-run left.
         const BuffersKept buffers(s.buffers);
-        const auto rerun_began = at::sequence_number::peek();
-        std::vector<at::Tensor> outputs;
-        {
-            const RngFork rng(s);
-            const AutocastAs autocast(s.autocast);
-            const at::AutoGradMode grad(true);
-            outputs = s.block(inputs);
-        }
-        if (outputs.size() != s.output_sizes.size())
-            throw CheckpointError("checkpoint: the block returned " + std::to_string(outputs.size()) +
-                                  " tensors when re-run in backward, " + std::to_string(s.output_sizes.size()) +
-                                  " in forward; it must compute the same from the same inputs");
-        for (std::size_t i = 0; i < outputs.size(); ++i)
-            if (!outputs[i].defined() || outputs[i].sizes().vec() != s.output_sizes[i] ||
-                outputs[i].scalar_type() != s.output_types[i])
-                throw CheckpointError("checkpoint: the block's output " + std::to_string(i) +
-                                      " differs in shape or type when re-run in backward; it must compute the same "
-                                      "from the same inputs");
-
-        std::vector<at::Tensor> roots, root_grads;
-        for (std::size_t i = 0; i < outputs.size(); ++i)
-            if (outputs[i].requires_grad() && i < grad_outputs.size() && grad_outputs[i].defined()) {
-                roots.push_back(outputs[i]);
-                root_grads.push_back(grad_outputs[i]);
+        // The chunks are re-run in the forward's order, so each draws what its
+        // forward drew; back-propagation draws nothing.
+        const RngFork rng(s);
+        std::vector<at::Tensor> input_grads(s.num_inputs), parameter_grads(s.num_parameters);
+        std::vector<std::vector<at::Tensor>> input_parts(s.num_inputs);
+        const std::vector<at::Tensor> saved_inputs(saved.begin(), saved.begin() + static_cast<std::ptrdiff_t>(s.num_inputs));
+        for (const auto& range : chunk_ranges(s.batch, s.options.batch_chunks)) {
+            auto inputs = s.slice(saved_inputs, range);
+            for (std::size_t i = 0; i < s.num_inputs; ++i) {
+                inputs[i] = inputs[i].detach();
+                if (s.input_requires_grad[i]) inputs[i].requires_grad_(true);
+            }
+            const auto rerun_began = at::sequence_number::peek();
+            std::vector<at::Tensor> outputs;
+            {
+                const AutocastAs autocast(s.autocast);
+                const at::AutoGradMode grad(true);
+                outputs = s.block(inputs);
+            }
+            if (outputs.size() != s.output_sizes.size())
+                throw CheckpointError("checkpoint: the block returned " + std::to_string(outputs.size()) +
+                                      " tensors when re-run in backward, " + std::to_string(s.output_sizes.size()) +
+                                      " in forward; it must compute the same from the same inputs");
+            for (std::size_t j = 0; j < outputs.size(); ++j) {
+                auto expected = s.output_sizes[j];
+                if (chunked) expected[0] = range.second;
+                if (!outputs[j].defined() || outputs[j].sizes().vec() != expected ||
+                    outputs[j].scalar_type() != s.output_types[j])
+                    throw CheckpointError("checkpoint: the block's output " + std::to_string(j) +
+                                          " differs in shape or type when re-run in backward; it must compute the "
+                                          "same from the same inputs");
             }
 
-        // What the gradient goes to: the inputs that require it, then the
-        // parameters; slot k of the result is forward argument k (0 = the state).
-        std::unordered_set<const at::TensorImpl*> allowed;
-        std::vector<at::Tensor> targets;
-        std::vector<std::size_t> slots;
+            std::vector<at::Tensor> roots, root_grads;
+            for (std::size_t j = 0; j < outputs.size(); ++j)
+                if (outputs[j].requires_grad() && j < grad_outputs.size() && grad_outputs[j].defined()) {
+                    roots.push_back(outputs[j]);
+                    root_grads.push_back(chunked ? grad_outputs[j].narrow(0, range.first, range.second) : grad_outputs[j]);
+                }
+
+            // What the gradient goes to: the inputs that require it, then the
+            // parameters (index k < num_inputs: input k; else parameter k - num_inputs).
+            std::unordered_set<const at::TensorImpl*> allowed;
+            std::vector<at::Tensor> targets;
+            std::vector<std::size_t> which;
+            for (std::size_t i = 0; i < s.num_inputs; ++i) {
+                if (!inputs[i].requires_grad()) continue;
+                allowed.insert(inputs[i].unsafeGetTensorImpl());
+                if (ctx->needs_input_grad(i)) {
+                    targets.push_back(inputs[i]);
+                    which.push_back(i);
+                }
+            }
+            for (std::size_t j = 0; j < s.num_parameters; ++j) {
+                const auto& p = saved[s.num_inputs + j];
+                allowed.insert(p.unsafeGetTensorImpl());
+                if (p.requires_grad() && ctx->needs_input_grad(s.num_inputs + j)) {
+                    targets.push_back(p);
+                    which.push_back(s.num_inputs + j);
+                }
+            }
+            check_graph(roots, allowed, rerun_began, std::this_thread::get_id() == s.forward_thread);
+            if (roots.empty() || targets.empty()) continue;
+            auto grads = torch::autograd::grad(roots, targets, root_grads, /*retain_graph=*/create_graph, create_graph,
+                                               /*allow_unused=*/true);
+            outputs.clear(); // this chunk's re-run goes before the next
+            for (std::size_t k = 0; k < targets.size(); ++k) {
+                const auto index = which[k];
+                if (index >= s.num_inputs) {
+                    add_to(parameter_grads[index - s.num_inputs], grads[k]);
+                } else if (s.input_split[index]) {
+                    input_parts[index].push_back(grads[k].defined() ? grads[k] : at::zeros_like(inputs[index]));
+                } else {
+                    add_to(input_grads[index], grads[k]);
+                }
+            }
+        }
+        variable_list result(1 + s.num_inputs + s.num_parameters); // slot 0: the state
         for (std::size_t i = 0; i < s.num_inputs; ++i) {
-            if (!inputs[i].requires_grad()) continue;
-            allowed.insert(inputs[i].unsafeGetTensorImpl());
-            if (ctx->needs_input_grad(i)) {
-                targets.push_back(inputs[i]);
-                slots.push_back(1 + i);
-            }
+            auto& parts = input_parts[i];
+            if (!s.input_split[i])
+                result[1 + i] = input_grads[i];
+            else if (!parts.empty())
+                result[1 + i] = parts.size() == 1 ? parts[0] : at::cat(parts, 0);
         }
-        for (std::size_t j = 0; j < s.num_parameters; ++j) {
-            const auto& p = saved[s.num_inputs + j];
-            allowed.insert(p.unsafeGetTensorImpl());
-            if (p.requires_grad() && ctx->needs_input_grad(s.num_inputs + j)) {
-                targets.push_back(p);
-                slots.push_back(1 + s.num_inputs + j);
-            }
-        }
-        check_graph(roots, allowed, rerun_began, std::this_thread::get_id() == s.forward_thread);
-
-        variable_list result(1 + s.num_inputs + s.num_parameters);
-        if (roots.empty() || targets.empty()) return result;
-        const auto grads = torch::autograd::grad(roots, targets, root_grads, /*retain_graph=*/create_graph,
-                                                 create_graph, /*allow_unused=*/true);
-        for (std::size_t k = 0; k < targets.size(); ++k) result[slots[k]] = grads[k];
+        for (std::size_t j = 0; j < s.num_parameters; ++j) result[1 + s.num_inputs + j] = parameter_grads[j];
         return result;
     }
 };
@@ -342,6 +412,16 @@ std::vector<at::Tensor> checkpoint(CheckpointBlock block, const std::vector<at::
         if (!parameters[j].defined())
             throw CheckpointError("checkpoint: parameter " + std::to_string(j) + " is undefined");
         needs_grad = needs_grad || parameters[j].requires_grad();
+    }
+    if (options.batch_chunks < 1)
+        throw CheckpointError("checkpoint: batch_chunks is " + std::to_string(options.batch_chunks) + "; it must be 1 or more");
+    if (options.batch_chunks > 1) {
+        if (inputs.empty() || inputs[0].dim() == 0)
+            throw CheckpointError("checkpoint: batch_chunks needs a first input with the batch as its first dimension");
+        for (const auto& b : buffers)
+            if (b.defined())
+                throw CheckpointError("checkpoint: batch_chunks with buffers (BatchNorm): statistics over a chunk are "
+                                      "not those of the batch; checkpoint such a block whole (batch_chunks 1)");
     }
     // Nothing to back-propagate (evaluation, or no gradient wanted): nothing to save.
     if (!at::GradMode::is_enabled() || !needs_grad) return block(inputs);

@@ -52,6 +52,17 @@ struct CheckpointOptions {
     // Restore the random generators' state for the re-run (dropout draws the
     // same masks). Off only for blocks that draw no random numbers.
     bool preserve_rng_state = true;
+    // Run the block over the batch in this many chunks, forward and re-run:
+    // what the block holds at once (its own activations and, in backward,
+    // their gradients) shrinks by this factor; the parameters' gradients are
+    // the sum over the chunks (equal to rounding). For blocks that treat the
+    // samples independently (convolutions, attention within a sequence; not
+    // BatchNorm in training, refused). The first input's first dimension is
+    // the batch; inputs of that size are split, others passed whole; outputs
+    // must have the batch first. Dropout draws chunk by chunk, which equals one
+    // draw over the batch only where the generator fills tensors element by
+    // element in order.
+    std::int64_t batch_chunks = 1;
 };
 
 // A block used in a way checkpointing cannot serve; the message says what to change.
