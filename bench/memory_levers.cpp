@@ -3,6 +3,8 @@
 // allocator) and the step time, at micro-batch B × K, for
 //   cnn          the engine's CNN (make_model), each conv block (conv, ReLU,
 //                max-pool) checkpointed;
+//   mlp          the engine's MLP on the LibTorch path, each hidden layer checkpointed
+//                (mlp-dropout: with dropout 0.1);
 //   transformer  the engine's encoder layer (transformer.cpp: d 64, 4 heads,
 //                feed-forward 128, post-norm, the fused CPU attention) stacked
 //                4 deep, each layer checkpointed, on synthetic-pairs.
@@ -12,7 +14,8 @@
 // (issue 19's targets: activations ≤ 0.6 ×, time ≤ 1.45 ×).
 //
 //   cmake --build build --target memory_levers
-//   build/bench/memory_levers [model=all|cnn|transformer] [windows=12] [batch=64] [k=4] [threads=0: cnn 2, transformer 1]
+//   build/bench/memory_levers [model=all|cnn|transformer|mlp|mlp-dropout] [windows=12] [batch=64] [k=4]
+//                             [threads=0: cnn 2, others 1]
 //                             [chunks=1] [cnn-granularity=block|conv]
 //
 // chunks > 1 re-runs each checkpointed block over the micro-batch in that many
@@ -123,6 +126,69 @@ private:
     accum::TensorDataset data_;
     std::shared_ptr<accum::Model> model_;
     std::shared_ptr<torch::nn::SequentialImpl> features_, head_;
+};
+
+// The engine's MLP (784-256-128-10) on the LibTorch path (the fused operator is
+// one node over all layers: see the note), each Linear + ReLU (+ dropout)
+// checkpointed, the output layer not.
+class MlpSubject final : public Subject {
+public:
+    MlpSubject(std::int64_t samples, double dropout, accum::CheckpointOptions options) : options_(options) {
+        torch::manual_seed(1);
+        data_.task = accum::Task::ImageClassification;
+        data_.inputs = torch::rand({samples, 1, 28, 28});
+        data_.labels = torch::randint(0, 10, {samples}, torch::kLong);
+        data_.items_per_sample.assign(static_cast<std::size_t>(samples), 1);
+        data_.num_classes = 10;
+        data_.num_features = 784;
+        accum::RunConfig config;
+        config.model = "mlp";
+        config.dropout = dropout;
+        model_ = accum::make_model(config, data_);
+        for (const auto& item : model_->named_children())
+            if (item.key() == "body") body_ = std::dynamic_pointer_cast<torch::nn::SequentialImpl>(item.value());
+        if (!body_) throw std::runtime_error("the engine's MLP has no `body` Sequential");
+        for (std::size_t i = 0; i < body_->size(); ++i)
+            if (body_->ptr(i)->as<torch::nn::Linear>()) starts_.push_back(i);
+        starts_.push_back(body_->size());
+    }
+    void count() {
+        torch::NoGradGuard guard;
+        for (auto& p : model_->parameters()) p.set_data(p.clone());
+    }
+    torch::Tensor loss(std::int64_t first, std::int64_t batch, bool checkpointed) override {
+        const auto b = data_.gather(torch::arange(first, first + batch));
+        auto x = b.input_ids.flatten(1);
+        for (std::size_t l = 0; l + 1 < starts_.size(); ++l) {
+            const auto begin = starts_[l], end = starts_[l + 1];
+            auto run = [seq = body_, begin, end](const torch::Tensor& in) {
+                auto h = in;
+                for (auto i = begin; i < end; ++i) h = (seq->begin() + static_cast<std::ptrdiff_t>(i))->forward(h);
+                return h;
+            };
+            if (checkpointed && l + 2 < starts_.size()) {
+                Tensors params;
+                for (auto i = begin; i < end; ++i)
+                    for (const auto& p : body_->ptr(i)->parameters()) params.push_back(p);
+                x = accum::checkpoint([run](const Tensors& in) { return Tensors{run(in[0])}; }, {x}, params, {}, options_)[0];
+            } else {
+                x = run(x);
+            }
+        }
+        return accum::cross_entropy(x, b.labels, static_cast<double>(batch)).mean;
+    }
+    std::vector<torch::Tensor> parameters() override { return model_->parameters(); }
+    std::string describe() const override {
+        return model_->describe() + " (LibTorch path), checkpoint per layer" +
+               (options_.batch_chunks > 1 ? " in " + std::to_string(options_.batch_chunks) + " chunks" : "");
+    }
+
+private:
+    accum::CheckpointOptions options_;
+    accum::TensorDataset data_;
+    std::shared_ptr<accum::Model> model_;
+    std::shared_ptr<torch::nn::SequentialImpl> body_;
+    std::vector<std::size_t> starts_; // where each layer's modules begin in `body`, then its size
 };
 
 // transformer.cpp's encoder layer, as it is there (the engine's class is internal).
@@ -303,13 +369,20 @@ int main(int argc, char** argv) {
     options.batch_chunks = argc > 6 ? std::atoll(argv[6]) : 1;
     const std::string granularity = argc > 7 ? argv[7] : "block";
     if (windows < 1 || batch < 1 || k < 1 || options.batch_chunks < 1 ||
-        (which != "all" && which != "cnn" && which != "transformer") ||
+        (which != "all" && which != "cnn" && which != "transformer" && which != "mlp" && which != "mlp-dropout") ||
         (granularity != "block" && granularity != "conv")) {
-        std::fprintf(stderr, "usage: memory_levers [all|cnn|transformer] [windows>=1] [batch>=1] [k>=1] [threads] [chunks>=1] [block|conv]\n");
+        std::fprintf(stderr, "usage: memory_levers [all|cnn|transformer|mlp|mlp-dropout] [windows>=1] [batch>=1] [k>=1] [threads] [chunks>=1] [block|conv]\n");
         return 2;
     }
     try {
         accum::memory::install_counting_allocator();
+        if (which == "mlp" || which == "mlp-dropout") {
+            MlpSubject mlp(batch * k * (windows * 2 + 2), which == "mlp" ? 0.0 : 0.1, options);
+            const accum::memory::CountingScope counting;
+            mlp.count();
+            compare(mlp, windows, batch, k, threads > 0 ? threads : 1);
+            return 0;
+        }
         if (which != "transformer") {
             CnnSubject cnn(batch * k * (windows * 2 + 2), granularity == "conv", options); // data uncounted
             const accum::memory::CountingScope counting;

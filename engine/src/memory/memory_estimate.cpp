@@ -88,14 +88,24 @@ LinearFit fit_line(const std::vector<ProbePoint>& points) {
     return f;
 }
 
+AllocatorReadings cpu_counting_allocator() {
+    AllocatorReadings r;
+    r.device = c10::Device(c10::kCPU);
+    r.current = [] { return cpu_counters().current; };
+    r.peak = [] { return cpu_counters().window_peak; };
+    r.reset_peak = [] { reset_window_peak(); };
+    return r;
+}
+
 std::vector<ProbePoint> probe_activations(const std::function<void(std::int64_t)>& micro_step,
                                           const std::vector<at::Tensor>& parameters,
-                                          const std::vector<std::int64_t>& sizes) {
-    // A counted allocation shows whether counting is on here.
-    {
-        const auto before = cpu_counters().current;
+                                          const std::vector<std::int64_t>& sizes, const AllocatorReadings& allocator) {
+    if (!allocator.current || !allocator.peak || !allocator.reset_peak)
+        throw std::logic_error("probe_activations: the allocator readings are incomplete");
+    if (allocator.device.is_cpu()) { // a counted allocation shows whether counting is on here
+        const auto before = allocator.current();
         const auto probe = at::empty({1024}, at::kByte);
-        if (cpu_counters().current - before < 1024)
+        if (allocator.current() - before < 1024)
             throw std::logic_error("probe_activations: the counting allocator is not counting on this thread "
                                    "(install_counting_allocator() and a CountingScope are needed)");
     }
@@ -106,11 +116,11 @@ std::vector<ProbePoint> probe_activations(const std::function<void(std::int64_t)
     std::vector<ProbePoint> points;
     for (const auto b : sizes) {
         release_gradients();
-        const auto before = cpu_counters().current;
-        reset_window_peak();
+        const auto before = allocator.current();
+        allocator.reset_peak();
         micro_step(b);
-        const auto peak = cpu_counters().window_peak;
-        const auto made = static_memory(parameters, nullptr, c10::Device(c10::kCPU)).gradients_bytes;
+        const auto peak = allocator.peak();
+        const auto made = static_memory(parameters, nullptr, allocator.device).gradients_bytes;
         points.push_back({b, peak - before - made});
         release_gradients();
     }

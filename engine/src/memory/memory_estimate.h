@@ -72,17 +72,29 @@ struct LinearFit {
 };
 LinearFit fit_line(const std::vector<ProbePoint>& points);
 
-// On the CPU, with the counting allocator: for each size B, runs micro_step(B)
-// (build a batch of B samples, forward, backward) with no gradients at the
-// start (as after zero_grad(set_to_none)), and measures the peak above what was
-// alive before, less the gradients it made: the activations at the peak (low
-// by the gradients not yet made at that moment, as ActivationPeakMeter). The
-// parameters' gradients are released again afterwards. Needs the counting
-// allocator installed and a CountingScope on this thread; throws
-// std::logic_error otherwise.
+// What the probe reads from the device's allocator: bytes alive now, the peak
+// since reset_peak(). cpu_counting_allocator(): the counting CPU allocator
+// (memory/counting_allocator.h); on CUDA the caller builds one from
+// cuda_stats(device).allocated / .peak_allocated and cuda_reset_peak(device).
+struct AllocatorReadings {
+    c10::Device device{c10::kCPU};
+    std::function<std::int64_t()> current;
+    std::function<std::int64_t()> peak;
+    std::function<void()> reset_peak;
+};
+AllocatorReadings cpu_counting_allocator();
+
+// For each size B, runs micro_step(B) (build a batch of B samples, forward,
+// backward) with no gradients at the start (as after zero_grad(set_to_none)),
+// and measures the peak above what was alive before, less the gradients it
+// made: the activations at the peak (low by the gradients not yet made at that
+// moment, as ActivationPeakMeter). The parameters' gradients are released
+// again afterwards. With the counting CPU allocator it needs a CountingScope on
+// this thread (and the allocator installed); throws std::logic_error otherwise.
 std::vector<ProbePoint> probe_activations(const std::function<void(std::int64_t)>& micro_step,
                                           const std::vector<at::Tensor>& parameters,
-                                          const std::vector<std::int64_t>& sizes);
+                                          const std::vector<std::int64_t>& sizes,
+                                          const AllocatorReadings& allocator = cpu_counting_allocator());
 
 struct MemoryEstimate {
     StaticEstimate fixed;
