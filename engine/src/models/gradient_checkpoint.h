@@ -59,9 +59,10 @@ struct CheckpointOptions {
     // samples independently (convolutions, attention within a sequence; not
     // BatchNorm in training, refused). The first input's first dimension is
     // the batch; inputs of that size are split, others passed whole; outputs
-    // must have the batch first. Dropout draws chunk by chunk, which equals one
-    // draw over the batch only where the generator fills tensors element by
-    // element in order.
+    // must have the batch first. Dropout draws chunk by chunk, the same in the
+    // forward and the re-run; that equals one draw over the batch (a run without
+    // checkpointing) where the CPU generator fills tensors element by element
+    // (LibTorch without MKL, as Debian's), not with MKL's bernoulli.
     std::int64_t batch_chunks = 1;
 };
 
@@ -87,7 +88,8 @@ std::vector<at::Tensor> checkpoint(CheckpointBlock block, const std::vector<at::
 std::vector<at::Tensor> checkpoint(const torch::nn::Module& module, CheckpointBlock block,
                                    const std::vector<at::Tensor>& inputs, CheckpointOptions options = {});
 
-// One tensor in, one out: x = checkpoint(*block, [block](const at::Tensor& x) { return block->forward(x); }, x).
+// One tensor in, one out, e.g. for a torch::nn::Sequential `block`:
+//   x = checkpoint(*block, [m = block.ptr()](const at::Tensor& t) { return m->forward(t); }, x);
 at::Tensor checkpoint(const torch::nn::Module& module, std::function<at::Tensor(const at::Tensor&)> block,
                       const at::Tensor& input, CheckpointOptions options = {});
 
