@@ -1,0 +1,104 @@
+// Memory by category, as PyTorch's memory profiler splits it: parameters,
+// gradients, optimizer state, and activations (everything else the run holds:
+// saved activations, the batch, temporaries). Accumulation shrinks only the
+// last; the other three depend on the model and the optimizer alone.
+//
+// The first three are counted from the tensors themselves, each storage once
+// (views and shared storages count once, in the first category that holds
+// them: parameters, then gradients, then optimizer state), as the allocator
+// holds them. Activations are the allocator's total less the three. On the CPU
+// this adds up exactly when every tensor counted here was allocated while the
+// counting allocator counted (the session moves the parameters into counted
+// storage for that reason): the counting allocator counts the bytes asked for,
+// which are a storage's nbytes. On CUDA each storage is rounded up to the
+// caching allocator's 512-byte blocks; a large block that the allocator does
+// not split may hold up to 1 MiB more, which shows as activations.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+namespace torch::optim {
+class Optimizer;
+} // namespace torch::optim
+
+namespace accum::memory {
+
+// Parameters, gradients and optimizer state: what does not depend on the batch.
+struct StaticMemory {
+    std::int64_t parameters_bytes = 0;
+    std::int64_t gradients_bytes = 0;
+    std::int64_t optimizer_state_bytes = 0;
+    std::int64_t total() const { return parameters_bytes + gradients_bytes + optimizer_state_bytes; }
+};
+
+struct MemoryCategories {
+    std::int64_t parameters_bytes = 0;
+    std::int64_t gradients_bytes = 0;
+    std::int64_t optimizer_state_bytes = 0;
+    std::int64_t activations_bytes = 0; // total less the three, never below 0
+    std::int64_t total_bytes = 0;       // the allocator's figure
+};
+
+// The tensors of an optimizer's state: SGD's momentum buffers; Adam's and
+// AdamW's two moments (three with amsgrad); Adagrad's sums; RMSprop's
+// averages; LBFGS's directions and history. Their step counters are plain
+// int64_t in LibTorch's C++ optimizers (1.13 and 2.x alike), not tensors as in
+// Python: they take no tensor memory. Throws std::invalid_argument for a state
+// type it does not know.
+std::vector<at::Tensor> optimizer_state_tensors(const torch::optim::Optimizer& optimizer);
+
+// The bytes the device's allocator holds for a storage of `nbytes` bytes: the
+// counting CPU allocator holds what was asked; CUDA's caching allocator rounds
+// up to 512 bytes.
+std::int64_t allocator_bytes(std::int64_t nbytes, const c10::Device& device);
+
+// Parameters, gradients (their .grad) and the optimizer's state (may be null)
+// that lie on `device` (a CUDA device without an index matches any).
+StaticMemory static_memory(const std::vector<at::Tensor>& parameters, const torch::optim::Optimizer* optimizer,
+                           const c10::Device& device);
+
+// The four categories, given the allocator's current total on that device.
+MemoryCategories categorize(const StaticMemory& fixed, std::int64_t allocator_total);
+
+// The peak of activations in an optimizer step (a window of micro-batches):
+// the allocator's peak less parameters, gradients and optimizer state at that
+// moment. The allocator keeps a peak, not when it happened, so the loop reads
+// and resets its window peak at two points, where the static part is known,
+// and each reading covers the time since the previous one:
+//   after_backward  (loading the batch, forward, backward). Gradients are made
+//                   during backward and nothing static is freed, so the static
+//                   part now is the largest it was: the peak is taken less it.
+//                   That is exact when the gradients existed already
+//                   (micro-batches 2..K of a window, or every one when
+//                   zero_grad keeps the tensors) and otherwise low by at most
+//                   the gradients not yet made when the peak came (set_to_none
+//                   with K = 1 only; at most the gradient bytes);
+//   after_step      (clipping, optimizer step, zero_grad). The gradients lived
+//                   until zero_grad and the optimizer state is the new one:
+//                   the peak less the parameters and gradients of the last
+//                   after_backward and the optimizer state now.
+// The step's peak_activations_bytes is the largest of these; peak_bytes the
+// largest peak (what the step record's peak_memory_bytes reports).
+class ActivationPeakMeter {
+public:
+    void after_backward(std::int64_t peak, const StaticMemory& now);
+    void after_step(std::int64_t peak, const StaticMemory& now);
+
+    struct StepPeak {
+        std::int64_t peak_bytes = 0;
+        std::int64_t peak_activations_bytes = 0;
+    };
+    // The window's figures; starts the next window.
+    StepPeak take_step();
+
+private:
+    void seen(std::int64_t peak, std::int64_t static_bytes);
+    StaticMemory after_backward_{};
+    StepPeak step_{};
+};
+
+} // namespace accum::memory

@@ -1,0 +1,161 @@
+#include "memory/memory_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include <c10/core/ScalarType.h>
+
+#include "accum/run_config.h"
+#include "memory/counting_allocator.h"
+
+namespace accum::memory {
+
+namespace {
+
+std::string bytes_text(double bytes) { return format_byte_size(static_cast<std::int64_t>(std::llround(bytes))); }
+
+} // namespace
+
+int optimizer_state_copies(const OptimizerSpec& o) {
+    switch (o.kind) {
+    case OptimizerSpec::Kind::Sgd:
+        return o.momentum > 0 ? 1 : 0;
+    case OptimizerSpec::Kind::AdamW:
+        return o.amsgrad ? 3 : 2;
+    }
+    return 0;
+}
+
+StaticEstimate estimate_static(const std::vector<at::Tensor>& parameters, const OptimizerSpec& optimizer,
+                               const c10::Device& device) {
+    StaticEstimate e;
+    const int copies = optimizer_state_copies(optimizer);
+    std::int64_t largest = 0;
+    for (const auto& p : parameters) {
+        if (!p.defined()) continue;
+        const std::string dtype = c10::toString(p.scalar_type());
+        auto found = std::find_if(e.by_dtype.begin(), e.by_dtype.end(), [&](const DtypeBytes& d) { return d.dtype == dtype; });
+        if (found == e.by_dtype.end()) {
+            e.by_dtype.push_back({dtype, 0, 0, 0});
+            found = e.by_dtype.end() - 1;
+        }
+        const auto bytes = allocator_bytes(static_cast<std::int64_t>(p.numel() * p.element_size()), device);
+        largest = std::max(largest, bytes);
+        found->parameters_bytes += bytes;
+        if (p.requires_grad()) {
+            found->gradients_bytes += bytes;
+            found->optimizer_state_bytes += copies * bytes;
+        }
+    }
+    for (const auto& d : e.by_dtype) {
+        e.total.parameters_bytes += d.parameters_bytes;
+        e.total.gradients_bytes += d.gradients_bytes;
+        e.total.optimizer_state_bytes += d.optimizer_state_bytes;
+    }
+    switch (optimizer.kind) {
+    case OptimizerSpec::Kind::Sgd: // d_p + weight_decay · p, then d_p + momentum · buf (Nesterov)
+        e.step_temporary_bytes = ((optimizer.weight_decay != 0) + (optimizer.nesterov && optimizer.momentum > 0)) * largest;
+        break;
+    case OptimizerSpec::Kind::AdamW: // sqrt(v̂) and sqrt(v̂) / √(1 - β₂ᵗ) (+ max(v̂) with amsgrad)
+        e.step_temporary_bytes = (optimizer.amsgrad ? 3 : 2) * largest;
+        break;
+    }
+    return e;
+}
+
+LinearFit fit_line(const std::vector<ProbePoint>& points) {
+    LinearFit f;
+    f.points = points;
+    if (points.empty()) return f;
+    const double n = static_cast<double>(points.size());
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& p : points) {
+        const double x = static_cast<double>(p.batch_size), y = static_cast<double>(p.bytes);
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+    }
+    const double denom = n * sxx - sx * sx;
+    if (denom > 0) {
+        f.per_sample_bytes = std::max(0.0, (n * sxy - sx * sy) / denom);
+        f.fixed_bytes = std::max(0.0, (sy - f.per_sample_bytes * sx) / n);
+    } else {
+        f.per_sample_bytes = sx > 0 ? sy / sx : 0.0;
+    }
+    return f;
+}
+
+AllocatorReadings cpu_counting_allocator() {
+    AllocatorReadings r;
+    r.device = c10::Device(c10::kCPU);
+    r.current = [] { return cpu_counters().current; };
+    r.peak = [] { return cpu_counters().window_peak; };
+    r.reset_peak = [] { reset_window_peak(); };
+    return r;
+}
+
+std::vector<ProbePoint> probe_activations(const std::function<void(std::int64_t)>& micro_step,
+                                          const std::vector<at::Tensor>& parameters,
+                                          const std::vector<std::int64_t>& sizes, const AllocatorReadings& allocator) {
+    if (!allocator.current || !allocator.peak || !allocator.reset_peak)
+        throw std::logic_error("probe_activations: the allocator readings are incomplete");
+    if (allocator.device.is_cpu()) { // a counted allocation shows whether counting is on here
+        const auto before = allocator.current();
+        const auto probe = at::empty({1024}, at::kByte);
+        if (allocator.current() - before < 1024)
+            throw std::logic_error("probe_activations: the counting allocator is not counting on this thread "
+                                   "(install_counting_allocator() and a CountingScope are needed)");
+    }
+    auto release_gradients = [&] {
+        for (const auto& p : parameters)
+            if (p.grad().defined()) p.mutable_grad().reset();
+    };
+    std::vector<ProbePoint> points;
+    for (const auto b : sizes) {
+        release_gradients();
+        const auto before = allocator.current();
+        allocator.reset_peak();
+        micro_step(b);
+        const auto peak = allocator.peak();
+        const auto made = static_memory(parameters, nullptr, allocator.device).gradients_bytes;
+        points.push_back({b, peak - before - made});
+        release_gradients();
+    }
+    return points;
+}
+
+MemoryEstimate estimate_memory(const StaticEstimate& fixed, const LinearFit& activations, std::int64_t batch_size,
+                               std::int64_t accumulation_steps) {
+    MemoryEstimate e;
+    e.fixed = fixed;
+    e.activations = activations;
+    e.batch_size = batch_size;
+    e.accumulation_steps = accumulation_steps;
+    e.activation_bytes = activations.at(batch_size);
+    e.predicted_peak_bytes = static_cast<double>(fixed.total.total()) +
+                             std::max(e.activation_bytes, static_cast<double>(fixed.step_temporary_bytes));
+    return e;
+}
+
+std::string MemoryEstimate::describe() const {
+    std::ostringstream out;
+    for (const auto& d : fixed.by_dtype) {
+        out << "parameters       " << d.dtype << "  " << bytes_text(d.parameters_bytes) << "\n";
+        out << "gradients        " << d.dtype << "  " << bytes_text(d.gradients_bytes) << "\n";
+        out << "optimizer state  " << d.dtype << "  " << bytes_text(d.optimizer_state_bytes) << "\n";
+    }
+    out << "activations      " << bytes_text(activations.per_sample_bytes) << " per sample + "
+        << bytes_text(activations.fixed_bytes) << " (probe at micro-batch";
+    for (std::size_t i = 0; i < activations.points.size(); ++i)
+        out << (i ? (i + 1 == activations.points.size() ? " and " : ", ") : " ") << activations.points[i].batch_size;
+    out << ")\n";
+    out << "predicted peak   " << bytes_text(predicted_peak_bytes) << " at micro-batch " << batch_size << " × "
+        << accumulation_steps << " (activations " << bytes_text(activation_bytes)
+        << "; the accumulation steps do not change it)\n";
+    return out.str();
+}
+
+} // namespace accum::memory
