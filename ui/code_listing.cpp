@@ -2,6 +2,8 @@
 
 #include <QFile>
 #include <QRegularExpression>
+#include <algorithm>
+#include <limits>
 
 namespace studio {
 
@@ -58,7 +60,56 @@ CodeListing parse_listing(const QString& tagged_text) {
     return listing;
 }
 
+CodeListing listing_from_source(const QString& source, const QString& comment, const QString& title) {
+    const auto lines = source.split(QLatin1Char('\n'));
+    const QString begin = comment + QStringLiteral(" listing:begin"), end = comment + QStringLiteral(" listing:end");
+    qsizetype first = -1, last = -1;
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        if (first < 0 && lines[i].trimmed() == begin) first = i + 1;
+        else if (first >= 0 && lines[i].trimmed() == end) {
+            last = i;
+            break;
+        }
+    }
+    if (first < 0 || last < 0) return {};
+    const QRegularExpression tag(QStringLiteral("\\s*%1@([a-z_,]+)\\s*$").arg(QRegularExpression::escape(comment)));
+    qsizetype indent = std::numeric_limits<qsizetype>::max();
+    for (qsizetype i = first; i < last; ++i) {
+        const auto& line = lines[i];
+        if (line.trimmed().isEmpty()) continue;
+        qsizetype spaces = 0;
+        while (spaces < line.size() && line[spaces] == QLatin1Char(' ')) ++spaces;
+        indent = std::min(indent, spaces);
+    }
+    if (indent == std::numeric_limits<qsizetype>::max()) indent = 0;
+    CodeListing listing;
+    if (!title.isEmpty()) listing.lines << comment + QLatin1Char(' ') + title;
+    for (qsizetype i = first; i < last; ++i) {
+        QString line = lines[i].mid(indent);
+        const auto match = tag.match(line);
+        if (match.hasMatch()) {
+            for (const auto& name : match.captured(1).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+                const auto it = roles_by_name().constFind(name);
+                if (it != roles_by_name().constEnd()) listing.lines_of[it.value()].append(int(listing.lines.size()));
+            }
+            line.truncate(match.capturedStart());
+        }
+        while (line.endsWith(QLatin1Char(' '))) line.chop(1);
+        listing.lines << line;
+    }
+    return listing;
+}
+
 CodeListing load_listing(const QString& style, const QString& language) {
+    QFile source(QStringLiteral(":/code/%1.%2.source").arg(style, language));
+    if (source.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        const bool cpp = language == QLatin1String("cpp");
+        const QString title = cpp ? QStringLiteral("engine/src/styles/%1.cpp — the loop that runs")
+                                        .arg(style == QLatin1String("pytorch") ? QStringLiteral("pytorch_loop") : style)
+                                  : QStringLiteral("resources/code/pytorch_loop.py — a script that runs");
+        return listing_from_source(QString::fromUtf8(source.readAll()), cpp ? QStringLiteral("//") : QStringLiteral("#"),
+                                   title);
+    }
     QFile file(QStringLiteral(":/code/%1.%2.listing").arg(style, language));
     if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) return {};
     return parse_listing(QString::fromUtf8(file.readAll()));

@@ -1,9 +1,13 @@
 #pragma once
 // A style's training loop as a listing for the code panel, and which of its
-// lines a micro-batch executes. Listings live in resources/code/*.listing:
-// plain source where a line may start with a tag such as "[forward]" or
-// "[scale,backward]" naming the roles the line plays. Pure logic (QtCore
-// only), so the highlight sequence is tested without a window.
+// lines a micro-batch executes. The C++ listings are the region between
+// "// listing:begin" and "// listing:end" of each style's own source
+// (engine/src/styles/), the plain loop's Python listing that of
+// resources/code/pytorch_loop.py, a script that runs; a trailing "//@forward"
+// or "#@scale,backward" names the roles a line plays and is not shown. The
+// Accelerator's and the Trainer's Python originals are tagged listings
+// (resources/code/*.py.listing), where a line may start with "[forward]". Pure
+// logic (QtCore only), so the highlight sequence is tested without a window.
 
 #include <QList>
 #include <QMap>
@@ -39,8 +43,15 @@ struct CodeListing {
 // Parses the tagged text of a listing.
 CodeListing parse_listing(const QString& tagged_text);
 
+// The marked region of a source file whose comments start with `comment`
+// ("//" or "#"), its common indentation removed and its role tags taken out;
+// `title` (may be empty) goes first, as a comment. Empty when the source has no
+// complete region.
+CodeListing listing_from_source(const QString& source, const QString& comment, const QString& title = {});
+
 // The listing of a style ("pytorch", "accelerator", "trainer") in "cpp" or
-// "py", from the application's resources (:/code/<style>.<language>.listing).
+// "py", from the application's resources (:/code/<style>.<language>.source, or
+// .listing for the tagged ones).
 CodeListing load_listing(const QString& style, const QString& language);
 
 } // namespace studio

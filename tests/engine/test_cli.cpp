@@ -2,6 +2,7 @@
 #include <QtTest/QtTest>
 
 #include <csignal>
+#include <map>
 
 #include "accum/metrics_io.h"
 
@@ -361,6 +362,43 @@ private Q_SLOTS:
                                 dir.filePath("file/run")});
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains("--output-dir") && r.err.contains(dir.filePath("file/run")), qPrintable(r.err));
+    }
+
+    // The code panel's Python tab for the plain loop is a script that runs
+    // (resources/code/pytorch_loop.py): from the engine's checkpoint at step 10,
+    // on the same data in the same order, it gives the engine's losses for steps
+    // 11-30 within 1e-5 (eager PyTorch, Debian's python3-torch).
+    void pythonLoopContinuesTheEngine() {
+        if (!have_fashion_mnist()) QSKIP("no dataset");
+        QProcess probe;
+        probe.start("/usr/bin/python3", {"-c", "import torch, numpy"});
+        if (!probe.waitForFinished(60000) || probe.exitStatus() != QProcess::NormalExit || probe.exitCode() != 0)
+            QSKIP("Debian's python3-torch is not installed (scripts/debian-packages.txt lists it)");
+        QTemporaryDir dir;
+        const auto r = run_cli({"--mode", "pytorch", "--model", "mlp", "--batch-size", "64", "--accumulation-steps", "4",
+                                "--max-steps", "30", "--save-strategy", "steps", "--save-steps", "10",
+                                "--eval-strategy", "no", "--seed", "3", "--quiet", "--output-dir", dir.path()});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        std::map<std::int64_t, double> engine;
+        for (const auto& rec : read_records(dir.filePath("metrics.jsonl")))
+            if (const auto* s = std::get_if<StepRecord>(&rec)) engine[s->step] = s->loss;
+        QCOMPARE(engine.size(), std::size_t(30));
+        QProcess py;
+        py.start("/usr/bin/python3", {ACCUM_SOURCE_DIR "/resources/code/pytorch_loop.py", "--checkpoint",
+                                      dir.filePath("checkpoint-10"), "--steps", "20"});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        int compared = 0;
+        for (const QByteArray& line : py.readAllStandardOutput().split('\n')) {
+            if (line.isEmpty()) continue;
+            const auto o = QJsonDocument::fromJson(line).object();
+            const auto step = o["step"].toInteger();
+            QCOMPARE(step, std::int64_t(11 + compared));
+            const double diff = std::abs(o["loss"].toDouble() - engine.at(step));
+            QVERIFY2(diff <= 1e-5, qPrintable(QString("step %1: |Δ loss| %2").arg(step).arg(diff)));
+            ++compared;
+        }
+        QCOMPARE(compared, 20);
     }
 
     // Acceptance of the foundation issue: the default experiment for 3 epochs

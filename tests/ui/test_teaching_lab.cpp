@@ -64,6 +64,8 @@ private Q_SLOTS:
     void highlight_sequence_from_the_engine();
     void listings_tag_every_role_data();
     void listings_tag_every_role();
+    void listings_are_the_sources_data();
+    void listings_are_the_sources();
     void code_panel_lights_lines_at_teaching_pace();
     void compare_styles_same_trajectory();
     void compare_accumulation_less_memory();
@@ -143,6 +145,59 @@ void TestTeachingLab::listings_tag_every_role() {
                       LineRole::SchedulerStep, LineRole::ZeroGrad}) {
         QVERIFY2(!listing.lines_for(role).isEmpty(), qPrintable(studio::role_name(role)));
         for (int line : listing.lines_for(role)) QVERIFY(!listing.lines[line].startsWith(QLatin1Char('[')));
+    }
+}
+
+// The code panel's C++ tab is the marked region of each style's own source, and
+// the plain loop's Python tab that of a script that runs: line for line against
+// the files as they are now on disk (a source edited without the panel following
+// fails here), and the lines a learner is told about are there.
+void TestTeachingLab::listings_are_the_sources_data() {
+    QTest::addColumn<QString>("style");
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QStringList>("must_read");
+    QTest::newRow("pytorch.cpp") << "pytorch" << "cpp" << "engine/src/styles/pytorch_loop.cpp"
+                                 << QStringList{"model.train();", "auto outputs = model(batch);", "loss.backward();",
+                                                "clip_grad_norm_(model.parameters(), max_grad_norm)",
+                                                "optimizer.step();", "lr_scheduler.step();", "optimizer.zero_grad();"};
+    QTest::newRow("accelerator.cpp")
+        << "accelerator" << "cpp" << "engine/src/styles/accelerator.cpp"
+        << QStringList{"Accelerator accelerator(", "accelerator.prepare(", "accelerator.accumulate(model)",
+                       "accelerator.backward(loss);", "if (accelerator.sync_gradients())",
+                       "accelerator.clip_grad_norm_(model.parameters(), max_grad_norm);", "optimizer.zero_grad();"};
+    QTest::newRow("trainer.cpp") << "trainer" << "cpp" << "engine/src/styles/trainer.cpp"
+                                 << QStringList{"args_.gradient_accumulation_steps", "args_.max_grad_norm",
+                                                "loss.backward();", "optimizer.step();", "model.zero_grad();"};
+    QTest::newRow("pytorch.py") << "pytorch" << "py" << "resources/code/pytorch_loop.py"
+                                << QStringList{"outputs = model(inputs, labels=targets)", "loss = outputs.loss / K",
+                                               "loss.backward()", "optimizer.step()", "optimizer.zero_grad()"};
+}
+
+void TestTeachingLab::listings_are_the_sources() {
+    QFETCH(QString, style);
+    QFETCH(QString, language);
+    QFETCH(QString, file);
+    QFETCH(QStringList, must_read);
+    QFile source(QStringLiteral(ACCUM_SOURCE_DIR "/") + file);
+    QVERIFY2(source.open(QIODevice::ReadOnly | QIODevice::Text), qPrintable(source.fileName()));
+    const auto on_disk = studio::listing_from_source(QString::fromUtf8(source.readAll()),
+                                                     language == "cpp" ? QStringLiteral("//") : QStringLiteral("#"));
+    const auto shown = studio::load_listing(style, language);
+    QVERIFY(on_disk.lines.size() > 10);
+    QCOMPARE(shown.lines.size(), on_disk.lines.size() + 1); // the panel's first line names the file
+    QVERIFY(shown.lines.front().contains(file));
+    for (qsizetype i = 0; i < on_disk.lines.size(); ++i) QCOMPARE(shown.lines[i + 1], on_disk.lines[i]);
+    for (const auto& text : must_read)
+        QVERIFY2(std::any_of(shown.lines.begin(), shown.lines.end(), [&](const QString& l) { return l.contains(text); }),
+                 qPrintable(text));
+    for (const auto& line : shown.lines) QVERIFY2(!line.contains(QStringLiteral("@")), qPrintable(line)); // no tags
+    // The Accelerator clips inside `if (accelerator.sync_gradients())`, as Accelerate users write it.
+    if (style == "accelerator") {
+        const auto at = std::find_if(shown.lines.begin(), shown.lines.end(), [](const QString& l) {
+            return l.contains(QStringLiteral("accelerator.clip_grad_norm_"));
+        });
+        QVERIFY(at != shown.lines.begin() && (at - 1)->contains(QStringLiteral("if (accelerator.sync_gradients())")));
     }
 }
 

@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""The plain PyTorch loop of the studio's code panel, as a script that runs.
+
+It continues an accum-run checkpoint of the MLP on Fashion-MNIST (--mode pytorch,
+SGD) in eager PyTorch: the same weights and momentum, the same samples in the same
+order (the engine's seeded shuffle, reproduced below), and prints one JSON line per
+optimizer step, {"step": …, "loss": …}, the window's loss as accum-run logs it.
+
+    accum-run --model mlp --max-steps 30 --save-strategy steps --save-steps 10 --output-dir run
+    /usr/bin/python3 pytorch_loop.py --checkpoint run/checkpoint-10 --steps 20
+
+The region between the listing marks is what the code panel shows; a trailing
+"#@role" names the role a line plays for the panel's highlighting.
+"""
+import argparse
+import gzip
+import json
+import math
+import os
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+MASK64 = (1 << 64) - 1
+
+
+def seed_seq(seeds, words):
+    """std::seed_seq::generate: `words` 32-bit values from the 32-bit `seeds`."""
+    n, s = words, len(seeds)
+    out = [0x8B8B8B8B] * n
+    t = 11 if n >= 623 else 7 if n >= 68 else 5 if n >= 39 else 3 if n >= 7 else (n - 1) // 2
+    p, q = (n - t) // 2, (n - t) // 2 + t
+    m = max(s + 1, n)
+    mix = lambda x: ((x & 0xFFFFFFFF) ^ ((x & 0xFFFFFFFF) >> 27))
+    for k in range(m):
+        r1 = (1664525 * mix(out[k % n] ^ out[(k + p) % n] ^ out[(k - 1) % n])) & 0xFFFFFFFF
+        r2 = (r1 + (s if k == 0 else (k % n) + seeds[k - 1] if k <= s else k % n)) & 0xFFFFFFFF
+        out[(k + p) % n] = (out[(k + p) % n] + r1) & 0xFFFFFFFF
+        out[(k + q) % n] = (out[(k + q) % n] + r2) & 0xFFFFFFFF
+        out[k % n] = r2
+    for k in range(m, m + n):
+        r3 = (1566083941 * mix(out[k % n] + out[(k + p) % n] + out[(k - 1) % n])) & 0xFFFFFFFF
+        r4 = (r3 - (k % n)) & 0xFFFFFFFF
+        out[(k + p) % n] ^= r3
+        out[(k + q) % n] ^= r4
+        out[k % n] = r4
+    return out
+
+
+class Mt19937_64:
+    """std::mt19937_64 seeded from a std::seed_seq."""
+
+    def __init__(self, seeds):
+        w = seed_seq(seeds, 624)
+        self.mt = [(w[2 * i] | (w[2 * i + 1] << 32)) for i in range(312)]
+        if all(x == 0 for x in [self.mt[0] >> 31] + self.mt[1:]):
+            self.mt[0] = 1 << 63
+        self.index = 312
+
+    def __call__(self):
+        if self.index >= 312:
+            mt = self.mt
+            for i in range(312):
+                x = (mt[i] & 0xFFFFFFFF80000000) | (mt[(i + 1) % 312] & 0x7FFFFFFF)
+                mt[i] = mt[(i + 156) % 312] ^ (x >> 1) ^ (0xB5026F5AA96619E9 if x & 1 else 0)
+            self.index = 0
+        y = self.mt[self.index]
+        self.index += 1
+        y ^= (y >> 29) & 0x5555555555555555
+        y ^= (y << 17) & 0x71D67FFFEDA60000
+        y ^= (y << 37) & 0xFFF7EEE000000000
+        y ^= y >> 43
+        return y & MASK64
+
+
+def epoch_order(size, seed, epoch, shuffle):
+    """The engine's data order (engine/src/data/data_loader.cpp): it depends on the
+    seed and the epoch only, never on the batch size."""
+    order = list(range(size))
+    if shuffle:
+        rng = Mt19937_64([seed & 0xFFFFFFFF, seed >> 32, epoch & 0xFFFFFFFF, 0x5A17])
+        for i in range(size - 1, 0, -1):
+            j = rng() % (i + 1)
+            order[i], order[j] = order[j], order[i]
+    return order
+
+
+class TrainLoader:
+    """Batches of `batch_size` in the engine's order; the last one may be smaller."""
+
+    def __init__(self, x, y, batch_size, seed, shuffle):
+        self.x, self.y, self.batch_size, self.seed, self.shuffle = x, y, batch_size, seed, shuffle
+        self.set_epoch(0)
+
+    def set_epoch(self, epoch):
+        self.order = torch.tensor(epoch_order(len(self.y), self.seed, epoch, self.shuffle))
+
+    def __len__(self):
+        return (len(self.y) + self.batch_size - 1) // self.batch_size
+
+    def __iter__(self):
+        for b in range(len(self)):
+            idx = self.order[b * self.batch_size:(b + 1) * self.batch_size]
+            yield self.x.index_select(0, idx), self.y.index_select(0, idx)
+
+
+def load_fashion_mnist(directory):
+    with gzip.open(os.path.join(directory, "train-images-idx3-ubyte.gz")) as f:
+        images = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 1, 28, 28)
+    with gzip.open(os.path.join(directory, "train-labels-idx1-ubyte.gz")) as f:
+        labels = np.frombuffer(f.read(), np.uint8, offset=8)
+    x = (torch.from_numpy(images.copy()).float() / 255.0 - 0.2860) / 0.3530
+    return x, torch.from_numpy(labels.astype(np.int64))
+
+
+class Mlp(nn.Module):
+    """784-256-128-10; outputs = model(inputs, labels=targets) gives .loss and .logits."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+
+    def forward(self, inputs, labels):
+        logits = self.body(inputs.flatten(1))
+        return SimpleNamespace(loss=F.cross_entropy(logits, labels), logits=logits)
+
+
+def schedule(kind, warmup, total):
+    """Transformers' get_*_schedule_with_warmup factors, as the engine's scheduler."""
+    def factor(s):
+        if s < warmup:
+            return s / max(1, warmup)
+        if kind == "constant":
+            return 1.0
+        progress = (s - warmup) / max(1, total - warmup)
+        return max(0.0, 1.0 - progress) if kind == "linear" else max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
+    return factor
+
+
+def restore(checkpoint, model, optimizer):
+    """Weights and momentum buffers from the engine's model.pt and optimizer.pt."""
+    saved = dict(torch.jit.load(os.path.join(checkpoint, "model.pt")).named_parameters())
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(saved[name])
+    archive = torch.jit.load(os.path.join(checkpoint, "optimizer.pt"))
+    group = archive.param_groups._modules["param_groups/0"]._c
+    params = list(model.parameters())
+    for i, p in enumerate(params):
+        key = group.getattr("params/%d" % i)
+        state = dict(archive.state.named_children()).get(key)
+        if state is not None and state._c.hasattr("momentum_buffer"):
+            optimizer.state[p]["momentum_buffer"] = state._c.getattr("momentum_buffer").clone()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", required=True, help="an accum-run checkpoint-N directory")
+    parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist", help="Fashion-MNIST directory")
+    parser.add_argument("--steps", type=int, default=20, help="optimizer steps to run")
+    args = parser.parse_args()
+    run_dir = os.path.dirname(os.path.abspath(args.checkpoint))
+    with open(os.path.join(run_dir, "config.json")) as f:
+        config = json.load(f)
+    with open(os.path.join(args.checkpoint, "trainer_state.json")) as f:
+        state = json.load(f)
+    if config["mode"] != "pytorch" or config["model"] != "mlp" or config["dataset"] != "fashion-mnist" \
+            or config["optimizer"] != "sgd":
+        sys.exit("pytorch_loop.py: continues --mode pytorch runs of the mlp on fashion-mnist with sgd")
+    torch.set_num_threads(1)
+    x, y = load_fashion_mnist(args.data)
+    train_loader = TrainLoader(x, y, config["batch-size"], config["seed"], config["shuffle"])
+    model = Mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=config["lr"], momentum=config["momentum"],
+                                weight_decay=config["weight-decay"])
+    restore(args.checkpoint, model, optimizer)
+    global_step = state["global_step"]
+    for group in optimizer.param_groups:
+        group["initial_lr"] = config["lr"]
+    lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, schedule(config["scheduler"], config["warmup-steps"], state["max_steps"]),
+        last_epoch=state["scheduler"]["step_count"] - 1)
+    for group in optimizer.param_groups:  # LambdaLR resumed: the rate of the step to come
+        group["lr"] = config["lr"] * lr_scheduler.lr_lambdas[0](state["scheduler"]["step_count"])
+    gradient_accumulation_steps = config["accumulation-steps"]
+    max_grad_norm = config["max-grad-norm"]
+    start_epoch, start_index = state["progress"]["epoch"], state["progress"]["next_index"]
+    last_step = global_step + args.steps
+    window_loss = 0.0
+
+    # listing:begin
+    K = gradient_accumulation_steps
+    for epoch in range(start_epoch, sys.maxsize):
+        model.train()
+        train_loader.set_epoch(epoch)                # this epoch's shuffle
+        for index, (inputs, targets) in enumerate(train_loader):
+            if epoch == start_epoch and index < start_index:
+                continue                             # resuming mid-epoch
+            outputs = model(inputs, labels=targets)                  #@forward
+            loss = outputs.loss / K                                  #@scale
+            loss.backward()                          # .grad += ∂loss/∂w  #@backward
+            window_loss += loss.item()
+            if (index + 1) % K == 0 or index + 1 == len(train_loader):
+                if max_grad_norm > 0:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                optimizer.step()                                     #@step
+                lr_scheduler.step()                                  #@scheduler
+                optimizer.zero_grad()                                #@zero_grad
+                global_step += 1
+                print(json.dumps({"step": global_step, "loss": window_loss}), flush=True)
+                window_loss = 0.0
+                if global_step == last_step:
+                    return
+    # listing:end
+
+
+if __name__ == "__main__":
+    main()
