@@ -50,6 +50,8 @@ const std::map<std::string, Option>& options() {
         {"accumulation-steps", value("gradient-accumulation steps K (default 4)")},
         {"epochs", value("epochs (default 3)")},
         {"max-steps", value("optimizer steps; overrides --epochs")},
+        {"gradient-checkpointing", flag("recompute each layer's (block's) activations in backward instead of keeping them",
+                                        "gradient-checkpointing")},
         {"lr", value("learning rate (default 0.05)")},
         {"optimizer", choice<OptimizerKind>("default sgd")},
         {"momentum", value("SGD momentum (default 0.9)")},
@@ -58,6 +60,13 @@ const std::map<std::string, Option>& options() {
         {"warmup-steps", value("linear warm-up, in optimizer steps")},
         {"max-grad-norm", value("clip the gradient norm once per window (0 = off)")},
         {"skip-nonfinite", flag("skip an update whose loss or gradient is not finite instead of stopping", "skip-nonfinite")},
+        {"mixed-precision", choice<MixedPrecision>("default no; the forward under autocast; fp16 needs CUDA")},
+        {"bf16", flag("the Trainer's bf16=True: --mixed-precision bf16", "mixed-precision", "bf16")},
+        {"fp16", flag("the Trainer's fp16=True: --mixed-precision fp16", "mixed-precision", "fp16")},
+        {"loss-scaling", choice<LossScaling>("default none; dynamic scales the loss as GradScaler (on for fp16)")},
+        {"loss-scale-init", value("the loss scaler's first scale (default 65536 = 2^16)")},
+        {"scaler-per-micro-batch", flag("pitfall demo: unscale_ and update() the loss scaler after every micro-batch",
+                                        "scaler-per-micro-batch")},
         {"loss-normalization", choice<LossNormalization>("default mean; tokens divides by the window's label tokens")},
         {"eval-strategy", choice<Strategy>("default epoch")},
         {"eval-steps", value("evaluate every N optimizer steps")},
@@ -78,6 +87,15 @@ const std::map<std::string, Option>& options() {
                                       "overwrite-output-dir")},
         {"metrics", value("metrics JSON Lines file (default <output-dir>/metrics.jsonl)")},
         {"resume", value("continue from a checkpoint directory")},
+        {"nproc-per-node", value("processes on this machine, data parallel like torchrun (default 1)")},
+        {"nnodes", value("machines in a data-parallel run (default 1)")},
+        {"node-rank", value("this machine's index among --nnodes (default 0)")},
+        {"master-addr", value("host of rank 0 (default 127.0.0.1)")},
+        {"master-port", value("port of rank 0's rendezvous (default 29500)")},
+        {"backend", choice<Backend>("default auto: NCCL on CUDA where the build has it, else Gloo")},
+        {"dist-timeout", value("seconds a rendezvous or an all-reduce may wait for a peer (default 60)")},
+        {"sync-each-micro-batch", flag("pitfall demo: all-reduce the gradients after every backward, not once per window",
+                                       "sync-each-micro-batch")},
         {"quiet", flag("print only the summary", "quiet")},
         {"micro-step-delay", value("seconds to wait after each micro-batch (teaching pace)")},
     };
@@ -130,7 +148,7 @@ std::string usage() {
         out << "  --" << name << (o.takes_value() ? " " + metavar(name) : "") << "\n      " << o.help << "\n";
     out << "  --target-batch N\n      (plan) effective batch to reach\n";
     out << "\nExit codes: 0 completed, 2 invalid arguments, 3 out of memory, 4 data missing or corrupt,\n"
-           "5 diverged, 130 interrupted.\n";
+           "5 diverged, 6 distributed failure (a peer lost, a rendezvous timed out, a port in use), 130 interrupted.\n";
     return out.str();
 }
 

@@ -77,7 +77,13 @@ std::string to_json_line(const StepRecord& r) {
                 {"samples_seen", r.samples_seen},
                 {"elapsed_s", number(r.elapsed_s)},
                 {"memory_bytes", r.memory_bytes},
-                {"peak_memory_bytes", r.peak_memory_bytes}}
+                {"peak_memory_bytes", r.peak_memory_bytes},
+                {"peak_activations_bytes", r.peak_activations_bytes},
+                {"grad_allreduces", r.grad_allreduces},
+                {"allreduce_seconds", number(r.allreduce_seconds)},
+                {"allreduce_bytes", r.allreduce_bytes},
+                {"loss_scale", number(r.loss_scale)},
+                {"skipped", r.skipped}}
         .dump();
 }
 
@@ -92,7 +98,10 @@ std::string to_json_line(const MemoryRecord& r) {
     return json{{"type", "memory"},         {"elapsed_s", number(r.elapsed_s)},
                 {"memory_bytes", r.memory_bytes}, {"peak_memory_bytes", r.peak_memory_bytes},
                 {"reserved_bytes", r.reserved_bytes}, {"budget_bytes", r.budget_bytes},
-                {"rss_bytes", r.rss_bytes}, {"cuda", r.cuda}}
+                {"rss_bytes", r.rss_bytes}, {"cuda", r.cuda},
+                {"parameters_bytes", r.parameters_bytes}, {"gradients_bytes", r.gradients_bytes},
+                {"optimizer_state_bytes", r.optimizer_state_bytes}, {"activations_bytes", r.activations_bytes},
+                {"rank", r.rank}}
         .dump();
 }
 
@@ -108,7 +117,13 @@ std::string to_json_line(const SummaryRecord& r) {
            {"peak_memory_bytes", r.peak_memory_bytes},
            {"final_loss", number(r.final_loss)},
            {"exit_code", r.exit_code},
-           {"device", r.device}};
+           {"device", r.device},
+           {"world_size", r.world_size},
+           {"cpu_kernels", r.cpu_kernels}};
+    if (!r.detail.code.empty()) {
+        j["message_code"] = r.detail.code;
+        j["message_args"] = r.detail.args;
+    }
     if (r.suggested_batch_size > 0) {
         j["suggested_batch_size"] = r.suggested_batch_size;
         j["suggested_accumulation_steps"] = r.suggested_accumulation_steps;
@@ -142,6 +157,12 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.elapsed_s = read_double(j, "elapsed_s");
             r.memory_bytes = read_int(j, "memory_bytes");
             r.peak_memory_bytes = read_int(j, "peak_memory_bytes");
+            r.peak_activations_bytes = read_int(j, "peak_activations_bytes");
+            r.grad_allreduces = read_int(j, "grad_allreduces");
+            r.allreduce_seconds = j.contains("allreduce_seconds") ? read_double(j, "allreduce_seconds") : 0.0;
+            r.allreduce_bytes = read_int(j, "allreduce_bytes");
+            r.loss_scale = j.contains("loss_scale") ? read_double(j, "loss_scale") : 1.0;
+            r.skipped = j.value("skipped", false);
             return r;
         }
         if (type == "eval") {
@@ -162,6 +183,11 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.budget_bytes = read_int(j, "budget_bytes");
             r.rss_bytes = read_int(j, "rss_bytes");
             r.cuda = j.value("cuda", false);
+            r.parameters_bytes = read_int(j, "parameters_bytes");
+            r.gradients_bytes = read_int(j, "gradients_bytes");
+            r.optimizer_state_bytes = read_int(j, "optimizer_state_bytes");
+            r.activations_bytes = read_int(j, "activations_bytes");
+            r.rank = static_cast<int>(read_int(j, "rank"));
             return r;
         }
         if (type == "micro_step") {
@@ -196,6 +222,12 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.device = j.value("device", std::string());
             r.suggested_batch_size = read_int(j, "suggested_batch_size");
             r.suggested_accumulation_steps = read_int(j, "suggested_accumulation_steps");
+            r.world_size = j.contains("world_size") ? static_cast<int>(read_int(j, "world_size")) : 1;
+            r.cpu_kernels = j.value("cpu_kernels", std::string());
+            r.detail.code = j.value("message_code", std::string());
+            if (const auto it = j.find("message_args"); it != j.end() && it->is_object())
+                for (const auto& [key, value] : it->items())
+                    if (value.is_string()) r.detail.args[key] = value.get<std::string>();
             return r;
         }
     } catch (const std::exception& e) {

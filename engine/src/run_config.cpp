@@ -64,6 +64,9 @@ ACCUM_CHOICES(SchedulerKind, {SchedulerKind::Constant, "constant"}, {SchedulerKi
 ACCUM_CHOICES(Strategy, {Strategy::Epoch, "epoch"}, {Strategy::Steps, "steps"}, {Strategy::No, "no"})
 ACCUM_CHOICES(LossNormalization, {LossNormalization::Mean, "mean"}, {LossNormalization::Tokens, "tokens"})
 ACCUM_CHOICES(CpuKernels, {CpuKernels::Fused, "fused"}, {CpuKernels::Aten, "aten"})
+ACCUM_CHOICES(Backend, {Backend::Auto, "auto"}, {Backend::Gloo, "gloo"}, {Backend::Nccl, "nccl"})
+ACCUM_CHOICES(MixedPrecision, {MixedPrecision::No, "no"}, {MixedPrecision::Bf16, "bf16"}, {MixedPrecision::Fp16, "fp16"})
+ACCUM_CHOICES(LossScaling, {LossScaling::None, "none"}, {LossScaling::Dynamic, "dynamic"})
 #undef ACCUM_CHOICES
 
 } // namespace
@@ -105,6 +108,9 @@ ACCUM_INSTANTIATE_CHOICE(SchedulerKind)
 ACCUM_INSTANTIATE_CHOICE(Strategy)
 ACCUM_INSTANTIATE_CHOICE(LossNormalization)
 ACCUM_INSTANTIATE_CHOICE(CpuKernels)
+ACCUM_INSTANTIATE_CHOICE(Backend)
+ACCUM_INSTANTIATE_CHOICE(MixedPrecision)
+ACCUM_INSTANTIATE_CHOICE(LossScaling)
 #undef ACCUM_INSTANTIATE_CHOICE
 
 std::int64_t builtin_train_size(DatasetKind dataset) {
@@ -231,6 +237,26 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
         add("memory-budget", "cannot read '" + c.memory_budget + "' as a size (examples: 512MiB, 2GiB, 0 for none)");
     if (!std::isfinite(c.micro_step_delay_s) || c.micro_step_delay_s < 0 || c.micro_step_delay_s > 60)
         add("micro-step-delay", "must be between 0 and 60 seconds");
+
+    if (c.mixed_precision == MixedPrecision::Fp16 && (c.device == "cpu"))
+        add("mixed-precision", "fp16 needs CUDA; use bf16 on the CPU");
+    if (!std::isfinite(c.loss_scale_init) || c.loss_scale_init <= 0)
+        add("loss-scale-init", "must be a positive scale, got " + num(c.loss_scale_init));
+    if (c.scaler_per_micro_batch && c.loss_scaling != LossScaling::Dynamic && c.mixed_precision != MixedPrecision::Fp16)
+        add("scaler-per-micro-batch", "is a pitfall of the loss scaler; use it with --loss-scaling dynamic");
+
+    if (c.nproc_per_node < 1 || c.nproc_per_node > 256)
+        add("nproc-per-node", "must be a number of processes from 1 to 256, got " + std::to_string(c.nproc_per_node));
+    if (c.nnodes < 1 || c.nnodes > 4096)
+        add("nnodes", "must be a number of machines from 1 to 4096, got " + std::to_string(c.nnodes));
+    if (c.node_rank < 0 || c.node_rank >= std::max(1, c.nnodes))
+        add("node-rank", "must be from 0 to --nnodes - 1 (" + std::to_string(c.nnodes - 1) + "), got " +
+                             std::to_string(c.node_rank));
+    if (c.master_addr.empty()) add("master-addr", "must name the master's host (e.g. 127.0.0.1)");
+    if (c.master_port < 0 || c.master_port > 65535)
+        add("master-port", "must be a TCP port from 0 to 65535, got " + std::to_string(c.master_port));
+    if (!std::isfinite(c.dist_timeout_s) || c.dist_timeout_s <= 0 || c.dist_timeout_s > 86400)
+        add("dist-timeout", "must be a number of seconds above 0 and up to 86400, got " + num(c.dist_timeout_s));
     return p;
 }
 
@@ -326,6 +352,7 @@ const std::vector<Field>& fields() {
         make_field("accumulation-steps", &RunConfig::accumulation_steps),
         make_field("epochs", &RunConfig::epochs),
         make_field("max-steps", &RunConfig::max_steps),
+        make_field("gradient-checkpointing", &RunConfig::gradient_checkpointing),
         make_field("lr", &RunConfig::learning_rate),
         make_field("optimizer", &RunConfig::optimizer),
         make_field("momentum", &RunConfig::momentum),
@@ -335,6 +362,10 @@ const std::vector<Field>& fields() {
         make_field("max-grad-norm", &RunConfig::max_grad_norm),
         make_field("skip-nonfinite", &RunConfig::skip_nonfinite),
         make_field("loss-normalization", &RunConfig::loss_normalization),
+        make_field("mixed-precision", &RunConfig::mixed_precision),
+        make_field("loss-scaling", &RunConfig::loss_scaling),
+        make_field("loss-scale-init", &RunConfig::loss_scale_init),
+        make_field("scaler-per-micro-batch", &RunConfig::scaler_per_micro_batch),
         make_field("eval-strategy", &RunConfig::eval_strategy),
         make_field("eval-steps", &RunConfig::eval_steps),
         make_field("logging-steps", &RunConfig::logging_steps),
@@ -352,6 +383,14 @@ const std::vector<Field>& fields() {
         make_field("overwrite-output-dir", &RunConfig::overwrite_output_dir),
         make_field("metrics", &RunConfig::metrics_file),
         make_field("resume", &RunConfig::resume_from),
+        make_field("nproc-per-node", &RunConfig::nproc_per_node),
+        make_field("nnodes", &RunConfig::nnodes),
+        make_field("node-rank", &RunConfig::node_rank),
+        make_field("master-addr", &RunConfig::master_addr),
+        make_field("master-port", &RunConfig::master_port),
+        make_field("backend", &RunConfig::backend),
+        make_field("dist-timeout", &RunConfig::dist_timeout_s),
+        make_field("sync-each-micro-batch", &RunConfig::sync_each_micro_batch),
         make_field("quiet", &RunConfig::quiet),
         make_field("micro-step-delay", &RunConfig::micro_step_delay_s),
     };
@@ -442,6 +481,11 @@ RunConfig from_json_text(const std::string& text, const RunConfig& base, std::ve
         return config;
     }
     for (const auto& [raw_key, value] : j.items()) {
+        // TrainingArguments' bf16=True / fp16=True: the mixed-precision key.
+        if (const auto k = normalise_key(raw_key); (k == "bf16" || k == "fp16") && value.is_boolean()) {
+            if (value.get<bool>()) config.mixed_precision = k == "bf16" ? MixedPrecision::Bf16 : MixedPrecision::Fp16;
+            continue;
+        }
         const Field* field = find_field(raw_key);
         if (!field) {
             problems.push_back({raw_key.empty() ? std::string("\"\"") : raw_key,

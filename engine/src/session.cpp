@@ -173,6 +173,7 @@ void summarise(const RunContext* ctx, std::chrono::steady_clock::time_point wall
 SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom = nullptr) {
     SummaryRecord summary;
     summary.final_loss = std::nan("");
+    summary.cpu_kernels = to_string(config.cpu_kernels);
     if (control.stop_requested()) {
         summary.status = RunStatus::Stopped;
         summary.exit_code = exit_code::interrupted;

@@ -243,7 +243,8 @@ private Q_SLOTS:
         for (const QString& line : lines) {
             if (!line.startsWith("  --")) continue;
             const QString name = line.mid(4).section(' ', 0, 0);
-            if (name == "config" || name == "target-batch" || name == "no-shuffle") continue;
+            if (name == "config" || name == "target-batch" || name == "no-shuffle" || name == "bf16" || name == "fp16")
+                continue; // the runner's own, and flags that set another key (--bf16: mixed-precision)
             QVERIFY2(json.find("\"" + name.toStdString() + "\"") != std::string::npos, qPrintable(name));
             ++checked;
         }
@@ -254,6 +255,18 @@ private Q_SLOTS:
         QCOMPARE(c.accumulation_steps, std::int64_t(8));
         QVERIFY(!set_option(c, "seed", "-1", error));
         QVERIFY2(error.find("-1") != std::string::npos, error.c_str()); // the message shows the value
+    }
+
+    // The Trainer's spelling of mixed precision: bf16/fp16 as flags and as config keys.
+    void trainerPrecisionSpellings() {
+        QCOMPARE(cli::parse_arguments({"--bf16"}).config.mixed_precision, MixedPrecision::Bf16);
+        std::vector<ConfigProblem> problems;
+        QCOMPARE(from_json_text(R"({"fp16": true})", RunConfig{}, problems).mixed_precision, MixedPrecision::Fp16);
+        QCOMPARE(from_json_text(R"({"bf16": false})", RunConfig{}, problems).mixed_precision, MixedPrecision::No);
+        QVERIFY(problems.empty());
+        const auto p = cli::parse_arguments({"--mixed-precision", "fp16", "--device", "cpu"});
+        QVERIFY(mentions(p.problems, "mixed-precision"));
+        QVERIFY(all_text(p.problems).find("fp16 needs CUDA; use bf16 on the CPU") != std::string::npos);
     }
 
     void cliFlagsOverrideConfigFile() {

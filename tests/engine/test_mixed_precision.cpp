@@ -359,10 +359,10 @@ private Q_SLOTS:
         QCOMPARE(thrown<ConfigError>([] { AutocastScope scope(c10::DeviceType::CPU, c10::ScalarType::Double); }),
                  std::string("autocast casts to bf16 or fp16, not Double on the CPU"));
         QVERIFY(!autocast_enabled(c10::DeviceType::CPU)); // the refused scopes changed nothing
-        QVERIFY(parse_mixed_precision("bf16") == MixedPrecision::Bf16);
-        QVERIFY(parse_mixed_precision("fp16") == MixedPrecision::Fp16);
-        QVERIFY(parse_mixed_precision("no") == MixedPrecision::No);
-        QVERIFY(!parse_mixed_precision("fp32").has_value());
+        QVERIFY(parse_choice<MixedPrecision>("bf16") == MixedPrecision::Bf16);
+        QVERIFY(parse_choice<MixedPrecision>("fp16") == MixedPrecision::Fp16);
+        QVERIFY(parse_choice<MixedPrecision>("no") == MixedPrecision::No);
+        QVERIFY(!parse_choice<MixedPrecision>("fp32").has_value());
         QCOMPARE(std::string(to_string(MixedPrecision::Bf16)), std::string("bf16"));
     }
 

@@ -3,6 +3,7 @@
 // and processes cheaply; the JSON Lines form is in metrics_io.h.
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace accum {
@@ -31,6 +32,15 @@ struct StepRecord {
     double elapsed_s = 0.0;
     std::int64_t memory_bytes = 0;
     std::int64_t peak_memory_bytes = 0; // peak since the previous step
+    // The step's peak less parameters, gradients and optimizer state at that moment.
+    std::int64_t peak_activations_bytes = 0;
+    // Data parallel: gradient all-reduce calls since the previous step, their
+    // time and the bytes they reduced (0 in a one-process run).
+    std::int64_t grad_allreduces = 0;
+    double allreduce_seconds = 0.0;
+    std::int64_t allreduce_bytes = 0;
+    double loss_scale = 1.0;         // the loss scaler's scale for this window (1 without scaling)
+    bool skipped = false;            // the update was skipped: non-finite gradients (overflow)
 };
 
 struct EvalRecord {
@@ -49,9 +59,23 @@ struct MemoryRecord {
     std::int64_t budget_bytes = 0;   // 0 = none
     std::int64_t rss_bytes = 0;      // process resident set
     bool cuda = false;
+    // memory_bytes by category, each storage counted once: they add up to it.
+    std::int64_t parameters_bytes = 0;
+    std::int64_t gradients_bytes = 0;
+    std::int64_t optimizer_state_bytes = 0;
+    std::int64_t activations_bytes = 0; // everything else: saved activations, the batch, temporaries
+    int rank = 0;                    // the process's rank in a data-parallel run
 };
 
 enum class RunStatus { Completed, Stopped, OutOfMemory, Diverged, Error };
+
+// A summary's message as a code with named arguments, for an interface that
+// says it in its own language (the studio translates it); `message` keeps the
+// English text. code "" when the message has none.
+struct EngineMessage {
+    std::string code;                          // e.g. "out_of_memory", "diverged", "data_missing"
+    std::map<std::string, std::string> args;   // e.g. {"batch_size": "256", "budget": "40.0 MiB"}
+};
 
 struct SummaryRecord {
     RunStatus status = RunStatus::Completed;
@@ -68,6 +92,9 @@ struct SummaryRecord {
     // On out-of-memory: a suggested micro-batch and K with the same effective batch.
     std::int64_t suggested_batch_size = 0;
     std::int64_t suggested_accumulation_steps = 0;
+    int world_size = 1;              // processes of a data-parallel run
+    std::string cpu_kernels;         // "fused" or "aten" (RunConfig::cpu_kernels)
+    EngineMessage detail;            // `message` as a code and its arguments
 };
 
 const char* to_string(RunStatus status);
@@ -80,6 +107,7 @@ inline constexpr int invalid_arguments = 2;
 inline constexpr int out_of_memory = 3;
 inline constexpr int data_error = 4;
 inline constexpr int diverged = 5;
+inline constexpr int distributed_failure = 6; // a peer lost, a rendezvous timed out, a port in use
 inline constexpr int interrupted = 130;
 } // namespace exit_code
 

@@ -21,6 +21,12 @@ enum class Strategy { Epoch, Steps, No };
 enum class LossNormalization { Mean, Tokens };
 // The engine's hand-written CPU kernels (fused) or LibTorch's own operators (aten).
 enum class CpuKernels { Fused, Aten };
+// The process group's backend: auto is NCCL on CUDA where the build has it, else Gloo.
+enum class Backend { Auto, Gloo, Nccl };
+// Accelerate's mixed_precision: the forward under autocast in bf16 or fp16 (CUDA).
+enum class MixedPrecision { No, Bf16, Fp16 };
+// The loss scaler: none, or dynamic (GradScaler's; on for fp16).
+enum class LossScaling { None, Dynamic };
 
 // Names of an enumerated option's values, in their order of declaration
 // ("pytorch", "accelerator", "trainer"). Defined for the enums above.
@@ -51,6 +57,9 @@ struct RunConfig {
     std::int64_t epochs = 3;               // 0 = unset (then max_steps decides)
     std::int64_t max_steps = 0;            // optimizer steps; 0 = unset
 
+    // Memory levers besides accumulation.
+    bool gradient_checkpointing = false;   // recompute each block's activations in backward
+
     // Optimisation.
     double learning_rate = 0.05;
     OptimizerKind optimizer = OptimizerKind::Sgd;
@@ -61,6 +70,14 @@ struct RunConfig {
     double max_grad_norm = 0.0;            // 0 = no clipping
     bool skip_nonfinite = false;           // skip a window whose loss/gradient is not finite (as GradScaler does)
     LossNormalization loss_normalization = LossNormalization::Mean;
+
+    // Mixed precision.
+    MixedPrecision mixed_precision = MixedPrecision::No;
+    LossScaling loss_scaling = LossScaling::None; // dynamic is implied by fp16
+    double loss_scale_init = 65536.0;      // GradScaler's init_scale (2^16)
+    // Pitfall demo: unscale_ and update() the scaler after every micro-batch
+    // instead of once per window.
+    bool scaler_per_micro_batch = false;
 
     // Evaluation, logging, checkpoints.
     Strategy eval_strategy = Strategy::Epoch;
@@ -82,11 +99,26 @@ struct RunConfig {
     bool overwrite_output_dir = false;     // replace a run already in output_dir
     std::string metrics_file;              // empty = <output_dir>/metrics.jsonl
     std::string resume_from;               // checkpoint directory
+
+    // Data parallelism, like torchrun: N processes per node on M nodes. A process
+    // started with RANK, WORLD_SIZE, … in its environment joins as that rank.
+    int nproc_per_node = 1;
+    int nnodes = 1;
+    int node_rank = 0;
+    std::string master_addr = "127.0.0.1";
+    int master_port = 29500;
+    Backend backend = Backend::Auto;
+    double dist_timeout_s = 60.0;          // rendezvous and collectives
+    // Pitfall demo (Accelerate's sync_each_batch): all-reduce the gradients after
+    // every backward instead of once per window.
+    bool sync_each_micro_batch = false;
     bool quiet = false;
     bool record_micro_steps = false;       // emit a record per micro-batch (GUI)
     double micro_step_delay_s = 0.0;       // teaching pace: sleep after each micro-batch
 
-    std::int64_t effective_batch() const { return batch_size * accumulation_steps; }
+    std::int64_t world_size() const { return std::int64_t(nproc_per_node) * nnodes; }
+    // micro-batch × K × processes: the samples of one update.
+    std::int64_t effective_batch() const { return batch_size * accumulation_steps * world_size(); }
 };
 
 // One problem found in a configuration: the option it concerns (spelled as on

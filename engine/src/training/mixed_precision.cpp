@@ -55,22 +55,6 @@ const char* device_name(c10::DeviceType device) {
 
 } // namespace
 
-std::optional<MixedPrecision> parse_mixed_precision(std::string_view text) {
-    if (text == "no") return MixedPrecision::No;
-    if (text == "bf16") return MixedPrecision::Bf16;
-    if (text == "fp16") return MixedPrecision::Fp16;
-    return std::nullopt;
-}
-
-const char* to_string(MixedPrecision precision) {
-    switch (precision) {
-    case MixedPrecision::No: return "no";
-    case MixedPrecision::Bf16: return "bf16";
-    case MixedPrecision::Fp16: return "fp16";
-    }
-    return "no";
-}
-
 std::string mixed_precision_error(MixedPrecision precision, c10::DeviceType device) {
     switch (precision) {
     case MixedPrecision::No: return {};

@@ -17,16 +17,14 @@
 #include <string_view>
 
 #include <c10/core/DeviceType.h>
+
+#include "accum/run_config.h"
 #include <c10/core/ScalarType.h>
 
 namespace accum {
 
-// --mixed-precision no|bf16|fp16 (Accelerate's `mixed_precision`).
-enum class MixedPrecision { No, Bf16, Fp16 };
-
-// "no", "bf16", "fp16"; nullopt for anything else.
-std::optional<MixedPrecision> parse_mixed_precision(std::string_view text);
-const char* to_string(MixedPrecision precision);
+// --mixed-precision no|bf16|fp16 is accum::MixedPrecision (accum/run_config.h),
+// parsed with the other options.
 
 // The message for fp16 asked of a device without it. Accelerate refuses fp16
 // on the CPU too; CPU autocast in LibTorch 1.13 knows only bf16.
