@@ -1,6 +1,7 @@
 // accum-run: the headless runner. All logic lives in runner/ (tested in-process).
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,5 +17,8 @@ int main(int argc, char** argv) {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     std::vector<std::string> args(argv + 1, argv + argc);
-    return accum::cli::run(args, std::cout, std::cerr, &g_interrupted);
+    // This program's own file: --nproc-per-node starts copies of it.
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return accum::cli::run(args, std::cout, std::cerr, &g_interrupted, ec ? std::string(argv[0]) : self.string());
 }

@@ -4,10 +4,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
+#include "accum/data_parallel.h"
+#include "accum/errors.h"
 #include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
 #include "accum/run_directory.h"
@@ -44,9 +47,25 @@ std::string summary_text(const SummaryRecord& s) {
     return out.str();
 }
 
+// Ranks 1 … N−1 of a data-parallel run: no files, no log; their errors only.
+class QuietSink final : public Sink {};
+
+// The arguments the ranks get: the parent's, with the output directory the
+// parent chose (so that every rank names the same one).
+std::vector<std::string> rank_arguments(const std::vector<std::string>& args, const std::string& output_dir,
+                                        bool output_dir_given) {
+    std::vector<std::string> out = args;
+    if (!output_dir_given) {
+        out.push_back("--output-dir");
+        out.push_back(output_dir);
+    }
+    return out;
+}
+
 } // namespace
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const std::atomic<bool>* interrupt) {
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const std::atomic<bool>* interrupt,
+        const std::string& program) {
     ParsedArguments parsed = parse_arguments(args);
     if (parsed.command == "help") {
         out << usage();
@@ -82,7 +101,44 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
 
     RunConfig config = parsed.config;
+    // Started by a launcher (RANK, WORLD_SIZE, … set): this process is one rank.
+    std::optional<dist::WorldInfo> world;
+    try {
+        world = dist::world_from_environment();
+        if (world && world->world_size <= 1) world.reset();
+        if (world) config = dist::config_for_world(config, *world);
+    } catch (const ConfigError& e) {
+        err << "accum-run: " << e.what() << "\n";
+        return exit_code::invalid_arguments;
+    }
+    const std::string rank_prefix = world ? "[rank " + std::to_string(world->rank) + "] " : "";
+    if (world && world->rank != 0) {
+        // Not rank 0: trains and takes part in every collective, writes nothing.
+        QuietSink quiet;
+        Session session;
+        std::stop_source stop;
+        std::atomic<bool> finished{false};
+        std::thread watcher;
+        if (interrupt)
+            watcher = std::thread([&] {
+                while (!finished.load()) {
+                    if (interrupt->load()) {
+                        stop.request_stop();
+                        return;
+                    }
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }
+            });
+        const SummaryRecord summary = session.run(config, quiet, stop.get_token(), *world);
+        finished.store(true);
+        if (watcher.joinable()) watcher.join();
+        if (summary.status != RunStatus::Completed && summary.status != RunStatus::Stopped)
+            err << rank_prefix << "accum-run: " << summary.message << std::endl;
+        return summary.exit_code;
+    }
+
     std::error_code ec;
+    const bool output_dir_given = !config.output_dir.empty();
     if (config.output_dir.empty()) {
         std::string error;
         config.output_dir = create_run_directory("runs", error); // a new one, even for two runs in one second
@@ -99,6 +155,27 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         err << "accum-run: --output-dir: cannot create " << config.output_dir << ": " << ec.message() << "\n";
         return exit_code::invalid_arguments;
     }
+    if (!world && config.world_size() > 1) {
+        // The launcher (torchrun's part): this machine's ranks are copies of this
+        // program; rank 0 of the run writes into the directory chosen here.
+        if (program.empty()) {
+            err << "accum-run: --nproc-per-node: cannot tell which program to start for the ranks\n";
+            return exit_code::invalid_arguments;
+        }
+        if (!config.quiet)
+            out << "launching " << config.nproc_per_node << " processes" << (config.nnodes > 1 ? " on this machine (node " + std::to_string(config.node_rank) + " of " + std::to_string(config.nnodes) + ")" : "")
+                << ": micro-batch " << config.batch_size << " × " << config.accumulation_steps << " × "
+                << config.world_size() << " processes = effective batch " << config.effective_batch() << std::endl;
+        try {
+            const auto outcome =
+                dist::launch_ranks(config, program, rank_arguments(args, config.output_dir, output_dir_given));
+            if (outcome.exit_code != 0) err << "accum-run: " << outcome.message << "\n";
+            return outcome.exit_code;
+        } catch (const ConfigError& e) {
+            err << "accum-run: " << e.what() << "\n";
+            return exit_code::invalid_arguments;
+        }
+    }
     if (config.overwrite_output_dir && config.resume_from.empty()) {
         std::string error;
         if (!clear_run(config.output_dir, error)) {
@@ -106,7 +183,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
             return exit_code::invalid_arguments;
         }
     }
-    const std::string prefix = config.mode == Mode::Trainer ? "" : "[" + to_string(config.mode) + "] ";
+    const std::string prefix = rank_prefix + (config.mode == Mode::Trainer ? "" : "[" + to_string(config.mode) + "] ");
     RunnerSink sink(out, config.quiet, prefix);
     if (std::string error; !sink.open(config, error)) {
         err << "accum-run: " << error << "\n";
@@ -114,8 +191,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     if (!config.quiet)
         out << prefix << "micro-batch " << config.batch_size << " × " << config.accumulation_steps
-            << " accumulation steps = effective batch " << config.effective_batch() << "; writing " << config.output_dir
-            << std::endl;
+            << " accumulation steps"
+            << (config.world_size() > 1 ? " × " + std::to_string(config.world_size()) + " processes" : std::string())
+            << " = effective batch " << config.effective_batch() << "; writing " << config.output_dir << std::endl;
 
     Session session;
     std::stop_source stop; // an interrupt that comes before the run starts still stops it
@@ -132,14 +210,15 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
             }
         });
     }
-    const SummaryRecord summary = session.run(config, sink, stop.get_token());
+    const SummaryRecord summary =
+        world ? session.run(config, sink, stop.get_token(), *world) : session.run(config, sink, stop.get_token());
     finished.store(true);
     if (watcher.joinable()) watcher.join();
 
     if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped)
         out << summary_text(summary) << std::endl;
     else
-        err << "accum-run: " << summary.message << "\n" << summary_text(summary) << std::endl;
+        err << rank_prefix << "accum-run: " << summary.message << "\n" << summary_text(summary) << std::endl;
     return summary.exit_code;
 }
 

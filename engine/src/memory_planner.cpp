@@ -29,6 +29,10 @@ SummaryRecord run_probe(const RunConfig& base, std::int64_t batch, std::int64_t 
     c.record_micro_steps = false;
     c.micro_step_delay_s = 0;
     c.memory_budget = std::to_string(budget);
+    // A probe measures one process's memory (a rank's, in a data-parallel run).
+    c.nproc_per_node = 1;
+    c.nnodes = 1;
+    c.node_rank = 0;
     SummaryOnly sink;
     Session session;
     struct Probing {

@@ -257,6 +257,9 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
         add("master-port", "must be a TCP port from 0 to 65535, got " + std::to_string(c.master_port));
     if (!std::isfinite(c.dist_timeout_s) || c.dist_timeout_s <= 0 || c.dist_timeout_s > 86400)
         add("dist-timeout", "must be a number of seconds above 0 and up to 86400, got " + num(c.dist_timeout_s));
+    if (c.auto_find_batch_size && c.world_size() > 1)
+        add("auto-find-batch-size", "cannot retry with a smaller micro-batch in a run of several processes "
+                                    "(--nproc-per-node, --nnodes); find one with accum-run plan first");
     return p;
 }
 

@@ -1,6 +1,12 @@
 #include "accum/session.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <c10/util/Exception.h>
@@ -10,6 +16,9 @@
 
 #include "accum/errors.h"
 #include "accum/memory_planner.h"
+#include "distributed/data_parallel.h"
+#include "distributed/launcher.h"
+#include "distributed/process_group.h"
 #include "kernels/kernels.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
@@ -26,6 +35,7 @@ void run_trainer_style(RunContext& ctx);
 
 struct Session::Control {
     RunControl control;
+    std::string worker_program;
 };
 
 Session::Session() : control_(std::make_unique<Control>()) {}
@@ -35,6 +45,7 @@ void Session::pause() { control_->control.pause(); }
 void Session::resume() { control_->control.resume(); }
 void Session::step_once() { control_->control.step_once(); }
 bool Session::is_paused() const { return control_->control.paused(); }
+void Session::set_worker_program(std::string program) { control_->worker_program = std::move(program); }
 
 namespace {
 
@@ -170,10 +181,13 @@ void summarise(const RunContext* ctx, std::chrono::steady_clock::time_point wall
         summary.train_runtime_s > 0 ? static_cast<double>(summary.samples_seen) / summary.train_runtime_s : 0.0;
 }
 
-SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom = nullptr) {
+// `local_processes`: the ranks of this run on this machine, which share its cores.
+SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom = nullptr,
+                       int local_processes = 1) {
     SummaryRecord summary;
     summary.final_loss = std::nan("");
     summary.cpu_kernels = to_string(config.cpu_kernels);
+    if (const auto* state = dist::default_state()) summary.world_size = state->world_size();
     if (control.stop_requested()) {
         summary.status = RunStatus::Stopped;
         summary.exit_code = exit_code::interrupted;
@@ -197,7 +211,8 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
     struct ReleaseCachedBlocks {
         ~ReleaseCachedBlocks() { memory::release_cached_blocks(); }
     } release_cached_blocks;
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int cores =
+        std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / std::max(1, local_processes));
     apply_threads(choose_threads(config, runs_on_cuda(config), cores));
     const auto budget = parse_byte_size(config.memory_budget).value_or(0);
     std::unique_ptr<RunContext> ctx;
@@ -210,7 +225,7 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         prepare_memory(*ctx, budget);
         ctx->emit_memory_record();
         run_style(*ctx);
-        if (control.stop_requested()) {
+        if (ctx->stopped()) {
             summary.status = RunStatus::Stopped;
             summary.exit_code = exit_code::interrupted;
             summary.message = "stopped at optimizer step " + std::to_string(ctx->progress.global_step);
@@ -231,6 +246,13 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::invalid_arguments;
         summary.message = e.what();
+    } catch (const DistributedError& e) {
+        summary.status = RunStatus::Error;
+        summary.exit_code = exit_code::distributed_failure;
+        summary.message = e.what();
+        summary.detail = {"distributed_failure",
+                          {{"rank", std::to_string(e.rank())}, {"peer", std::to_string(e.peer())},
+                           {"kind", dist::failure_kind_name(e.kind())}}};
     } catch (const DivergedError& e) {
         summary.status = RunStatus::Diverged;
         summary.exit_code = exit_code::diverged;
@@ -259,13 +281,184 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
     return summary;
 }
 
+dist::Backend backend_of(Backend b) {
+    switch (b) {
+    case Backend::Gloo: return dist::Backend::Gloo;
+    case Backend::Nccl: return dist::Backend::Nccl;
+    case Backend::Auto: break;
+    }
+    return dist::Backend::Auto;
+}
+
+SummaryRecord failed_summary(RunStatus status, int code, const std::string& message, int world_size) {
+    SummaryRecord summary;
+    summary.final_loss = std::nan("");
+    summary.status = status;
+    summary.exit_code = code;
+    summary.message = message;
+    summary.world_size = world_size;
+    return summary;
+}
+
+// One rank of a data-parallel run: joins the process group (its timeout and
+// backend from the config), makes it this thread's default for the run, trains,
+// and meets the others once more at the end so that none leaves while another
+// still needs it.
+SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sink& sink, RunControl& control,
+                       std::function<bool()> abandon = {}) {
+    RunConfig config = given;
+    if (const auto problems = validate(config); !problems.empty()) {
+        std::string message;
+        for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p.to_string();
+        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, message, world.world_size);
+    }
+    // Ranks on one machine with CUDA: one device each, by local rank.
+    if (runs_on_cuda(config) && (config.device == "auto" || config.device == "cuda") && torch::cuda::device_count() > 0)
+        config.device = "cuda:" + std::to_string(world.local_rank % static_cast<int>(torch::cuda::device_count()));
+    std::unique_ptr<dist::DistributedState> state;
+    try {
+        dist::GroupOptions options;
+        options.world = world;
+        options.backend = dist::resolve_backend(backend_of(config.backend), runs_on_cuda(config));
+        options.timeout = dist::parse_dist_timeout(config.dist_timeout_s);
+        options.cuda_device = world.local_rank;
+        options.abandon = std::move(abandon);
+        state = std::make_unique<dist::DistributedState>(dist::ProcessGroup::connect(options), world);
+    } catch (const ConfigError& e) {
+        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, e.what(), world.world_size);
+    } catch (const DistributedError& e) {
+        if (control.stop_requested())
+            return failed_summary(RunStatus::Stopped, exit_code::interrupted, "stopped before the run started",
+                                  world.world_size);
+        auto summary = failed_summary(RunStatus::Error, exit_code::distributed_failure, e.what(), world.world_size);
+        summary.detail = {"distributed_failure",
+                          {{"rank", std::to_string(e.rank())}, {"peer", std::to_string(e.peer())},
+                           {"kind", dist::failure_kind_name(e.kind())}}};
+        return summary;
+    }
+    const dist::DefaultStateScope scope(state.get());
+    SummaryRecord summary = run_once(config, sink, control, nullptr, world.local_world_size);
+    if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped) {
+        try {
+            state->group().barrier();
+        } catch (const DistributedError& e) {
+            // The work is done and saved; a peer that ended early is reported, not fatal.
+            sink.on_log(std::string("note: the ranks did not meet at the end: ") + e.what());
+        }
+    }
+    summary.world_size = world.world_size;
+    return summary;
+}
+
+// The configuration written where ranks 1 … N−1 read it (--config), removed after the run.
+class ConfigFile {
+public:
+    explicit ConfigFile(const RunConfig& config) {
+        std::string pattern = (std::filesystem::temp_directory_path() / "accum-ranks-XXXXXX.json").string();
+        const int fd = ::mkstemps(pattern.data(), 5);
+        if (fd < 0) throw std::runtime_error("cannot create a file for the other ranks' configuration in " +
+                                             std::filesystem::temp_directory_path().string());
+        ::close(fd);
+        path_ = pattern;
+        std::ofstream(path_) << to_json_text(config) << "\n";
+    }
+    ~ConfigFile() {
+        std::error_code ec;
+        std::filesystem::remove(path_, ec);
+    }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+// A run of N processes on this machine started from here (the studio): rank 0
+// trains on this thread; ranks 1 … N−1 are the worker program, launched and
+// watched on a thread of their own. A worker that ends before the others have
+// met stops rank 0 from waiting; when rank 0 is done, the workers get a few
+// seconds to end by themselves, then SIGTERM, then SIGKILL: none outlives the run.
+SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Sink& sink, RunControl& control) {
+    const int world_size = static_cast<int>(config.world_size());
+    if (config.nnodes > 1)
+        return failed_summary(RunStatus::Error, exit_code::invalid_arguments,
+                              "--nnodes: a run started here uses processes on this machine only; start each "
+                              "machine's ranks with accum-run --nnodes " + std::to_string(config.nnodes),
+                              world_size);
+    if (program.empty() || ::access(program.c_str(), X_OK) != 0)
+        return failed_summary(RunStatus::Error, exit_code::invalid_arguments,
+                              "--nproc-per-node " + std::to_string(config.nproc_per_node) +
+                                  ": the program for ranks 1 … N−1 (accum-run) was not found" +
+                                  (program.empty() ? std::string() : " at " + program),
+                              world_size);
+    if (const auto problems = validate(config); !problems.empty()) {
+        std::string message;
+        for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p.to_string();
+        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, message, world_size);
+    }
+    std::unique_ptr<ConfigFile> file;
+    dist::LaunchOptions options;
+    try {
+        file = std::make_unique<ConfigFile>(config);
+        options.plan = {config.nproc_per_node, 1, 0, "127.0.0.1", dist::pick_free_port("127.0.0.1")};
+    } catch (const std::exception& e) {
+        return failed_summary(RunStatus::Error, exit_code::failure, e.what(), world_size);
+    }
+    options.executable = program;
+    options.arguments = {"train", "--config", file->path(), "--quiet"};
+    for (int r = 1; r < config.nproc_per_node; ++r) options.local_ranks.push_back(r);
+    options.forward_signals = false;
+    options.stop_grace = std::chrono::seconds(3);
+    std::atomic<bool> stop_workers{false};
+    std::atomic<bool> workers_done{false};
+    options.stop = [&] { return stop_workers.load(); };
+    dist::LaunchResult launched;
+    std::thread launcher([&] {
+        try {
+            launched = dist::launch_workers(options);
+        } catch (const std::exception& e) {
+            launched.exit_code = exit_code::invalid_arguments;
+            launched.message = e.what();
+        }
+        workers_done = true;
+    });
+    SummaryRecord summary = run_rank(config, dist::worker_world(options.plan, 0), sink, control, [&] {
+        return workers_done.load() || control.stop_requested();
+    });
+    // The workers end with rank 0: by themselves after a run that ended well
+    // (within a few seconds), else stopped now.
+    const bool ended_well = summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(ended_well ? 5 : 0);
+    while (!workers_done.load() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stop_workers = true;
+    launcher.join();
+    if (!ended_well && !launched.message.empty() && summary.status != RunStatus::OutOfMemory)
+        summary.message += " (" + launched.message + ")";
+    return summary;
+}
+
 } // namespace
+
+SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token stop, const dist::WorldInfo& world) {
+    if (world.world_size <= 1) return run(config, sink, stop);
+    auto& control = control_->control;
+    control.reset();
+    const std::stop_callback forward_stop(stop, [&control] { control.request_stop(); });
+    SummaryRecord summary = run_rank(config, world, sink, control);
+    sink.on_summary(summary);
+    return summary;
+}
 
 SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token stop) {
     auto& control = control_->control;
     control.reset();
     // A stop on the token, now (then at once) or later, reaches the run's control.
     const std::stop_callback forward_stop(stop, [&control] { control.request_stop(); });
+    if (config.world_size() > 1) {
+        SummaryRecord summary = host_ranks(config, control_->worker_program, sink, control);
+        sink.on_summary(summary);
+        return summary;
+    }
     if (!config.auto_find_batch_size) {
         OutOfMemoryFacts oom;
         SummaryRecord summary = run_once(config, sink, control, &oom);

@@ -19,6 +19,9 @@ struct MicroStepRecord {
     double grad_norm = 0.0;          // norm of the accumulated .grad after its backward; NaN (not
                                      // computed) unless at teaching pace or paused
     double epoch = 0.0;
+    // Data parallel: gradient all-reduce calls at the end of this micro-batch's
+    // backward (0 under no_sync; 1 per bucket on the window's last micro-batch).
+    std::int64_t grad_allreduces = 0;
 };
 
 struct StepRecord {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "accum/data_parallel.h"
 #include "accum/records.h"
 #include "accum/run_config.h"
 #include "accum/sink.h"
@@ -32,7 +33,21 @@ public:
     // run has started or while it runs, ends it at the next micro-batch boundary
     // (before any data are loaded when it came first). Give each run its own
     // std::stop_source, and a stop meant for one run cannot reach the next.
+    //
+    // A configuration of several processes on this machine (--nproc-per-node N,
+    // one node) trains here as rank 0 and starts ranks 1 … N−1 as processes of
+    // the worker program (set_worker_program: accum-run), which end with it: its
+    // records are the run's, a stop or a pause holds every rank (agreed at the
+    // next gradient sync), and a rank that fails ends the run with exit code 6
+    // naming it.
     SummaryRecord run(const RunConfig& config, Sink& sink, std::stop_token stop = {});
+    // Trains as one rank of a data-parallel run whose processes a launcher
+    // started (accum-run --nproc-per-node, torchrun, a scheduler): joins the
+    // others at world.master_addr:master_port within --dist-timeout. Only rank 0
+    // should write what the sink receives.
+    SummaryRecord run(const RunConfig& config, Sink& sink, std::stop_token stop, const dist::WorldInfo& world);
+    // The program run() starts for ranks 1 … N−1 (accum-run).
+    void set_worker_program(std::string program);
 
     void pause();     // thread-safe; the run waits at the next micro-batch boundary
     void resume();

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
+
+#include "distributed/sharding.h"
 
 namespace accum {
 
@@ -25,23 +28,40 @@ DataLoader::DataLoader(const TensorDataset& dataset, std::int64_t batch_size, bo
     set_epoch(0);
 }
 
-void DataLoader::set_epoch(std::int64_t epoch) { order_ = epoch_permutation(dataset_->size(), seed_, epoch, shuffle_); }
+void DataLoader::shard(int rank, int world_size) {
+    if (world_size < 1 || rank < 0 || rank >= world_size)
+        throw std::invalid_argument("DataLoader::shard: rank " + std::to_string(rank) + " of " +
+                                    std::to_string(world_size));
+    rank_ = rank;
+    world_size_ = world_size;
+    set_epoch(epoch_);
+}
 
-std::int64_t DataLoader::size() const { return (dataset_->size() + batch_size_ - 1) / batch_size_; }
+void DataLoader::set_epoch(std::int64_t epoch) {
+    epoch_ = epoch;
+    permutation_ = epoch_permutation(dataset_->size(), seed_, epoch, shuffle_);
+    order_ = world_size_ > 1 ? dist::shard(permutation_, rank_, world_size_) : permutation_;
+}
+
+std::int64_t DataLoader::size() const { return (samples() + batch_size_ - 1) / batch_size_; }
 
 Batch DataLoader::batch(std::int64_t index) const {
     const std::int64_t begin = index * batch_size_;
-    const std::int64_t end = std::min(begin + batch_size_, dataset_->size());
+    const std::int64_t end = std::min(begin + batch_size_, samples());
     std::vector<std::int64_t> idx(order_.begin() + begin, order_.begin() + end);
     return dataset_->gather(idx);
 }
 
 std::int64_t DataLoader::items_in(std::int64_t first, std::int64_t last) const {
-    const std::int64_t begin = first * batch_size_;
-    const std::int64_t end = std::min(last * batch_size_, dataset_->size());
+    // Rank r's position i is position i·N + r of the padded permutation (which
+    // repeats the permutation from its start): the ranks' batches [first, last)
+    // together are positions [first·B·N, end·N) of it.
+    const std::int64_t n = static_cast<std::int64_t>(permutation_.size());
+    const std::int64_t begin = first * batch_size_ * world_size_;
+    const std::int64_t end = std::min(last * batch_size_, samples()) * world_size_;
     std::int64_t items = 0;
-    for (std::int64_t i = begin; i < end; ++i)
-        items += dataset_->items_per_sample[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])];
+    for (std::int64_t p = begin; p < end && n > 0; ++p)
+        items += dataset_->items_per_sample[static_cast<std::size_t>(permutation_[static_cast<std::size_t>(p % n)])];
     return items;
 }
 

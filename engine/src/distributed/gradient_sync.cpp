@@ -13,8 +13,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Consecutive tensors of one dtype and device share a bucket until it would
-// pass the cap; a tensor larger than the cap has a bucket of its own.
-std::vector<FlatBucket> make_layout(const std::vector<at::Tensor>& tensors, std::size_t cap_bytes) {
+// pass the cap; a tensor larger than the cap has a bucket of its own. `extras`
+// float values go at the end of the last bucket when it holds float32, else in
+// a bucket of their own.
+std::vector<FlatBucket> make_layout(const std::vector<at::Tensor>& tensors, std::size_t cap_bytes,
+                                    std::int64_t extras = 0) {
     std::vector<FlatBucket> layout;
     std::size_t bytes = 0;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -33,9 +36,15 @@ std::vector<FlatBucket> make_layout(const std::vector<at::Tensor>& tensors, std:
         b.numel += t.numel();
         bytes += size;
     }
+    if (extras > 0) {
+        const bool fits = !layout.empty() && tensors[layout.back().members.front()].scalar_type() == at::kFloat;
+        if (!fits) layout.emplace_back();
+        layout.back().extras = extras;
+    }
     for (auto& b : layout) {
-        const auto& first = tensors[b.members.front()];
-        b.buffer = at::empty({b.numel}, first.options());
+        const auto options = b.members.empty() ? at::TensorOptions().dtype(at::kFloat)
+                                                : tensors[b.members.front()].options();
+        b.buffer = at::empty({b.numel + b.extras}, options);
     }
     return layout;
 }
@@ -66,8 +75,8 @@ GradientSync::GradientSync(ProcessGroup& group, std::size_t bucket_bytes)
     if (bucket_bytes_ == 0) throw std::invalid_argument("GradientSync: bucket size must be positive");
 }
 
-void GradientSync::plan(const std::vector<at::Tensor>& gradients) {
-    bool same = shapes_.size() == gradients.size() && !layout_.empty();
+void GradientSync::plan(const std::vector<at::Tensor>& gradients, std::int64_t extras) {
+    bool same = shapes_.size() == gradients.size() && !layout_.empty() && extras == extras_;
     for (std::size_t i = 0; same && i < gradients.size(); ++i)
         same = shapes_[i] == gradients[i].sizes().vec() && dtypes_[i] == gradients[i].scalar_type() &&
                layout_.front().buffer.device() == gradients[i].device();
@@ -78,29 +87,44 @@ void GradientSync::plan(const std::vector<at::Tensor>& gradients) {
         shapes_.push_back(g.sizes().vec());
         dtypes_.push_back(g.scalar_type());
     }
-    layout_ = make_layout(gradients, bucket_bytes_);
+    extras_ = extras;
+    layout_ = make_layout(gradients, bucket_bytes_, extras);
 }
 
-void GradientSync::average(const std::vector<at::Tensor>& gradients) {
-    if (group_.world_size() == 1 || gradients.empty()) return;
+void GradientSync::reduce(const std::vector<at::Tensor>& gradients, std::vector<float>* extras) {
+    const std::int64_t n_extras = extras ? static_cast<std::int64_t>(extras->size()) : 0;
+    if (group_.world_size() == 1 || (gradients.empty() && n_extras == 0)) return;
     for (const auto& g : gradients)
         if (!g.defined()) throw std::invalid_argument("GradientSync::average: an undefined gradient");
     const auto start = Clock::now();
     const at::NoGradGuard no_grad;
-    plan(gradients);
+    plan(gradients, n_extras);
     const double world = static_cast<double>(group_.world_size());
     for (auto& b : layout_) {
         pack(b, gradients);
+        // The extras' place in the buffer (host or device memory alike).
+        at::Tensor tail;
+        if (b.extras > 0) {
+            tail = b.buffer.narrow(0, b.numel, b.extras);
+            tail.copy_(at::from_blob(extras->data(), {b.extras}, at::TensorOptions().dtype(at::kFloat)));
+        }
         group_.all_reduce(b.buffer, ReduceOp::Sum);
-        b.buffer.div_(world);
+        if (b.numel > 0) b.buffer.narrow(0, 0, b.numel).div_(world);
         unpack(b, gradients);
+        if (tail.defined()) {
+            const auto sums = tail.cpu().contiguous();
+            std::copy(sums.data_ptr<float>(), sums.data_ptr<float>() + b.extras, extras->begin());
+        }
         counters_.calls += 1;
-        counters_.bytes += b.numel * static_cast<std::int64_t>(b.buffer.element_size());
+        counters_.bytes += (b.numel + b.extras) * static_cast<std::int64_t>(b.buffer.element_size());
     }
     counters_.seconds += std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void GradientSync::average_gradients_of(const std::vector<at::Tensor>& parameters) {
+void GradientSync::average(const std::vector<at::Tensor>& gradients) { reduce(gradients, nullptr); }
+
+namespace {
+std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& parameters) {
     std::vector<at::Tensor> grads;
     grads.reserve(parameters.size());
     for (const auto& p : parameters) {
@@ -108,7 +132,17 @@ void GradientSync::average_gradients_of(const std::vector<at::Tensor>& parameter
         if (!g.defined()) g = at::zeros_like(p);
         grads.push_back(g);
     }
-    average(grads);
+    return grads;
+}
+} // namespace
+
+void GradientSync::average_gradients_of(const std::vector<at::Tensor>& parameters) {
+    average(gradients_of(parameters));
+}
+
+void GradientSync::average_gradients_of(const std::vector<at::Tensor>& parameters, std::vector<float>& extras) {
+    if (group_.world_size() == 1) return;
+    reduce(gradients_of(parameters), &extras);
 }
 
 void GradientSync::bind_gradients(const std::vector<at::Tensor>& parameters) {

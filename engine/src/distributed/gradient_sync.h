@@ -19,11 +19,14 @@ namespace accum::dist {
 
 inline constexpr std::size_t kDefaultBucketBytes = std::size_t{25} << 20;
 
-// One flat buffer and where each of its tensors lies in it.
+// One flat buffer and where each of its tensors lies in it. The last bucket
+// may end with `extras` float values that travel with the gradients and are
+// summed, not averaged (average() with extras).
 struct FlatBucket {
     std::vector<std::size_t> members; // indices into the tensor list
     std::vector<std::int64_t> offsets;
-    std::int64_t numel = 0;
+    std::int64_t numel = 0;           // of the tensors
+    std::int64_t extras = 0;          // float values after them
     at::Tensor buffer;
 };
 
@@ -45,6 +48,12 @@ public:
     // The same for the parameters' .grad; a parameter without one gets zeros
     // first, so that every rank's buckets line up.
     void average_gradients_of(const std::vector<at::Tensor>& parameters);
+    // average_gradients_of, with a few float values riding in the last bucket
+    // (a float32 one; else a small bucket of their own): on return `extras`
+    // holds their sums over the ranks. Every rank passes as many. So a window's
+    // loss, a stop request or memory figures cost no collective of their own.
+    // In a world of one the extras come back as they are.
+    void average_gradients_of(const std::vector<at::Tensor>& parameters, std::vector<float>& extras);
 
     // Makes each parameter's .grad a view into the buckets (its value kept), as
     // DDP's gradient_as_bucket_view=True does: average() then reduces them in
@@ -59,13 +68,15 @@ public:
     std::size_t buckets() const { return layout_.size(); }
 
 private:
-    void plan(const std::vector<at::Tensor>& gradients);
+    void plan(const std::vector<at::Tensor>& gradients, std::int64_t extras = 0);
+    void reduce(const std::vector<at::Tensor>& gradients, std::vector<float>* extras);
 
     ProcessGroup& group_;
     std::size_t bucket_bytes_;
     std::vector<FlatBucket> layout_;
     std::vector<std::vector<std::int64_t>> shapes_; // what the layout was made for
     std::vector<at::ScalarType> dtypes_;
+    std::int64_t extras_ = 0;
     SyncCounters counters_;
 };
 

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "accum/errors.h"
+#include "accum/run_config.h"
 
 extern char** environ;
 
@@ -246,13 +247,26 @@ LaunchResult launch_workers(const LaunchOptions& options) {
 
     LaunchResult result;
     result.master_port = plan.master_port;
-    std::vector<Worker> workers(static_cast<std::size_t>(plan.nproc_per_node));
-    for (int i = 0; i < plan.nproc_per_node; ++i) {
-        workers[i].status.local_rank = i;
-        workers[i].status.rank = global_rank(plan, i);
+    std::vector<int> local_ranks = options.local_ranks;
+    if (local_ranks.empty())
+        for (int i = 0; i < plan.nproc_per_node; ++i) local_ranks.push_back(i);
+    for (const int i : local_ranks)
+        if (i < 0 || i >= plan.nproc_per_node)
+            throw ConfigError("launch: local rank " + std::to_string(i) + " is not in 0 … " +
+                              std::to_string(plan.nproc_per_node - 1));
+    std::vector<Worker> workers(local_ranks.size());
+    for (std::size_t j = 0; j < local_ranks.size(); ++j) {
+        workers[j].status.local_rank = local_ranks[j];
+        workers[j].status.rank = global_rank(plan, local_ranks[j]);
     }
+    // By local rank: the index into `workers`.
+    auto index_of = [&](int local_rank) {
+        return static_cast<int>(std::find(local_ranks.begin(), local_ranks.end(), local_rank) - local_ranks.begin());
+    };
 
-    SignalScope signals;
+    std::optional<SignalScope> signals;
+    if (options.forward_signals) signals.emplace();
+    bool stopping = false; // options.stop said so
     std::optional<int> failed;            // local index of the failure that ended the run
     std::vector<int> failures;            // local indices, in the order they were seen
     std::optional<Clock::time_point> decide_at;
@@ -286,12 +300,23 @@ LaunchResult launch_workers(const LaunchOptions& options) {
         return std::any_of(workers.begin(), workers.end(), [](const Worker& w) { return w.running; });
     };
     while (any_running() || (decide_at && !failed)) {
-        pollfd p{signals.wake_fd(), POLLIN, 0};
-        ::poll(&p, 1, kPollMs);
-        signals.drain();
+        if (signals) {
+            pollfd p{signals->wake_fd(), POLLIN, 0};
+            ::poll(&p, 1, kPollMs);
+            signals->drain();
+        } else {
+            ::poll(nullptr, 0, kPollMs);
+        }
         const auto now = Clock::now();
+        if (!stopping && options.stop && options.stop()) {
+            stopping = true;
+            if (!failed) {
+                stop_running(SIGTERM);
+                kill_at = now + options.stop_grace;
+            }
+        }
 
-        const int count = g_signal_count;
+        const int count = signals ? static_cast<int>(g_signal_count) : signals_handled;
         if (count > signals_handled) {
             if (result.interrupt_signal == 0 && !failed) {
                 result.interrupt_signal = g_last_signal;
@@ -323,8 +348,8 @@ LaunchResult launch_workers(const LaunchOptions& options) {
         if (!failed && decide_at && now >= *decide_at) {
             // The cause: the first failure that is not a consequence of another's.
             const auto cause = std::find_if(failures.begin(), failures.end(),
-                                            [&](int i) { return !is_consequence(workers[i].status); });
-            failed = cause != failures.end() ? *cause : failures.front();
+                                            [&](int i) { return !is_consequence(workers[index_of(i)].status); });
+            failed = index_of(cause != failures.end() ? *cause : failures.front());
             stop_running(SIGTERM);
             kill_at = now + options.stop_grace;
         }
@@ -352,6 +377,32 @@ LaunchResult launch_workers(const LaunchOptions& options) {
         result.message = "interrupted by " + signal_name(result.interrupt_signal) + ", passed on to the workers";
     }
     return result;
+}
+
+} // namespace accum::dist
+
+namespace accum::dist {
+
+LaunchOutcome launch_ranks(const RunConfig& config, const std::string& program,
+                           const std::vector<std::string>& arguments) {
+    LaunchOptions options;
+    options.executable = program;
+    options.arguments = arguments;
+    options.plan.nproc_per_node = config.nproc_per_node;
+    options.plan.nnodes = config.nnodes;
+    options.plan.node_rank = config.node_rank;
+    options.plan.master_addr = config.master_addr;
+    options.plan.master_port = config.master_port; // 0: a free one (one machine)
+    // A rank that survives a failure ends by itself within --dist-timeout + 2 s
+    // (a collective's deadline); SIGTERM reaches one that is computing at its
+    // next window, SIGKILL after this grace any that does not end.
+    options.stop_grace = std::chrono::seconds(10);
+    const LaunchResult result = launch_workers(options);
+    LaunchOutcome outcome;
+    outcome.exit_code = result.exit_code;
+    outcome.message = result.message;
+    outcome.master_port = result.master_port;
+    return outcome;
 }
 
 } // namespace accum::dist

@@ -11,6 +11,7 @@
 // only when every worker it started has been reaped. Torch-free; POSIX (Linux).
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,15 @@ struct LaunchOptions {
     std::vector<std::pair<std::string, std::string>> environment;
     // How long stopped workers get between SIGTERM and SIGKILL.
     std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
+    // The local ranks to start (empty: all of the plan's). A program that trains
+    // as rank 0 itself (the studio) starts the others.
+    std::vector<int> local_ranks;
+    // Catch SIGINT and SIGTERM while the workers run and pass them on (accum-run).
+    // Off for a program with handlers of its own (the studio).
+    bool forward_signals = true;
+    // Polled every 20 ms: once true, the workers still running are stopped
+    // (SIGTERM, then SIGKILL after stop_grace) and are not counted as failed.
+    std::function<bool()> stop;
 };
 
 struct WorkerStatus {

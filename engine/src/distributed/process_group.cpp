@@ -445,7 +445,23 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
 
     const auto deadline = options.timeout + join_slack(options.timeout);
     std::unique_lock<std::mutex> lock(join->mutex);
-    if (!join->done_cv.wait_for(lock, deadline, [&] { return join->done; })) {
+    bool joined = false;
+    if (options.abandon) {
+        const auto until = Clock::now() + deadline;
+        while (!(joined = join->done_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return join->done; })) &&
+               Clock::now() < until) {
+            lock.unlock();
+            const bool give_up = options.abandon();
+            lock.lock();
+            if (give_up && !join->done)
+                throw DistributedError(Kind::Failed, w.rank, -1,
+                                       "rank " + std::to_string(w.rank) + ": stopped waiting for the other ranks at " +
+                                           master);
+        }
+    } else {
+        joined = join->done_cv.wait_for(lock, deadline, [&] { return join->done; });
+    }
+    if (!joined) {
         // LibTorch 1.13's TCPStore client waits for some answers without a
         // deadline: a master that accepts the connection and never answers would
         // block it for ever. Its thread is left behind, blocked; this process

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,6 +54,10 @@ struct GroupOptions {
     Backend backend = Backend::Gloo;  // resolved (not Auto)
     std::chrono::milliseconds timeout{std::chrono::seconds(60)};
     int cuda_device = 0;              // NCCL: the CUDA device of this rank's tensors
+    // Polled while joining (every 50 ms): true gives up at once (DistributedError
+    // Failed), e.g. when a program that started the other ranks sees one end, or
+    // the person asked to stop.
+    std::function<bool()> abandon;
 };
 
 class ProcessGroup {

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "accum/errors.h"
+#include "accum/run_config.h"
 
 namespace accum::dist {
 
@@ -97,6 +98,23 @@ void validate(const LaunchPlan& plan) {
                           ": every machine must name the same port");
     if (static_cast<long long>(plan.nproc_per_node) * plan.nnodes > (1 << 20))
         throw ConfigError("--nproc-per-node × --nnodes is too large");
+}
+
+RunConfig config_for_world(const RunConfig& config, const WorldInfo& w) {
+    const bool given = config.nproc_per_node != 1 || config.nnodes != 1;
+    if (given && config.world_size() != w.world_size)
+        throw ConfigError("--nproc-per-node " + std::to_string(config.nproc_per_node) + " × --nnodes " +
+                          std::to_string(config.nnodes) + " makes " + std::to_string(config.world_size()) +
+                          " processes, but the launcher started this one with WORLD_SIZE=" +
+                          std::to_string(w.world_size) + "; give the same numbers (or leave the options out)");
+    RunConfig c = config;
+    const bool even = w.world_size % w.local_world_size == 0;
+    c.nproc_per_node = even ? w.local_world_size : w.world_size;
+    c.nnodes = even ? w.world_size / w.local_world_size : 1;
+    c.node_rank = w.node_rank < c.nnodes ? w.node_rank : 0;
+    c.master_addr = w.master_addr;
+    c.master_port = w.master_port;
+    return c;
 }
 
 int world_size(const LaunchPlan& plan) { return plan.nproc_per_node * plan.nnodes; }

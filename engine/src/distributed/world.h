@@ -11,28 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "accum/data_parallel.h"
+
 namespace accum::dist {
 
-struct WorldInfo {
-    int rank = 0;             // RANK: 0 … world_size - 1
-    int local_rank = 0;       // LOCAL_RANK: the rank among this machine's workers
-    int world_size = 1;       // WORLD_SIZE
-    int local_world_size = 1; // LOCAL_WORLD_SIZE: workers on this machine
-    int node_rank = 0;        // GROUP_RANK: which machine (torchrun's name for --node-rank)
-    std::string master_addr = "127.0.0.1"; // MASTER_ADDR: where rank 0's store listens
-    int master_port = 0;      // MASTER_PORT
-};
-
-// Reads one environment variable; nullopt when it is not set.
-using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
-EnvLookup process_environment();
-
-// The process's place in the run when a launcher started it: nullopt when neither
-// RANK nor WORLD_SIZE is set (a plain one-process run). Otherwise RANK and
-// WORLD_SIZE are required, and MASTER_ADDR and MASTER_PORT too when WORLD_SIZE > 1;
-// LOCAL_RANK / LOCAL_WORLD_SIZE default to RANK / WORLD_SIZE (one machine) and
-// GROUP_RANK to 0. Throws ConfigError naming the variable and its value.
-std::optional<WorldInfo> world_from_environment(const EnvLookup& env = process_environment());
+// WorldInfo, EnvLookup, process_environment() and world_from_environment()
+// are in the public header.
 
 // A launch of nproc_per_node workers on this machine, which is node node_rank of
 // nnodes. master_addr empty: 127.0.0.1 (one machine only); master_port 0: a free

@@ -92,7 +92,19 @@ void Accelerator::do_sync() {
     }
 }
 
-Accelerator::AccumulateScope::AccumulateScope(Accelerator& accelerator) { accelerator.do_sync(); }
+Accelerator::AccumulateScope::AccumulateScope(Accelerator& accelerator, dist::DistributedDataParallel& model)
+    : no_sync_(enter(accelerator, model)) {}
+
+dist::NoSync Accelerator::AccumulateScope::enter(Accelerator& accelerator, dist::DistributedDataParallel& model) {
+    accelerator.do_sync();
+    const bool allow_gradient_sync = accelerator.sync_gradients() || accelerator.gradient_state.sync_each_batch;
+    return allow_gradient_sync ? dist::nullcontext() : model.no_sync();
+}
+
+int Accelerator::num_processes() const {
+    const auto* state = dist::default_state();
+    return state ? state->world_size() : 1;
+}
 
 
 void Accelerator::backward(const torch::Tensor& loss) {
@@ -114,11 +126,11 @@ double Accelerator::clip_grad_norm_(const std::vector<torch::Tensor>& parameters
 //
 //   accelerator = Accelerator(gradient_accumulation_steps=K)
 //   model, optimizer, train_dataloader, lr_scheduler = accelerator.prepare(
-//       model, optimizer, train_dataloader, lr_scheduler)
+//       model, optimizer, train_dataloader, lr_scheduler)   # model in DDP when distributed
 //   for epoch in range(num_epochs):
 //       model.train()
 //       for batch in train_dataloader:
-//           with accelerator.accumulate(model):
+//           with accelerator.accumulate(model):       # model.no_sync() unless syncing
 //               outputs = model(batch["input_ids"], labels=batch["labels"])
 //               loss = outputs.loss
 //               accelerator.backward(loss)
@@ -136,9 +148,10 @@ void run_accelerator_style(RunContext& ctx) {
 
     // listing:begin
     Accelerator accelerator(/*gradient_accumulation_steps=*/K, ctx.device);
-    auto [model, optimizer, train_dataloader, lr_scheduler] =
+    auto [model, optimizer, train_dataloader, lr_scheduler] =   // model: DistributedDataParallel(model)
         accelerator.prepare(*ctx.model, *ctx.optimizer, *ctx.train_loader, *ctx.lr_scheduler);
     accelerator.gradient_state.may_step = [&ctx](double norm) { return ctx.window_is_finite(norm); };  // else skipped
+    accelerator.gradient_state.sync_each_batch = ctx.config.sync_each_micro_batch;  // the pitfall
     for (auto epoch = ctx.progress.epoch; epoch < num_epochs; ++epoch) {
         model.train();
         train_dataloader.set_epoch(epoch);                       // this epoch's shuffle
@@ -150,11 +163,11 @@ void run_accelerator_style(RunContext& ctx) {
             const auto index = it.index();
             if (token_loss && index % K == 0)                    // label tokens of the whole window
                 num_items_in_batch = train_dataloader.items_in(index, std::min(index + K, L));
-            auto scope = accelerator.accumulate(model);          // with accelerator.accumulate(model):
+            auto scope = accelerator.accumulate(model);  // with accelerator.accumulate(model): no_sync  //@no_sync
             auto outputs = model(batch);                                                  //@forward
-            auto loss = token_loss ? outputs.loss_sum * (K / num_items_in_batch)  // backward divides by K
-                                   : outputs.loss;
-            accelerator.backward(loss);                          // (loss / K).backward()  //@scale,backward
+            auto loss = token_loss ? outputs.loss_sum * (K * accelerator.num_processes() / num_items_in_batch)
+                                   : outputs.loss;                // backward divides by K
+            accelerator.backward(loss);              // (loss / K).backward(), averaged on sync  //@scale,backward,all_reduce
             ctx.micro_batch_done(outputs, batch, index, accelerator.sync_gradients());
             if (accelerator.sync_gradients())
                 accelerator.clip_grad_norm_(model.parameters(), max_grad_norm);

@@ -10,7 +10,11 @@
 //    a step it skips (a non-finite window, as with an overflowed GradScaler)
 //    sets step_was_skipped;
 //  - the prepared scheduler advances only on sync, and not after a skipped step;
-//  - the prepared loader reads one batch ahead to know it is at the end.
+//  - the prepared loader reads one batch ahead to know it is at the end;
+//  - with several processes, prepare() wraps the model in DistributedDataParallel
+//    and accumulate() enters its no_sync() on every micro-batch that does not
+//    sync (unless sync_each_batch), so the gradients are averaged across the
+//    processes once per window.
 
 #include <cstdint>
 #include <functional>
@@ -20,6 +24,7 @@
 #include <torch/types.h>
 
 #include "data/batch.h"
+#include "distributed/data_parallel.h"
 #include "memory/out_of_memory.h" // find_executable_batch_size, as accelerate.utils has it
 
 namespace accum {
@@ -34,6 +39,9 @@ struct GradientState {
     std::int64_t step = 0;           // micro-batches since the last sync
     bool sync_gradients = true;
     bool end_of_dataloader = false;
+    // GradientAccumulationPlugin(sync_each_batch=True): all-reduce after every
+    // micro-batch instead of once per window (the pitfall, K times the traffic).
+    bool sync_each_batch = false;
     double last_grad_norm = 0.0;     // what the last clip_grad_norm_ measured
     // The engine's check before a sync step (styles/accelerator.cpp): false skips it.
     std::function<bool(double grad_norm)> may_step;
@@ -116,29 +124,34 @@ public:
             : model(m), optimizer(o, state), train_dataloader(d, state, device), lr_scheduler(s, optimizer, state) {}
         Prepared(const Prepared&) = delete;
         Prepared& operator=(const Prepared&) = delete;
-        Model& model;
+        dist::DistributedDataParallel model; // only forwards in a run of one process
         AcceleratedOptimizer optimizer;
         PreparedDataLoader train_dataloader;
         AcceleratedScheduler lr_scheduler;
     };
     Prepared prepare(Model& model, Optimizer& optimizer, DataLoader& loader, LrScheduler& scheduler);
 
-    // with accelerator.accumulate(model): — an RAII scope per micro-batch.
+    // with accelerator.accumulate(model): — an RAII scope per micro-batch, in
+    // no_sync() unless the gradients sync at its end.
     class AccumulateScope {
     public:
-        explicit AccumulateScope(Accelerator& accelerator);
+        AccumulateScope(Accelerator& accelerator, dist::DistributedDataParallel& model);
         ~AccumulateScope() = default;
         AccumulateScope(const AccumulateScope&) = delete;
         AccumulateScope& operator=(const AccumulateScope&) = delete;
+
+    private:
+        static dist::NoSync enter(Accelerator& accelerator, dist::DistributedDataParallel& model);
+        dist::NoSync no_sync_;
     };
-    template <typename M>
-    [[nodiscard]] AccumulateScope accumulate(M& /*model*/) {
-        return AccumulateScope(*this);
+    [[nodiscard]] AccumulateScope accumulate(dist::DistributedDataParallel& model) {
+        return AccumulateScope(*this, model);
     }
 
     void backward(const torch::Tensor& loss); // loss / K, then backward
     bool sync_gradients() const { return gradient_state.sync_gradients; }
     std::int64_t gradient_accumulation_steps() const { return gradient_state.num_steps; }
+    int num_processes() const;
     double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm);
     const torch::Device& device() const { return device_; }
 

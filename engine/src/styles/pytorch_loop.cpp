@@ -25,16 +25,32 @@
 // With --loss-normalization tokens the loss is the sum of token losses divided
 // by num_items_in_batch, the label-token count of the whole window (the 2024
 // Transformers fix), instead of each micro-batch's mean divided by K.
+//
+// With several processes (--nproc-per-node) the model is wrapped as in
+// PyTorch's DistributedDataParallel documentation, and the gradients are
+// averaged across the processes once per window:
+//
+//   model = DistributedDataParallel(model)
+//   ...
+//           sync = (index + 1) % K == 0 or index + 1 == len(train_loader)
+//           with model.no_sync() if not sync else nullcontext():
+//               outputs = model(...); loss = outputs.loss / K
+//               loss.backward()          # on sync: .grad averaged across processes
+//
+// (a token loss is multiplied by the number of processes, which the average
+// divides out). With one process the wrapper changes nothing.
 #include "styles/pytorch_loop.h"
 
 #include <algorithm>
 
+#include "distributed/data_parallel.h"
 #include "training/run_context.h"
 
 namespace accum {
 
 void run_pytorch_loop(RunContext& ctx) {
-    auto& model = *ctx.model;
+    using dist::nullcontext;
+    dist::DistributedDataParallel model(*ctx.model); // model = DistributedDataParallel(model)
     auto& optimizer = *ctx.optimizer;
     auto& lr_scheduler = *ctx.lr_scheduler;
     auto& train_loader = *ctx.train_loader;
@@ -43,6 +59,8 @@ void run_pytorch_loop(RunContext& ctx) {
     const double max_grad_norm = ctx.config.max_grad_norm;
     const bool token_loss = ctx.uses_token_normalization();
     double num_items_in_batch = 1; // label tokens of the current window (token loss)
+    const int world_size = ctx.world_size();
+    const bool sync_each_micro_batch = ctx.config.sync_each_micro_batch; // the pitfall
 
     // listing:begin
     const std::int64_t K = ctx.config.accumulation_steps;  // gradient_accumulation_steps
@@ -55,11 +73,12 @@ void run_pytorch_loop(RunContext& ctx) {
             const auto batch = train_loader.batch(index).to(device);
             if (token_loss && index % K == 0)                // label tokens of the whole window
                 num_items_in_batch = train_loader.items_in(index, std::min(index + K, L));
-            auto outputs = model(batch);                                          //@forward
-            auto loss = token_loss ? outputs.loss_sum / num_items_in_batch        //@scale
-                                   : outputs.loss / K;                            //@scale
-            loss.backward();                                 // .grad += ∂loss/∂w  //@backward
             const bool sync = (index + 1) % K == 0 || index + 1 == L;
+            auto context = sync || sync_each_micro_batch ? nullcontext() : model.no_sync();  //@no_sync
+            auto outputs = model(batch);                                          //@forward
+            auto loss = token_loss ? outputs.loss_sum * world_size / num_items_in_batch  //@scale
+                                   : outputs.loss / K;                            //@scale
+            loss.backward();             // .grad += ∂loss/∂w (averaged on sync)  //@backward,all_reduce
             ctx.micro_batch_done(outputs, batch, index, sync);
             if (ctx.config.scheduler_per_micro_batch && !sync)
                 lr_scheduler.step();                         // the pitfall: K times too fast

@@ -12,9 +12,11 @@
 //       for update_step in range(total_updates):          # ceil(L / K)
 //           num_batches = K, or the remainder in the last window
 //           batch_samples, num_items_in_batch = get_batch_samples(epoch_iterator, num_batches)
-//           for inputs in batch_samples:
-//               loss = compute_loss(model, inputs, num_items_in_batch)   # sum / num_items, or mean / num_batches
-//               loss.backward()
+//           for i, inputs in enumerate(batch_samples):
+//               context = accelerator.no_sync if i != len(batch_samples) - 1 else nullcontext
+//               with context(model):                                      # sync on the window's last
+//                   loss = compute_loss(model, inputs, num_items_in_batch)   # sum / num_items, or mean / num_batches
+//                   loss.backward()
 //           clip_grad_norm_; optimizer.step(); lr_scheduler.step(); model.zero_grad()
 //           global_step += 1; _maybe_log_save_evaluate()
 //
@@ -26,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "distributed/data_parallel.h"
 #include "training/python_format.h"
 #include "training/run_context.h"
 
@@ -140,7 +143,7 @@ Metrics Trainer::evaluate() {
 void Trainer::train(const std::string& resume_from_checkpoint) {
     if (!resume_from_checkpoint.empty()) ctx_.load_checkpoint(resume_from_checkpoint);
     inner_training_loop();
-    if (ctx_.control.stop_requested()) return;
+    if (ctx_.stopped()) return;
     // speed_metrics("train", …) and train_loss, as the Trainer's last line.
     const double runtime = ctx_.elapsed_s();
     const auto& log = static_cast<const TrainerLog&>(ctx_.run_log());
@@ -154,13 +157,16 @@ void Trainer::train(const std::string& resume_from_checkpoint) {
 }
 
 void Trainer::inner_training_loop() {
-    auto& model = *ctx_.model;
+    using dist::nullcontext;
+    dist::DistributedDataParallel model(*ctx_.model); // model = self._wrap_model(self.model_wrapped)
     auto& optimizer = *ctx_.optimizer;
     auto& lr_scheduler = *ctx_.lr_scheduler;
     auto& epoch_iterator = *ctx_.train_loader;
     const auto& device = ctx_.device;
     const auto num_train_epochs = ctx_.num_epochs();
     const bool token_loss = ctx_.uses_token_normalization();
+    const int num_processes = ctx_.world_size();
+    const bool sync_each_batch = ctx_.config.sync_each_micro_batch; // the pitfall
 
     // listing:begin
     const std::int64_t K = args_.gradient_accumulation_steps;
@@ -180,10 +186,11 @@ void Trainer::inner_training_loop() {
                 const std::int64_t step = first + i;
                 const auto inputs = epoch_iterator.batch(step).to(device);
                 const bool do_sync_step = i + 1 == num_batches;
+                auto context = do_sync_step || sync_each_batch ? nullcontext() : model.no_sync();  //@no_sync
                 auto outputs = model(inputs);                                              //@forward
-                auto loss = token_loss ? outputs.loss_sum / num_items_in_batch // compute_loss  //@scale
-                                       : outputs.loss / num_batches;                       //@scale
-                loss.backward();                                                           //@backward
+                auto loss = token_loss ? outputs.loss_sum / num_items_in_batch * num_processes  //@scale
+                                       : outputs.loss / num_batches;       // compute_loss  //@scale
+                loss.backward();                                           // synced last  //@backward,all_reduce
                 ctx_.micro_batch_done(outputs, inputs, step, do_sync_step);
             }
             const double grad_norm = clip_grad_norm_(model.parameters(), args_.max_grad_norm);

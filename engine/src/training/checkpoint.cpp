@@ -33,7 +33,8 @@ void fsync_path(const fs::path& p) {
 
 } // namespace
 
-std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit) {
+std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit,
+                            const std::vector<torch::Tensor>& rng_states) {
     const fs::path final_dir = fs::path(output_dir) / ("checkpoint-" + std::to_string(ctx.progress.global_step));
     const fs::path tmp_dir = fs::path(output_dir) / (".checkpoint-" + std::to_string(ctx.progress.global_step) + ".tmp");
     fs::remove_all(tmp_dir);
@@ -48,7 +49,7 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int 
         ctx.optimizer->impl().save(archive);
         archive.save_to((tmp_dir / "optimizer.pt").string());
     }
-    {
+    if (rng_states.empty()) {
         auto gen = at::detail::getDefaultCPUGenerator();
         torch::Tensor state;
         {
@@ -56,6 +57,11 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int 
             state = gen.get_state();
         }
         torch::save(state, (tmp_dir / "rng_state.pt").string());
+    } else {
+        for (std::size_t r = 0; r < rng_states.size(); ++r)
+            torch::save(rng_states[r],
+                        (tmp_dir / (r == 0 ? std::string("rng_state.pt") : "rng_state_" + std::to_string(r) + ".pt"))
+                            .string());
     }
     json state = ctx.run_log().state(); // the Trainer's log_history and best_metric
     state["global_step"] = ctx.progress.global_step;
@@ -76,6 +82,7 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int 
     state["save_steps"] = ctx.config.save_steps;
     state["train_batch_size"] = ctx.config.batch_size;
     state["gradient_accumulation_steps"] = ctx.config.accumulation_steps;
+    state["world_size"] = ctx.world_size();
     {
         std::ofstream f(tmp_dir / "trainer_state.json");
         f << state.dump(2) << "\n";
@@ -111,6 +118,13 @@ void load_checkpoint(RunContext& ctx, const std::string& requested) {
                             std::to_string(state.at("train_batch_size").get<std::int64_t>()) + " × " +
                             std::to_string(state.at("gradient_accumulation_steps").get<std::int64_t>()) +
                             "; resume with the same --batch-size and --accumulation-steps");
+        const auto saved_world = state.contains("world_size") ? state.at("world_size").get<int>() : 1;
+        if (saved_world != ctx.world_size())
+            throw ConfigError("--resume: " + dir + " was written by a run of " + std::to_string(saved_world) +
+                              (saved_world == 1 ? " process" : " processes") + ", this one has " +
+                              std::to_string(ctx.world_size()) +
+                              "; resume with the same number (--nproc-per-node × --nnodes), as its data order and "
+                              "RNG states belong to it");
         torch::serialize::InputArchive model_archive;
         model_archive.load_from((fs::path(dir) / "model.pt").string(), ctx.device);
         ctx.model->load(model_archive);
@@ -118,7 +132,8 @@ void load_checkpoint(RunContext& ctx, const std::string& requested) {
         optimizer_archive.load_from((fs::path(dir) / "optimizer.pt").string(), ctx.device);
         ctx.optimizer->impl().load(optimizer_archive);
         torch::Tensor rng;
-        torch::load(rng, (fs::path(dir) / "rng_state.pt").string());
+        const auto own = fs::path(dir) / ("rng_state_" + std::to_string(ctx.rank()) + ".pt");
+        torch::load(rng, (ctx.rank() > 0 && fs::exists(own) ? own : fs::path(dir) / "rng_state.pt").string());
         auto gen = at::detail::getDefaultCPUGenerator();
         {
             std::lock_guard<std::mutex> lock(gen.mutex());

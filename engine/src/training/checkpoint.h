@@ -1,10 +1,15 @@
 #pragma once
 // Checkpoints: output_dir/checkpoint-{global_step}/ with model.pt, optimizer.pt,
-// rng_state.pt and trainer_state.json (progress, scheduler, log history).
+// rng_state.pt and trainer_state.json (progress, scheduler, log history); a
+// data-parallel run adds rng_state_{rank}.pt for ranks 1 … N−1 (rng_state.pt
+// is rank 0's), as Transformers keeps one RNG state per process.
 // Written into a temporary directory, synced, then renamed, so a half-written
 // checkpoint is never the latest.
 
 #include <string>
+#include <vector>
+
+#include <torch/types.h>
 
 namespace accum {
 
@@ -13,12 +18,16 @@ class RunContext;
 // Writes output_dir/checkpoint-{global_step}/ (the run log's state goes into
 // trainer_state.json) and keeps at most `save_total_limit` checkpoints (0 = all),
 // deleting the oldest: the one just written is the newest and stays.
-std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit);
+// `rng_states`: the CPU generator's state of every rank, by rank (empty: this
+// process's own).
+std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit,
+                            const std::vector<torch::Tensor>& rng_states = {});
 
 // Restores model, optimizer, scheduler, RNG, progress and the run log's state
 // from the newest complete checkpoint in `checkpoint_dir` (accum/run_directory.h).
 // Throws DataError when there is none or it is unreadable, ConfigError when it
-// was written by an incompatible run.
+// was written by an incompatible run (another micro-batch, K or number of
+// processes). Each rank restores its own RNG state.
 void load_checkpoint(RunContext& ctx, const std::string& checkpoint_dir);
 
 } // namespace accum

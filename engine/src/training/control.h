@@ -35,6 +35,16 @@ public:
         tokens_.store(0);
     }
 
+    // While paused: takes a single step granted by step_once(), if there is one,
+    // without waiting (a data-parallel run waits with its peers instead).
+    bool take_step() {
+        if (!paused_.load()) return false;
+        int tokens = tokens_.load();
+        while (tokens > 0)
+            if (tokens_.compare_exchange_weak(tokens, tokens - 1)) return true;
+        return false;
+    }
+
     // Called before each micro-batch: waits while paused (unless a single step
     // was granted). Returns false when the run must stop.
     bool proceed() {

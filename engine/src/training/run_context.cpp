@@ -13,7 +13,10 @@
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include "accum/errors.h"
+#include "distributed/data_parallel.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
 #include "training/checkpoint.h"
@@ -80,7 +83,152 @@ private:
     double time_at_last_line_ = 0.0;
 };
 
+// A double as two floats whose sum is it (to float64 rounding of the pair): a
+// sum over the ranks of such pairs keeps the precision float32 alone would lose.
+void split(double x, float& hi, float& lo) {
+    hi = static_cast<float>(x);
+    lo = static_cast<float>(x - static_cast<double>(hi));
+}
+
+// A byte count as two floats that are exact whole numbers (MiB and the rest),
+// so that a sum in float32 over the ranks' slots (one non-zero) stays exact.
+void split_bytes(std::int64_t bytes, float& mib, float& rest) {
+    bytes = std::max<std::int64_t>(0, bytes);
+    mib = static_cast<float>(bytes >> 20);
+    rest = static_cast<float>(bytes & ((std::int64_t{1} << 20) - 1));
+}
+std::int64_t join_bytes(float mib, float rest) {
+    return (static_cast<std::int64_t>(mib) << 20) + static_cast<std::int64_t>(rest);
+}
+
+// The memory figures a rank sends with each gradient sync.
+constexpr std::int64_t MemoryRecord::*kRankMemoryFields[] = {
+    &MemoryRecord::memory_bytes,    &MemoryRecord::peak_memory_bytes,    &MemoryRecord::reserved_bytes,
+    &MemoryRecord::rss_bytes,       &MemoryRecord::parameters_bytes,     &MemoryRecord::gradients_bytes,
+    &MemoryRecord::optimizer_state_bytes, &MemoryRecord::activations_bytes,
+};
+constexpr std::size_t kMemoryFloats = 2 * std::size(kRankMemoryFields);
+
+// FNV-1a: the same on every machine, unlike std::hash.
+std::uint64_t fnv1a(const std::string& text) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
+// The options every rank must share: all but where files go, what is printed,
+// and where the data lie on each machine.
+std::string shared_options(const RunConfig& config) {
+    RunConfig c = config;
+    c.output_dir.clear();
+    c.overwrite_output_dir = false;
+    c.metrics_file.clear();
+    c.quiet = false;
+    c.record_micro_steps = false;
+    c.micro_step_delay_s = 0;
+    c.data_path.clear();
+    c.threads = 0;
+    return to_json_text(c);
+}
+
 } // namespace
+
+// What a run of several processes keeps beside the loop: the values that ride
+// with each gradient all-reduce (the window's loss over all ranks, requests to
+// stop or pause, every rank's memory figures), and the agreement they make.
+struct RunContext::DataParallel final : dist::SyncPassenger {
+    // Values at the head of the extras: the window's loss sum (hi, lo), its
+    // divisor (hi, lo), stop and pause requests; then each rank's memory figures.
+    enum Head { LossHi, LossLo, DivisorHi, DivisorLo, Stop, Pause, HeadSize };
+
+    DataParallel(RunContext& c, dist::DistributedState& s)
+        : ctx(c), state(s), rank_memory(static_cast<std::size_t>(s.world_size())) {}
+
+    RunContext& ctx;
+    dist::DistributedState& state;
+    bool stop_agreed = false;
+    bool pause_agreed = false;
+    bool window_synced = false;   // a sync since the window began: window_loss is the ranks'
+    double window_loss = 0.0;
+    MemoryRecord local_memory;    // this rank's figures, refreshed at most every 200 ms
+    std::chrono::steady_clock::time_point local_memory_at{};
+    std::vector<std::optional<MemoryRecord>> rank_memory; // every rank's, as of the last sync
+    std::int64_t calls_seen = 0;  // gradient all-reduces already put in micro-step records
+
+    std::vector<float> board(const dist::MicroBatchPart& current) override {
+        // The window's loss so far with this micro-batch's, as micro_batch_done will add it.
+        double total = ctx.window_total_cpu_ + (ctx.window_total_.defined() ? ctx.window_total_.item<double>() : 0.0);
+        const auto& part = ctx.uses_token_normalization() ? current.loss_sum : current.loss;
+        const auto value = cpu_scalar(part);
+        total += value ? *value : part.item<double>();
+        const double divisor =
+            static_cast<double>(ctx.window_divisor_ + (ctx.uses_token_normalization() ? current.items : 1));
+        std::vector<float> v(HeadSize + kMemoryFloats * rank_memory.size(), 0.0f);
+        split(total, v[LossHi], v[LossLo]);
+        split(divisor, v[DivisorHi], v[DivisorLo]);
+        v[Stop] = ctx.control.stop_requested() ? 1.0f : 0.0f;
+        v[Pause] = ctx.control.paused() ? 1.0f : 0.0f;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - local_memory_at >= std::chrono::milliseconds(200)) {
+            local_memory = ctx.memory_record();
+            local_memory_at = now;
+        }
+        float* slot = v.data() + HeadSize + kMemoryFloats * static_cast<std::size_t>(state.rank());
+        for (const auto field : kRankMemoryFields) {
+            split_bytes(local_memory.*field, slot[0], slot[1]);
+            slot += 2;
+        }
+        return v;
+    }
+
+    void alight(const std::vector<float>& sums) override {
+        const double divisor = static_cast<double>(sums[DivisorHi]) + sums[DivisorLo];
+        window_loss = divisor > 0 ? (static_cast<double>(sums[LossHi]) + sums[LossLo]) / divisor : 0.0;
+        window_synced = true;
+        stop_agreed = stop_agreed || sums[Stop] > 0;
+        pause_agreed = sums[Pause] > 0;
+        for (std::size_t r = 0; r < rank_memory.size(); ++r) {
+            if (static_cast<int>(r) == state.rank()) continue;
+            const float* slot = sums.data() + HeadSize + kMemoryFloats * r;
+            MemoryRecord m = local_memory;
+            bool any = false;
+            for (const auto field : kRankMemoryFields) {
+                m.*field = join_bytes(slot[0], slot[1]);
+                any = any || m.*field > 0;
+                slot += 2;
+            }
+            m.rank = static_cast<int>(r);
+            if (any) rank_memory[r] = m;
+        }
+    }
+
+    // proceed() of a rank: a stop agreed ends the run here on every rank; a
+    // pause agreed holds every rank here, where they ask each other every 50 ms
+    // (within any --dist-timeout) whether to go on, take one micro-batch, or stop.
+    bool proceed() {
+        if (stop_agreed) return false;
+        if (!pause_agreed) return true;
+        for (;;) {
+            const bool step = ctx.control.take_step();
+            const auto f = state.group().all_reduce(
+                std::vector<double>{ctx.control.stop_requested() ? 1.0 : 0.0, ctx.control.paused() ? 1.0 : 0.0,
+                                    step ? 1.0 : 0.0},
+                dist::ReduceOp::Max);
+            if (f[0] > 0) {
+                stop_agreed = true;
+                return false;
+            }
+            if (f[1] == 0) {
+                pause_agreed = false;
+                return true;
+            }
+            if (f[2] > 0) return true; // one micro-batch, then together here again
+            if (std::chrono::steady_clock::now() - ctx.last_memory_record_ >= std::chrono::milliseconds(250))
+                ctx.emit_memory_record();
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
+};
 
 void Optimizer::zero_grad() {
     for (auto& group : impl_->param_groups())
@@ -102,7 +250,14 @@ RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
     build();
 }
 
-RunContext::~RunContext() = default;
+RunContext::~RunContext() {
+    if (dp_) dp_->state.set_passenger(nullptr);
+}
+
+int RunContext::rank() const { return dp_ ? dp_->state.rank() : 0; }
+int RunContext::world_size() const { return dp_ ? dp_->state.world_size() : 1; }
+dist::DistributedState* RunContext::distributed() const { return dp_ ? &dp_->state : nullptr; }
+bool RunContext::stopped() const { return dp_ ? dp_->stop_agreed : control.stop_requested(); }
 
 void RunContext::set_log(std::unique_ptr<RunLog> log) { log_ = std::move(log); }
 
@@ -112,6 +267,13 @@ void RunContext::build() {
     if (data.train.size() == 0) throw DataError(to_string(config.dataset) + ": the training split is empty");
     train_loader = std::make_unique<DataLoader>(data.train, config.batch_size, config.shuffle, config.seed);
     eval_loader = std::make_unique<DataLoader>(data.eval, config.batch_size, /*shuffle=*/false, config.seed);
+    writes_checkpoints_ = !config.output_dir.empty();
+    // Several processes: each trains on its shard (DistributedSampler); the
+    // evaluation runs on rank 0 alone, over the whole split.
+    if (auto* state = dist::default_state(); state && state->world_size() > 1) {
+        dp_ = std::make_unique<DataParallel>(*this, *state);
+        train_loader->shard(state->rank(), state->world_size());
+    }
 
     torch::manual_seed(config.seed);
     // A training run reads its gradients from .grad: the kernels may add into it directly.
@@ -147,11 +309,33 @@ void RunContext::build() {
     }
     lr_scheduler =
         std::make_unique<LrScheduler>(optimizer->impl(), config.scheduler, config.warmup_steps, total_updates_);
+    if (dp_) join_data_parallel();
     start_ = last_memory_record_ = std::chrono::steady_clock::now();
     if (config.accumulation_steps > micro_batches_per_epoch())
         log("note: --accumulation-steps " + std::to_string(config.accumulation_steps) + " is more than the " +
             std::to_string(micro_batches_per_epoch()) + " micro-batches of an epoch; each epoch is one window of " +
             std::to_string(micro_batches_per_epoch()) + " micro-batches, flushed at its end");
+}
+
+// The ranks check that they run the same configuration, learn whether rank 0
+// writes checkpoints (every rank takes part in saving one), and start from rank
+// 0's weights and buffers, as DDP's constructor broadcasts them.
+void RunContext::join_data_parallel() {
+    auto& group = dp_->state.group();
+    const std::uint64_t h = fnv1a(shared_options(config));
+    const double hi = static_cast<double>(h >> 32), lo = static_cast<double>(h & 0xffffffffu);
+    const double writes = is_main_process() && writes_checkpoints_ ? 1.0 : 0.0;
+    const auto m = group.all_reduce(std::vector<double>{hi, lo, -hi, -lo, writes}, dist::ReduceOp::Max);
+    if (m[0] != -m[2] || m[1] != -m[3])
+        throw ConfigError("the " + std::to_string(world_size()) +
+                          " processes were started with different options; every rank must train the same "
+                          "configuration (compare their command lines)");
+    writes_checkpoints_ = m[4] > 0;
+    std::vector<torch::Tensor> state;
+    for (const auto& p : model->parameters()) state.push_back(p);
+    for (const auto& b : model->buffers()) state.push_back(b);
+    dist::broadcast_tensors(group, state);
+    dp_->state.set_passenger(dp_.get());
 }
 
 std::int64_t RunContext::updates_per_epoch() const {
@@ -190,7 +374,7 @@ std::int64_t RunContext::step_peak_and_reset() {
     return peak;
 }
 
-void RunContext::emit_memory_record() {
+MemoryRecord RunContext::memory_record() const {
     MemoryRecord r;
     r.elapsed_s = elapsed_s();
     r.budget_bytes = budget_bytes_;
@@ -206,19 +390,37 @@ void RunContext::emit_memory_record() {
         r.memory_bytes = c.current;
         r.peak_memory_bytes = c.peak;
     }
+    r.rank = rank();
+    return r;
+}
+
+void RunContext::emit_memory_record() {
+    const MemoryRecord r = memory_record();
     sink.on_memory(r);
+    if (dp_) {
+        dp_->local_memory = r;
+        dp_->local_memory_at = std::chrono::steady_clock::now();
+        if (is_main_process())
+            for (const auto& other : dp_->rank_memory)
+                if (other) {
+                    MemoryRecord m = *other;
+                    m.elapsed_s = r.elapsed_s;
+                    sink.on_memory(m);
+                }
+    }
     last_memory_record_ = std::chrono::steady_clock::now();
 }
 
 bool RunContext::proceed() {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_memory_record_ >= std::chrono::milliseconds(250)) emit_memory_record();
+    if (dp_) return dp_->proceed();
     return control.proceed();
 }
 
 void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch, std::int64_t index, bool sync) {
     ++progress.micro_steps;
-    progress.samples_seen += batch.size;
+    progress.samples_seen += batch.size * world_size(); // every rank's micro-batch (shards have equal lengths)
     // The window's loss: token losses over the window's tokens, or the mean of the
     // micro-batch means. On the CPU the value is read where it lies (a tensor add
     // and a detach cost each micro-batch about 5 µs); on a GPU one tensor add, no
@@ -246,6 +448,11 @@ void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch
         r.grad_norm = config.micro_step_delay_s > 0 || control.paused() ? clip_grad_norm_(model->parameters(), 0)
                                                                          : std::nan("");
         r.epoch = fractional_epoch(index + 1);
+        if (dp_) {
+            const auto calls = dp_->state.gradients().counters().calls;
+            r.grad_allreduces = calls - dp_->calls_seen;
+            dp_->calls_seen = calls;
+        }
         sink.on_micro_step(r);
     }
     if (config.micro_step_delay_s > 0)
@@ -257,6 +464,10 @@ bool RunContext::window_is_finite(double grad_norm) {
                                                                                           : 0.0)) /
                                              static_cast<double>(window_divisor_)
                                        : 0.0;
+    // Several processes: the mean over every rank's micro-batches, summed at the
+    // window's gradient sync.
+    if (dp_ && dp_->window_synced) window_loss_ = dp_->window_loss;
+    if (dp_) dp_->window_synced = false;
     window_grad_norm_ = grad_norm;
     window_learning_rate_ = lr_scheduler->current_lr();
     window_total_ = torch::Tensor();
@@ -295,6 +506,13 @@ bool RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     r.elapsed_s = elapsed_s();
     r.memory_bytes = current_memory_bytes();
     r.peak_memory_bytes = step_peak_and_reset();
+    if (dp_) {
+        const auto c = dp_->state.gradients().take_counters();
+        r.grad_allreduces = c.calls;
+        r.allreduce_seconds = c.seconds;
+        r.allreduce_bytes = c.bytes;
+        dp_->calls_seen = 0;
+    }
     sink.on_step(r);
     log_->on_step(*this, r);
 
@@ -320,16 +538,44 @@ void RunContext::epoch_done() {
 }
 
 bool RunContext::checkpoint_due(bool epoch_end) const {
-    if (config.output_dir.empty()) return false;
+    if (!writes_checkpoints_) return false;
     if (epoch_end) return config.save_strategy == Strategy::Epoch;
     return config.save_strategy == Strategy::Steps && progress.global_step % config.save_steps == 0;
 }
 
+std::vector<torch::Tensor> RunContext::rng_states() {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    torch::Tensor mine;
+    {
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        mine = gen.get_state();
+    }
+    if (!dp_) return {mine};
+    // Every rank's state to every rank (rows of zeros but one, summed: exact for
+    // bytes in float32). Every rank calls this at the same checkpoint, so it is
+    // also the barrier before rank 0 saves.
+    auto& group = dp_->state.group();
+    auto all = torch::zeros({world_size(), mine.numel()}, torch::kFloat);
+    all[rank()].copy_(mine.to(torch::kFloat));
+    auto on_device = all.to(group.device());
+    group.all_reduce(on_device);
+    all = on_device.cpu();
+    std::vector<torch::Tensor> states;
+    for (int r = 0; r < world_size(); ++r) states.push_back(all[r].to(torch::kUInt8).clone());
+    return states;
+}
+
 std::string RunContext::save_checkpoint() {
-    if (config.output_dir.empty() || config.save_strategy == Strategy::No || progress.global_step == 0) return {};
-    if (last_saved_step_ == progress.global_step)
-        return (std::filesystem::path(config.output_dir) / ("checkpoint-" + std::to_string(progress.global_step)))
-            .string();
+    if (!writes_checkpoints_ || config.save_strategy == Strategy::No || progress.global_step == 0) return {};
+    const auto final_dir =
+        (std::filesystem::path(config.output_dir) / ("checkpoint-" + std::to_string(progress.global_step))).string();
+    if (last_saved_step_ == progress.global_step) return final_dir;
+    // Every rank's RNG state goes in; only rank 0 writes.
+    const auto states = rng_states();
+    if (!is_main_process()) {
+        last_saved_step_ = progress.global_step;
+        return final_dir;
+    }
     // A checkpoint is written whatever the budget (as a GPU run would write it from
     // host memory); the budget applies again to the training that follows.
     const auto budget = memory::cpu_counters().budget;
@@ -338,7 +584,7 @@ std::string RunContext::save_checkpoint() {
         std::int64_t bytes;
         ~RestoreBudget() { memory::set_cpu_budget(bytes); }
     } restore{budget};
-    auto dir = accum::save_checkpoint(*this, config.output_dir, static_cast<int>(config.save_total_limit));
+    auto dir = accum::save_checkpoint(*this, config.output_dir, static_cast<int>(config.save_total_limit), states);
     last_saved_step_ = progress.global_step;
     return dir;
 }
@@ -350,6 +596,12 @@ void RunContext::load_checkpoint(const std::string& dir) {
 
 EvalRecord RunContext::evaluate() {
     last_eval_step_ = progress.global_step;
+    if (!is_main_process()) { // rank 0 evaluates (the whole split); the others go on to the next sync
+        EvalRecord none;
+        none.step = progress.global_step;
+        none.eval_loss = none.eval_accuracy = none.eval_f1 = std::nan("");
+        return none;
+    }
     const auto result = evaluate_model(*model, *eval_loader, device);
     EvalRecord r;
     r.step = progress.global_step;

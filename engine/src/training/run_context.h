@@ -26,6 +26,9 @@
 namespace accum {
 
 class RunContext;
+namespace dist {
+class DistributedState;
+}
 
 // What the loop has done so far; enough to resume at a window boundary.
 struct Progress {
@@ -92,6 +95,17 @@ public:
     Progress progress;
     std::int64_t skipped_updates = 0; // windows skipped as non-finite (--skip-nonfinite)
 
+    // Data parallel (the session's default state for this thread when the run
+    // has several processes): this process's rank and the number of processes;
+    // 0 and 1 otherwise. Only rank 0 writes records, logs and checkpoints.
+    int rank() const;
+    int world_size() const;
+    bool is_main_process() const { return rank() == 0; }
+    dist::DistributedState* distributed() const;
+    // The run ends early: a stop requested (one process), or agreed by the ranks
+    // at a gradient sync (several: they stop together, after that window).
+    bool stopped() const;
+
     std::int64_t micro_batches_per_epoch() const { return train_loader->size(); }
     std::int64_t updates_per_epoch() const;   // ceil(L / K)
     std::int64_t total_updates() const { return total_updates_; }
@@ -102,7 +116,8 @@ public:
     RunLog& run_log() { return *log_; }
 
     // Before each micro-batch: honours pause/stop, samples memory. False when the
-    // run must stop.
+    // run must stop. With several processes a pause or a stop is agreed at the
+    // next gradient sync, and paused ranks wait together.
     bool proceed();
 
     // After the backward of micro-batch `index` of the epoch; `sync` when it ends
@@ -127,6 +142,10 @@ public:
     void log(const std::string& line);
     double elapsed_s() const;
     double fractional_epoch(std::int64_t done_in_epoch) const;
+    // This process's memory now (rank set).
+    MemoryRecord memory_record() const;
+    // Sends memory_record(); rank 0 of a data-parallel run also sends every other
+    // rank's figures as of the last gradient sync.
     void emit_memory_record();
     std::int64_t current_memory_bytes() const;
     std::int64_t run_peak_memory_bytes() const;
@@ -138,7 +157,10 @@ public:
     void load_checkpoint(const std::string& dir);
 
 private:
+    struct DataParallel; // the bookkeeping of a run of several processes (run_context.cpp)
     void build();
+    void join_data_parallel();
+    std::vector<torch::Tensor> rng_states();
     std::int64_t step_peak_and_reset();
     bool checkpoint_due(bool epoch_end) const;
     void evaluate_and_save(bool epoch_end);
@@ -159,6 +181,8 @@ private:
     double window_learning_rate_ = 0.0;
     std::int64_t last_eval_step_ = -1;
     std::int64_t last_saved_step_ = -1;
+    bool writes_checkpoints_ = false;      // an output directory (rank 0's, in a data-parallel run)
+    std::unique_ptr<DataParallel> dp_;
 };
 
 } // namespace accum

@@ -1,0 +1,63 @@
+#include "distributed/data_parallel.h"
+
+#include <utility>
+
+#include <torch/csrc/autograd/engine.h>
+
+namespace accum::dist {
+
+namespace {
+thread_local DistributedState* t_default_state = nullptr;
+} // namespace
+
+DistributedState::DistributedState(std::unique_ptr<ProcessGroup> group, const WorldInfo& world)
+    : group_(std::move(group)), world_(world), sync_(*group_) {}
+
+DistributedState::~DistributedState() = default;
+
+void DistributedState::synchronize(const std::vector<torch::Tensor>& parameters, const MicroBatchPart& current) {
+    std::vector<float> extras = passenger_ ? passenger_->board(current) : std::vector<float>{};
+    sync_.average_gradients_of(parameters, extras);
+    if (passenger_) passenger_->alight(extras);
+}
+
+DistributedState* default_state() { return t_default_state; }
+
+DefaultStateScope::DefaultStateScope(DistributedState* state) : previous_(t_default_state) { t_default_state = state; }
+DefaultStateScope::~DefaultStateScope() { t_default_state = previous_; }
+
+NoSync::NoSync(DistributedDataParallel& model) : model_(&model), previous_(model.require_backward_grad_sync) {
+    model.require_backward_grad_sync = false;
+}
+
+NoSync::NoSync(NoSync&& other) noexcept : model_(std::exchange(other.model_, nullptr)), previous_(other.previous_) {}
+
+NoSync::~NoSync() {
+    if (model_) model_->require_backward_grad_sync = previous_;
+}
+
+DistributedDataParallel::DistributedDataParallel(Model& m) : module(m), state_(default_state()) {
+    if (state_ && state_->world_size() < 2) state_ = nullptr;
+}
+
+ModelOutput DistributedDataParallel::operator()(const Batch& batch) {
+    ModelOutput outputs = module(batch);
+    if (!state_ || !require_backward_grad_sync || !torch::GradMode::is_enabled() || !outputs.logits.requires_grad())
+        return outputs;
+    // Every loss the loops take (the mean, the token sum, either scaled) comes
+    // from the logits: the first gradient to reach them starts the backward
+    // this forward will sync. From there the sync is queued to run once the
+    // whole backward is done, as DDP's reducer queues its finalisation.
+    MicroBatchPart part{outputs.loss.detach(), outputs.loss_sum.detach(), batch.num_items};
+    auto queued = std::make_shared<bool>(false);
+    outputs.logits.register_hook([state = state_, params = module.parameters(), part = std::move(part),
+                                  queued](const torch::Tensor&) {
+        if (*queued) return;
+        *queued = true;
+        torch::autograd::Engine::get_default_engine().queue_callback(
+            [state, params, part] { state->synchronize(params, part); });
+    });
+    return outputs;
+}
+
+} // namespace accum::dist
