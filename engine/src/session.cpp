@@ -322,7 +322,11 @@ SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sin
         options.backend = dist::resolve_backend(backend_of(config.backend), runs_on_cuda(config));
         options.timeout = dist::parse_dist_timeout(config.dist_timeout_s);
         options.cuda_device = world.local_rank;
-        options.abandon = std::move(abandon);
+        // Joining gives up early when asked to stop (SIGTERM from a launcher, the
+        // studio's Stop) or when the caller knows the others are gone.
+        options.abandon = [&control, abandon = std::move(abandon)] {
+            return control.stop_requested() || (abandon && abandon());
+        };
         state = std::make_unique<dist::DistributedState>(dist::ProcessGroup::connect(options), world);
     } catch (const ConfigError& e) {
         return failed_summary(RunStatus::Error, exit_code::invalid_arguments, e.what(), world.world_size);

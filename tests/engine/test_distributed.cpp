@@ -150,6 +150,29 @@ int worker_allreduce(double timeout_s) {
     if (!at::allclose(p0.grad(), at::full({4}, (world - 1) / 2.0)) || !at::equal(p1.grad(), at::zeros({2, 2})))
         return fail("average_gradients_of");
 
+    // Extras ride in the last bucket: summed, not averaged, and one call still.
+    {
+        auto q0 = at::zeros({4}).requires_grad_(true), q1 = at::zeros({3}).requires_grad_(true);
+        q0.mutable_grad() = at::full({4}, static_cast<double>(rank));
+        q1.mutable_grad() = at::full({3}, 2.0 * rank);
+        GradientSync riding(*group);
+        std::vector<float> extras{1.0f, static_cast<float>(rank), rank == 0 ? 0.5f : 0.0f};
+        riding.average_gradients_of({q0, q1}, extras);
+        if (!at::allclose(q0.grad(), at::full({4}, (world - 1) / 2.0)) ||
+            !at::allclose(q1.grad(), at::full({3}, (world - 1.0))))
+            return fail("extras: gradients not averaged");
+        if (extras[0] != static_cast<float>(world) || extras[1] != world * (world - 1) / 2.0f || extras[2] != 0.5f)
+            return fail("extras: not summed");
+        if (riding.counters().calls != 1 || riding.counters().bytes != (4 + 3 + 3) * 4)
+            return fail("extras: not in the one bucket");
+        // A bucket of half-precision gradients: the extras get a float bucket of their own.
+        auto h = at::zeros({2}, at::kHalf).requires_grad_(true);
+        h.mutable_grad() = at::full({2}, static_cast<double>(rank), at::kHalf);
+        std::vector<float> more{2.0f};
+        riding.average_gradients_of({h}, more);
+        if (more[0] != 2.0f * world || riding.buckets() != 2) return fail("extras: half bucket");
+    }
+
     // Gradients as views into the bucket (DDP's gradient_as_bucket_view): the
     // values are kept by bind_gradients, averaged in place, and stay views.
     {

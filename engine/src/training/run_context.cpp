@@ -117,7 +117,7 @@ std::uint64_t fnv1a(const std::string& text) {
 }
 
 // The options every rank must share: all but where files go, what is printed,
-// and where the data lie on each machine.
+// where the data lie on each machine, and how the ranks met.
 std::string shared_options(const RunConfig& config) {
     RunConfig c = config;
     c.output_dir.clear();
@@ -128,6 +128,9 @@ std::string shared_options(const RunConfig& config) {
     c.micro_step_delay_s = 0;
     c.data_path.clear();
     c.threads = 0;
+    c.node_rank = 0;
+    c.master_addr.clear();
+    c.master_port = 0;
     return to_json_text(c);
 }
 
