@@ -14,6 +14,7 @@ const QMap<QString, LineRole>& roles_by_name() {
         {QStringLiteral("forward"), LineRole::Forward},         {QStringLiteral("scale"), LineRole::LossScale},
         {QStringLiteral("backward"), LineRole::Backward},       {QStringLiteral("step"), LineRole::OptimizerStep},
         {QStringLiteral("scheduler"), LineRole::SchedulerStep}, {QStringLiteral("zero_grad"), LineRole::ZeroGrad},
+        {QStringLiteral("no_sync"), LineRole::NoSync},          {QStringLiteral("all_reduce"), LineRole::AllReduce},
     };
     return map;
 }
@@ -22,8 +23,12 @@ const QMap<QString, LineRole>& roles_by_name() {
 
 QString role_name(LineRole role) { return roles_by_name().key(role); }
 
-std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record) {
-    std::vector<LineRole> roles = {LineRole::Forward, LineRole::LossScale, LineRole::Backward};
+std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record, int world_size) {
+    const bool data_parallel = world_size > 1;
+    std::vector<LineRole> roles;
+    if (data_parallel && record.grad_allreduces == 0) roles.push_back(LineRole::NoSync);
+    roles.insert(roles.end(), {LineRole::Forward, LineRole::LossScale, LineRole::Backward});
+    if (data_parallel && record.grad_allreduces > 0) roles.push_back(LineRole::AllReduce);
     if (record.sync) {
         roles.push_back(LineRole::OptimizerStep);
         roles.push_back(LineRole::SchedulerStep);
@@ -32,10 +37,11 @@ std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record) {
     return roles;
 }
 
-std::vector<std::vector<LineRole>> highlight_sequence(const std::vector<accum::MicroStepRecord>& records) {
+std::vector<std::vector<LineRole>> highlight_sequence(const std::vector<accum::MicroStepRecord>& records,
+                                                      int world_size) {
     std::vector<std::vector<LineRole>> sequence;
     sequence.reserve(records.size());
-    for (const auto& r : records) sequence.push_back(highlight_roles(r));
+    for (const auto& r : records) sequence.push_back(highlight_roles(r, world_size));
     return sequence;
 }
 

@@ -19,18 +19,24 @@
 
 namespace studio {
 
-// The lines of an accumulation loop that light up, in execution order.
-enum class LineRole { Forward, LossScale, Backward, OptimizerStep, SchedulerStep, ZeroGrad };
+// The lines of an accumulation loop that light up, in execution order. With
+// several processes, NoSync is the line that enters model.no_sync() and
+// AllReduce the backward that ends with the gradients' all-reduce.
+enum class LineRole { Forward, LossScale, Backward, OptimizerStep, SchedulerStep, ZeroGrad, NoSync, AllReduce };
 
-QString role_name(LineRole role); // "forward", "scale", "backward", "step", "scheduler", "zero_grad"
+// "forward", "scale", "backward", "step", "scheduler", "zero_grad", "no_sync", "all_reduce"
+QString role_name(LineRole role);
 
 // The roles one micro-batch executes: forward, loss / K and backward on every
 // micro-batch; optimizer step, scheduler step and zero_grad only when it ends
-// the accumulation window (record.sync).
-std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record);
+// the accumulation window (record.sync). In a run of `world_size` > 1
+// processes, a micro-batch without an all-reduce first enters no_sync(), and
+// one with an all-reduce (record.grad_allreduces) has it after its backward.
+std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record, int world_size = 1);
 
 // highlight_roles for each record, in order.
-std::vector<std::vector<LineRole>> highlight_sequence(const std::vector<accum::MicroStepRecord>& records);
+std::vector<std::vector<LineRole>> highlight_sequence(const std::vector<accum::MicroStepRecord>& records,
+                                                      int world_size = 1);
 
 struct CodeListing {
     QStringList lines;                 // without tags

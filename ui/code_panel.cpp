@@ -34,8 +34,15 @@ QString style_title(const QString& mode) {
     return CodePanel::tr("PyTorch loop — the loop");
 }
 
-QString role_caption(LineRole role) {
+QString role_caption(LineRole role, int world_size) {
     switch (role) {
+    case LineRole::NoSync:
+        return CodePanel::tr("no_sync(): this backward keeps its gradients local — no communication between the %1 "
+                             "processes")
+            .arg(world_size);
+    case LineRole::AllReduce:
+        return CodePanel::tr("all-reduce: the window's gradients are averaged across the %1 processes, once per update")
+            .arg(world_size);
     case LineRole::Forward: return CodePanel::tr("forward: the model computes this micro-batch's loss");
     case LineRole::LossScale: return CodePanel::tr("loss / K: each micro-batch counts for 1/K of the update");
     case LineRole::Backward: return CodePanel::tr("backward: gradients are added into .grad (not replaced)");
@@ -76,6 +83,11 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     step_button_->setToolTip(tr("While paused: run exactly one more micro-batch, then pause again"));
     step_button_->setEnabled(false);
     connect(step_button_, &QPushButton::clicked, this, &CodePanel::step_once_requested);
+    allreduces_ = new QLabel;
+    allreduces_->setObjectName(QStringLiteral("allreduce_counter"));
+    allreduces_->setToolTip(tr("Gradient all-reduces since the last optimizer step: 1 with no_sync, K when every "
+                               "micro-batch syncs"));
+    allreduces_->setVisible(false);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 0, 0, 0);
@@ -83,6 +95,7 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(tabs_, 1);
     layout->addWidget(caption_);
     layout->addWidget(meter_);
+    layout->addWidget(allreduces_);
     layout->addWidget(step_button_);
 
     set_presentation_scale(1.0);
@@ -103,8 +116,11 @@ void CodePanel::set_style(const QString& mode) {
     apply_highlight();
 }
 
-void CodePanel::start_run(int accumulation_steps, int pace_ms) {
+void CodePanel::start_run(int accumulation_steps, int pace_ms, int world_size) {
     pace_ms_ = pace_ms;
+    world_size_ = std::max(1, world_size);
+    allreduces_->setVisible(world_size_ > 1);
+    show_allreduces(0);
     queue_.clear();
     phase_timer_.stop();
     phase_ = -1;
@@ -120,6 +136,11 @@ void CodePanel::append(const RecordBatch& batch) {
     if (pace_ms_ <= 0) {
         // Full speed: no animation, the last micro-batch's lines and meter, drawn by refresh().
         current_ = batch.micro_steps.back().record;
+        // The all-reduces of the update the last micro-batch belongs to.
+        for (const auto& m : batch.micro_steps) {
+            if (m.record.window_index <= 1) allreduces_this_update_ = 0;
+            allreduces_this_update_ += m.record.grad_allreduces;
+        }
         full_speed_dirty_ = true;
         return;
     }
@@ -132,8 +153,9 @@ void CodePanel::append(const RecordBatch& batch) {
 void CodePanel::refresh() {
     if (!full_speed_dirty_) return;
     full_speed_dirty_ = false;
-    current_roles_ = highlight_roles(current_);
+    current_roles_ = highlight_roles(current_, world_size_);
     meter_->show_record(current_);
+    show_allreduces(allreduces_this_update_);
     lit_ = current_roles_;
     std::reverse(lit_.begin(), lit_.end());
     apply_highlight();
@@ -151,7 +173,7 @@ void CodePanel::next_phase() {
     }
     current_ = queue_.front();
     queue_.pop_front();
-    current_roles_ = highlight_roles(current_);
+    current_roles_ = highlight_roles(current_, world_size_);
     phase_ = 0;
     show_phase();
 }
@@ -160,6 +182,8 @@ void CodePanel::show_phase() {
     if (phase_ < 0 || phase_ >= int(current_roles_.size())) return;
     // The meter fills when backward has run (phase 2), and shows the update at step.
     const auto role = current_roles_[static_cast<std::size_t>(phase_)];
+    if (phase_ == 0 && current_.window_index <= 1) show_allreduces(0); // a new update
+    if (role == LineRole::AllReduce) show_allreduces(allreduces_this_update_ + current_.grad_allreduces);
     if (role == LineRole::Forward && current_.window_index <= 1) {
         auto fresh = current_; // a new window starts with an empty .grad
         fresh.window_index = 0;
@@ -179,12 +203,17 @@ void CodePanel::show_phase() {
                           .arg(current_.micro_step)
                           .arg(current_.window_index)
                           .arg(current_.window_size)
-                          .arg(role_caption(role)));
+                          .arg(role_caption(role, world_size_)));
     apply_highlight();
     // Spread the phases over the pace, a little faster so the queue drains.
     const int phases = int(current_roles_.size());
     const int interval = std::clamp(int(pace_ms_ * 0.85 / phases), 30, 600);
     phase_timer_.start(interval);
+}
+
+void CodePanel::show_allreduces(std::int64_t count) {
+    allreduces_this_update_ = count;
+    allreduces_->setText(tr("All-reduces this update: %1 (%2 processes)").arg(count).arg(world_size_));
 }
 
 void CodePanel::set_paused(bool paused, bool running) { step_button_->setEnabled(paused && running); }
@@ -222,8 +251,11 @@ void CodePanel::apply_highlight() {
             const auto role = lit_[i];
             const bool is_update = role == LineRole::OptimizerStep || role == LineRole::SchedulerStep ||
                                    role == LineRole::ZeroGrad;
-            QColor colour = is_update ? QColor(0x9be3a9) : QColor(0xffd84d);
-            if (i > 0) colour = is_update ? QColor(0xd6f3dc) : QColor(0xfff0b3); // done earlier in this micro-batch
+            // Communication between the processes (or its absence) in blue.
+            const bool is_sync = role == LineRole::NoSync || role == LineRole::AllReduce;
+            QColor colour = is_update ? QColor(0x9be3a9) : is_sync ? QColor(0x9ccaf5) : QColor(0xffd84d);
+            if (i > 0) // done earlier in this micro-batch
+                colour = is_update ? QColor(0xd6f3dc) : is_sync ? QColor(0xd9ebfb) : QColor(0xfff0b3);
             for (int line : listing.lines_for(role)) {
                 QTextEdit::ExtraSelection s;
                 s.format.setBackground(colour);

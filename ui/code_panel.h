@@ -4,7 +4,10 @@
 // micro-batch executes light up one after another (forward, loss / K,
 // backward; then step, scheduler, zero_grad when the window syncs); the
 // accumulation meter shows the window filling. "Step one micro-batch" lets a
-// paused run advance by exactly one micro-batch.
+// paused run advance by exactly one micro-batch. With several processes the
+// no_sync line lights on the micro-batches that keep their gradients local,
+// the backward's all-reduce on the one that averages them, and a counter says
+// how many all-reduces the current update has made.
 
 #include <QTimer>
 #include <QWidget>
@@ -31,7 +34,8 @@ public:
     void set_style(const QString& mode); // pytorch | accelerator | trainer
     QString style() const { return style_; }
     // pace_ms = 0: full speed (the last micro-batch's lines, no animation).
-    void start_run(int accumulation_steps, int pace_ms);
+    // world_size: the run's processes (data parallel when above 1).
+    void start_run(int accumulation_steps, int pace_ms, int world_size = 1);
     void append(const RecordBatch& batch);
     // At full speed the panel shows the latest micro-batch; the window's refresh
     // timer calls this to draw it (not every record batch: drawing costs the engine).
@@ -47,6 +51,8 @@ public:
     QPlainTextEdit* editor(const QString& language) const;
     AccumulationMeter* meter() const { return meter_; }
     QPushButton* step_button() const { return step_button_; }
+    // "All-reduces this update: n" (shown in a run of several processes).
+    QLabel* allreduce_counter() const { return allreduces_; }
     QTabWidget* tabs() const { return tabs_; }
 
 Q_SIGNALS:
@@ -56,6 +62,7 @@ private:
     void show_phase();
     void next_phase();
     void apply_highlight();
+    void show_allreduces(std::int64_t count);
 
     QString style_;
     QFont code_font_; // the listings' desk font
@@ -68,8 +75,11 @@ private:
     CodeListing py_listing_;
     AccumulationMeter* meter_ = nullptr;
     QPushButton* step_button_ = nullptr;
+    QLabel* allreduces_ = nullptr;
     QTimer phase_timer_;
     int pace_ms_ = 0;
+    int world_size_ = 1;
+    std::int64_t allreduces_this_update_ = 0;
     std::deque<accum::MicroStepRecord> queue_;
     accum::MicroStepRecord current_;
     std::vector<LineRole> current_roles_;

@@ -13,6 +13,7 @@
 #include <QStandardItemModel>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
@@ -80,6 +81,10 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     batch_size_->setToolTip(tr("Micro-batch size B: samples per forward/backward pass. Memory grows with B."));
     accumulation_steps_ = make_spin(QStringLiteral("accumulation_steps"), 1, 1 << 16);
     accumulation_steps_->setToolTip(tr("K: micro-batches whose gradients add up in .grad before one optimizer step"));
+    processes_ = make_spin(QStringLiteral("nproc_per_node"), 1, 64);
+    processes_->setToolTip(tr("Data parallel: N processes on this machine, each with its own micro-batches of B; "
+                              "their gradients are averaged (all-reduce) once per update. The effective batch is "
+                              "B × K × N."));
     effective_batch_ = new QLabel;
     effective_batch_->setObjectName(QStringLiteral("effective_batch"));
     effective_batch_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 13pt; color: #1f4e99;"));
@@ -161,6 +166,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     auto [batching, batching_form] = make_group(tr("Batching"));
     batching_form->addRow(tr("Micro-batch (B)"), batch_size_);
     batching_form->addRow(tr("Accumulation (K)"), accumulation_steps_);
+    batching_form->addRow(tr("Processes (N)"), processes_);
     batching_form->addRow(tr("Effective batch"), effective_batch_);
     auto [optim, optim_form] = make_group(tr("Optimisation"));
     optim_form->addRow(tr("Learning rate"), learning_rate_);
@@ -193,7 +199,8 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
 
     widget_for_option_ = {
         {"mode", mode_}, {"dataset", dataset_}, {"data", data_path_}, {"model", model_},
-        {"batch-size", batch_size_}, {"accumulation-steps", accumulation_steps_}, {"lr", learning_rate_},
+        {"batch-size", batch_size_}, {"accumulation-steps", accumulation_steps_}, {"nproc-per-node", processes_},
+        {"lr", learning_rate_},
         {"optimizer", optimizer_}, {"momentum", momentum_}, {"scheduler", scheduler_}, {"epochs", epochs_},
         {"max-steps", max_steps_}, {"loss-normalization", loss_normalization_}, {"seed", seed_},
         {"device", device_}, {"memory-budget", memory_budget_}, {"output-dir", output_dir_},
@@ -201,7 +208,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
 
     for (auto* combo : {mode_, dataset_, model_, optimizer_, scheduler_, loss_normalization_, device_})
         connect(combo, &QComboBox::currentIndexChanged, this, &ConfigPanel::revalidate);
-    for (auto* spin : {batch_size_, accumulation_steps_, epochs_, max_steps_, seed_, pace_ms_})
+    for (auto* spin : {batch_size_, accumulation_steps_, processes_, epochs_, max_steps_, seed_, pace_ms_})
         connect(spin, &QSpinBox::valueChanged, this, &ConfigPanel::revalidate);
     for (auto* spin : {learning_rate_, momentum_})
         connect(spin, &QDoubleSpinBox::valueChanged, this, &ConfigPanel::revalidate);
@@ -219,6 +226,9 @@ accum::RunConfig ConfigPanel::config() const {
     c.model = choice_of(model_, c.model);
     c.batch_size = batch_size_->value();
     c.accumulation_steps = accumulation_steps_->value();
+    c.nproc_per_node = processes_->value(); // processes on this machine: the studio runs no other's
+    c.nnodes = 1;
+    c.node_rank = 0;
     c.learning_rate = learning_rate_->value();
     c.optimizer = choice_of(optimizer_, c.optimizer);
     c.momentum = momentum_->value();
@@ -245,6 +255,7 @@ void ConfigPanel::set_config(const accum::RunConfig& c) {
     batch_size_->setValue(static_cast<int>(std::min<std::int64_t>(c.batch_size, batch_size_->maximum())));
     accumulation_steps_->setValue(
         static_cast<int>(std::min<std::int64_t>(c.accumulation_steps, accumulation_steps_->maximum())));
+    processes_->setValue(std::clamp(c.nproc_per_node, 1, processes_->maximum()));
     learning_rate_->setValue(c.learning_rate);
     select_choice(optimizer_, c.optimizer);
     momentum_->setValue(c.momentum);
@@ -275,7 +286,14 @@ QString ConfigPanel::summary_text() const {
     const auto c = config();
     QStringList parts;
     parts << tr("%1, %2").arg(model_->currentText(), dataset_->currentText());
-    parts << tr("micro-batch %1 × K %2 = %3").arg(c.batch_size).arg(c.accumulation_steps).arg(c.effective_batch());
+    if (c.world_size() > 1)
+        parts << tr("micro-batch %1 × K %2 × %3 processes = %4")
+                     .arg(c.batch_size)
+                     .arg(c.accumulation_steps)
+                     .arg(c.world_size())
+                     .arg(c.effective_batch());
+    else
+        parts << tr("micro-batch %1 × K %2 = %3").arg(c.batch_size).arg(c.accumulation_steps).arg(c.effective_batch());
     parts << tr("%1 lr %2").arg(optimizer_->currentText()).arg(c.learning_rate);
     if (c.scheduler != accum::SchedulerKind::Constant) parts << tr("%1 schedule").arg(scheduler_->currentText());
     if (c.loss_normalization == accum::LossNormalization::Tokens) parts << tr("loss per token");
@@ -300,10 +318,17 @@ void ConfigPanel::revalidate() {
     if (updating_) return;
     const auto c = config();
     momentum_->setEnabled(c.optimizer == accum::OptimizerKind::Sgd);
-    effective_batch_->setText(tr("%1 × %2 = %3 samples / update")
-                                  .arg(c.batch_size)
-                                  .arg(c.accumulation_steps)
-                                  .arg(c.effective_batch()));
+    if (c.world_size() > 1)
+        effective_batch_->setText(tr("%1 × %2 × %3 processes = %4 samples / update")
+                                      .arg(c.batch_size)
+                                      .arg(c.accumulation_steps)
+                                      .arg(c.world_size())
+                                      .arg(c.effective_batch()));
+    else
+        effective_batch_->setText(tr("%1 × %2 = %3 samples / update")
+                                      .arg(c.batch_size)
+                                      .arg(c.accumulation_steps)
+                                      .arg(c.effective_batch()));
     const auto problems = accum::validate(c);
     QMap<QWidget*, QString> marked;
     QStringList lines;

@@ -49,6 +49,7 @@ private:
     QComboBox* model_ = nullptr;
     QSpinBox* batch_size_ = nullptr;
     QSpinBox* accumulation_steps_ = nullptr;
+    QSpinBox* processes_ = nullptr;
     QLabel* effective_batch_ = nullptr;
     QDoubleSpinBox* learning_rate_ = nullptr;
     QComboBox* optimizer_ = nullptr;

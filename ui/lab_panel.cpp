@@ -63,14 +63,37 @@ constexpr double kDeltaFloor = 1e-9;
 constexpr double kRoundingLevel = 1e-5;
 
 QString batching(const accum::RunConfig& c) {
+    if (c.world_size() > 1)
+        return QStringLiteral("%1 × %2 × %3 = %4")
+            .arg(c.batch_size)
+            .arg(c.accumulation_steps)
+            .arg(c.world_size())
+            .arg(c.effective_batch());
     return QStringLiteral("%1 × %2 = %3").arg(c.batch_size).arg(c.accumulation_steps).arg(c.effective_batch());
 }
+
+// Table columns.
+enum Column { RunColumn, BatchColumn, FinalLossColumn, DeltaColumn, AccuracyColumn, TimeColumn, MemoryColumn,
+              SpeedColumn, AllReducesColumn, TimePerUpdateColumn, ColumnCount };
 
 QString number_or_dash(double v, int precision, char format = 'f') {
     return std::isfinite(v) ? QString::number(v, format, precision) : QStringLiteral("–");
 }
 
 } // namespace
+
+double allreduces_per_update(const RunResult& run) {
+    if (run.steps.empty()) return 0.0;
+    double total = 0;
+    for (const auto& s : run.steps) total += static_cast<double>(s.grad_allreduces);
+    return total / static_cast<double>(run.steps.size());
+}
+
+double seconds_per_update(const RunResult& run) {
+    const auto steps = run.has_summary ? run.summary.optimizer_steps : static_cast<std::int64_t>(run.steps.size());
+    const double time = run.has_summary ? run.summary.train_runtime_s : (run.steps.empty() ? 0 : run.steps.back().elapsed_s);
+    return steps > 0 ? time / static_cast<double>(steps) : std::nan("");
+}
 
 QString format_bytes(std::int64_t bytes) {
     if (bytes <= 0) return QStringLiteral("–");
@@ -152,6 +175,20 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         runs.push_back({LabPanel::tr("%1 × %2, token-normalised (right)").arg(b).arg(k), tokens});
         break;
     }
+    case Experiment::NoSyncVsSyncEach: {
+        // N processes on this machine (at least two): each takes its shard, so a
+        // window of K micro-batches of B per rank covers B·K·N samples.
+        base.nproc_per_node = std::max(2, base.nproc_per_node);
+        base.nnodes = 1;
+        base.node_rank = 0;
+        const std::int64_t n = base.world_size();
+        set_length(base, 30, full_windows(base, B * n, K));
+        auto sync_each = base;
+        sync_each.sync_each_micro_batch = true;
+        runs.push_back({LabPanel::tr("no_sync: one all-reduce per update"), base});
+        runs.push_back({LabPanel::tr("sync every micro-batch: %1 all-reduces per update").arg(K), sync_each});
+        break;
+    }
     case Experiment::PitfallScheduler: {
         base.mode = accum::Mode::Pytorch;
         base.scheduler = accum::SchedulerKind::Linear;
@@ -194,6 +231,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
                tr("Run the configuration as PyTorch loop, Accelerator and Trainer"), 0, 1);
     add_button(Experiment::CompareAccumulation, QStringLiteral("compare_accumulation"), tr("Compare accumulation"),
                tr("Same effective batch as (B·K, 1), (B, K) and (B/2, 2K)"), 0, 2);
+    add_button(Experiment::NoSyncVsSyncEach, QStringLiteral("no_sync_vs_sync_each"), tr("no_sync vs sync each"),
+               tr("Several processes: gradients averaged once per update (no_sync) or after every micro-batch"), 0, 3);
     buttons->addWidget(pitfalls, 1, 0);
     add_button(Experiment::PitfallBatchNorm, QStringLiteral("pitfall_batchnorm"), tr("BatchNorm"),
                tr("BatchNorm breaks the equivalence"), 1, 1);
@@ -205,8 +244,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     cancel_->setObjectName(QStringLiteral("lab_cancel"));
     cancel_->setEnabled(false);
     connect(cancel_, &QPushButton::clicked, this, &LabPanel::cancel);
-    buttons->addWidget(cancel_, 0, 3);
-    buttons->setColumnStretch(4, 1);
+    buttons->addWidget(cancel_, 0, 4);
+    buttons->setColumnStretch(5, 1);
 
     explanation_ = new QLabel(tr("Each button runs the configuration on the left in several variants, one after "
                                  "another, and overlays them. Runs are kept short (inside the first epoch)."));
@@ -309,11 +348,12 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     rounding_label_->setText(tr("below: the same, up to float rounding"));
     look_.capture(plot_);
 
-    table_ = new QTableWidget(0, 8);
+    table_ = new QTableWidget(0, ColumnCount);
     table_->setObjectName(QStringLiteral("lab_table"));
     table_->setHorizontalHeaderLabels({tr("Run"), tr("B × K = effective"), tr("Final loss"),
                                        tr("max |Δ loss| vs first"), tr("Final accuracy"), tr("Time (s)"),
-                                       tr("Peak memory"), tr("Samples/s")});
+                                       tr("Peak memory"), tr("Samples/s"), tr("All-reduces / update"),
+                                       tr("Time / update (ms)")});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     table_->verticalHeader()->setVisible(false);
@@ -369,6 +409,11 @@ QString LabPanel::explanation(Experiment e) const {
     case Experiment::PitfallScheduler:
         return tr("Calling lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the "
                   "learning rate reaches zero after 1/K of the run. Step it once per update.");
+    case Experiment::NoSyncVsSyncEach:
+        return tr("no_sync vs sync every micro-batch: several processes on this machine each run K micro-batches "
+                  "per update. Inside no_sync() (accelerator.accumulate(), the Trainer's loop) the gradients add up "
+                  "locally and are averaged across the processes once per update; syncing after every backward "
+                  "averages them K times. The losses are the same, the communication is K times as much.");
     }
     return {};
 }
@@ -438,6 +483,14 @@ void LabPanel::on_all_finished() {
                                   .arg(worst_text)
                             : tr("Largest |Δ loss| between styles: %1 — they differ (partial windows? dropout?).")
                                   .arg(worst_text);
+    } else if (experiment_ == Experiment::NoSyncVsSyncEach && runs.size() == 2) {
+        auto ms = [](const RunResult& r) { return number_or_dash(1000.0 * seconds_per_update(r), 1); };
+        text = tr("Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every "
+                  "micro-batch; time per update %4 ms vs %5 ms.")
+                   .arg(worst_text)
+                   .arg(allreduces_per_update(runs[0]), 0, 'g', 3)
+                   .arg(allreduces_per_update(runs[1]), 0, 'g', 3)
+                   .arg(ms(runs[0]), ms(runs[1]));
     } else if (experiment_ == Experiment::CompareAccumulation && runs.size() >= 2) {
         QStringList memory, speed;
         for (const auto& r : runs) {
@@ -465,7 +518,13 @@ void LabPanel::fill_table() {
     const auto& runs = queue_->results();
     table_->setRowCount(int(runs.size()));
     // No evaluation in any run (a short demo): no column of dashes.
-    table_->setColumnHidden(4, std::none_of(runs.begin(), runs.end(), [](const RunResult& r) { return !r.evals.empty(); }));
+    table_->setColumnHidden(AccuracyColumn,
+                            std::none_of(runs.begin(), runs.end(), [](const RunResult& r) { return !r.evals.empty(); }));
+    // Communication columns for runs of several processes only.
+    const bool data_parallel =
+        std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return r.config.world_size() > 1; });
+    table_->setColumnHidden(AllReducesColumn, !data_parallel);
+    table_->setColumnHidden(TimePerUpdateColumn, !data_parallel);
     for (int row = 0; row < int(runs.size()); ++row) {
         const auto& r = runs[static_cast<std::size_t>(row)];
         const double delta = row == 0 ? 0.0 : studio::max_loss_difference(runs.front(), r);
@@ -476,7 +535,9 @@ void LabPanel::fill_table() {
                                    number_or_dash(r.final_accuracy(), 4),
                                    number_or_dash(r.summary.train_runtime_s, 2),
                                    format_bytes(r.summary.peak_memory_bytes),
-                                   number_or_dash(r.summary.samples_per_second, 0)};
+                                   number_or_dash(r.summary.samples_per_second, 0),
+                                   QString::number(allreduces_per_update(r), 'g', 3),
+                                   number_or_dash(1000.0 * seconds_per_update(r), 1)};
         for (int c = 0; c < cells.size(); ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             item->setTextAlignment(c == 0 ? (Qt::AlignLeft | Qt::AlignVCenter) : Qt::AlignCenter);

@@ -28,7 +28,14 @@ class QTableWidget;
 
 namespace studio {
 
-enum class Experiment { CompareStyles, CompareAccumulation, PitfallBatchNorm, PitfallTokenLoss, PitfallScheduler };
+enum class Experiment {
+    CompareStyles,
+    CompareAccumulation,
+    PitfallBatchNorm,
+    PitfallTokenLoss,
+    PitfallScheduler,
+    NoSyncVsSyncEach, // N processes: no_sync (one all-reduce per update) vs an all-reduce per micro-batch
+};
 
 // The runs an experiment makes from the studio's configuration.
 std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& base);
@@ -99,5 +106,10 @@ private:
 
 // "12.3 MiB" style formatting shared by the lab and the runs list.
 QString format_bytes(std::int64_t bytes);
+
+// A run's gradient all-reduces per optimizer step (the mean over its step
+// records; 0 for one process), and its training time per update in seconds.
+double allreduces_per_update(const RunResult& run);
+double seconds_per_update(const RunResult& run);
 
 } // namespace studio

@@ -130,6 +130,32 @@ LessonVerdict styles_check(const std::vector<RunResult>& runs) {
                 .arg(delta_text(worst))};
 }
 
+// Two processes on this machine, each with micro-batch 64 and K = 4 (effective
+// batch 512), the MLP: its update is short, so the all-reduces it adds are seen
+// in the time per update.
+accum::RunConfig no_sync_config() {
+    auto c = cnn(64, 4, 20);
+    c.model = accum::ModelKind::Mlp;
+    c.learning_rate = 0.05;
+    c.nproc_per_node = 2;
+    return c;
+}
+
+LessonVerdict no_sync_check(const std::vector<RunResult>& runs) {
+    if (!all_completed(runs) || runs.size() != 2) return not_completed(runs);
+    const double d = max_loss_difference(runs[0], runs[1]);
+    const double once = allreduces_per_update(runs[0]), each = allreduces_per_update(runs[1]);
+    const auto k = static_cast<double>(runs[1].config.accumulation_steps);
+    return {d <= kSameLossTolerance && once == 1.0 && each == k,
+            Lesson::tr("The same losses (|Δ| %1). All-reduces per update: %2 with no_sync, %3 syncing every "
+                       "micro-batch; time per update %4 ms vs %5 ms.")
+                .arg(delta_text(d))
+                .arg(once, 0, 'g', 3)
+                .arg(each, 0, 'g', 3)
+                .arg(1000.0 * seconds_per_update(runs[0]), 0, 'f', 1)
+                .arg(1000.0 * seconds_per_update(runs[1]), 0, 'f', 1)};
+}
+
 // Few long and many short sequences (synthetic-lm), one sequence per micro-batch and
 // K = 16: the mean per micro-batch weighs every sequence alike, however short.
 accum::RunConfig tokens_config() {
@@ -274,6 +300,18 @@ const std::vector<LessonStep>& lesson_steps() {
          .experiment = Experiment::PitfallScheduler,
          .config = scheduler_config,
          .check = scheduler_check},
+        {.key = "no_sync",
+         .title = QT_TRANSLATE_NOOP("studio::Lesson", "Several processes: no_sync"),
+         .text = QT_TRANSLATE_NOOP("studio::Lesson",
+                                   "Two processes each run micro-batches of 64 and average their gradients: the "
+                                   "effective batch is 64 × 4 × 2. Inside no_sync() the gradients add up locally, "
+                                   "and one all-reduce per update averages them; syncing after every micro-batch "
+                                   "gives the same losses with four times the communication. This is what "
+                                   "accelerator.accumulate() is for."),
+         .run = LessonRun::Experiment,
+         .experiment = Experiment::NoSyncVsSyncEach,
+         .config = no_sync_config,
+         .check = no_sync_check},
     };
     return steps;
 }

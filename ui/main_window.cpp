@@ -457,8 +457,8 @@ void MainWindow::update_actions() {
     run_action_->setEnabled(!running && !lab_busy && config_panel_->is_valid());
     step_action_->setEnabled(running && controller_->is_paused());
     code_panel_->set_paused(controller_->is_paused(), running);
-    for (auto e : {Experiment::CompareStyles, Experiment::CompareAccumulation, Experiment::PitfallBatchNorm,
-                   Experiment::PitfallTokenLoss, Experiment::PitfallScheduler})
+    for (auto e : {Experiment::CompareStyles, Experiment::CompareAccumulation, Experiment::NoSyncVsSyncEach,
+                   Experiment::PitfallBatchNorm, Experiment::PitfallTokenLoss, Experiment::PitfallScheduler})
         if (auto* b = lab_panel_->button(e)) b->setEnabled(!running && !lab_busy);
     pause_action_->setEnabled(running);
     stop_action_->setEnabled(running);
@@ -490,7 +490,8 @@ void MainWindow::start_run() {
     eta_label_->clear();
     code_panel_->set_style(QString::fromStdString(accum::to_string(running_config_.mode)));
     code_panel_->start_run(static_cast<int>(running_config_.accumulation_steps),
-                           static_cast<int>(std::lround(running_config_.micro_step_delay_s * 1000.0)));
+                           static_cast<int>(std::lround(running_config_.micro_step_delay_s * 1000.0)),
+                           static_cast<int>(running_config_.world_size()));
     live_run_ = RunResult{};
     live_run_.config = running_config_;
     live_run_.source = QStringLiteral("live");
@@ -527,6 +528,7 @@ const std::vector<std::pair<QString, Experiment>>& demo_experiments() {
     static const std::vector<std::pair<QString, Experiment>> experiments = {
         {QStringLiteral("compare-styles"), Experiment::CompareStyles},
         {QStringLiteral("compare-accumulation"), Experiment::CompareAccumulation},
+        {QStringLiteral("no-sync"), Experiment::NoSyncVsSyncEach},
         {QStringLiteral("pitfall-batchnorm"), Experiment::PitfallBatchNorm},
         {QStringLiteral("pitfall-tokens"), Experiment::PitfallTokenLoss},
         {QStringLiteral("pitfall-scheduler"), Experiment::PitfallScheduler},

@@ -74,6 +74,9 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
 
 void MemoryPlot::clear() {
     records_.clear();
+    other_ranks_.clear();
+    for (auto& [rank, graph] : rank_graphs_) plot_->removeGraph(graph);
+    rank_graphs_.clear();
     oom_ = false;
     oom_peak_ = 0;
     auto_range_ = true;
@@ -83,7 +86,12 @@ void MemoryPlot::clear() {
 
 void MemoryPlot::append(const RecordBatch& batch) {
     if (batch.memory.empty()) return;
-    records_.insert(records_.end(), batch.memory.begin(), batch.memory.end());
+    for (const auto& r : batch.memory) {
+        if (r.rank == 0)
+            records_.push_back(r);
+        else
+            other_ranks_[r.rank].push_back(r);
+    }
     dirty_ = true;
 }
 
@@ -119,6 +127,24 @@ void MemoryPlot::rebuild() {
     }
     current_graph_->setData(t, current, true);
     peak_graph_->setData(t, peak, true);
+    current_graph_->setName(other_ranks_.empty() ? tr("current") : tr("current (rank 0)"));
+    // The other ranks' current memory, from their figures at each gradient sync.
+    static const QList<QColor> rank_colours = {QColor(21, 101, 192), QColor(239, 108, 0), QColor(0, 131, 143),
+                                               QColor(173, 20, 87), QColor(85, 139, 47)};
+    for (const auto& [rank, rows] : other_ranks_) {
+        auto*& graph = rank_graphs_[rank];
+        if (!graph) {
+            graph = plot_->addGraph();
+            graph->setName(tr("rank %1").arg(rank));
+            graph->setPen(QPen(rank_colours[(rank - 1) % rank_colours.size()], 1.6));
+        }
+        QVector<double> rt, rv;
+        for (const auto& r : rows) {
+            rt.push_back(r.elapsed_s);
+            rv.push_back(r.memory_bytes / mib);
+        }
+        graph->setData(rt, rv, true);
+    }
     cuda_ = !records_.empty() && records_.back().cuda;
     title_->setText(cuda_ ? tr("GPU memory (allocated by tensors)") : tr("CPU tensor memory"));
     if (cuda_) {

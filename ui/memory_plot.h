@@ -1,9 +1,12 @@
 #pragma once
 // Live memory curves from the engine's MemoryRecords: current and peak tensor
 // memory (and the CUDA caching allocator's reserve), the budget as a line, and
-// the out-of-memory point. Labelled "CPU tensor memory" or "GPU memory".
+// the out-of-memory point. Labelled "CPU tensor memory" or "GPU memory". In a
+// run of several processes the curves are rank 0's, and each other rank's
+// current memory is a line of its own ("rank 1", …).
 
 #include <QWidget>
+#include <map>
 #include <vector>
 
 #include "plot_look.h"
@@ -30,6 +33,8 @@ public:
     void refresh();
 
     int point_count() const;
+    // Ranks besides rank 0 that have a line (data parallel).
+    int other_rank_count() const { return static_cast<int>(rank_graphs_.size()); }
     bool has_oom_marker() const;
     // Whether the out-of-memory mark is drawn whole, at the right end of the time
     // axis (the run ended there) and clear of the legend. Lays the plot out first.
@@ -53,7 +58,9 @@ private:
     QCPGraph* budget_graph_ = nullptr; // legend entry for the budget line
     QCPItemStraightLine* budget_line_ = nullptr;
     QCPItemText* oom_label_ = nullptr;
-    std::vector<accum::MemoryRecord> records_;
+    std::vector<accum::MemoryRecord> records_; // rank 0's
+    std::map<int, std::vector<accum::MemoryRecord>> other_ranks_;
+    std::map<int, QCPGraph*> rank_graphs_;
     bool cuda_ = false;
     bool oom_ = false;
     std::int64_t oom_peak_ = 0;

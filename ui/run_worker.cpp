@@ -1,5 +1,8 @@
 #include "run_worker.h"
 
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
 #include <exception>
 
 #include "accum/run_directory.h"
@@ -12,7 +15,22 @@ namespace {
 constexpr qint64 flush_interval_ms = 100;
 }
 
-RunWorker::RunWorker(QObject* parent) : QObject(parent) {}
+QString worker_program() {
+    QStringList candidates;
+    const auto from_environment = qEnvironmentVariable("ACCUM_RUN_PROGRAM");
+    if (!from_environment.isEmpty()) candidates << from_environment;
+    candidates << QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("accum-run"));
+#ifdef ACCUM_BUILD_TREE_RUN
+    candidates << QStringLiteral(ACCUM_BUILD_TREE_RUN);
+#endif
+    for (const auto& c : candidates)
+        if (QFileInfo(c).isExecutable() && QFileInfo(c).isFile()) return QFileInfo(c).absoluteFilePath();
+    return {};
+}
+
+RunWorker::RunWorker(QObject* parent) : QObject(parent) {
+    session_.set_worker_program(worker_program().toStdString());
+}
 
 void RunWorker::begin_run() {
     const std::lock_guard<std::mutex> lock(stop_mutex_);

@@ -18,6 +18,12 @@
 
 namespace studio {
 
+// The accum-run that trains ranks 1 … N−1 of a run of N processes started from
+// the studio (the studio trains rank 0): $ACCUM_RUN_PROGRAM when set, else the
+// one beside this program (an installation puts both in the same bin/), else
+// the build tree's. Empty when none is executable.
+QString worker_program();
+
 class RunWorker : public QObject, private accum::Sink {
     Q_OBJECT
 public:

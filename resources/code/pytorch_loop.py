@@ -9,10 +9,22 @@ optimizer step, {"step": …, "loss": …}, the window's loss as accum-run logs 
     accum-run --model mlp --max-steps 30 --save-strategy steps --save-steps 10 --output-dir run
     /usr/bin/python3 pytorch_loop.py --checkpoint run/checkpoint-10 --steps 20
 
+The model is wrapped in DistributedDataParallel, as PyTorch's documentation
+does for several processes: started with RANK, WORLD_SIZE, MASTER_ADDR and
+MASTER_PORT (by torchrun, or by hand), each process takes its shard of every
+epoch (DistributedSampler's), and a checkpoint of accum-run --nproc-per-node N
+continues with the same number of processes:
+
+    accum-run --model mlp --batch-size 32 --nproc-per-node 2 --max-steps 30 \
+        --save-strategy steps --save-steps 10 --output-dir run2
+    for r in 0 1; do RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
+        /usr/bin/python3 pytorch_loop.py --checkpoint run2/checkpoint-10 --steps 20 & done; wait
+
 The region between the listing marks is what the code panel shows; a trailing
 "#@role" names the role a line plays for the panel's highlighting.
 """
 import argparse
+import contextlib
 import gzip
 import json
 import math
@@ -22,8 +34,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 
 MASK64 = (1 << 64) - 1
 
@@ -90,17 +104,24 @@ def epoch_order(size, seed, epoch, shuffle):
 
 
 class TrainLoader:
-    """Batches of `batch_size` in the engine's order; the last one may be smaller."""
+    """Batches of `batch_size` in the engine's order; the last one may be smaller.
+    With several processes, this one's shard of it, as DistributedSampler(drop_last=False)
+    shares an epoch out: padded by repeating it from the start, positions rank, rank + N, …"""
 
-    def __init__(self, x, y, batch_size, seed, shuffle):
+    def __init__(self, x, y, batch_size, seed, shuffle, rank=0, world_size=1):
         self.x, self.y, self.batch_size, self.seed, self.shuffle = x, y, batch_size, seed, shuffle
+        self.rank, self.world_size = rank, world_size
         self.set_epoch(0)
 
     def set_epoch(self, epoch):
-        self.order = torch.tensor(epoch_order(len(self.y), self.seed, epoch, self.shuffle))
+        order = epoch_order(len(self.y), self.seed, epoch, self.shuffle)
+        if self.world_size > 1:
+            length = (len(order) + self.world_size - 1) // self.world_size
+            order = [order[p % len(order)] for p in range(self.rank, length * self.world_size, self.world_size)]
+        self.order = torch.tensor(order)
 
     def __len__(self):
-        return (len(self.y) + self.batch_size - 1) // self.batch_size
+        return (len(self.order) + self.batch_size - 1) // self.batch_size
 
     def __iter__(self):
         for b in range(len(self)):
@@ -157,6 +178,22 @@ def restore(checkpoint, model, optimizer):
             optimizer.state[p]["momentum_buffer"] = state._c.getattr("momentum_buffer").clone()
 
 
+def init_process_group():
+    """torchrun's processes meet through its environment; a plain run is a group of one."""
+    if "WORLD_SIZE" in os.environ:
+        dist.init_process_group("gloo")
+    else:
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+
+
+def log_step(step, window_loss):
+    """The window's loss over every process's micro-batches (their mean), printed by rank 0."""
+    loss = torch.tensor([window_loss], dtype=torch.float64)
+    dist.all_reduce(loss)
+    if dist.get_rank() == 0:
+        print(json.dumps({"step": step, "loss": loss.item() / dist.get_world_size()}), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True, help="an accum-run checkpoint-N directory")
@@ -172,8 +209,14 @@ def main():
             or config["optimizer"] != "sgd":
         sys.exit("pytorch_loop.py: continues --mode pytorch runs of the mlp on fashion-mnist with sgd")
     torch.set_num_threads(1)
+    init_process_group()
+    processes = config.get("nproc-per-node", 1) * config.get("nnodes", 1)
+    if processes != dist.get_world_size():
+        sys.exit("pytorch_loop.py: the checkpoint is of %d processes; run it with as many (torchrun "
+                 "--nproc-per-node)" % processes)
     x, y = load_fashion_mnist(args.data)
-    train_loader = TrainLoader(x, y, config["batch-size"], config["seed"], config["shuffle"])
+    train_loader = TrainLoader(x, y, config["batch-size"], config["seed"], config["shuffle"],
+                               dist.get_rank(), dist.get_world_size())
     model = Mlp()
     optimizer = torch.optim.SGD(model.parameters(), lr=config["lr"], momentum=config["momentum"],
                                 weight_decay=config["weight-decay"])
@@ -193,6 +236,7 @@ def main():
     window_loss = 0.0
 
     # listing:begin
+    model = DistributedDataParallel(model)           # averages .grad across the processes
     K = gradient_accumulation_steps
     for epoch in range(start_epoch, sys.maxsize):
         model.train()
@@ -200,18 +244,20 @@ def main():
         for index, (inputs, targets) in enumerate(train_loader):
             if epoch == start_epoch and index < start_index:
                 continue                             # resuming mid-epoch
-            outputs = model(inputs, labels=targets)                  #@forward
-            loss = outputs.loss / K                                  #@scale
-            loss.backward()                          # .grad += ∂loss/∂w  #@backward
+            sync = (index + 1) % K == 0 or index + 1 == len(train_loader)
+            with model.no_sync() if not sync else contextlib.nullcontext():  #@no_sync
+                outputs = model(inputs, labels=targets)              #@forward
+                loss = outputs.loss / K                              #@scale
+                loss.backward()                  # all-reduce on sync  #@backward,all_reduce
             window_loss += loss.item()
-            if (index + 1) % K == 0 or index + 1 == len(train_loader):
+            if sync:
                 if max_grad_norm > 0:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
                 optimizer.step()                                     #@step
                 lr_scheduler.step()                                  #@scheduler
                 optimizer.zero_grad()                                #@zero_grad
                 global_step += 1
-                print(json.dumps({"step": global_step, "loss": window_loss}), flush=True)
+                log_step(global_step, window_loss)
                 window_loss = 0.0
                 if global_step == last_step:
                     return

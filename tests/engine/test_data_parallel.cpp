@@ -398,6 +398,61 @@ private Q_SLOTS:
         QCOMPARE(summary_of(dir.path())->world_size, 2);
     }
 
+    // Eager PyTorch's DistributedDataParallel continues the engine's 2-rank
+    // checkpoint with the same losses: the code panel's Python loop
+    // (resources/code/pytorch_loop.py, Debian's python3-torch) as two processes
+    // with the rank variables, each on its DistributedSampler shard.
+    void eagerDdpContinuesTheRanks() {
+        if (!have_fashion_mnist()) QSKIP("no Fashion-MNIST (dataset-fashion-mnist)");
+        QProcess probe;
+        probe.start("/usr/bin/python3", {"-c", "import torch.distributed as d, numpy; assert d.is_gloo_available()"});
+        if (!probe.waitForFinished(60000) || probe.exitStatus() != QProcess::NormalExit || probe.exitCode() != 0)
+            QSKIP("Debian's python3-torch is not installed (scripts/debian-packages.txt lists it)");
+        QTemporaryDir dir;
+        const auto r = run_cli({"--mode", "pytorch", "--model", "mlp", "--batch-size", "32", "--accumulation-steps",
+                                "4", "--nproc-per-node", "2", "--master-port", "0", "--max-steps", "16",
+                                "--save-strategy", "steps", "--save-steps", "8", "--eval-strategy", "no", "--seed", "3",
+                                "--threads", "1", "--quiet", "--output-dir", dir.path()});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        std::map<std::int64_t, double> engine;
+        for (const auto& s : records_of<StepRecord>(read_records(dir.filePath("metrics.jsonl")))) engine[s.step] = s.loss;
+        QCOMPARE(engine.size(), std::size_t(16));
+        const int port = dist::pick_free_port();
+        QProcess py[2];
+        for (int rank = 0; rank < 2; ++rank) {
+            auto e = QProcessEnvironment::systemEnvironment();
+            e.insert("RANK", QString::number(rank));
+            e.insert("WORLD_SIZE", "2");
+            e.insert("MASTER_ADDR", "127.0.0.1");
+            e.insert("MASTER_PORT", QString::number(port));
+            py[rank].setProcessEnvironment(e);
+            py[rank].start("/usr/bin/python3", {ACCUM_SOURCE_DIR "/resources/code/pytorch_loop.py", "--checkpoint",
+                                                dir.filePath("checkpoint-8"), "--steps", "8"});
+        }
+        const bool done = py[0].waitForFinished(120000) && py[1].waitForFinished(120000);
+        if (!done) {
+            for (auto& p : py) {
+                p.kill();
+                p.waitForFinished();
+            }
+            QFAIL("the Python processes did not finish");
+        }
+        QVERIFY2(py[0].exitCode() == 0 && py[1].exitCode() == 0,
+                 (py[0].readAllStandardError() + py[1].readAllStandardError()).constData());
+        QCOMPARE(py[1].readAllStandardOutput(), QByteArray()); // rank 0 prints
+        int compared = 0;
+        for (const QByteArray& line : py[0].readAllStandardOutput().split('\n')) {
+            if (line.isEmpty()) continue;
+            const auto o = QJsonDocument::fromJson(line).object();
+            const auto step = o["step"].toInteger();
+            QCOMPARE(step, std::int64_t(9 + compared));
+            const double diff = std::abs(o["loss"].toDouble() - engine.at(step));
+            QVERIFY2(diff <= 1e-5, qPrintable(QString("step %1: |Δ loss| %2").arg(step).arg(diff)));
+            ++compared;
+        }
+        QCOMPARE(compared, 8);
+    }
+
     // Clear errors, never a hang: the port taken (6), options against the
     // launcher's environment, an unknown backend, retrying batch sizes (2).
     void clearErrors() {

@@ -92,13 +92,10 @@ void Accelerator::do_sync() {
     }
 }
 
-Accelerator::AccumulateScope::AccumulateScope(Accelerator& accelerator, dist::DistributedDataParallel& model)
-    : no_sync_(enter(accelerator, model)) {}
-
-dist::NoSync Accelerator::AccumulateScope::enter(Accelerator& accelerator, dist::DistributedDataParallel& model) {
+dist::NoSync Accelerator::AccumulateScope::enter(Accelerator& accelerator, dist::DistributedDataParallel* model) {
     accelerator.do_sync();
     const bool allow_gradient_sync = accelerator.sync_gradients() || accelerator.gradient_state.sync_each_batch;
-    return allow_gradient_sync ? dist::nullcontext() : model.no_sync();
+    return allow_gradient_sync || !model ? dist::nullcontext() : model->no_sync();
 }
 
 int Accelerator::num_processes() const {

@@ -135,17 +135,24 @@ public:
     // no_sync() unless the gradients sync at its end.
     class AccumulateScope {
     public:
-        AccumulateScope(Accelerator& accelerator, dist::DistributedDataParallel& model);
+        // A model not wrapped for several processes (a plain module, a tensor): nothing to skip.
+        explicit AccumulateScope(Accelerator& accelerator) : no_sync_(enter(accelerator, nullptr)) {}
+        AccumulateScope(Accelerator& accelerator, dist::DistributedDataParallel& model)
+            : no_sync_(enter(accelerator, &model)) {}
         ~AccumulateScope() = default;
         AccumulateScope(const AccumulateScope&) = delete;
         AccumulateScope& operator=(const AccumulateScope&) = delete;
 
     private:
-        static dist::NoSync enter(Accelerator& accelerator, dist::DistributedDataParallel& model);
+        static dist::NoSync enter(Accelerator& accelerator, dist::DistributedDataParallel* model);
         dist::NoSync no_sync_;
     };
     [[nodiscard]] AccumulateScope accumulate(dist::DistributedDataParallel& model) {
         return AccumulateScope(*this, model);
+    }
+    template <typename M>
+    [[nodiscard]] AccumulateScope accumulate(M& /*model*/) {
+        return AccumulateScope(*this);
     }
 
     void backward(const torch::Tensor& loss); // loss / K, then backward
