@@ -120,6 +120,7 @@ void CodePanel::start_run(int accumulation_steps, int pace_ms, int world_size) {
     pace_ms_ = pace_ms;
     world_size_ = std::max(1, world_size);
     allreduces_->setVisible(world_size_ > 1);
+    allreduces_step_ = -1;
     show_allreduces(0);
     queue_.clear();
     phase_timer_.stop();
@@ -138,7 +139,10 @@ void CodePanel::append(const RecordBatch& batch) {
         current_ = batch.micro_steps.back().record;
         // The all-reduces of the update the last micro-batch belongs to.
         for (const auto& m : batch.micro_steps) {
-            if (m.record.window_index <= 1) allreduces_this_update_ = 0;
+            if (m.record.step != allreduces_step_) { // a micro-batch of the next update
+                allreduces_step_ = m.record.step;
+                allreduces_this_update_ = 0;
+            }
             allreduces_this_update_ += m.record.grad_allreduces;
         }
         full_speed_dirty_ = true;
@@ -182,7 +186,10 @@ void CodePanel::show_phase() {
     if (phase_ < 0 || phase_ >= int(current_roles_.size())) return;
     // The meter fills when backward has run (phase 2), and shows the update at step.
     const auto role = current_roles_[static_cast<std::size_t>(phase_)];
-    if (phase_ == 0 && current_.window_index <= 1) show_allreduces(0); // a new update
+    if (phase_ == 0 && current_.step != allreduces_step_) { // the first micro-batch shown of an update
+        allreduces_step_ = current_.step;
+        show_allreduces(0);
+    }
     if (role == LineRole::AllReduce) show_allreduces(allreduces_this_update_ + current_.grad_allreduces);
     if (role == LineRole::Forward && current_.window_index <= 1) {
         auto fresh = current_; // a new window starts with an empty .grad

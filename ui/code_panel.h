@@ -80,6 +80,7 @@ private:
     int pace_ms_ = 0;
     int world_size_ = 1;
     std::int64_t allreduces_this_update_ = 0;
+    std::int64_t allreduces_step_ = -1; // the update (optimizer steps before it) they count
     std::deque<accum::MicroStepRecord> queue_;
     accum::MicroStepRecord current_;
     std::vector<LineRole> current_roles_;

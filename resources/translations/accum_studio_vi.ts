@@ -105,6 +105,22 @@
         <source>Micro-batch %1 (%2 of %3 in this window): %4</source>
         <translation>Micro-batch %1 (%2 trên %3 trong cửa sổ này): %4</translation>
     </message>
+    <message>
+        <source>no_sync(): this backward keeps its gradients local — no communication between the %1 processes</source>
+        <translation>no_sync(): lần backward này giữ gradient tại chỗ — không trao đổi gì giữa %1 tiến trình</translation>
+    </message>
+    <message>
+        <source>all-reduce: the window&apos;s gradients are averaged across the %1 processes, once per update</source>
+        <translation>all-reduce: gradient của cả cửa sổ được lấy trung bình giữa %1 tiến trình, một lần mỗi cập nhật</translation>
+    </message>
+    <message>
+        <source>Gradient all-reduces since the last optimizer step: 1 with no_sync, K when every micro-batch syncs</source>
+        <translation>Số lần all-reduce gradient kể từ bước optimizer trước: 1 với no_sync, K khi micro-batch nào cũng đồng bộ</translation>
+    </message>
+    <message>
+        <source>All-reduces this update: %1 (%2 processes)</source>
+        <translation>All-reduce trong lần cập nhật này: %1 (%2 tiến trình)</translation>
+    </message>
 </context>
 <context>
     <name>studio::ConfigPanel</name>
@@ -307,6 +323,22 @@
     <message>
         <source>budget %1</source>
         <translation>ngân sách %1</translation>
+    </message>
+    <message>
+        <source>Data parallel: N processes on this machine, each with its own micro-batches of B; their gradients are averaged (all-reduce) once per update. The effective batch is B × K × N.</source>
+        <translation>Song song dữ liệu: N tiến trình trên máy này, mỗi tiến trình có các micro-batch B riêng; gradient của chúng được lấy trung bình (all-reduce) một lần mỗi cập nhật. Batch hiệu dụng là B × K × N.</translation>
+    </message>
+    <message>
+        <source>Processes (N)</source>
+        <translation>Tiến trình (N)</translation>
+    </message>
+    <message>
+        <source>micro-batch %1 × K %2 × %3 processes = %4</source>
+        <translation>micro-batch %1 × K %2 × %3 tiến trình = %4</translation>
+    </message>
+    <message>
+        <source>%1 × %2 × %3 processes = %4 samples / update</source>
+        <translation>%1 × %2 × %3 tiến trình = %4 mẫu / cập nhật</translation>
     </message>
 </context>
 <context>
@@ -580,6 +612,38 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <source>loss</source>
         <translation>loss</translation>
     </message>
+    <message>
+        <source>no_sync: one all-reduce per update</source>
+        <translation>no_sync: một all-reduce mỗi cập nhật</translation>
+    </message>
+    <message>
+        <source>sync every micro-batch: %1 all-reduces per update</source>
+        <translation>đồng bộ mỗi micro-batch: %1 all-reduce mỗi cập nhật</translation>
+    </message>
+    <message>
+        <source>no_sync vs sync each</source>
+        <translation>no_sync so với đồng bộ từng bước</translation>
+    </message>
+    <message>
+        <source>Several processes: gradients averaged once per update (no_sync) or after every micro-batch</source>
+        <translation>Nhiều tiến trình: gradient được lấy trung bình một lần mỗi cập nhật (no_sync) hoặc sau mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>All-reduces / update</source>
+        <translation>All-reduce / cập nhật</translation>
+    </message>
+    <message>
+        <source>Time / update (ms)</source>
+        <translation>Thời gian / cập nhật (ms)</translation>
+    </message>
+    <message>
+        <source>no_sync vs sync every micro-batch: several processes on this machine each run K micro-batches per update. Inside no_sync() (accelerator.accumulate(), the Trainer&apos;s loop) the gradients add up locally and are averaged across the processes once per update; syncing after every backward averages them K times. The losses are the same, the communication is K times as much.</source>
+        <translation>no_sync so với đồng bộ mỗi micro-batch: mỗi tiến trình trên máy này chạy K micro-batch cho mỗi cập nhật. Bên trong no_sync() (accelerator.accumulate(), vòng lặp của Trainer) gradient được cộng dồn tại chỗ và lấy trung bình giữa các tiến trình một lần mỗi cập nhật; đồng bộ sau mỗi lần backward thì lấy trung bình K lần. Loss như nhau, còn lượng trao đổi gấp K lần.</translation>
+    </message>
+    <message>
+        <source>Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
+        <translation>Loss như nhau: |Δ loss| lớn nhất %1. All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
+    </message>
 </context>
 <context>
     <name>studio::Lesson</name>
@@ -686,6 +750,18 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the learning rate reaches zero after a quarter of the run and training stalls. Step it once per update, beside optimizer.step().</source>
         <translation>Gọi lr_scheduler.step() sau mỗi micro-batch làm lịch học chạy nhanh gấp K lần: tốc độ học về 0 sau một phần tư lần chạy và việc huấn luyện đứng lại. Hãy gọi nó một lần cho mỗi lần cập nhật, cạnh optimizer.step().</translation>
+    </message>
+    <message>
+        <source>The same losses (|Δ| %1). All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
+        <translation>Loss như nhau (|Δ| %1). All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
+    </message>
+    <message>
+        <source>Several processes: no_sync</source>
+        <translation>Nhiều tiến trình: no_sync</translation>
+    </message>
+    <message>
+        <source>Two processes each run micro-batches of 64 and average their gradients: the effective batch is 64 × 4 × 2. Inside no_sync() the gradients add up locally, and one all-reduce per update averages them; syncing after every micro-batch gives the same losses with four times the communication. This is what accelerator.accumulate() is for.</source>
+        <translation>Hai tiến trình, mỗi tiến trình chạy các micro-batch 64 rồi lấy trung bình gradient: batch hiệu dụng là 64 × 4 × 2. Bên trong no_sync() gradient được cộng dồn tại chỗ, và một all-reduce mỗi cập nhật lấy trung bình chúng; đồng bộ sau mỗi micro-batch cho cùng loss nhưng trao đổi gấp bốn lần. Đó là lý do accelerator.accumulate() tồn tại.</translation>
     </message>
 </context>
 <context>
@@ -1122,6 +1198,14 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>budget %1</source>
         <translation>ngân sách %1</translation>
+    </message>
+    <message>
+        <source>current (rank 0)</source>
+        <translation>hiện tại (rank 0)</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
     </message>
 </context>
 <context>

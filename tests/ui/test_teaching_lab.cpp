@@ -18,6 +18,8 @@
 #include <cmath>
 #include <memory>
 
+#include <QLabel>
+
 #include "accum/run_config.h"
 #include "accum/session.h"
 #include "accum/sink.h"
@@ -27,6 +29,7 @@
 #include "config_panel.h"
 #include "lab_panel.h"
 #include "main_window.h"
+#include "memory_plot.h"
 #include "run_result.h"
 #include "runs_panel.h"
 
@@ -70,6 +73,9 @@ private Q_SLOTS:
     void compare_styles_same_trajectory();
     void compare_accumulation_less_memory();
     void pitfall_plans();
+    void data_parallel_highlight_and_listings();
+    void no_sync_demo_in_the_lab();
+    void live_run_with_two_processes();
     void run_directory_reproduces_curves();
     void vietnamese_translation_loads();
 
@@ -158,7 +164,8 @@ void TestTeachingLab::listings_are_the_sources_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QStringList>("must_read");
     QTest::newRow("pytorch.cpp") << "pytorch" << "cpp" << "engine/src/styles/pytorch_loop.cpp"
-                                 << QStringList{"model.train();", "auto outputs = model(batch);", "loss.backward();",
+                                 << QStringList{"model.train();", "model.no_sync()", "auto outputs = model(batch);",
+                                                "loss.backward();",
                                                 "clip_grad_norm_(model.parameters(), max_grad_norm)",
                                                 "optimizer.step();", "lr_scheduler.step();", "optimizer.zero_grad();"};
     QTest::newRow("accelerator.cpp")
@@ -168,9 +175,11 @@ void TestTeachingLab::listings_are_the_sources_data() {
                        "accelerator.clip_grad_norm_(model.parameters(), max_grad_norm);", "optimizer.zero_grad();"};
     QTest::newRow("trainer.cpp") << "trainer" << "cpp" << "engine/src/styles/trainer.cpp"
                                  << QStringList{"args_.gradient_accumulation_steps", "args_.max_grad_norm",
-                                                "loss.backward();", "optimizer.step();", "model.zero_grad();"};
+                                                "model.no_sync()", "loss.backward();", "optimizer.step();",
+                                                "model.zero_grad();"};
     QTest::newRow("pytorch.py") << "pytorch" << "py" << "resources/code/pytorch_loop.py"
-                                << QStringList{"outputs = model(inputs, labels=targets)", "loss = outputs.loss / K",
+                                << QStringList{"DistributedDataParallel(model)", "model.no_sync()",
+                                               "outputs = model(inputs, labels=targets)", "loss = outputs.loss / K",
                                                "loss.backward()", "optimizer.step()", "optimizer.zero_grad()"};
 }
 
@@ -292,6 +301,116 @@ void TestTeachingLab::pitfall_plans() {
     QVERIFY(!sched[0].config.scheduler_per_micro_batch && sched[1].config.scheduler_per_micro_batch);
     for (const auto& plans : {bn, tokens, sched})
         for (const auto& p : plans) QVERIFY2(accum::validate(p.config).empty(), qPrintable(p.label));
+}
+
+// Several processes: a micro-batch without an all-reduce enters no_sync()
+// first, the window's last has the all-reduce after its backward; every listing
+// (both languages, three styles) tags those lines. One process lights neither.
+void TestTeachingLab::data_parallel_highlight_and_listings() {
+    accum::MicroStepRecord local;
+    local.window_index = 1;
+    local.window_size = 4;
+    accum::MicroStepRecord last = local;
+    last.window_index = 4;
+    last.sync = true;
+    last.grad_allreduces = 1;
+    const std::vector<LineRole> no_sync = {LineRole::NoSync, LineRole::Forward, LineRole::LossScale, LineRole::Backward};
+    const std::vector<LineRole> sync = {LineRole::Forward,       LineRole::LossScale,     LineRole::Backward,
+                                        LineRole::AllReduce,     LineRole::OptimizerStep, LineRole::SchedulerStep,
+                                        LineRole::ZeroGrad};
+    QVERIFY(studio::highlight_roles(local, 2) == no_sync);
+    QVERIFY(studio::highlight_roles(last, 2) == sync);
+    QCOMPARE(int(studio::highlight_roles(local, 1).size()), 3);
+    QCOMPARE(int(studio::highlight_roles(last, 1).size()), 6);
+    for (const char* style : {"pytorch", "accelerator", "trainer"})
+        for (const char* language : {"cpp", "py"}) {
+            const auto listing = studio::load_listing(style, language);
+            for (const auto role : {LineRole::NoSync, LineRole::AllReduce})
+                QVERIFY2(!listing.lines_for(role).isEmpty(),
+                         qPrintable(QStringLiteral("%1.%2: %3").arg(style, language, studio::role_name(role))));
+            // The all-reduce is the backward's: DDP averages the gradients when backward has run.
+            QCOMPARE(listing.lines_for(LineRole::AllReduce), listing.lines_for(LineRole::Backward));
+            const auto no_sync_line = listing.lines[listing.lines_for(LineRole::NoSync).front()];
+            QVERIFY2(no_sync_line.contains(QStringLiteral("no_sync")) || no_sync_line.contains(QStringLiteral("accumulate")),
+                     qPrintable(no_sync_line));
+        }
+    const auto plan = studio::plan_experiment(studio::Experiment::NoSyncVsSyncEach, tiny_config(16, 4, 12));
+    QCOMPARE(int(plan.size()), 2);
+    for (const auto& p : plan) {
+        QCOMPARE(p.config.nproc_per_node, 2);
+        QVERIFY2(accum::validate(p.config).empty(), qPrintable(p.label));
+    }
+    QVERIFY(!plan[0].config.sync_each_micro_batch && plan[1].config.sync_each_micro_batch);
+}
+
+// The Equivalence lab's "no_sync vs sync every micro-batch" with two processes:
+// the same losses, one all-reduce per update against K, and both times per update.
+void TestTeachingLab::no_sync_demo_in_the_lab() {
+    studio::MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.config_panel()->set_config(tiny_config(16, 4, 10));
+    QSignalSpy done(&window, &studio::MainWindow::experiment_finished);
+    QVERIFY(window.run_demo(QStringLiteral("no-sync")));
+    QVERIFY(done.wait(120000));
+    const auto& runs = window.lab_panel()->results();
+    QCOMPARE(int(runs.size()), 2);
+    for (const auto& r : runs) {
+        QVERIFY2(r.summary.status == accum::RunStatus::Completed, r.summary.message.c_str());
+        QCOMPARE(r.summary.world_size, 2);
+        QCOMPARE(int(r.steps.size()), 10);
+    }
+    QCOMPARE(studio::allreduces_per_update(runs[0]), 1.0);
+    QCOMPARE(studio::allreduces_per_update(runs[1]), 4.0);
+    // DESIGN invariant 9: syncing every micro-batch averages the same sums.
+    QVERIFY(window.lab_panel()->max_loss_difference() < 1e-5);
+    auto* table = window.lab_panel()->table();
+    QCOMPARE(table->rowCount(), 2);
+    QVERIFY(!table->isColumnHidden(8) && !table->isColumnHidden(9));
+    QCOMPARE(table->item(0, 8)->text(), QStringLiteral("1"));
+    QCOMPARE(table->item(1, 8)->text(), QStringLiteral("4"));
+    QVERIFY(table->item(0, 1)->text().contains(QStringLiteral("× 2 =")));
+    QVERIFY(window.lab_panel()->verdict_label()->text().contains(QStringLiteral("ms")));
+}
+
+// A live run of two processes from the configuration panel: the code panel lights
+// no_sync and the all-reduce and counts the update's all-reduces, the memory plot
+// has a line for rank 1, and the run ends with both ranks' samples.
+void TestTeachingLab::live_run_with_two_processes() {
+    studio::MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto c = tiny_config(8, 3, 4);
+    c.nproc_per_node = 2;
+    c.micro_step_delay_s = 0.15;
+    window.config_panel()->set_config(c);
+    QVERIFY(window.config_panel()->is_valid());
+    QVERIFY(window.config_panel()->summary_text().contains(QStringLiteral("2 processes")));
+    QSignalSpy finished(&window, &studio::MainWindow::run_finished);
+    auto* panel = window.code_panel();
+    window.run_action()->trigger();
+    bool saw_no_sync = false, saw_all_reduce = false;
+    QElapsedTimer timer;
+    timer.start();
+    while (finished.isEmpty() && timer.elapsed() < 60000) {
+        QTest::qWait(20);
+        const auto lit = panel->lit_roles();
+        if (!lit.empty() && lit.front() == LineRole::NoSync) saw_no_sync = true;
+        if (!lit.empty() && lit.front() == LineRole::AllReduce) {
+            saw_all_reduce = true;
+            QVERIFY2(panel->allreduce_counter()->text().contains(QStringLiteral(": 1 ")), qPrintable(panel->allreduce_counter()->text()));
+        }
+    }
+    QVERIFY(!finished.isEmpty());
+    const auto summary = finished.takeFirst().at(0).value<accum::SummaryRecord>();
+    QVERIFY2(summary.status == accum::RunStatus::Completed, summary.message.c_str());
+    QCOMPARE(summary.world_size, 2);
+    QCOMPARE(summary.samples_seen, 4 * 3 * 8 * 2);
+    QVERIFY(saw_no_sync);
+    QVERIFY(saw_all_reduce);
+    QVERIFY(panel->allreduce_counter()->isVisible());
+    QVERIFY(panel->allreduce_counter()->text().contains(QStringLiteral("2")));
+    QVERIFY(window.memory_plot()->other_rank_count() >= 1);
 }
 
 void TestTeachingLab::run_directory_reproduces_curves() {
