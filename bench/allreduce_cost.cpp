@@ -47,15 +47,15 @@ Stats stats(std::vector<double> v) {
 // The model's parameters as accum-run builds them for Fashion-MNIST (28 × 28, 10 classes).
 std::vector<torch::Tensor> gradients_of(const std::string& model_name) {
     accum::RunConfig config;
-    config.model = model_name;
-    config.dataset = "fashion-mnist";
+    config.model = *accum::parse_choice<accum::ModelKind>(model_name);
+    config.dataset = accum::DatasetKind::FashionMnist;
     accum::TensorDataset data;
     data.inputs = torch::zeros({1, 1, 28, 28});
     data.labels = torch::zeros({1}, torch::kLong);
     data.items_per_sample = {1};
     data.num_classes = 10;
     data.num_features = 28 * 28;
-    const auto model = accum::make_model(config, data);
+    const auto model = accum::make_model(config, data, accum::KernelSet(config.cpu_kernels));
     std::vector<torch::Tensor> grads;
     for (const auto& p : model->parameters()) grads.push_back(torch::randn_like(p));
     return grads;
