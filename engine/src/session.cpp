@@ -114,12 +114,11 @@ bool runs_on_cuda(const RunConfig& config) { return config.device != "cpu" && to
 // counted storage, as they would sit in device memory.
 void prepare_memory(RunContext& ctx, std::int64_t budget) {
     if (ctx.device.is_cuda()) {
-        if (budget > 0) {
-            const auto total = memory::cuda_stats(ctx.device.index()).device_total;
-            if (total > 0)
-                memory::cuda_set_memory_fraction(std::min(1.0, static_cast<double>(budget) / total),
-                                                 ctx.device.index());
-        }
+        // Every run sets the fraction: a budget from an earlier run in this process
+        // (the studio) must not stay in force.
+        const auto total = memory::cuda_stats(ctx.device.index()).device_total;
+        const double fraction = budget > 0 && total > 0 ? std::min(1.0, static_cast<double>(budget) / total) : 1.0;
+        memory::cuda_set_memory_fraction(fraction, ctx.device.index());
         memory::cuda_reset_peak(ctx.device.index());
     } else {
         memory::set_cpu_budget(budget);

@@ -175,13 +175,16 @@ std::int64_t RunContext::current_memory_bytes() const {
 }
 
 std::int64_t RunContext::run_peak_memory_bytes() const {
-    if (device.is_cuda()) return memory::cuda_stats(device.index()).peak_allocated;
+    // On CUDA the allocator's peak is reset at every step (for the step's own
+    // peak), so the run's is the largest of those and the one in progress.
+    if (device.is_cuda()) return std::max(cuda_run_peak_, memory::cuda_stats(device.index()).peak_allocated);
     return memory::cpu_counters().peak;
 }
 
 std::int64_t RunContext::step_peak_and_reset() {
     if (device.is_cuda()) {
         const auto peak = memory::cuda_stats(device.index()).peak_allocated;
+        cuda_run_peak_ = std::max(cuda_run_peak_, peak);
         memory::cuda_reset_peak(device.index());
         return peak;
     }
@@ -199,7 +202,7 @@ void RunContext::emit_memory_record() {
         const auto s = memory::cuda_stats(device.index());
         r.cuda = true;
         r.memory_bytes = s.allocated;
-        r.peak_memory_bytes = s.peak_allocated;
+        r.peak_memory_bytes = std::max(cuda_run_peak_, s.peak_allocated);
         r.reserved_bytes = s.reserved;
     } else {
         const auto c = memory::cpu_counters();

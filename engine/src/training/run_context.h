@@ -159,6 +159,7 @@ private:
     double window_learning_rate_ = 0.0;
     std::int64_t last_eval_step_ = -1;
     std::int64_t last_saved_step_ = -1;
+    std::int64_t cuda_run_peak_ = 0; // the largest step peak so far (CUDA)
 };
 
 } // namespace accum
