@@ -14,6 +14,7 @@
 #include <torch/utils.h>
 #include <torch/version.h>
 
+#include "accum/engine_messages.h"
 #include "accum/errors.h"
 #include "accum/memory_planner.h"
 #include "distributed/data_parallel.h"
@@ -56,16 +57,37 @@ std::string first_line(const std::string& text) {
 
 // What an out-of-memory run leaves for its message and suggestion.
 struct OutOfMemoryFacts {
-    std::int64_t budget = 0; // the configured budget (0: none)
-    std::int64_t peak = 0;   // tensor memory the run reached
-    std::string detail;      // LibTorch's own first line
+    std::int64_t budget = 0;    // the configured budget (0: none)
+    std::int64_t peak = 0;      // tensor memory the run reached
+    std::string detail;         // LibTorch's own first line
+    std::int64_t requested = 0; // the allocation the counting allocator refused (0: not known)
+    std::int64_t in_use = 0;    // and the memory in use then
 };
 
-std::string out_of_memory_message(const RunConfig& config, const OutOfMemoryFacts& oom, const std::string& suggestion) {
-    return "out of memory at micro-batch " + std::to_string(config.batch_size) + " × " +
-           std::to_string(config.accumulation_steps) + " accumulation steps (budget " +
-           (oom.budget > 0 ? format_byte_size(oom.budget) : "none") + ", peak reached " + format_byte_size(oom.peak) +
-           "). " + suggestion + " [" + oom.detail + "]";
+// The out-of-memory message (engine_messages.h): what ran out, with `suggestion`
+// (a suggest_* message) inside; none while auto_find_batch_size retries.
+EngineMessage out_of_memory_message(const RunConfig& config, const OutOfMemoryFacts& oom,
+                                    const EngineMessage& suggestion = {}) {
+    auto args = suggestion.args;
+    args["batch_size"] = std::to_string(config.batch_size);
+    args["accumulation_steps"] = std::to_string(config.accumulation_steps);
+    if (oom.budget > 0) args["budget"] = format_byte_size(oom.budget);
+    args["peak"] = format_byte_size(oom.peak);
+    args["error"] = oom.detail;
+    if (oom.requested > 0) {
+        args["requested"] = format_byte_size(oom.requested);
+        args["in_use"] = format_byte_size(oom.in_use);
+    }
+    if (!suggestion.code.empty()) args["suggestion"] = suggestion.code;
+    return make_message(message_code::out_of_memory, std::move(args));
+}
+
+// The suggestion of micro-batch b × k for an effective batch that is `target` or the nearest above.
+EngineMessage suggest(const char* code, std::int64_t b, std::int64_t k, std::int64_t target) {
+    return make_message(code, {{"suggested_batch_size", std::to_string(b)},
+                               {"suggested_accumulation_steps", std::to_string(k)},
+                               {"effective_batch", std::to_string(b * k)},
+                               {"exact", b * k == target ? "yes" : ""}});
 }
 
 // The suggestion an out-of-memory summary carries: a smaller micro-batch with
@@ -79,8 +101,7 @@ void suggest_after_out_of_memory(const RunConfig& config, const OutOfMemoryFacts
                                  Sink& sink, RunControl& control) {
     const std::int64_t b = config.batch_size, k = config.accumulation_steps;
     if (b <= 1) {
-        summary.message = out_of_memory_message(
-            config, oom, "The micro-batch is already 1: raise --memory-budget or use a smaller model.");
+        set_message(summary, out_of_memory_message(config, oom, make_message(message_code::suggest_batch_one)));
         return;
     }
     std::int64_t nb = (b + 1) / 2;
@@ -88,11 +109,7 @@ void suggest_after_out_of_memory(const RunConfig& config, const OutOfMemoryFacts
     const std::int64_t nk = (b * k + nb - 1) / nb;
     summary.suggested_batch_size = nb;
     summary.suggested_accumulation_steps = nk;
-    summary.message = out_of_memory_message(
-        config, oom,
-        "Try micro-batch " + std::to_string(nb) + " × " + std::to_string(nk) + " accumulation steps: effective batch " +
-            std::to_string(nb * nk) + (nb * nk == b * k ? " (the same)" : " (the nearest above)") +
-            " with about half the activation memory.");
+    set_message(summary, out_of_memory_message(config, oom, suggest(message_code::suggest_halved, nb, nk, b * k)));
     if (oom.budget <= 0 || measuring_memory() || control.stop_requested()) return;
 
     const auto target = config.effective_batch();
@@ -104,16 +121,15 @@ void suggest_after_out_of_memory(const RunConfig& config, const OutOfMemoryFacts
     if (plan.verified) {
         summary.suggested_batch_size = plan.batch_size;
         summary.suggested_accumulation_steps = plan.accumulation_steps;
-        summary.message = out_of_memory_message(
-            config, oom,
-            "Try micro-batch " + std::to_string(plan.batch_size) + " × " + std::to_string(plan.accumulation_steps) +
-                " accumulation steps: effective batch " + std::to_string(plan.effective_batch) +
-                (plan.exact ? " (the same)" : " (the nearest above)") + ", measured to fit: it peaked at " +
-                format_byte_size(plan.verified_peak_bytes) + " of the budget.");
+        auto measured = suggest(message_code::suggest_measured, plan.batch_size, plan.accumulation_steps, target);
+        measured.args["measured_peak"] = format_byte_size(plan.verified_peak_bytes);
+        set_message(summary, out_of_memory_message(config, oom, measured));
     } else if (plan.nothing_fits) {
         summary.suggested_batch_size = 0;
         summary.suggested_accumulation_steps = 0;
-        summary.message = out_of_memory_message(config, oom, "Measured: " + plan.message + ".");
+        auto nothing_fits = make_message(message_code::suggest_nothing_fits, plan.reason.args);
+        nothing_fits.args["plan"] = plan.reason.code;
+        set_message(summary, out_of_memory_message(config, oom, nothing_fits));
     }
 }
 
@@ -125,12 +141,11 @@ bool runs_on_cuda(const RunConfig& config) { return config.device != "cpu" && to
 // counted storage, as they would sit in device memory.
 void prepare_memory(RunContext& ctx, std::int64_t budget) {
     if (ctx.device.is_cuda()) {
-        if (budget > 0) {
-            const auto total = memory::cuda_stats(ctx.device.index()).device_total;
-            if (total > 0)
-                memory::cuda_set_memory_fraction(std::min(1.0, static_cast<double>(budget) / total),
-                                                 ctx.device.index());
-        }
+        // Every run sets the fraction: a budget from an earlier run in this process
+        // (the studio) must not stay in force.
+        const auto total = memory::cuda_stats(ctx.device.index()).device_total;
+        const double fraction = budget > 0 && total > 0 ? std::min(1.0, static_cast<double>(budget) / total) : 1.0;
+        memory::cuda_set_memory_fraction(fraction, ctx.device.index());
         memory::cuda_reset_peak(ctx.device.index());
     } else {
         memory::set_cpu_budget(budget);
@@ -156,12 +171,14 @@ void run_style(RunContext& ctx) {
 }
 
 // On stop or divergence: a checkpoint of the last finished optimizer step (the
-// weights never include a half window), unless one exists already. "" when none.
-std::string checkpoint_on_the_way_out(RunContext& ctx) {
+// weights never include a half window), unless one exists already. Its path is
+// the message's argument `checkpoint` (none when none was written), or why not
+// `checkpoint_error`.
+void checkpoint_on_the_way_out(RunContext& ctx, std::map<std::string, std::string>& args) {
     try {
-        return ctx.save_checkpoint();
+        if (auto saved = ctx.save_checkpoint(); !saved.empty()) args["checkpoint"] = std::move(saved);
     } catch (const std::exception& e) {
-        return std::string("(could not be written: ") + first_line(e.what()) + ")";
+        args["checkpoint_error"] = first_line(e.what());
     }
 }
 
@@ -181,6 +198,27 @@ void summarise(const RunContext* ctx, std::chrono::steady_clock::time_point wall
         summary.train_runtime_s > 0 ? static_cast<double>(summary.samples_seen) / summary.train_runtime_s : 0.0;
 }
 
+// The configuration's problems as one message: the first, and the others after it.
+EngineMessage problems_message(const std::vector<ConfigProblem>& problems) {
+    std::string more;
+    for (std::size_t i = 1; i < problems.size(); ++i) more += (more.empty() ? "" : "; ") + problems[i].to_string();
+    auto message = make_message(message_code::invalid_configuration,
+                                {{"option", problems[0].option}, {"problem", problems[0].message}});
+    if (!more.empty()) message.args["more"] = more;
+    return message;
+}
+
+// A failure of the process group as the summary says it: the error's text
+// (which names this rank and, when known, the one at fault) and its facts.
+EngineMessage distributed_message(const DistributedError& e) {
+    auto message = make_message(message_code::distributed_failure,
+                                {{"rank", std::to_string(e.rank())},
+                                 {"kind", dist::failure_kind_name(e.kind())},
+                                 {"detail", e.what()}});
+    if (e.peer() >= 0) message.args["peer"] = std::to_string(e.peer());
+    return message;
+}
+
 // `local_processes`: the ranks of this run on this machine, which share its cores.
 SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control, OutOfMemoryFacts* oom = nullptr,
                        int local_processes = 1) {
@@ -191,14 +229,14 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
     if (control.stop_requested()) {
         summary.status = RunStatus::Stopped;
         summary.exit_code = exit_code::interrupted;
-        summary.message = "stopped before the run started";
+        set_message(summary, make_message(message_code::stopped_before_start));
         return summary;
     }
     const auto problems = validate(config);
     if (!problems.empty()) {
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::invalid_arguments;
-        for (const auto& p : problems) summary.message += (summary.message.empty() ? "" : "; ") + p.to_string();
+        set_message(summary, problems_message(problems));
         return summary;
     }
 
@@ -228,47 +266,50 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         if (ctx->stopped()) {
             summary.status = RunStatus::Stopped;
             summary.exit_code = exit_code::interrupted;
-            summary.message = "stopped at optimizer step " + std::to_string(ctx->progress.global_step);
-            if (const auto saved = checkpoint_on_the_way_out(*ctx); !saved.empty())
-                summary.message += "; checkpoint " + saved;
+            auto message = make_message(message_code::stopped, {{"step", std::to_string(ctx->progress.global_step)}});
+            checkpoint_on_the_way_out(*ctx, message.args);
+            set_message(summary, std::move(message));
         } else {
             summary.status = RunStatus::Completed;
-            summary.message = "completed " + std::to_string(ctx->progress.global_step) + " optimizer steps";
-            if (ctx->skipped_updates > 0)
-                summary.message += " (" + std::to_string(ctx->skipped_updates) +
-                                   " skipped as non-finite by --skip-nonfinite)";
+            auto message =
+                make_message(message_code::completed, {{"steps", std::to_string(ctx->progress.global_step)}});
+            if (ctx->skipped_updates > 0) message.args["skipped"] = std::to_string(ctx->skipped_updates);
+            set_message(summary, std::move(message));
         }
     } catch (const DataError& e) {
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::data_error;
-        summary.message = e.what();
+        set_message(summary, e.detail());
     } catch (const ConfigError& e) {
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::invalid_arguments;
-        summary.message = e.what();
+        set_message(summary, e.detail());
     } catch (const DistributedError& e) {
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::distributed_failure;
-        summary.message = e.what();
-        summary.detail = {"distributed_failure",
-                          {{"rank", std::to_string(e.rank())}, {"peer", std::to_string(e.peer())},
-                           {"kind", dist::failure_kind_name(e.kind())}}};
+        set_message(summary, distributed_message(e));
     } catch (const DivergedError& e) {
         summary.status = RunStatus::Diverged;
         summary.exit_code = exit_code::diverged;
-        summary.message = std::string("diverged: ") + e.what();
-        if (ctx)
-            if (const auto saved = checkpoint_on_the_way_out(*ctx); !saved.empty())
-                summary.message += "; last good checkpoint " + saved;
+        auto message = e.detail(); // "diverged: …"
+        if (ctx) checkpoint_on_the_way_out(*ctx, message.args);
+        set_message(summary, std::move(message));
     } catch (const std::exception& e) {
         if (is_out_of_memory_error(e)) {
             summary.status = RunStatus::OutOfMemory;
             summary.exit_code = exit_code::out_of_memory;
-            if (oom) *oom = {budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
+            if (oom) {
+                *oom = {budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
+                if (ctx && !ctx->device.is_cuda()) { // the counting allocator's refusal
+                    const auto counters = memory::cpu_counters();
+                    oom->requested = counters.refused_bytes;
+                    oom->in_use = counters.refused_in_use;
+                }
+            }
         } else {
             summary.status = RunStatus::Error;
             summary.exit_code = exit_code::failure;
-            summary.message = std::string("internal error: ") + first_line(e.what());
+            set_message(summary, make_message(message_code::internal_error, {{"error", first_line(e.what())}}));
         }
     }
     summarise(ctx.get(), wall_start, summary);
@@ -290,14 +331,18 @@ dist::Backend backend_of(Backend b) {
     return dist::Backend::Auto;
 }
 
-SummaryRecord failed_summary(RunStatus status, int code, const std::string& message, int world_size) {
+SummaryRecord failed_summary(RunStatus status, int code, EngineMessage message, int world_size) {
     SummaryRecord summary;
     summary.final_loss = std::nan("");
     summary.status = status;
     summary.exit_code = code;
-    summary.message = message;
+    set_message(summary, std::move(message));
     summary.world_size = world_size;
     return summary;
+}
+
+EngineMessage config_message(const std::string& text) {
+    return make_message(message_code::config_error, {{"detail", text}});
 }
 
 // One rank of a data-parallel run: joins the process group (its timeout and
@@ -307,11 +352,9 @@ SummaryRecord failed_summary(RunStatus status, int code, const std::string& mess
 SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sink& sink, RunControl& control,
                        std::function<bool()> abandon = {}) {
     RunConfig config = given;
-    if (const auto problems = validate(config); !problems.empty()) {
-        std::string message;
-        for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p.to_string();
-        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, message, world.world_size);
-    }
+    if (const auto problems = validate(config); !problems.empty())
+        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, problems_message(problems),
+                              world.world_size);
     // Ranks on one machine with CUDA: one device each, by local rank.
     if (runs_on_cuda(config) && (config.device == "auto" || config.device == "cuda") && torch::cuda::device_count() > 0)
         config.device = "cuda:" + std::to_string(world.local_rank % static_cast<int>(torch::cuda::device_count()));
@@ -329,16 +372,13 @@ SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sin
         };
         state = std::make_unique<dist::DistributedState>(dist::ProcessGroup::connect(options), world);
     } catch (const ConfigError& e) {
-        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, e.what(), world.world_size);
+        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, e.detail(), world.world_size);
     } catch (const DistributedError& e) {
         if (control.stop_requested())
-            return failed_summary(RunStatus::Stopped, exit_code::interrupted, "stopped before the run started",
-                                  world.world_size);
-        auto summary = failed_summary(RunStatus::Error, exit_code::distributed_failure, e.what(), world.world_size);
-        summary.detail = {"distributed_failure",
-                          {{"rank", std::to_string(e.rank())}, {"peer", std::to_string(e.peer())},
-                           {"kind", dist::failure_kind_name(e.kind())}}};
-        return summary;
+            return failed_summary(RunStatus::Stopped, exit_code::interrupted,
+                                  make_message(message_code::stopped_before_start), world.world_size);
+        return failed_summary(RunStatus::Error, exit_code::distributed_failure, distributed_message(e),
+                              world.world_size);
     }
     const dist::DefaultStateScope scope(state.get());
     SummaryRecord summary = run_once(config, sink, control, nullptr, world.local_world_size);
@@ -385,27 +425,26 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
     const int world_size = static_cast<int>(config.world_size());
     if (config.nnodes > 1)
         return failed_summary(RunStatus::Error, exit_code::invalid_arguments,
-                              "--nnodes: a run started here uses processes on this machine only; start each "
-                              "machine's ranks with accum-run --nnodes " + std::to_string(config.nnodes),
+                              config_message("--nnodes: a run started here uses processes on this machine only; "
+                                             "start each machine's ranks with accum-run --nnodes " +
+                                             std::to_string(config.nnodes)),
                               world_size);
     if (program.empty() || ::access(program.c_str(), X_OK) != 0)
         return failed_summary(RunStatus::Error, exit_code::invalid_arguments,
-                              "--nproc-per-node " + std::to_string(config.nproc_per_node) +
-                                  ": the program for ranks 1 … N−1 (accum-run) was not found" +
-                                  (program.empty() ? std::string() : " at " + program),
+                              make_message(message_code::worker_program_missing,
+                                           {{"processes", std::to_string(config.nproc_per_node)},
+                                            {"program", program}}),
                               world_size);
-    if (const auto problems = validate(config); !problems.empty()) {
-        std::string message;
-        for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p.to_string();
-        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, message, world_size);
-    }
+    if (const auto problems = validate(config); !problems.empty())
+        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, problems_message(problems), world_size);
     std::unique_ptr<ConfigFile> file;
     dist::LaunchOptions options;
     try {
         file = std::make_unique<ConfigFile>(config);
         options.plan = {config.nproc_per_node, 1, 0, "127.0.0.1", dist::pick_free_port("127.0.0.1")};
     } catch (const std::exception& e) {
-        return failed_summary(RunStatus::Error, exit_code::failure, e.what(), world_size);
+        return failed_summary(RunStatus::Error, exit_code::failure,
+                              make_message(message_code::internal_error, {{"error", e.what()}}), world_size);
     }
     options.executable = program;
     options.arguments = {"train", "--config", file->path(), "--quiet"};
@@ -436,8 +475,10 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     stop_workers = true;
     launcher.join();
-    if (!ended_well && !launched.message.empty() && summary.status != RunStatus::OutOfMemory)
-        summary.message += " (" + launched.message + ")";
+    if (!ended_well && !launched.message.empty() && summary.detail.code == message_code::distributed_failure) {
+        summary.detail.args["workers"] = launched.message; // what became of ranks 1 … N−1
+        summary.message = english_text(summary.detail);
+    }
     return summary;
 }
 
@@ -485,7 +526,7 @@ SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token 
                 OutOfMemoryFacts oom;
                 summary = run_once(attempt, sink, control, &oom);
                 if (summary.status == RunStatus::OutOfMemory) {
-                    summary.message = out_of_memory_message(attempt, oom, "");
+                    set_message(summary, out_of_memory_message(attempt, oom));
                     if (!control.stop_requested()) C10_THROW_ERROR(OutOfMemoryError, summary.message);
                 }
             },
@@ -498,11 +539,20 @@ SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token 
                             (batch * k == effective ? ", unchanged)" : ", the nearest above " + std::to_string(effective) + ")"));
             });
         if (attempt.batch_size != config.batch_size &&
-            (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped))
-            summary.message += " (auto_find_batch_size chose micro-batch " + std::to_string(attempt.batch_size) + " × " +
-                               std::to_string(attempt.accumulation_steps) + ")";
+            (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped)) {
+            auto message = summary.detail;
+            message.args["auto_batch_size"] = std::to_string(attempt.batch_size);
+            message.args["auto_accumulation_steps"] = std::to_string(attempt.accumulation_steps);
+            set_message(summary, std::move(message));
+        }
     } catch (const std::runtime_error& e) { // reached zero
-        summary.message = std::string(e.what()) + " " + summary.message;
+        if (summary.detail.code == message_code::out_of_memory) {
+            auto message = summary.detail;
+            message.args["reached_zero"] = "yes";
+            set_message(summary, std::move(message));
+        } else {
+            summary.message = std::string(e.what()) + " " + summary.message;
+        }
     }
     sink.on_summary(summary);
     return summary;

@@ -183,6 +183,7 @@ private:
     std::int64_t last_saved_step_ = -1;
     bool writes_checkpoints_ = false;      // an output directory (rank 0's, in a data-parallel run)
     std::unique_ptr<DataParallel> dp_;
+    std::int64_t cuda_run_peak_ = 0; // the largest step peak so far (CUDA)
 };
 
 } // namespace accum
