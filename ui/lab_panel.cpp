@@ -185,8 +185,8 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         set_length(base, 30, full_windows(base, B * n, K));
         auto sync_each = base;
         sync_each.sync_each_micro_batch = true;
-        runs.push_back({LabPanel::tr("no_sync: one all-reduce per update"), base});
-        runs.push_back({LabPanel::tr("sync every micro-batch: %1 all-reduces per update").arg(K), sync_each});
+        runs.push_back({LabPanel::tr("no_sync"), base});
+        runs.push_back({LabPanel::tr("sync every micro-batch"), sync_each});
         break;
     }
     case Experiment::PitfallScheduler: {

@@ -370,6 +370,10 @@ SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sin
         options.abandon = [&control, abandon = std::move(abandon)] {
             return control.stop_requested() || (abandon && abandon());
         };
+        // A stop is agreed at the next gradient sync, within milliseconds; one
+        // that has waited 2 s in a collective has a peer that will not answer
+        // (stalled): give up instead of waiting out --dist-timeout.
+        options.abort = [&control] { return control.stop_requested_for() > std::chrono::seconds(2); };
         state = std::make_unique<dist::DistributedState>(dist::ProcessGroup::connect(options), world);
     } catch (const ConfigError& e) {
         return failed_summary(RunStatus::Error, exit_code::invalid_arguments, e.detail(), world.world_size);

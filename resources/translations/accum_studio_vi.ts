@@ -547,6 +547,46 @@
         <source>%1 × %2 over the %3 budget</source>
         <translation>%1 × %2 vượt ngân sách %3</translation>
     </message>
+    <message>
+        <source>rank %1 was lost (its process ended)</source>
+        <translation>rank %1 đã mất (tiến trình của nó đã kết thúc)</translation>
+    </message>
+    <message>
+        <source>a rank was lost (its process ended)</source>
+        <translation>một rank đã mất (tiến trình của nó đã kết thúc)</translation>
+    </message>
+    <message>
+        <source>the other ranks did not answer within --dist-timeout</source>
+        <translation>các rank khác không trả lời trong thời hạn --dist-timeout</translation>
+    </message>
+    <message>
+        <source>the master&apos;s port is already in use</source>
+        <translation>cổng của master đã bị chiếm dụng</translation>
+    </message>
+    <message>
+        <source>the master could not be reached</source>
+        <translation>không kết nối được tới master</translation>
+    </message>
+    <message>
+        <source>the process group failed</source>
+        <translation>nhóm tiến trình gặp lỗi</translation>
+    </message>
+    <message>
+        <source>Several processes: on rank %1, %2. [%3]</source>
+        <translation>Nhiều tiến trình: trên rank %1, %2. [%3]</translation>
+    </message>
+    <message>
+        <source> Ranks started here: %1.</source>
+        <translation> Các rank được khởi động tại đây: %1.</translation>
+    </message>
+    <message>
+        <source>%1 processes: the program for ranks 1 … N−1 (accum-run) was not found%2</source>
+        <translation>%1 tiến trình: không tìm thấy chương trình cho các rank 1 … N−1 (accum-run)%2</translation>
+    </message>
+    <message>
+        <source> at %1</source>
+        <translation> tại %1</translation>
+    </message>
 </context>
 <context>
     <name>studio::LabPanel</name>
@@ -797,14 +837,6 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <translation>loss</translation>
     </message>
     <message>
-        <source>no_sync: one all-reduce per update</source>
-        <translation>no_sync: một all-reduce mỗi cập nhật</translation>
-    </message>
-    <message>
-        <source>sync every micro-batch: %1 all-reduces per update</source>
-        <translation>đồng bộ mỗi micro-batch: %1 all-reduce mỗi cập nhật</translation>
-    </message>
-    <message>
         <source>no_sync vs sync each</source>
         <translation>no_sync so với đồng bộ từng bước</translation>
     </message>
@@ -827,6 +859,14 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
         <translation>Loss như nhau: |Δ loss| lớn nhất %1. All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
+    </message>
+    <message>
+        <source>no_sync</source>
+        <translation>no_sync</translation>
+    </message>
+    <message>
+        <source>sync every micro-batch</source>
+        <translation>đồng bộ mỗi micro-batch</translation>
     </message>
 </context>
 <context>

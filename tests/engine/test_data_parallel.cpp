@@ -590,6 +590,54 @@ private Q_SLOTS:
         QVERIFY(children_of(::getpid()).empty());
     }
 
+    // Stop while a rank is stalled (SIGSTOP): the studio does not wait out the
+    // timeout (60 s here): rank 0 gives the sync up 2 s after the stop, the
+    // stopped worker is killed, and nothing is left behind.
+    void sessionStopWithStalledRank() {
+        RunConfig c;
+        c.dataset = DatasetKind::SyntheticPairs;
+        c.batch_size = 32;
+        c.epochs = 0;
+        c.max_steps = 1000;
+        c.eval_strategy = Strategy::No;
+        c.save_strategy = Strategy::No;
+        c.nproc_per_node = 2;
+        c.threads = 1;
+        c.dist_timeout_s = 60;
+        c.micro_step_delay_s = 0.01;
+        Session session;
+        session.set_worker_program(ACCUM_RUN_EXE);
+        RecordingSink sink;
+        std::stop_source stop;
+        SummaryRecord summary;
+        std::atomic<bool> over{false};
+        std::thread engine([&] {
+            summary = session.run(c, sink, stop.get_token());
+            over = true;
+        });
+        struct Join {
+            std::thread& t;
+            std::stop_source& s;
+            ~Join() {
+                s.request_stop();
+                if (t.joinable()) t.join();
+            }
+        } join{engine, stop};
+        QTRY_VERIFY_WITH_TIMEOUT(sink.steps.load() >= 1 || over.load(), 60000);
+        QVERIFY2(!over.load(), summary.message.c_str());
+        const auto workers = children_of(::getpid());
+        QCOMPARE(int(workers.size()), 1);
+        QCOMPARE(::kill(workers.front(), SIGSTOP), 0);
+        QTest::qWait(300);
+        const auto asked = Clock::now();
+        stop.request_stop();
+        engine.join();
+        const double took = std::chrono::duration<double>(Clock::now() - asked).count();
+        QVERIFY2(took < 15, qPrintable(QString::number(took)));
+        QVERIFY(summary.status == RunStatus::Error || summary.status == RunStatus::Stopped);
+        QVERIFY(children_of(::getpid()).empty());
+    }
+
     // Without the worker program the studio's run is a clear error.
     void sessionWithoutWorkerProgram() {
         RunConfig c;

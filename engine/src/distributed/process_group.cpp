@@ -297,11 +297,21 @@ struct ProcessGroup::Impl {
         std::string detail;
         try {
             const c10::intrusive_ptr<c10d::Work> work = make_work();
-            // Yield, then sleep (kYieldingWait).
-            const auto until = Clock::now() + kYieldingWait;
-            while (!work->isCompleted() && Clock::now() < until) ::sched_yield();
-            work->wait(options.timeout + kWaitSlack);
-            return;
+            // Yield (kYieldingWait), then sleep, looking every millisecond
+            // whether the caller gives up (options.abort).
+            const auto start = Clock::now();
+            while (!work->isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
+            bool aborted = false;
+            while (options.abort && !aborted && !work->isCompleted() &&
+                   Clock::now() < start + options.timeout + kWaitSlack) {
+                aborted = options.abort();
+                if (!aborted) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            if (!aborted) {
+                work->wait(options.timeout + kWaitSlack);
+                return;
+            }
+            detail = "this rank was asked to stop while its peers did not answer";
         } catch (const std::exception& e) {
             detail = message_of(e);
         }

@@ -58,6 +58,10 @@ struct GroupOptions {
     // Failed), e.g. when a program that started the other ranks sees one end, or
     // the person asked to stop.
     std::function<bool()> abandon;
+    // Polled while a collective waits (every millisecond, after the first 50 ms):
+    // true gives it up, and the group fails (DistributedError). A program stopping
+    // while a peer stalls need not wait out the timeout.
+    std::function<bool()> abort;
 };
 
 class ProcessGroup {

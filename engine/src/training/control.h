@@ -2,6 +2,7 @@
 // Stop / pause / single-step requests from another thread, polled by the run.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 
@@ -10,8 +11,15 @@ namespace accum {
 class RunControl {
 public:
     void request_stop() {
+        if (!stop_.load()) stop_at_.store(std::chrono::steady_clock::now().time_since_epoch().count());
         stop_.store(true);
         cv_.notify_all();
+    }
+    // How long ago the stop was requested (zero when it was not).
+    std::chrono::steady_clock::duration stop_requested_for() const {
+        if (!stop_.load()) return {};
+        return std::chrono::steady_clock::now().time_since_epoch() -
+               std::chrono::steady_clock::duration(stop_at_.load());
     }
     void pause() { paused_.store(true); }
     void resume() {
@@ -59,6 +67,7 @@ public:
 
 private:
     std::atomic<bool> stop_{false};
+    std::atomic<std::chrono::steady_clock::rep> stop_at_{0};
     std::atomic<bool> paused_{false};
     std::atomic<int> tokens_{0};
     std::mutex mutex_;
