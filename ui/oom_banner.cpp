@@ -21,7 +21,7 @@ OomBanner::OomBanner(QWidget* parent) : QFrame(parent) {
     layout->addWidget(dismiss_);
     connect(apply_, &QPushButton::clicked, this, [this] {
         hide();
-        Q_EMIT apply_requested(batch_size_, accumulation_steps_);
+        Q_EMIT apply_requested(batch_size_, accumulation_steps_, checkpointing_);
     });
     connect(dismiss_, &QPushButton::clicked, this, &QWidget::hide);
     set_presentation_scale(1.0);
@@ -44,12 +44,14 @@ void OomBanner::set_presentation_scale(double scale) {
 }
 
 void OomBanner::show_for(const QString& message, std::int64_t batch_size, std::int64_t accumulation_steps,
-                         std::int64_t suggested_batch_size, std::int64_t suggested_accumulation_steps) {
+                         std::int64_t suggested_batch_size, std::int64_t suggested_accumulation_steps,
+                         bool suggested_checkpointing) {
     message_ = message;
     failed_batch_size_ = batch_size;
     failed_accumulation_steps_ = accumulation_steps;
     batch_size_ = suggested_batch_size;
     accumulation_steps_ = suggested_accumulation_steps;
+    checkpointing_ = suggested_checkpointing;
     render();
     show();
 }
@@ -62,7 +64,13 @@ void OomBanner::render() {
                        .arg(failed_batch_size_)
                        .arg(failed_accumulation_steps_);
     if (has_suggestion) {
-        QString suggestion = tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps — the same "
+        QString suggestion =
+            checkpointing_ ? tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps with <b>gradient "
+                                "checkpointing</b> — the same effective batch (%3), less memory per pass.")
+                                 .arg(batch_size_)
+                                 .arg(accumulation_steps_)
+                                 .arg(batch_size_ * accumulation_steps_)
+                           : tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps — the same "
                                 "effective batch (%3), less memory per pass.")
                                  .arg(batch_size_)
                                  .arg(accumulation_steps_)

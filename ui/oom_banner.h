@@ -1,6 +1,7 @@
 #pragma once
 // The out-of-memory banner: the engine's message and suggestion, and a button
-// that applies it (smaller micro-batch, more accumulation steps, same effective batch).
+// that applies it (smaller micro-batch, more accumulation steps, same effective
+// batch; with gradient checkpointing when the engine measured that faster).
 
 #include <QFrame>
 #include <cstdint>
@@ -16,14 +17,15 @@ public:
     explicit OomBanner(QWidget* parent = nullptr);
 
     void show_for(const QString& message, std::int64_t batch_size, std::int64_t accumulation_steps,
-                  std::int64_t suggested_batch_size, std::int64_t suggested_accumulation_steps);
+                  std::int64_t suggested_batch_size, std::int64_t suggested_accumulation_steps,
+                  bool suggested_checkpointing = false);
     QPushButton* apply_button() const { return apply_; }
     // Presentation mode: the banner's text `scale` times its desk size, and (above 1)
     // the engine's whole message only in the tooltip.
     void set_presentation_scale(double scale);
 
 Q_SIGNALS:
-    void apply_requested(std::int64_t batch_size, std::int64_t accumulation_steps);
+    void apply_requested(std::int64_t batch_size, std::int64_t accumulation_steps, bool gradient_checkpointing);
 
 private:
     void render();
@@ -36,6 +38,7 @@ private:
     std::int64_t failed_accumulation_steps_ = 0;
     std::int64_t batch_size_ = 0; // the suggestion
     std::int64_t accumulation_steps_ = 0;
+    bool checkpointing_ = false;
     bool compact_ = false;
 };
 

@@ -30,6 +30,13 @@ std::int64_t RunResult::peak_activations_bytes() const {
     return peak;
 }
 
+std::int64_t RunResult::static_bytes_at_peak() const {
+    const accum::StepRecord* top = nullptr;
+    for (const auto& s : steps)
+        if (!top || s.peak_activations_bytes > top->peak_activations_bytes) top = &s;
+    return top ? std::max<std::int64_t>(0, top->peak_memory_bytes - top->peak_activations_bytes) : 0;
+}
+
 void RunResult::note_memory(const accum::MemoryRecord& r) {
     parameters_bytes = std::max(parameters_bytes, r.parameters_bytes);
     gradients_bytes = std::max(gradients_bytes, r.gradients_bytes);
