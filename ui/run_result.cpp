@@ -31,9 +31,11 @@ std::int64_t RunResult::peak_activations_bytes() const {
 }
 
 std::int64_t RunResult::static_bytes_at_peak() const {
+    // After the first step: before it the optimizer has no state yet.
     const accum::StepRecord* top = nullptr;
     for (const auto& s : steps)
-        if (!top || s.peak_activations_bytes > top->peak_activations_bytes) top = &s;
+        if ((s.step > 1 || steps.size() == 1) && (!top || s.peak_activations_bytes > top->peak_activations_bytes))
+            top = &s;
     return top ? std::max<std::int64_t>(0, top->peak_memory_bytes - top->peak_activations_bytes) : 0;
 }
 

@@ -28,8 +28,9 @@ struct RunResult {
 
     // The largest peak of activations of any step (0 without step records).
     std::int64_t peak_activations_bytes() const;
-    // Parameters, gradients and optimizer state at that step's peak (its peak
-    // less its activations), 0 without step records.
+    // Parameters, gradients and optimizer state at the peak of the step with the
+    // most activations after the first (whose optimizer has no state yet): its
+    // peak less its activations; 0 without step records.
     std::int64_t static_bytes_at_peak() const;
     // Takes a memory record's categories into the static bands.
     void note_memory(const accum::MemoryRecord& record);

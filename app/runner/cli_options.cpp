@@ -145,7 +145,7 @@ std::string usage() {
            "       accum-run estimate [--json] [options]\n"
            "       accum-run devices | --version | --help\n\n"
            "Trains with gradient accumulation and writes config.json, metrics.jsonl and summary.json.\n"
-           "plan proposes micro-batch × K (with or without gradient checkpointing) under a memory budget;\n"
+           "plan proposes a micro-batch and K (with or without gradient checkpointing) under a memory budget;\n"
            "estimate predicts the run's memory by category without training.\n"
            "Options (also read from --config FILE.json with the same keys; flags win):\n";
     out << "  --config FILE.json\n      options as a JSON object\n";

@@ -331,6 +331,8 @@ void TestTeachingLab::memory_levers_demo() {
     QVERIFY(a[1] < a[0] && a[2] < a[0] && a[3] < a[1]);
     for (int i = 1; i < 4; ++i) QCOMPARE(runs[i].static_bytes_at_peak(), runs[0].static_bytes_at_peak());
     const auto bands = studio::memory_bands(runs[0]);
+    qInfo("bands %lld %lld %lld %lld", (long long)bands.parameters_bytes, (long long)bands.gradients_bytes,
+          (long long)bands.optimizer_state_bytes, (long long)bands.activations_bytes);
     QVERIFY(bands.parameters_bytes > 0 && bands.gradients_bytes == bands.parameters_bytes &&
             bands.optimizer_state_bytes == bands.parameters_bytes); // SGD with momentum: one copy
     QCOMPARE(bands.activations_bytes, a[0]);
