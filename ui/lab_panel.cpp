@@ -356,9 +356,18 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     memory_bars_->plotLayout()->insertRow(0);
     memory_bars_->plotLayout()->addElement(
         0, 0, new QCPTextElement(memory_bars_, tr("Peak memory by category"), QFont(font().family(), 10, QFont::Bold)));
+    // The legend below the bars, in two columns: the bars take the plot's width.
     memory_bars_->legend->setVisible(true);
     memory_bars_->legend->setFont(font());
-    memory_bars_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    memory_bars_->axisRect()->insetLayout()->take(memory_bars_->legend);
+    memory_bars_->axisRect()->insetLayout()->simplify();
+    memory_bars_->plotLayout()->addElement(2, 0, memory_bars_->legend);
+    memory_bars_->plotLayout()->setRowStretchFactor(2, 0.001);
+    memory_bars_->legend->setWrap(2);
+    memory_bars_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    memory_bars_->legend->setBorderPen(Qt::NoPen);
+    memory_bars_->legend->setIconSize(14, 9);
+    memory_bars_->legend->setRowSpacing(-2);
     memory_bars_->yAxis->setLabel(tr("MiB"));
     memory_bars_->setVisible(false);
 
@@ -652,7 +661,10 @@ void LabPanel::rebuild_memory_bars() {
             sum += parts[c] / (1024.0 * 1024.0);
         }
         top = std::max(top, sum);
-        ticks->addTick(key, shown_[i].label.isEmpty() ? QString::number(i + 1) : shown_[i].label);
+        // Under its bar, short: "64 × 4", and a second line with checkpointing.
+        const auto& c = shown_[i].config;
+        ticks->addTick(key, c.gradient_checkpointing ? tr("%1 × %2\n+ ckpt").arg(c.batch_size).arg(c.accumulation_steps)
+                                                     : tr("%1 × %2").arg(c.batch_size).arg(c.accumulation_steps));
     }
     QCPBars* below = nullptr;
     for (int c = 0; c < 4; ++c) {
@@ -668,10 +680,9 @@ void LabPanel::rebuild_memory_bars() {
         below = bars;
     }
     memory_bars_->xAxis->setTicker(ticks);
-    memory_bars_->xAxis->setTickLabelRotation(shown_.size() > 2 ? 20 : 0);
     memory_bars_->xAxis->setRange(0.4, std::max<double>(1.6, static_cast<double>(shown_.size()) + 0.6));
-    memory_bars_->yAxis->setRange(0.0, top * 1.55); // room for the legend above the bars
-    memory_bars_->replot(QCustomPlot::rpQueuedReplot);
+    memory_bars_->yAxis->setRange(0.0, top * 1.08);
+    memory_bars_->replot();
 }
 
 int LabPanel::delta_graph_count() const {

@@ -43,6 +43,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     current_graph_->setName(tr("current (total)"));
     current_graph_->setPen(QPen(QColor(27, 94, 32), 2));
     current_graph_->setLayer(QStringLiteral("lines"));
+    current_graph_->removeFromLegend(); // the top of the stacked bands
     // Stacked bands, bottom to top: each graph is the running sum and fills down
     // to the one below (the first to zero).
     const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations")};
@@ -60,7 +61,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     sync_graph_ = plot_->addGraph();
     sync_graph_->setName(tr("optimizer steps"));
     sync_graph_->setLineStyle(QCPGraph::lsImpulse);
-    sync_graph_->setPen(QPen(QColor(60, 60, 60, 70), 1));
+    sync_graph_->setPen(QPen(QColor(40, 40, 40, 110), 1));
     sync_graph_->setLayer(QStringLiteral("lines"));
     sync_graph_->removeFromLegend();
     peak_graph_ = plot_->addGraph();
@@ -93,9 +94,18 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     oom_label_->setPadding(QMargins(0, 0, 14, 8));
     oom_label_->setVisible(false);
 
-    // Top left, in two columns: memory grows to the right and towards the budget, and
-    // the out-of-memory mark sits at the right end of the budget line.
-    place_legend(plot_, Qt::AlignTop | Qt::AlignLeft, 3);
+    // Beside the plot area, one entry a row (the area is about a hundred pixels
+    // high on a 720-line screen, no room inside): the bands' colours and the lines;
+    // the budget and the out-of-memory mark join it when they appear.
+    plot_->legend->setVisible(true);
+    plot_->axisRect()->insetLayout()->take(plot_->legend);
+    plot_->axisRect()->insetLayout()->simplify();
+    plot_->plotLayout()->addElement(1, 1, plot_->legend);
+    plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
+    plot_->legend->setBorderPen(Qt::NoPen);
+    plot_->legend->setIconSize(14, 9);
+    plot_->legend->setRowSpacing(-3);
+    plot_->legend->setMargins(QMargins(2, 0, 2, 0));
     use_fast_drawing(plot_);
     plot_->xAxis->setLabel(tr("wall time (s)"));
     plot_->yAxis->setLabel(tr("MiB"));
@@ -107,9 +117,11 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     plot_->setMouseTracking(true);
     connect(plot_, &QCustomPlot::mouseMove, this, &MemoryPlot::show_hover);
 
-    caption_ = new QLabel(tr("Accumulation shrinks only the activations band (the micro-batch's); parameters, "
-                             "gradients and optimizer state stay the same size whatever K. Gradient checkpointing "
-                             "shrinks activations too, at the cost of a second forward."));
+    caption_ = new QLabel(tr("Accumulation shrinks only the activations band."));
+    caption_->setToolTip(tr("The activations (saved for backward, the batch, temporaries) grow with the micro-batch: "
+                            "more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients "
+                            "and optimizer state belong to the model and the optimizer. Gradient checkpointing "
+                            "shrinks the activations too, at the cost of a second forward."));
     caption_->setObjectName(QStringLiteral("memory_caption"));
     caption_->setWordWrap(true);
     caption_->setStyleSheet(QStringLiteral("color: palette(mid);"));
@@ -262,15 +274,15 @@ void MemoryPlot::refresh() {
     if (auto_range_) {
         plot_->rescaleAxes();
         const auto y = plot_->yAxis->range();
-        plot_->yAxis->setRange(0.0, std::max(1.0, y.upper * 1.45));
+        plot_->yAxis->setRange(0.0, std::max(1.0, y.upper * 1.15));
         const auto x = plot_->xAxis->range();
         if (oom_) // the run ended there: its mark at the right, whole, clear of the legend
             plot_->xAxis->setRange(std::min(0.0, x.lower), std::max(x.upper * 1.08, 1e-3));
         else
             plot_->xAxis->setRange(std::min(0.0, x.lower), std::max(x.upper * 1.03, 0.5));
     }
-    // Ticks a twentieth of the height, at the bottom: where the optimizer stepped.
-    const double tick = 0.05 * plot_->yAxis->range().size();
+    // Ticks a twelfth of the height, at the bottom: where the optimizer stepped.
+    const double tick = 0.08 * plot_->yAxis->range().size();
     QVector<double> ticks_t, ticks_y;
     for (const double s : sync_times_) {
         ticks_t.push_back(s);

@@ -674,6 +674,12 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <source>activations (peak)</source>
         <translation>activation (đỉnh)</translation>
     </message>
+    <message>
+        <source>%1 × %2
++ ckpt</source>
+        <translation>%1 × %2
++ ckpt</translation>
+    </message>
 </context>
 <context>
     <name>studio::Lesson</name>
@@ -1262,10 +1268,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>bước optimizer</translation>
     </message>
     <message>
-        <source>Accumulation shrinks only the activations band (the micro-batch&apos;s); parameters, gradients and optimizer state stay the same size whatever K. Gradient checkpointing shrinks activations too, at the cost of a second forward.</source>
-        <translation>Tích lũy chỉ thu nhỏ dải activation (của micro-batch); tham số, gradient và trạng thái optimizer giữ nguyên kích thước dù K là bao nhiêu. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai.</translation>
-    </message>
-    <message>
         <source>%1 s</source>
         <translation>%1 giây</translation>
     </message>
@@ -1288,6 +1290,14 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>total %1, peak so far %2</source>
         <translation>tổng %1, đỉnh đến nay %2</translation>
+    </message>
+    <message>
+        <source>Accumulation shrinks only the activations band.</source>
+        <translation>Tích lũy chỉ thu nhỏ dải activation.</translation>
+    </message>
+    <message>
+        <source>The activations (saved for backward, the batch, temporaries) grow with the micro-batch: more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients and optimizer state belong to the model and the optimizer. Gradient checkpointing shrinks the activations too, at the cost of a second forward.</source>
+        <translation>Activation (được lưu cho backward, batch, các giá trị tạm) tăng theo micro-batch: nhiều bước tích lũy hơn với micro-batch nhỏ hơn sẽ thu nhỏ chúng. Tham số, gradient và trạng thái optimizer thuộc về mô hình và optimizer. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai.</translation>
     </message>
 </context>
 <context>
