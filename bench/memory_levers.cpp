@@ -11,14 +11,16 @@
 //                on synthetic-pairs; each layer checkpointed;
 //   mlp          784-256-128-10 as the fused dense stack: the stack checkpointed whole;
 //   mlp-aten     the same on LibTorch's operators (--cpu-kernels aten): per layer;
-//   mlp-dropout  with dropout 0.1 (LibTorch's operators): per layer.
+//   mlp-dropout  with dropout 0.1 (LibTorch's operators): per layer;
+//   cnn-aten     the CNN on LibTorch's operators (--cpu-kernels aten: relu and
+//                max_pool2d, oneDNN's first convolution), for comparison.
 // Windows alternate plain / checkpointed so both see the same machine; SGD
 // momentum 0.9, zero_grad(set_to_none) as the engine does. Prints, per model, the
 // median window time and the largest peak of activations of each, and the ratios
 // (issue 19's targets: activations ≤ 0.6 ×, time ≤ 1.45 ×).
 //
 //   cmake --build build --target memory_levers
-//   build/bench/memory_levers [model=all|cnn|transformer|mlp|mlp-aten|mlp-dropout] [windows=12] [batch=64] [k=4]
+//   build/bench/memory_levers [model=all|cnn|cnn-aten|transformer|mlp|mlp-aten|mlp-dropout] [windows=12] [batch=64] [k=4]
 //                             [threads=0: cnn 2, others 1] [layers=4]
 #include <algorithm>
 #include <chrono>
@@ -69,8 +71,8 @@ public:
             config.transformer_layers = layers;
             data_ = accum::make_synthetic_pairs(1).train;
         } else {
-            config.model = which == "cnn" ? accum::ModelKind::Cnn : accum::ModelKind::Mlp;
-            if (which == "mlp-aten") config.cpu_kernels = accum::CpuKernels::Aten;
+            config.model = which.rfind("cnn", 0) == 0 ? accum::ModelKind::Cnn : accum::ModelKind::Mlp;
+            if (which == "mlp-aten" || which == "cnn-aten") config.cpu_kernels = accum::CpuKernels::Aten;
             if (which == "mlp-dropout") config.dropout = 0.1;
             data_.task = accum::Task::ImageClassification;
             data_.inputs = torch::rand({samples, 1, 28, 28});
@@ -84,8 +86,9 @@ public:
         describe_ = model_->describe() + (which == "mlp" ? " (fused dense stack, checkpointed whole)"
                                           : which == "mlp-aten" || which == "mlp-dropout"
                                               ? " (LibTorch operators, per layer)"
-                                              : "");
-        if (which == "cnn")
+                                          : which == "cnn-aten" ? " (LibTorch operators: relu, max_pool2d, oneDNN conv)"
+                                                                : "");
+        if (which.rfind("cnn", 0) == 0)
             describe_ += ", 64 images in " + std::to_string(accum::checkpoint_chunks(64, 32 * 28 * 28 * 4)) +
                          " and " + std::to_string(accum::checkpoint_chunks(64, 64 * 14 * 14 * 4)) + " chunks";
     }
@@ -192,10 +195,10 @@ int main(int argc, char** argv) {
     const std::int64_t k = argc > 4 ? std::atoll(argv[4]) : 4;
     const int threads = argc > 5 ? std::atoi(argv[5]) : 0;
     const int layers = argc > 6 ? std::atoi(argv[6]) : 4;
-    const std::vector<std::string> known{"cnn", "transformer", "mlp", "mlp-aten", "mlp-dropout"};
+    const std::vector<std::string> known{"cnn", "cnn-aten", "transformer", "mlp", "mlp-aten", "mlp-dropout"};
     if (windows < 1 || batch < 1 || k < 1 || layers < 1 ||
         (which != "all" && std::find(known.begin(), known.end(), which) == known.end())) {
-        std::fprintf(stderr, "usage: memory_levers [all|cnn|transformer|mlp|mlp-aten|mlp-dropout] [windows>=1] "
+        std::fprintf(stderr, "usage: memory_levers [all|cnn|cnn-aten|transformer|mlp|mlp-aten|mlp-dropout] [windows>=1] "
                              "[batch>=1] [k>=1] [threads] [layers>=1]\n");
         return 2;
     }
@@ -206,7 +209,7 @@ int main(int argc, char** argv) {
             Subject subject(name, batch * k * (windows * 2 + 2), layers); // the data uncounted
             const accum::memory::CountingScope counting;
             subject.count();
-            compare(subject, windows, batch, k, threads > 0 ? threads : name == "cnn" ? 2 : 1);
+            compare(subject, windows, batch, k, threads > 0 ? threads : name.rfind("cnn", 0) == 0 ? 2 : 1);
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "memory_levers: %s\n", e.what());
