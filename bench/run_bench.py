@@ -77,11 +77,11 @@ FLOPS = {"mlp": mlp_flops(), "cnn": cnn_flops(), "transformer": transformer_flop
 GUI_CONFIGS = [("MLP 64×4", "mlp", "fashion-mnist", 64, 4, 3000), ("CNN 64×4", "cnn", "fashion-mnist", 64, 4, 150)]
 
 
-def accum_run(build, model, dataset, b, k, steps, extra_env=None, threads=None):
+def accum_run(build, model, dataset, b, k, steps, extra_env=None, threads=None, extra_args=()):
     with tempfile.TemporaryDirectory() as out:
         cmd = [f"{build}/app/accum-run", "--model", model, "--dataset", dataset, "--batch-size", str(b),
                "--accumulation-steps", str(k), "--max-steps", str(steps),
-               *(["--threads", str(threads)] if threads else []),
+               *(["--threads", str(threads)] if threads else []), *extra_args,
                "--lr", "0.05", "--optimizer", "sgd", "--momentum", "0.9", "--eval-strategy", "no",
                "--save-strategy", "no", "--quiet", "--output-dir", out]
         env = dict(os.environ, **(extra_env or {}))
@@ -159,11 +159,11 @@ def reading_notes(rounds, mlp_big_samples_per_s):
         f"  (each pair ran back to back) and the ratio of the best runs. This report used {rounds} rounds",
         f"  ({2 * rounds} pairs for the GUI overhead: the window's thread is held to about half a percent",
         "  of one core, and costs training less than the noise).",
-        "- **Fused kernels.** `ACCUM_FUSED_MLP` is the MLP's Linear-ReLU stack as one operator",
-        "  (`engine/src/models/fused_dense.cpp`), which, while a run trains, adds each weight gradient",
-        "  straight into `.grad`; `ACCUM_FUSED_ATTENTION` is the transformer's attention",
-        "  (`fused_attention.cpp`); `ACCUM_FUSED_LOSS` is the softmax cross-entropy of all three models",
-        "  (`fused_loss.cpp`). Set to 0, each falls back to LibTorch operators.",
+        "- **Fused kernels.** `--cpu-kernels fused` (the default) runs the MLP's Linear-ReLU stack as one",
+        "  operator (`engine/src/kernels/fused_dense.cpp`), which, while a run trains, adds each weight",
+        "  gradient straight into `.grad`, the transformer's attention (`fused_attention.cpp`) and the",
+        "  softmax cross-entropy of all three models (`fused_loss.cpp`); `--cpu-kernels aten` runs all of",
+        "  them as LibTorch operators.",
         "- **Accumulation overhead.** (64, 4) runs four forward and backward passes per optimizer step where",
         "  (256, 1) runs one, so it pays four times whatever does not grow with the batch: the autograd",
         "  engine's run, each operator's dispatch, the loss, and a read and a write of every weight's",
@@ -239,22 +239,20 @@ def main():
         accumulation_rows.append((name, x, y, x[0] / y[0], paired(acc, big)))
         print(f"accumulation overhead {name}: (64,4) {x[0]:.0f} vs (256,1) {y[0]:.0f}: {x[0] / y[0]:.3f}", flush=True)
 
-    # The engine's fused CPU kernels against the same engine running those layers and
-    # the loss as LibTorch operators (ACCUM_FUSED_MLP=0, ACCUM_FUSED_ATTENTION=0,
-    # ACCUM_FUSED_LOSS=0), alternating. The MLP without them goes back to its operator
-    # threads (one LibTorch thread, every core for OpenBLAS), as the engine chooses. The
-    # CNN has no fused layers: its rows measure the fused loss alone.
+    # The engine's fused CPU kernels (--cpu-kernels fused, the default) against the same
+    # engine running those layers and the loss as LibTorch operators (--cpu-kernels aten),
+    # alternating. The MLP without them goes back to its operator threads (one LibTorch
+    # thread, every core for OpenBLAS), as the engine chooses. The CNN has no fused
+    # layers: its rows measure the fused loss alone.
     fused_rows = []
     for name, model, dataset, b, k, steps in CONFIGS:
         steps = max(4, int(steps * scale))
-        switches = {"mlp": ["ACCUM_FUSED_MLP"], "transformer": ["ACCUM_FUSED_ATTENTION"]}.get(model, [])
-        switches = switches + ["ACCUM_FUSED_LOSS"]
         on, off = [], []
         for _ in range(a.rounds):
             on.append(accum_run(a.build, model, dataset, b, k, steps))
-            off.append(accum_run(a.build, model, dataset, b, k, steps, extra_env={s: "0" for s in switches}))
+            off.append(accum_run(a.build, model, dataset, b, k, steps, extra_args=("--cpu-kernels", "aten")))
         x, y = summarise(on), summarise(off)
-        switch = " ".join(f"{s}=0" for s in switches)
+        switch = "--cpu-kernels aten"
         fused_rows.append((name, switch, x, y, x[0] / y[0]))
         print(f"fused kernels {name}: {x[0]:.0f} vs operators {y[0]:.0f}: {x[0] / y[0]:.2f}", flush=True)
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "accum/engine_messages.h"
 #include "accum/run_estimate.h"
 #include "accum/session.h"
 
@@ -104,6 +105,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         return divisor * 2 >= limit ? divisor : limit;
     };
     std::vector<RunMemoryEstimate> estimates;
+    std::vector<double> too_big_at_one; // per lever: what micro-batch 1 is predicted to need when it does not fit, else 0
     for (const bool checkpointing : {false, true}) {
         PlanCandidate candidate;
         candidate.gradient_checkpointing = checkpointing;
@@ -139,6 +141,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
                                 (usable - static_cast<double>(e.static_bytes()) - e.activation_fixed_bytes) /
                                 e.activation_per_sample_bytes)));
         }
+        too_big_at_one.push_back(largest < 1 ? e.peak_at(1) : 0.0);
         if (largest < 1) {
             candidate.note = "even micro-batch 1 is predicted to need " +
                              format_byte_size(static_cast<std::int64_t>(e.peak_at(1))) + ", more than " +
@@ -192,15 +195,17 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         if (c.verified && (!pick || c.samples_per_second > pick->samples_per_second)) pick = &c;
     if (!pick) {
         plan.nothing_fits = true;
-        const auto& plain = plan.candidates.front();
-        plan.message = plain.note.rfind("even micro-batch 1", 0) == 0
-                           ? plain.note + "; raise the budget or use a smaller model"
-                           : "no micro-batch fits the budget, with or without gradient checkpointing; raise the budget "
-                             "or use a smaller model";
-        const auto& with = plan.candidates.back();
-        if (plain.note.rfind("even micro-batch 1", 0) == 0 && with.gradient_checkpointing && !with.note.empty() &&
-            with.note != plain.note)
-            plan.message += " (with gradient checkpointing: " + with.note + ")";
+        // Predicted too big with either lever: say what the leaner one needs at micro-batch 1.
+        if (std::all_of(too_big_at_one.begin(), too_big_at_one.end(), [](double need) { return need > 0; }) &&
+            !too_big_at_one.empty())
+            plan.reason = make_message(
+                message_code::plan_predicted_too_big,
+                {{"need", format_byte_size(static_cast<std::int64_t>(
+                              *std::min_element(too_big_at_one.begin(), too_big_at_one.end())))},
+                 {"usable", format_byte_size(static_cast<std::int64_t>(usable))}});
+        else
+            plan.reason = make_message(message_code::plan_nothing_fits);
+        plan.message = english_text(plan.reason);
         return plan;
     }
     const auto& e = estimates[pick->gradient_checkpointing ? estimates.size() - 1 : 0];
@@ -221,29 +226,29 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     const PlanCandidate* other = nullptr;
     for (const auto& c : plan.candidates)
         if (&c != pick) other = &c;
-    const std::string pick_text = times(pick->batch_size, pick->accumulation_steps);
     if (other && other->verified) {
-        const std::string other_text = times(other->batch_size, other->accumulation_steps);
         const double r = other->samples_per_second > 0 ? pick->samples_per_second / other->samples_per_second : 0;
-        plan.reason = pick->gradient_checkpointing
-                          ? pick_text + " with gradient checkpointing runs " + ratio_text(r) + " × faster than " +
-                                other_text + " without it (measured)"
-                          : pick_text + " fits without checkpointing and runs " + ratio_text(r) + " × faster than " +
-                                other_text + " with it (measured)";
-    } else if (other && other->gradient_checkpointing) {
-        plan.reason = pick_text + " fits without checkpointing; checkpointing " +
-                      (other->note.empty() ? "was not measured" : other->note);
-    } else if (other) {
-        plan.reason = "only with gradient checkpointing does a micro-batch this large fit; without it " +
-                      (other->note.empty() ? std::string("nothing was verified") : other->note);
+        plan.why = make_message(message_code::plan_faster,
+                                {{"faster_batch", std::to_string(pick->batch_size)},
+                                 {"faster_steps", std::to_string(pick->accumulation_steps)},
+                                 {"slower_batch", std::to_string(other->batch_size)},
+                                 {"slower_steps", std::to_string(other->accumulation_steps)},
+                                 {"ratio", ratio_text(r)},
+                                 {"checkpointing", pick->gradient_checkpointing ? "yes" : ""}});
+    } else if (other && other->gradient_checkpointing && other->batch_size > 0) {
+        plan.why = make_message(message_code::plan_checkpointing_no_larger,
+                                {{"faster_batch", std::to_string(pick->batch_size)},
+                                 {"faster_steps", std::to_string(pick->accumulation_steps)}});
+    } else if (other && !other->gradient_checkpointing) {
+        plan.why = make_message(message_code::plan_only_checkpointing);
     }
-    plan.message = "micro-batch " + pick_text + " accumulation steps" +
+    plan.message = "micro-batch " + times(pick->batch_size, pick->accumulation_steps) + " accumulation steps" +
                    (pick->gradient_checkpointing ? " with gradient checkpointing" : "") + " = effective batch " +
                    std::to_string(plan.effective_batch) +
                    (plan.exact ? " (the target)" : " (the nearest above the target " + std::to_string(target) + ")") +
                    "; predicted peak " + format_byte_size(static_cast<std::int64_t>(plan.predicted_peak_bytes)) +
                    ", measured " + format_byte_size(plan.verified_peak_bytes) + " of the " + format_byte_size(budget) +
-                   " budget" + (plan.reason.empty() ? "" : "; " + plan.reason);
+                   " budget" + (plan.why.code.empty() ? "" : "; " + english_text(plan.why));
     return plan;
 }
 
@@ -277,7 +282,7 @@ std::string to_json_text(const MemoryPlan& p) {
            {"predicted_peak_bytes", p.predicted_peak_bytes},
            {"verified", p.verified},
            {"verified_peak_bytes", p.verified_peak_bytes},
-           {"reason", p.reason},
+           {"why", p.why.code.empty() ? std::string() : english_text(p.why)},
            {"message", p.message}};
     return j.dump(2) + "\n";
 }

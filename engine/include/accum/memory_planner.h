@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "accum/records.h"
 #include "accum/run_config.h"
 
 namespace accum {
@@ -54,8 +55,12 @@ struct MemoryPlan {
     bool verified = false;               // one short run under the budget completed
     std::int64_t verified_peak_bytes = 0;
     bool nothing_fits = false;           // measured: not even micro-batch 1 fits the budget, with either lever
-    std::string reason;                  // why the pick, against the other lever ("64 × 4 fits without …")
+    // Why the pick, against the other lever, as a code (engine_messages.h:
+    // plan_faster, plan_checkpointing_no_larger, plan_only_checkpointing): "64 × 4
+    // fits without checkpointing and runs 1.3 × faster than 128 × 2 with it".
+    EngineMessage why;
     std::string message;
+    EngineMessage reason;                // when nothing fits: `message` as a code (engine_messages.h)
 };
 
 // `progress` (may be empty) is told what is being measured. `cancelled` (may be

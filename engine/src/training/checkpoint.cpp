@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <nlohmann/json.hpp>
 #include <torch/serialize.h>
 
@@ -56,6 +56,16 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int 
             state = gen.get_state();
         }
         torch::save(state, (tmp_dir / "rng_state.pt").string());
+        // On CUDA, dropout draws from the device's generator: keep its state too.
+        if (ctx.device.is_cuda()) {
+            auto cuda_gen = at::globalContext().defaultGenerator(ctx.device);
+            torch::Tensor cuda_state;
+            {
+                std::lock_guard<std::mutex> lock(cuda_gen.mutex());
+                cuda_state = cuda_gen.get_state();
+            }
+            torch::save(cuda_state, (tmp_dir / "cuda_rng_state.pt").string());
+        }
     }
     json state = ctx.run_log().state(); // the Trainer's log_history and best_metric
     state["global_step"] = ctx.progress.global_step;
@@ -123,6 +133,13 @@ void load_checkpoint(RunContext& ctx, const std::string& requested) {
         {
             std::lock_guard<std::mutex> lock(gen.mutex());
             gen.set_state(rng);
+        }
+        if (ctx.device.is_cuda() && fs::exists(fs::path(dir) / "cuda_rng_state.pt")) {
+            torch::Tensor cuda_rng;
+            torch::load(cuda_rng, (fs::path(dir) / "cuda_rng_state.pt").string());
+            auto cuda_gen = at::globalContext().defaultGenerator(ctx.device);
+            std::lock_guard<std::mutex> lock(cuda_gen.mutex());
+            cuda_gen.set_state(cuda_rng);
         }
         const auto& p = state.at("progress");
         ctx.progress.epoch = p.at("epoch").get<std::int64_t>();
