@@ -555,6 +555,30 @@
         <source>%1 × %2 over the %3 budget</source>
         <translation>%1 × %2 vượt ngân sách %3</translation>
     </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps with gradient checkpointing: the same effective batch (%3), measured to fit: it peaked at %4 of the budget.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy với gradient checkpointing: cùng batch hiệu dụng (%3), đã đo là vừa: đỉnh %4 trong ngân sách.</translation>
+    </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps with gradient checkpointing: effective batch %3, the nearest above, measured to fit: it peaked at %4 of the budget.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy với gradient checkpointing: batch hiệu dụng %3, số gần nhất phía trên, đã đo là vừa: đỉnh %4 trong ngân sách.</translation>
+    </message>
+    <message>
+        <source>%1 × %2 with gradient checkpointing runs %3 × faster than %4 × %5 without it (measured).</source>
+        <translation>%1 × %2 với gradient checkpointing chạy nhanh hơn %3 lần so với %4 × %5 không dùng nó (đo được).</translation>
+    </message>
+    <message>
+        <source>%1 × %2 fits without checkpointing and runs %3 × faster than %4 × %5 with it (measured).</source>
+        <translation>%1 × %2 vừa bộ nhớ mà không cần checkpointing và chạy nhanh hơn %3 lần so với %4 × %5 có dùng nó (đo được).</translation>
+    </message>
+    <message>
+        <source>%1 × %2 fits without checkpointing, and checkpointing lets no larger micro-batch fit (it would only add a second forward).</source>
+        <translation>%1 × %2 vừa bộ nhớ mà không cần checkpointing, và checkpointing không cho micro-batch nào lớn hơn vừa (nó chỉ thêm một lượt forward thứ hai).</translation>
+    </message>
+    <message>
+        <source>Only with gradient checkpointing does a micro-batch this large fit.</source>
+        <translation>Chỉ khi dùng gradient checkpointing thì micro-batch lớn như vậy mới vừa bộ nhớ.</translation>
+    </message>
 </context>
 <context>
     <name>studio::LabPanel</name>

@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "accum/engine_messages.h"
 #include "accum/memory_planner.h"
 #include "accum/run_estimate.h"
 #include "accum/session.h"
@@ -310,7 +311,9 @@ private Q_SLOTS:
         QCOMPARE(plan.gradient_checkpointing, fastest->gradient_checkpointing);
         QCOMPARE(plan.batch_size, fastest->batch_size);
         QCOMPARE(plan.batch_size * plan.accumulation_steps, std::int64_t(256));
-        QVERIFY2(!plan.reason.empty() && plan.message.find(plan.reason) != std::string::npos, plan.message.c_str());
+        QCOMPARE(plan.why.code, std::string(message_code::plan_faster)); // both verified: the faster, and by how much
+        QCOMPARE(plan.why.args.at("checkpointing").empty(), !plan.gradient_checkpointing);
+        QVERIFY2(plan.message.find(english_text(plan.why)) != std::string::npos, plan.message.c_str());
         qInfo("%s", plan.message.c_str());
         c.batch_size = plan.batch_size;
         c.accumulation_steps = plan.accumulation_steps;
