@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <qcustomplot.h>
 
 namespace studio {
@@ -74,7 +75,7 @@ QString batching(const accum::RunConfig& c) {
 
 // Table columns.
 enum Column { RunColumn, BatchColumn, FinalLossColumn, DeltaColumn, AccuracyColumn, TimeColumn, MemoryColumn,
-              SpeedColumn, AllReducesColumn, TimePerUpdateColumn, ColumnCount };
+              SpeedColumn, AllReducesColumn, TimePerUpdateColumn, PeakActivationsColumn, ColumnCount };
 
 QString number_or_dash(double v, int precision, char format = 'f') {
     return std::isfinite(v) ? QString::number(v, format, precision) : QStringLiteral("–");
@@ -101,6 +102,20 @@ QString format_bytes(std::int64_t bytes) {
     if (mib >= 1024) return QObject::tr("%1 GiB").arg(mib / 1024.0, 0, 'f', 2);
     if (mib >= 1) return QObject::tr("%1 MiB").arg(mib, 0, 'f', 2);
     return QObject::tr("%1 KiB").arg(bytes / 1024.0, 0, 'f', 1);
+}
+
+MemoryBands memory_bands(const RunResult& run) {
+    MemoryBands m;
+    m.parameters_bytes = run.parameters_bytes;
+    m.optimizer_state_bytes = run.optimizer_state_bytes;
+    m.activations_bytes = run.peak_activations_bytes();
+    // The gradients at the peak: what the step records' static part holds beyond
+    // parameters and optimizer state (a memory record may fall between zero_grad
+    // and the next backward, when there are none).
+    const auto at_peak = run.static_bytes_at_peak();
+    m.gradients_bytes = std::max(run.gradients_bytes,
+                                 std::max<std::int64_t>(0, at_peak - m.parameters_bytes - m.optimizer_state_bytes));
+    return m;
 }
 
 std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& config) {
@@ -189,6 +204,27 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         runs.push_back({LabPanel::tr("sync every micro-batch"), sync_each});
         break;
     }
+    case Experiment::MemoryLevers: {
+        // The CNN on Fashion-MNIST: its activations dwarf its parameters, so the bands show.
+        if (base.dataset != accum::DatasetKind::FashionMnist) base.data_path.clear();
+        base.dataset = accum::DatasetKind::FashionMnist;
+        base.model = accum::ModelKind::Cnn;
+        base.batch_norm = false;
+        base.dropout = 0.0;
+        set_length(base, 30, std::min(full_windows(base, 256, 1), full_windows(base, 64, 4)));
+        const std::tuple<std::int64_t, std::int64_t, bool> shapes[] = {
+            {256, 1, false}, {64, 4, false}, {256, 1, true}, {64, 4, true}};
+        for (const auto& [b, k, checkpointing] : shapes) {
+            auto c = base;
+            c.batch_size = b;
+            c.accumulation_steps = k;
+            c.gradient_checkpointing = checkpointing;
+            runs.push_back({checkpointing ? LabPanel::tr("%1 × %2, checkpointing").arg(b).arg(k)
+                                          : LabPanel::tr("%1 × %2").arg(b).arg(k),
+                            c});
+        }
+        break;
+    }
     case Experiment::PitfallScheduler: {
         base.mode = accum::Mode::Pytorch;
         base.scheduler = accum::SchedulerKind::Linear;
@@ -240,12 +276,16 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
                tr("Variable-length sequences: mean per micro-batch vs normalised by the window's tokens"), 1, 2);
     add_button(Experiment::PitfallScheduler, QStringLiteral("pitfall_scheduler"), tr("Scheduler per micro-batch"),
                tr("lr_scheduler.step() after every micro-batch (wrong) vs after every update (right)"), 1, 3);
+    add_button(Experiment::MemoryLevers, QStringLiteral("memory_levers"), tr("Memory levers"),
+               tr("The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same losses, "
+                  "peak memory by category, samples/s"),
+               0, 4);
     cancel_ = new QPushButton(tr("Cancel"));
     cancel_->setObjectName(QStringLiteral("lab_cancel"));
     cancel_->setEnabled(false);
     connect(cancel_, &QPushButton::clicked, this, &LabPanel::cancel);
-    buttons->addWidget(cancel_, 0, 4);
-    buttons->setColumnStretch(5, 1);
+    buttons->addWidget(cancel_, 0, 5);
+    buttons->setColumnStretch(6, 1);
 
     explanation_ = new QLabel(tr("Each button runs the configuration on the left in several variants, one after "
                                  "another, and overlays them. Runs are kept short (inside the first epoch)."));
@@ -348,12 +388,34 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     rounding_label_->setText(tr("below: the same, up to float rounding"));
     look_.capture(plot_);
 
+    // The memory levers' bars: each run's peak, stacked by category.
+    memory_bars_ = new QCustomPlot;
+    memory_bars_->setObjectName(QStringLiteral("lab_memory_bars"));
+    memory_bars_->setMinimumHeight(200);
+    memory_bars_->plotLayout()->insertRow(0);
+    memory_bars_->plotLayout()->addElement(
+        0, 0, new QCPTextElement(memory_bars_, tr("Peak memory by category"), QFont(font().family(), 10, QFont::Bold)));
+    // The legend below the bars, in two columns: the bars take the plot's width.
+    memory_bars_->legend->setVisible(true);
+    memory_bars_->legend->setFont(font());
+    memory_bars_->axisRect()->insetLayout()->take(memory_bars_->legend);
+    memory_bars_->axisRect()->insetLayout()->simplify();
+    memory_bars_->plotLayout()->addElement(2, 0, memory_bars_->legend);
+    memory_bars_->plotLayout()->setRowStretchFactor(2, 0.001);
+    memory_bars_->legend->setWrap(2);
+    memory_bars_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    memory_bars_->legend->setBorderPen(Qt::NoPen);
+    memory_bars_->legend->setIconSize(14, 9);
+    memory_bars_->legend->setRowSpacing(-2);
+    memory_bars_->yAxis->setLabel(tr("MiB"));
+    memory_bars_->setVisible(false);
+
     table_ = new QTableWidget(0, ColumnCount);
     table_->setObjectName(QStringLiteral("lab_table"));
     table_->setHorizontalHeaderLabels({tr("Run"), tr("B × K = effective"), tr("Final loss"),
                                        tr("max |Δ loss| vs first"), tr("Final accuracy"), tr("Time (s)"),
                                        tr("Peak memory"), tr("Samples/s"), tr("All-reduces / update"),
-                                       tr("Time / update (ms)")});
+                                       tr("Time / update (ms)"), tr("Peak activations")});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     table_->verticalHeader()->setVisible(false);
@@ -370,7 +432,11 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     auto* plot_layout = new QVBoxLayout(plot_box);
     plot_layout->setContentsMargins(0, 0, 0, 0);
     plot_layout->addWidget(axis_box_);
-    plot_layout->addWidget(plot_, 1);
+    auto* plots_row = new QHBoxLayout;
+    plots_row->setContentsMargins(0, 0, 0, 0);
+    plots_row->addWidget(plot_, 3);
+    plots_row->addWidget(memory_bars_, 2);
+    plot_layout->addLayout(plots_row, 1);
     auto* split = split_ = new QSplitter(Qt::Vertical);
     split->addWidget(plot_box);
     split->addWidget(lower);
@@ -414,6 +480,11 @@ QString LabPanel::explanation(Experiment e) const {
                   "per update. Inside no_sync() (accelerator.accumulate(), the Trainer's loop) the gradients add up "
                   "locally and are averaged across the processes once per update; syncing after every backward "
                   "averages them K times. The losses are the same, the communication is K times as much.");
+    case Experiment::MemoryLevers:
+        return tr("Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The "
+                  "losses are the same; the bars show what each lever shrinks: only the activations. Parameters, "
+                  "gradients and optimizer state stay the same size. Checkpointing recomputes each block in "
+                  "backward, so it costs speed.");
     }
     return {};
 }
@@ -428,6 +499,7 @@ void LabPanel::run_experiment(Experiment experiment) {
     explanation_->setText(explanation(experiment));
     y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler ? 1 : 0);
     x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation ? 1 : 0);
+    memory_bars_->setVisible(experiment == Experiment::MemoryLevers);
     set_busy(true);
     rebuild_plot();
     queue_->start(runs);
@@ -499,6 +571,18 @@ void LabPanel::on_all_finished() {
         }
         text = tr("Same curve: largest |Δ loss| %1.\nPeak memory %2 · samples/s %3.")
                    .arg(worst_text, memory.join(QStringLiteral(" → ")), speed.join(QStringLiteral(" → ")));
+    } else if (experiment_ == Experiment::MemoryLevers && runs.size() >= 2) {
+        QStringList activations, speed;
+        for (const auto& r : runs) {
+            activations << format_bytes(r.peak_activations_bytes());
+            speed << QString::number(r.summary.samples_per_second, 'f', 0);
+        }
+        const auto bands = memory_bands(runs.front());
+        text = tr("Same losses: largest |Δ loss| %1.\nPeak activations %2 · parameters, gradients and optimizer "
+                  "state %3 in every run · samples/s %4.")
+                   .arg(worst_text, activations.join(QStringLiteral(" → ")),
+                        format_bytes(bands.parameters_bytes + bands.gradients_bytes + bands.optimizer_state_bytes),
+                        speed.join(QStringLiteral(" → ")));
     } else if (runs.size() >= 2) {
         // A pitfall: each variant against the reference, the first run.
         QStringList parts;
@@ -537,7 +621,8 @@ void LabPanel::fill_table() {
                                    format_bytes(r.summary.peak_memory_bytes),
                                    number_or_dash(r.summary.samples_per_second, 0),
                                    QString::number(allreduces_per_update(r), 'g', 3),
-                                   number_or_dash(1000.0 * seconds_per_update(r), 1)};
+                                   number_or_dash(1000.0 * seconds_per_update(r), 1),
+                                   format_bytes(r.peak_activations_bytes())};
         for (int c = 0; c < cells.size(); ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             item->setTextAlignment(c == 0 ? (Qt::AlignLeft | Qt::AlignVCenter) : Qt::AlignCenter);
@@ -614,6 +699,51 @@ void LabPanel::rebuild_plot() {
     delta_y->setRange(kDeltaFloor, std::max(1.0, std::pow(10.0, std::ceil(std::log10(std::max(worst, 1e-12))))));
     delta_x->setRange(plot_->xAxis->range());
     plot_->replot(QCustomPlot::rpQueuedReplot);
+    if (memory_bars_->isVisible() || experiment_ == Experiment::MemoryLevers) rebuild_memory_bars();
+}
+
+void LabPanel::rebuild_memory_bars() {
+    memory_bars_->clearPlottables();
+    const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations (peak)")};
+    const QColor colours[4] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123), QColor(46, 125, 50)};
+    QVector<double> keys;
+    QVector<double> values[4];
+    auto ticks = QSharedPointer<QCPAxisTickerText>::create();
+    double top = 1.0;
+    for (std::size_t i = 0; i < shown_.size(); ++i) {
+        const auto m = memory_bands(shown_[i]);
+        const double key = static_cast<double>(i + 1);
+        keys << key;
+        const std::int64_t parts[4] = {m.parameters_bytes, m.gradients_bytes, m.optimizer_state_bytes,
+                                       m.activations_bytes};
+        double sum = 0;
+        for (int c = 0; c < 4; ++c) {
+            values[c] << parts[c] / (1024.0 * 1024.0);
+            sum += parts[c] / (1024.0 * 1024.0);
+        }
+        top = std::max(top, sum);
+        // Under its bar, short: "64 × 4", and a second line with checkpointing.
+        const auto& c = shown_[i].config;
+        ticks->addTick(key, c.gradient_checkpointing ? tr("%1 × %2\n+ ckpt").arg(c.batch_size).arg(c.accumulation_steps)
+                                                     : tr("%1 × %2").arg(c.batch_size).arg(c.accumulation_steps));
+    }
+    QCPBars* below = nullptr;
+    for (int c = 0; c < 4; ++c) {
+        auto* bars = new QCPBars(memory_bars_->xAxis, memory_bars_->yAxis);
+        bars->setName(names[c]);
+        bars->setWidth(0.6);
+        bars->setPen(QPen(colours[c].darker(120)));
+        QColor fill = colours[c];
+        fill.setAlpha(190);
+        bars->setBrush(fill);
+        bars->setData(keys, values[c], true);
+        if (below) bars->moveAbove(below);
+        below = bars;
+    }
+    memory_bars_->xAxis->setTicker(ticks);
+    memory_bars_->xAxis->setRange(0.4, std::max<double>(1.6, static_cast<double>(shown_.size()) + 0.6));
+    memory_bars_->yAxis->setRange(0.0, top * 1.08);
+    memory_bars_->replot();
 }
 
 int LabPanel::delta_graph_count() const {

@@ -325,6 +325,46 @@
         <translation>ngân sách %1</translation>
     </message>
     <message>
+        <source>Gradient checkpointing</source>
+        <translation>Gradient checkpointing</translation>
+    </message>
+    <message>
+        <source>Keep only each block&apos;s input in the forward and recompute its activations in backward: less activation memory, one more forward of every block</source>
+        <translation>Chỉ giữ đầu vào của mỗi khối trong forward và tính lại activation của nó trong backward: ít bộ nhớ activation hơn, thêm một lượt forward cho mỗi khối</translation>
+    </message>
+    <message>
+        <source>Memory: estimating…</source>
+        <translation>Bộ nhớ: đang ước tính…</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>Bộ nhớ</translation>
+    </message>
+    <message>
+        <source>checkpointing</source>
+        <translation>checkpointing</translation>
+    </message>
+    <message>
+        <source>Memory: no estimate until the settings are valid</source>
+        <translation>Bộ nhớ: chưa ước tính được cho đến khi cấu hình hợp lệ</translation>
+    </message>
+    <message>
+        <source>Memory: estimated when the run ends</source>
+        <translation>Bộ nhớ: sẽ ước tính khi lần chạy kết thúc</translation>
+    </message>
+    <message>
+        <source>Memory: no estimate (%1)</source>
+        <translation>Bộ nhớ: không ước tính được (%1)</translation>
+    </message>
+    <message>
+        <source>≈ %1 at peak: activations %2 (%3 per sample) + parameters, gradients and optimizer state %4</source>
+        <translation>≈ %1 ở đỉnh: activation %2 (%3 mỗi mẫu) + tham số, gradient và trạng thái optimizer %4</translation>
+    </message>
+    <message>
+        <source>— over the %1 budget</source>
+        <translation>— vượt ngân sách %1</translation>
+    </message>
+    <message>
         <source>Data parallel: N processes on this machine, each with its own micro-batches of B; their gradients are averaged (all-reduce) once per update. The effective batch is B × K × N.</source>
         <translation>Song song dữ liệu: N tiến trình trên máy này, mỗi tiến trình có các micro-batch B riêng; gradient của chúng được lấy trung bình (all-reduce) một lần mỗi cập nhật. Batch hiệu dụng là B × K × N.</translation>
     </message>
@@ -546,6 +586,30 @@
     <message>
         <source>%1 × %2 over the %3 budget</source>
         <translation>%1 × %2 vượt ngân sách %3</translation>
+    </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps with gradient checkpointing: the same effective batch (%3), measured to fit: it peaked at %4 of the budget.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy với gradient checkpointing: cùng batch hiệu dụng (%3), đã đo là vừa: đỉnh %4 trong ngân sách.</translation>
+    </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps with gradient checkpointing: effective batch %3, the nearest above, measured to fit: it peaked at %4 of the budget.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy với gradient checkpointing: batch hiệu dụng %3, số gần nhất phía trên, đã đo là vừa: đỉnh %4 trong ngân sách.</translation>
+    </message>
+    <message>
+        <source>%1 × %2 with gradient checkpointing runs %3 × faster than %4 × %5 without it (measured).</source>
+        <translation>%1 × %2 với gradient checkpointing chạy nhanh hơn %3 lần so với %4 × %5 không dùng nó (đo được).</translation>
+    </message>
+    <message>
+        <source>%1 × %2 fits without checkpointing and runs %3 × faster than %4 × %5 with it (measured).</source>
+        <translation>%1 × %2 vừa bộ nhớ mà không cần checkpointing và chạy nhanh hơn %3 lần so với %4 × %5 có dùng nó (đo được).</translation>
+    </message>
+    <message>
+        <source>%1 × %2 fits without checkpointing, and checkpointing lets no larger micro-batch fit (it would only add a second forward).</source>
+        <translation>%1 × %2 vừa bộ nhớ mà không cần checkpointing, và checkpointing không cho micro-batch nào lớn hơn vừa (nó chỉ thêm một lượt forward thứ hai).</translation>
+    </message>
+    <message>
+        <source>Only with gradient checkpointing does a micro-batch this large fit.</source>
+        <translation>Chỉ khi dùng gradient checkpointing thì micro-batch lớn như vậy mới vừa bộ nhớ.</translation>
     </message>
     <message>
         <source>rank %1 was lost (its process ended)</source>
@@ -837,6 +901,74 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <translation>loss</translation>
     </message>
     <message>
+        <source>%1 × %2, checkpointing</source>
+        <translation>%1 × %2, checkpointing</translation>
+    </message>
+    <message>
+        <source>%1 × %2</source>
+        <translation>%1 × %2</translation>
+    </message>
+    <message>
+        <source>Memory levers</source>
+        <translation>Các đòn bẩy bộ nhớ</translation>
+    </message>
+    <message>
+        <source>The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same losses, peak memory by category, samples/s</source>
+        <translation>CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing: cùng loss, bộ nhớ đỉnh theo loại, mẫu/giây</translation>
+    </message>
+    <message>
+        <source>Peak memory by category</source>
+        <translation>Bộ nhớ đỉnh theo loại</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>Peak activations</source>
+        <translation>Activation đỉnh</translation>
+    </message>
+    <message>
+        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes each block in backward, so it costs speed.</source>
+        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại mỗi khối trong backward, nên chậm hơn.</translation>
+    </message>
+    <message>
+        <source>Same losses: largest |Δ loss| %1.
+Peak activations %2 · parameters, gradients and optimizer state %3 in every run · samples/s %4.</source>
+        <translation>Cùng loss: |Δ loss| lớn nhất %1.
+Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở mọi lần chạy · mẫu/giây %4.</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>tham số</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>gradient</translation>
+    </message>
+    <message>
+        <source>optimizer state</source>
+        <translation>trạng thái optimizer</translation>
+    </message>
+    <message>
+        <source>activations (peak)</source>
+        <translation>activation (đỉnh)</translation>
+    </message>
+    <message>
+        <source>%1 × %2
++ ckpt</source>
+        <translation>%1 × %2
++ ckpt</translation>
+    </message>
+    <message>
+        <source>no_sync</source>
+        <translation>no_sync</translation>
+    </message>
+    <message>
+        <source>sync every micro-batch</source>
+        <translation>đồng bộ mỗi micro-batch</translation>
+    </message>
+    <message>
         <source>no_sync vs sync each</source>
         <translation>no_sync so với đồng bộ từng bước</translation>
     </message>
@@ -859,14 +991,6 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
         <translation>Loss như nhau: |Δ loss| lớn nhất %1. All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
-    </message>
-    <message>
-        <source>no_sync</source>
-        <translation>no_sync</translation>
-    </message>
-    <message>
-        <source>sync every micro-batch</source>
-        <translation>đồng bộ mỗi micro-batch</translation>
     </message>
 </context>
 <context>
@@ -974,6 +1098,22 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the learning rate reaches zero after a quarter of the run and training stalls. Step it once per update, beside optimizer.step().</source>
         <translation>Gọi lr_scheduler.step() sau mỗi micro-batch làm lịch học chạy nhanh gấp K lần: tốc độ học về 0 sau một phần tư lần chạy và việc huấn luyện đứng lại. Hãy gọi nó một lần cho mỗi lần cập nhật, cạnh optimizer.step().</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| %1. Peak activations %2 at 256 × 1, %3 at 64 × 4; with checkpointing %4 and %5. Parameters, gradients and optimizer state: %6 in all four.</source>
+        <translation>|Δ loss| lớn nhất %1. Activation đỉnh %2 ở 256 × 1, %3 ở 64 × 4; với checkpointing %4 và %5. Tham số, gradient và trạng thái optimizer: %6 ở cả bốn lần chạy.</translation>
+    </message>
+    <message>
+        <source>not the same (%1 → %2)</source>
+        <translation>không như nhau (%1 → %2)</translation>
+    </message>
+    <message>
+        <source>Memory bands: what accumulation shrinks</source>
+        <translation>Các dải bộ nhớ: tích lũy thu nhỏ phần nào</translation>
+    </message>
+    <message>
+        <source>Memory has four bands: parameters, gradients, optimizer state and activations. Accumulation shrinks only the activations, which grow with the micro-batch; the other three belong to the model and the optimizer. Gradient checkpointing is the second lever: it recomputes each block&apos;s activations in backward, for the same losses with less memory, at some cost in speed.</source>
+        <translation>Bộ nhớ có bốn dải: tham số, gradient, trạng thái optimizer và activation. Tích lũy chỉ thu nhỏ activation, phần tăng theo micro-batch; ba dải còn lại thuộc về mô hình và optimizer. Gradient checkpointing là đòn bẩy thứ hai: nó tính lại activation của mỗi khối trong backward, cho cùng loss với ít bộ nhớ hơn, đổi lại chậm hơn một chút.</translation>
     </message>
     <message>
         <source>The same losses (|Δ| %1). All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
@@ -1380,16 +1520,20 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <source>Configuration</source>
         <translation>Cấu hình</translation>
     </message>
+    <message>
+        <source>Suggestion applied: %1 × %2 with gradient checkpointing. Press Run.</source>
+        <translation>Đã áp dụng gợi ý: %1 × %2 với gradient checkpointing. Bấm Chạy.</translation>
+    </message>
+    <message>
+        <source>Memory levers</source>
+        <translation>Các đòn bẩy bộ nhớ</translation>
+    </message>
 </context>
 <context>
     <name>studio::MemoryPlot</name>
     <message>
         <source>CPU tensor memory</source>
         <translation>Bộ nhớ tensor CPU</translation>
-    </message>
-    <message>
-        <source>current</source>
-        <translation>hiện tại</translation>
     </message>
     <message>
         <source>peak</source>
@@ -1424,8 +1568,60 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <translation>ngân sách %1</translation>
     </message>
     <message>
-        <source>current (rank 0)</source>
-        <translation>hiện tại (rank 0)</translation>
+        <source>current (total)</source>
+        <translation>hiện tại (tổng)</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>tham số</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>gradient</translation>
+    </message>
+    <message>
+        <source>optimizer state</source>
+        <translation>trạng thái optimizer</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>activation</translation>
+    </message>
+    <message>
+        <source>optimizer steps</source>
+        <translation>bước optimizer</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 giây</translation>
+    </message>
+    <message>
+        <source>activations %1</source>
+        <translation>activation %1</translation>
+    </message>
+    <message>
+        <source>optimizer state %1</source>
+        <translation>trạng thái optimizer %1</translation>
+    </message>
+    <message>
+        <source>gradients %1</source>
+        <translation>gradient %1</translation>
+    </message>
+    <message>
+        <source>parameters %1</source>
+        <translation>tham số %1</translation>
+    </message>
+    <message>
+        <source>total %1, peak so far %2</source>
+        <translation>tổng %1, đỉnh đến nay %2</translation>
+    </message>
+    <message>
+        <source>Accumulation shrinks only the activations band.</source>
+        <translation>Tích lũy chỉ thu nhỏ dải activation.</translation>
+    </message>
+    <message>
+        <source>The activations (saved for backward, the batch, temporaries) grow with the micro-batch: more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients and optimizer state belong to the model and the optimizer. Gradient checkpointing shrinks the activations too, at the cost of a second forward.</source>
+        <translation>Activation (được lưu cho backward, batch, các giá trị tạm) tăng theo micro-batch: nhiều bước tích lũy hơn với micro-batch nhỏ hơn sẽ thu nhỏ chúng. Tham số, gradient và trạng thái optimizer thuộc về mô hình và optimizer. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai.</translation>
     </message>
     <message>
         <source>rank %1</source>
@@ -1449,6 +1645,10 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>&lt;br&gt;Suggestion: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; accumulation steps — the same effective batch (%3), less memory per pass.</source>
         <translation>&lt;br&gt;Gợi ý: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; bước tích lũy — cùng batch hiệu dụng (%3), ít bộ nhớ hơn mỗi lượt.</translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;Suggestion: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; accumulation steps with &lt;b&gt;gradient checkpointing&lt;/b&gt; — the same effective batch (%3), less memory per pass.</source>
+        <translation>&lt;br&gt;Gợi ý: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; bước tích lũy với &lt;b&gt;gradient checkpointing&lt;/b&gt; — cùng batch hiệu dụng (%3), ít bộ nhớ hơn mỗi lượt.</translation>
     </message>
 </context>
 <context>

@@ -19,6 +19,7 @@
 #include "accum/sink.h"
 #include "data/data_loader.h"
 #include "data/dataset.h"
+#include "memory/memory_categories.h"
 #include "models/model.h"
 #include "training/control.h"
 #include "training/lr_scheduler.h"
@@ -149,6 +150,8 @@ public:
     void emit_memory_record();
     std::int64_t current_memory_bytes() const;
     std::int64_t run_peak_memory_bytes() const;
+    // Parameters, gradients and optimizer state on the run's device now.
+    memory::StaticMemory static_memory_now() const;
     // Writes checkpoint-{global_step} now (outside the memory budget); its
     // directory, or "" when the run writes none (no --output-dir, --save-strategy
     // no, or no step yet).
@@ -161,7 +164,8 @@ private:
     void build();
     void join_data_parallel();
     std::vector<torch::Tensor> rng_states();
-    std::int64_t step_peak_and_reset();
+    // The allocator's peak since the last reading, and a new window from now.
+    std::int64_t window_peak_and_reset();
     bool checkpoint_due(bool epoch_end) const;
     void evaluate_and_save(bool epoch_end);
 
@@ -179,11 +183,14 @@ private:
     double window_loss_ = 0.0;
     double window_grad_norm_ = 0.0;
     double window_learning_rate_ = 0.0;
+    // The step's peak and its peak of activations, read after each backward and
+    // after the optimizer step (ActivationPeakMeter).
+    memory::ActivationPeakMeter peak_meter_;
+    std::int64_t cuda_run_peak_ = 0; // CUDA's peak statistic is reset per window: the run's, kept here
     std::int64_t last_eval_step_ = -1;
     std::int64_t last_saved_step_ = -1;
     bool writes_checkpoints_ = false;      // an output directory (rank 0's, in a data-parallel run)
     std::unique_ptr<DataParallel> dp_;
-    std::int64_t cuda_run_peak_ = 0; // the largest step peak so far (CUDA)
 };
 
 } // namespace accum
