@@ -3,10 +3,12 @@
 // allocator, as a run's step records report it) and the step time, at
 // micro-batch B × K, for the engine's own models (make_model, the fused CPU
 // kernels, --gradient-checkpointing switched per window):
-//   cnn          conv32-conv64-fc128 on 28 × 28 images; each conv block (conv,
-//                fused ReLU + max-pool) checkpointed, in chunks whose convolution
+//   cnn          conv32-conv64-fc128 on 28 × 28 images; the first conv block
+//                (conv, fused ReLU + max-pool) checkpointed, the second run in
+//                chunks with its graph kept, both in chunks whose convolution
 //                output stays under kCheckpointChunkBytes (ACCUM_CHECKPOINT_CHUNK_BYTES=N
-//                to try others);
+//                to try others; ACCUM_CNN_CHECKPOINT=checkpoint,checkpoint for
+//                other policies: plain, chunks or checkpoint per block);
 //   transformer  d 64, 4 heads, feed-forward 128, `layers` encoder layers (4)
 //                on synthetic-pairs; each layer checkpointed;
 //   mlp          784-256-128-10 as the fused dense stack: the stack checkpointed whole;
@@ -88,9 +90,12 @@ public:
                                               ? " (LibTorch operators, per layer)"
                                           : which == "cnn-aten" ? " (LibTorch operators: relu, max_pool2d, oneDNN conv)"
                                                                 : "");
-        if (which.rfind("cnn", 0) == 0)
-            describe_ += ", 64 images in " + std::to_string(accum::checkpoint_chunks(64, 32 * 28 * 28 * 4)) +
-                         " and " + std::to_string(accum::checkpoint_chunks(64, 64 * 14 * 14 * 4)) + " chunks";
+        if (which.rfind("cnn", 0) == 0) {
+            const char* policy = std::getenv("ACCUM_CNN_CHECKPOINT");
+            describe_ += ", blocks " + std::string(policy && *policy ? policy : "as cnn.cpp's policy") + ", 64 images in " +
+                         std::to_string(accum::checkpoint_chunks(64, 32 * 28 * 28 * 4)) + " and " +
+                         std::to_string(accum::checkpoint_chunks(64, 64 * 14 * 14 * 4)) + " chunks";
+        }
     }
     void count() {
         torch::NoGradGuard guard;

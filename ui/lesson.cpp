@@ -78,7 +78,10 @@ LessonVerdict problem_check(const std::vector<RunResult>& runs) {
                        .arg(r.config.accumulation_steps)
                        .arg(QString::fromStdString(accum::format_byte_size(budget)));
     if (r.summary.suggested_batch_size > 0 && r.summary.suggested_accumulation_steps > 0)
-        text += QLatin1Char(' ') + Lesson::tr("The engine suggests %1 × %2: the same %3 samples per update.")
+        text += QLatin1Char(' ') + (r.summary.suggested_gradient_checkpointing
+                                        ? Lesson::tr("The engine suggests %1 × %2 with gradient checkpointing: the "
+                                                     "same %3 samples per update.")
+                                        : Lesson::tr("The engine suggests %1 × %2: the same %3 samples per update."))
                                        .arg(r.summary.suggested_batch_size)
                                        .arg(r.summary.suggested_accumulation_steps)
                                        .arg(r.summary.suggested_batch_size * r.summary.suggested_accumulation_steps);

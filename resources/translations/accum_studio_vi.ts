@@ -1020,6 +1020,10 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>Engine gợi ý %1 × %2: vẫn %3 mẫu cho mỗi lần cập nhật.</translation>
     </message>
     <message>
+        <source>The engine suggests %1 × %2 with gradient checkpointing: the same %3 samples per update.</source>
+        <translation>Engine gợi ý %1 × %2 với gradient checkpointing: vẫn %3 mẫu cho mỗi lần cập nhật.</translation>
+    </message>
+    <message>
         <source>%1 micro-batches, %2 updates: the optimizer stepped once every %3 micro-batches, after their gradients had added up.</source>
         <translation>%1 micro-batch, %2 lần cập nhật: optimizer bước một lần sau mỗi %3 micro-batch, khi gradient của chúng đã cộng dồn.</translation>
     </message>

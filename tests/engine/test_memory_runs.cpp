@@ -180,16 +180,22 @@ private Q_SLOTS:
 
     // Acceptance 2: the gradients after one window of K micro-batches, with and
     // without checkpointing, element by element (1e-6), for each model with dropout.
+    // The CNN on LibTorch's operators checkpoints both conv blocks (with the
+    // fused ReLU + max-pool its second runs in chunks, not recomputed).
     void checkpointingKeepsTheGradients_data() {
         QTest::addColumn<int>("model");
+        QTest::addColumn<int>("kernels");
         for (const auto model : {ModelKind::Mlp, ModelKind::Cnn, ModelKind::Transformer})
-            QTest::addRow("%s", to_string(model).c_str()) << int(model);
+            QTest::addRow("%s", to_string(model).c_str()) << int(model) << int(CpuKernels::Fused);
+        QTest::addRow("cnn, LibTorch operators") << int(ModelKind::Cnn) << int(CpuKernels::Aten);
     }
     void checkpointingKeepsTheGradients() {
         QFETCH(int, model);
+        QFETCH(int, kernels);
         auto c = short_run(ModelKind(model), 24, 3, 1);
         if (c.dataset == DatasetKind::FashionMnist && !have_fashion_mnist()) QSKIP("dataset-fashion-mnist is not installed");
         c.dropout = 0.1;
+        c.cpu_kernels = CpuKernels(kernels);
         auto window_gradients = [&](bool checkpointing) {
             auto config = c;
             config.gradient_checkpointing = checkpointing;

@@ -72,9 +72,11 @@ at::Tensor KernelSet::conv2d(const at::Tensor& input, const at::Tensor& weight, 
 
 at::Tensor KernelSet::relu_max_pool(const at::Tensor& input,
                                     const std::function<at::Tensor(const at::Tensor&)>& operators) const {
-    if (fused() && relu_max_pool_available(input)) return relu_max_pool2x2(input);
+    if (fuses_relu_max_pool(input)) return relu_max_pool2x2(input);
     return operators(input);
 }
+
+bool KernelSet::fuses_relu_max_pool(const at::Tensor& input) const { return fused() && relu_max_pool_available(input); }
 
 bool dense_stack_trains_fused(const RunConfig& config) {
     return config.model == ModelKind::Mlp && !config.batch_norm && config.dropout <= 0 &&

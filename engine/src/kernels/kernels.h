@@ -61,6 +61,10 @@ public:
     // pooled output and a byte of argmax per window (fused_pool.h). `operators`
     // computes the same with LibTorch's (ReLU, then MaxPool2d(2)).
     at::Tensor relu_max_pool(const at::Tensor& input, const std::function<at::Tensor(const at::Tensor&)>& operators) const;
+    // Whether relu_max_pool serves `input` with the fused kernel (saving the
+    // pooled output and a byte per window) rather than with LibTorch's operators
+    // (saving the ReLU's output and int64 indices).
+    bool fuses_relu_max_pool(const at::Tensor& input) const;
 
 private:
     bool fused() const;

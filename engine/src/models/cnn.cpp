@@ -5,15 +5,42 @@
 // not the ReLU's full-size output and int64 indices; the first convolution (one
 // input channel) runs as im2col + GEMM (KernelSet::conv2d).
 //
-// With --gradient-checkpointing each conv block is a checkpointed block, run
-// over the micro-batch in chunks (CheckpointOptions::batch_chunks, as many as
-// keep a chunk's convolution output under 1 MiB; not with BatchNorm, whose
-// statistics are the whole batch's). Chunks, because in this
-// model the block's saved activations are not what sets the peak: its own
-// backward working set is (the gradient of the first convolution's output, 100 KB
-// per image), and only a chunk of the batch at a time shrinks it.
+// With --gradient-checkpointing the policy is selective (frameworks choose which
+// layers to checkpoint too): block 1 is checkpointed, block 2 runs in chunks with
+// its graph kept (run_in_chunks: no recompute), each over the micro-batch in
+// chunks of at most 1 MiB of convolution output (checkpoint_chunks: 64 images in
+// 7 and 4 chunks). Block 2 runs so only where its ReLU and max-pool are the fused
+// kernel (float32 on the CPU); where they are LibTorch's operators (CUDA,
+// --cpu-kernels aten, autocast), which save the ReLU's output and int64 indices,
+// it is checkpointed too (--cpu-kernels aten: 0.31 × the activations, against 0.47 ×
+// in chunks). Why, in bench/memory_levers' figures at 64 × 4, 1 thread
+// (bench/MEMORY_LEVERS.md has the runs):
+//  - the peak of a step is set not by what the blocks save for backward but by
+//    their working sets, the two about as large: block 1's backward (the
+//    gradient of conv1's output, 100 KB per image, and im2col's columns) and
+//    block 2's forward and backward through oneDNN (its convolution's output and
+//    that output's gradient, 50 KB per image, and their reorders). Checkpointing
+//    one block alone leaves the other's: 0.97 × (block 1 only) and 0.86 ×
+//    (block 2 only) of the plain run's peak activations;
+//  - chunks shrink a working set; recomputing buys only what the block saves.
+//    Block 2 saves little the head does not keep anyway (its pooled output and
+//    a byte of argmax per window) while its forward is most of the model's (the
+//    32 → 64 convolution): chunks without recompute save as much as checkpointing
+//    it did (0.86 × either way, block 1 plain) without the second forward.
+//    Block 1's forward is cheap (im2col + GEMM and the fused pool, about 1.5 ms
+//    per 64 images) and recomputing it spares what its chunks would save (their
+//    pooled outputs, held twice beside the concatenation, and the argmax bytes:
+//    both blocks in chunks without recompute give only 0.69 ×);
+//  - together: 0.52 × the activations at 1.11–1.21 × the step time, where
+//    checkpointing both blocks gave 0.55 × at 1.51–1.62 ×.
+// With BatchNorm (its statistics are the whole batch's: no chunks) both blocks
+// are checkpointed whole. ACCUM_CNN_CHECKPOINT (below) sets other policies for
+// the benchmark.
 #include <algorithm>
 #include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
@@ -34,6 +61,31 @@ namespace {
 struct BlockRange {
     std::size_t begin = 0, end = 0;
 };
+
+// What --gradient-checkpointing does to a conv block: nothing, run it over the
+// batch in chunks with its graph kept (run_in_chunks), or checkpoint it in
+// chunks (recomputed in backward).
+enum class BlockLever { Plain, Chunks, Checkpoint };
+
+// The policy: block 1 checkpointed; block 2 in chunks where its ReLU and
+// max-pool are the fused kernel (`fused_pool`), else checkpointed too (LibTorch's
+// operators save the ReLU's output and int64 indices: too much to keep).
+// ACCUM_CNN_CHECKPOINT=<lever>,<lever> (plain, chunks or checkpoint;
+// bench/memory_levers) sets others, for comparison.
+BlockLever block_lever(std::size_t block, bool fused_pool) {
+    static const std::vector<std::string> chosen = [] {
+        std::vector<std::string> words;
+        const char* text = std::getenv("ACCUM_CNN_CHECKPOINT");
+        std::istringstream in(text ? text : "");
+        for (std::string word; std::getline(in, word, ',');) words.push_back(word);
+        return words;
+    }();
+    const auto word = block < chosen.size() ? chosen[block] : std::string();
+    if (word == "plain") return BlockLever::Plain;
+    if (word == "chunks") return BlockLever::Chunks;
+    if (word == "checkpoint") return BlockLever::Checkpoint;
+    return block > 0 && fused_pool ? BlockLever::Chunks : BlockLever::Checkpoint;
+}
 
 // Runs one conv block through the kernels: the convolution, BatchNorm (if
 // any), then ReLU and max-pool. Takes its module list by shared_ptr: a checkpointed
@@ -80,34 +132,40 @@ public:
 
     torch::Tensor logits(const Batch& batch) override {
         auto x = batch.input_ids;
-        for (const auto block : blocks_) {
-            if (checkpoints())
-                x = checkpoint_block(block, x);
-            else
-                x = run_block(features_.ptr(), kernels(), block, x);
-        }
+        for (std::size_t i = 0; i < blocks_.size(); ++i) x = block_forward(i, x);
         return head_->forward(x.flatten(1));
     }
 
     std::string describe() const override { return description_; }
 
 private:
-    torch::Tensor checkpoint_block(BlockRange block, const torch::Tensor& x) {
-        std::vector<torch::Tensor> parameters, buffers;
-        for (auto i = block.begin; i < block.end; ++i) {
-            for (const auto& p : features_->ptr(i)->parameters())
-                if (p.requires_grad()) parameters.push_back(p);
-            for (const auto& b : features_->ptr(i)->buffers()) buffers.push_back(b);
-        }
-        CheckpointOptions options;
+    // Conv block i, with --gradient-checkpointing as the policy above says.
+    torch::Tensor block_forward(std::size_t i, const torch::Tensor& x) {
+        const auto block = blocks_[i];
+        if (!checkpoints()) return run_block(features_.ptr(), kernels(), block, x);
+        auto run = [features = features_.ptr(), kernels = kernels(), block](const std::vector<torch::Tensor>& in) {
+            return std::vector<torch::Tensor>{run_block(features, kernels, block, in[0])};
+        };
         const auto conv = features_->ptr(block.begin)->as<torch::nn::Conv2d>();
         const auto output_bytes = conv->options.out_channels() * x.size(2) * x.size(3) * x.element_size();
-        options.batch_chunks = batch_norm_ ? 1 : checkpoint_chunks(x.size(0), output_bytes);
-        return checkpoint(
-            [features = features_.ptr(), kernels = kernels(), block](const std::vector<torch::Tensor>& in) {
-                return std::vector<torch::Tensor>{run_block(features, kernels, block, in[0])};
-            },
-            {x}, parameters, buffers, options)[0];
+        const auto chunks = batch_norm_ ? 1 : checkpoint_chunks(x.size(0), output_bytes);
+        switch (batch_norm_ ? BlockLever::Checkpoint : block_lever(i, kernels().fuses_relu_max_pool(x))) {
+        case BlockLever::Plain:
+            return run_block(features_.ptr(), kernels(), block, x);
+        case BlockLever::Chunks:
+            return run_in_chunks(run, {x}, chunks)[0];
+        case BlockLever::Checkpoint:
+            break;
+        }
+        std::vector<torch::Tensor> parameters, buffers;
+        for (auto j = block.begin; j < block.end; ++j) {
+            for (const auto& p : features_->ptr(j)->parameters())
+                if (p.requires_grad()) parameters.push_back(p);
+            for (const auto& b : features_->ptr(j)->buffers()) buffers.push_back(b);
+        }
+        CheckpointOptions options;
+        options.batch_chunks = chunks;
+        return checkpoint(run, {x}, parameters, buffers, options)[0];
     }
 
     torch::nn::Sequential features_{nullptr}, head_{nullptr};

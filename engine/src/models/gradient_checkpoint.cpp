@@ -31,6 +31,68 @@ std::string shape_text(const at::Tensor& t) {
     return s + "] " + std::string(c10::toString(t.scalar_type()));
 }
 
+// The batch in chunks: (offset, length) pairs; one chunk is the whole.
+using ChunkRange = std::pair<std::int64_t, std::int64_t>;
+std::vector<ChunkRange> chunk_ranges(std::int64_t batch, std::int64_t chunks) {
+    if (chunks <= 1 || batch <= 0) return {{0, batch}};
+    std::vector<ChunkRange> out;
+    const auto step = (batch + chunks - 1) / chunks;
+    for (std::int64_t offset = 0; offset < batch; offset += step) out.emplace_back(offset, std::min(step, batch - offset));
+    return out;
+}
+
+// Which inputs are split with the batch: those whose first dimension is the
+// first input's (the batch).
+std::vector<bool> batch_inputs(const std::vector<at::Tensor>& inputs) {
+    std::vector<bool> split;
+    for (const auto& x : inputs) split.push_back(x.dim() > 0 && x.size(0) == inputs[0].size(0));
+    return split;
+}
+
+// The inputs of each chunk: those split with the batch cut into the chunks'
+// ranges, the others whole. One split, not a narrow per chunk: with gradients
+// on, autograd then gathers the input's gradient once, where each narrow would
+// give a gradient of the whole batch's size.
+std::vector<std::vector<at::Tensor>> chunk_inputs(const std::vector<at::Tensor>& inputs, const std::vector<bool>& split,
+                                                  const std::vector<ChunkRange>& ranges) {
+    std::vector<std::vector<at::Tensor>> out(ranges.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const auto pieces = split[i] && ranges.size() > 1 ? inputs[i].split(ranges[0].second, 0) : std::vector<at::Tensor>{};
+        for (std::size_t k = 0; k < ranges.size(); ++k) out[k].push_back(pieces.empty() ? inputs[i] : pieces[k]);
+    }
+    return out;
+}
+
+// block(inputs), chunk by chunk over the batch, each output the concatenation
+// of the chunks' (one chunk: the block's own). `who` begins the errors.
+std::vector<at::Tensor> run_chunks(const CheckpointBlock& block, const std::vector<at::Tensor>& inputs,
+                                   const std::vector<bool>& split, std::int64_t batch, std::int64_t chunks,
+                                   const std::string& who) {
+    std::vector<std::vector<at::Tensor>> parts; // per output, per chunk
+    const auto ranges = chunk_ranges(batch, chunks);
+    const auto chunk_in = chunk_inputs(inputs, split, ranges);
+    for (std::size_t k = 0; k < ranges.size(); ++k) {
+        const auto& range = ranges[k];
+        const auto outputs = block(chunk_in[k]);
+        if (outputs.empty()) throw CheckpointError(who + ": the block returned no tensors");
+        if (parts.empty()) parts.resize(outputs.size());
+        if (outputs.size() != parts.size())
+            throw CheckpointError(who + ": the block returned a different number of tensors for another chunk");
+        for (std::size_t j = 0; j < outputs.size(); ++j) {
+            if (!outputs[j].defined())
+                throw CheckpointError(who + ": the block's output " + std::to_string(j) + " is undefined");
+            if (chunks > 1 && (outputs[j].dim() == 0 || outputs[j].size(0) != range.second))
+                throw CheckpointError(who + ": in chunks the block's outputs must have the batch as their first "
+                                            "dimension (output " +
+                                      std::to_string(j) + " is " + shape_text(outputs[j]) + ")");
+            parts[j].push_back(outputs[j]);
+        }
+    }
+    std::vector<at::Tensor> outputs;
+    for (auto& p : parts) outputs.push_back(p.size() == 1 ? p[0] : at::cat(p, 0));
+    return outputs;
+}
+
 // Autocast as the forward had it. LibTorch 2.4 replaced the CPU/GPU-specific
 // functions by ones that take the device type.
 struct AutocastState {
@@ -77,13 +139,6 @@ struct CheckpointState final : torch::CustomClassHolder {
     // inputs are split with it (those whose first dimension is the batch).
     std::int64_t batch = 0;
     std::vector<bool> input_split;
-    std::vector<at::Tensor> slice(const std::vector<at::Tensor>& inputs, std::pair<std::int64_t, std::int64_t> range) const {
-        if (options.batch_chunks <= 1) return inputs;
-        std::vector<at::Tensor> out;
-        for (std::size_t i = 0; i < inputs.size(); ++i)
-            out.push_back(input_split[i] ? inputs[i].narrow(0, range.first, range.second) : inputs[i]);
-        return out;
-    }
     // Random generators as they were before the forward.
     std::optional<at::Generator> cpu_generator; // a copy of the CPU generator
     std::vector<std::pair<at::Device, at::Tensor>> cuda_generators; // device, state
@@ -217,15 +272,6 @@ void check_graph(const std::vector<at::Tensor>& roots, const std::unordered_set<
     }
 }
 
-// The batch in the options' chunks: (offset, length) pairs; one chunk is the whole.
-std::vector<std::pair<std::int64_t, std::int64_t>> chunk_ranges(std::int64_t batch, std::int64_t chunks) {
-    if (chunks <= 1 || batch <= 0) return {{0, batch}};
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    const auto step = (batch + chunks - 1) / chunks;
-    for (std::int64_t offset = 0; offset < batch; offset += step) out.emplace_back(offset, std::min(step, batch - offset));
-    return out;
-}
-
 void add_to(at::Tensor& sum, const at::Tensor& g) {
     if (g.defined()) sum = sum.defined() ? sum + g : g;
 }
@@ -243,7 +289,7 @@ public:
         for (const auto& x : inputs) s.input_requires_grad.push_back(x.requires_grad());
         if (s.options.batch_chunks > 1) {
             s.batch = inputs[0].size(0);
-            for (const auto& x : inputs) s.input_split.push_back(x.dim() > 0 && x.size(0) == s.batch);
+            s.input_split = batch_inputs(inputs.vec());
         } else {
             s.input_split.assign(inputs.size(), false);
         }
@@ -271,25 +317,7 @@ public:
         ctx->saved_data["state"] = c10::IValue::make_capsule(state);
         ctx->set_materialize_grads(false);
 
-        std::vector<std::vector<at::Tensor>> parts; // per output, per chunk
-        for (const auto& range : chunk_ranges(s.batch, s.options.batch_chunks)) {
-            const auto outputs = s.block(s.slice(inputs.vec(), range));
-            if (outputs.empty()) throw CheckpointError("checkpoint: the block returned no tensors");
-            if (parts.empty()) parts.resize(outputs.size());
-            if (outputs.size() != parts.size())
-                throw CheckpointError("checkpoint: the block returned a different number of tensors for another chunk");
-            for (std::size_t j = 0; j < outputs.size(); ++j) {
-                if (!outputs[j].defined())
-                    throw CheckpointError("checkpoint: the block's output " + std::to_string(j) + " is undefined");
-                if (s.options.batch_chunks > 1 && (outputs[j].dim() == 0 || outputs[j].size(0) != range.second))
-                    throw CheckpointError("checkpoint: with batch_chunks the block's outputs must have the batch as "
-                                          "their first dimension (output " +
-                                          std::to_string(j) + " is " + shape_text(outputs[j]) + ")");
-                parts[j].push_back(outputs[j]);
-            }
-        }
-        std::vector<at::Tensor> outputs;
-        for (auto& p : parts) outputs.push_back(p.size() == 1 ? p[0] : at::cat(p, 0));
+        const auto outputs = run_chunks(s.block, inputs.vec(), s.input_split, s.batch, s.options.batch_chunks, "checkpoint");
         for (const auto& o : outputs) {
             s.output_sizes.push_back(o.sizes().vec());
             s.output_types.push_back(o.scalar_type());
@@ -313,8 +341,11 @@ public:
         std::vector<at::Tensor> input_grads(s.num_inputs), parameter_grads(s.num_parameters);
         std::vector<std::vector<at::Tensor>> input_parts(s.num_inputs);
         const std::vector<at::Tensor> saved_inputs(saved.begin(), saved.begin() + static_cast<std::ptrdiff_t>(s.num_inputs));
-        for (const auto& range : chunk_ranges(s.batch, s.options.batch_chunks)) {
-            auto inputs = s.slice(saved_inputs, range);
+        const auto ranges = chunk_ranges(s.batch, s.options.batch_chunks);
+        const auto chunk_in = chunk_inputs(saved_inputs, s.input_split, ranges);
+        for (std::size_t k = 0; k < ranges.size(); ++k) {
+            const auto& range = ranges[k];
+            auto inputs = chunk_in[k];
             for (std::size_t i = 0; i < s.num_inputs; ++i) {
                 inputs[i] = inputs[i].detach();
                 if (s.input_requires_grad[i]) inputs[i].requires_grad_(true);
@@ -430,6 +461,15 @@ std::vector<at::Tensor> checkpoint(CheckpointBlock block, const std::vector<at::
     state->buffers = buffers;
     state->options = options;
     return CheckpointFunction::apply(state, at::TensorList(inputs), at::TensorList(parameters));
+}
+
+std::vector<at::Tensor> run_in_chunks(const CheckpointBlock& block, const std::vector<at::Tensor>& inputs,
+                                      std::int64_t chunks) {
+    if (!block) throw CheckpointError("run_in_chunks: the block is empty");
+    if (chunks < 1) throw CheckpointError("run_in_chunks: chunks is " + std::to_string(chunks) + "; it must be 1 or more");
+    if (inputs.empty() || !inputs[0].defined() || inputs[0].dim() == 0)
+        throw CheckpointError("run_in_chunks: needs a first input with the batch as its first dimension");
+    return run_chunks(block, inputs, batch_inputs(inputs), inputs[0].size(0), chunks, "run_in_chunks");
 }
 
 std::vector<at::Tensor> checkpoint(const torch::nn::Module& module, CheckpointBlock block,

@@ -93,4 +93,20 @@ std::vector<at::Tensor> checkpoint(const torch::nn::Module& module, CheckpointBl
 at::Tensor checkpoint(const torch::nn::Module& module, std::function<at::Tensor(const at::Tensor&)> block,
                       const at::Tensor& input, CheckpointOptions options = {});
 
+// Runs block(inputs) over the batch in `chunks` chunks with the graph kept (no
+// re-run), each output the concatenation of the chunks'. What the block holds
+// at once shrinks by about this factor — in forward its temporaries, in backward
+// its outputs' gradients and its operators' working sets (autograd runs the
+// newest ready node first: one chunk's backward ends before the next begins) —
+// but not what it saves for backward; a
+// block that saves its own outputs (a ReLU, the fused ReLU + max-pool) holds
+// them twice until backward, the chunks' and the concatenation. For a block
+// whose working set sets the peak rather than its saved activations, this is
+// the cheap lever: a concatenation instead of a forward. Inputs are split as
+// with batch_chunks, for blocks that treat the samples independently (not
+// BatchNorm in training). Throws CheckpointError for an empty block, chunks < 1,
+// a first input without a batch dimension, or outputs without the batch first.
+std::vector<at::Tensor> run_in_chunks(const CheckpointBlock& block, const std::vector<at::Tensor>& inputs,
+                                      std::int64_t chunks);
+
 } // namespace accum

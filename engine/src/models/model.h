@@ -33,9 +33,10 @@ public:
     virtual torch::Tensor logits(const Batch& batch) = 0;
     virtual std::string describe() const = 0;
     std::int64_t parameter_count() const;
-    // --gradient-checkpointing: each block (the MLP's hidden layers, the CNN's
-    // conv blocks, the transformer's encoder layers) recomputes its activations
-    // in backward. Applies in training mode with gradients on. make_model sets it
+    // --gradient-checkpointing: each block (the MLP's hidden layers, the
+    // transformer's encoder layers) recomputes its activations in backward; the
+    // CNN recomputes its first conv block and, on the CPU, runs its second in
+    // chunks (cnn.cpp says when and why). Applies in training mode with gradients on. make_model sets it
     // from the config; a benchmark may switch it between windows.
     void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
     bool gradient_checkpointing() const { return checkpointing_; }
@@ -49,14 +50,15 @@ private:
     bool checkpointing_ = false;
 };
 
-// How many chunks of the micro-batch a checkpointed conv block of the CNN runs
-// in (CheckpointOptions::batch_chunks), given the bytes its convolution writes
-// per sample: as many as keep each chunk's convolution output under
-// kCheckpointChunkBytes, so that what a block holds in its backward (that
-// output's gradient, the largest tensor there) is about the same at any
-// micro-batch. The CNN's first block (100 KB per image) runs 64 images in 7
-// chunks, its second (50 KB) in 4 (bench/memory_levers: 2 MiB chunks left the
-// peak of activations at 0.74 × of a run without checkpointing, 1 MiB at 0.55 ×).
+// How many chunks of the micro-batch a conv block of the CNN runs in under
+// --gradient-checkpointing (CheckpointOptions::batch_chunks, run_in_chunks),
+// given the bytes its convolution writes per sample: as many as keep each
+// chunk's convolution output under kCheckpointChunkBytes, so that what a block
+// holds at once (that output and its gradient, the largest tensors there) is
+// about the same at any micro-batch. The CNN's first block (100 KB per image)
+// runs 64 images in 7 chunks, its second (50 KB) in 4 (bench/memory_levers: 2 MiB
+// chunks left the peak of activations at 0.67 × of a run without checkpointing,
+// 1 MiB at 0.52 ×, 512 KiB at 0.51 ×).
 inline constexpr std::int64_t kCheckpointChunkBytes = std::int64_t{1} << 20;
 std::int64_t checkpoint_chunks(std::int64_t batch_size, std::int64_t bytes_per_sample);
 
