@@ -94,8 +94,8 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     effective_batch_->setWordWrap(true);
     gradient_checkpointing_ = new QCheckBox(tr("Gradient checkpointing"));
     gradient_checkpointing_->setObjectName(QStringLiteral("gradient_checkpointing"));
-    gradient_checkpointing_->setToolTip(tr("Keep only each block's input in the forward and recompute its activations "
-                                           "in backward: less activation memory, one more forward of every block"));
+    gradient_checkpointing_->setToolTip(tr("Keep fewer activations in the forward and recompute them in backward (or run "
+                                           "a block in slices of the batch): less activation memory, some extra time"));
     estimate_ = new QLabel;
     estimate_->setObjectName(QStringLiteral("memory_estimate"));
     estimate_->setWordWrap(true);

@@ -483,8 +483,8 @@ QString LabPanel::explanation(Experiment e) const {
     case Experiment::MemoryLevers:
         return tr("Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The "
                   "losses are the same; the bars show what each lever shrinks: only the activations. Parameters, "
-                  "gradients and optimizer state stay the same size. Checkpointing recomputes each block in "
-                  "backward, so it costs speed.");
+                  "gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward "
+                  "(the CNN's first block; its second runs in slices of the batch), so it costs some speed.");
     }
     return {};
 }

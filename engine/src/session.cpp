@@ -61,7 +61,7 @@ struct OutOfMemoryFacts {
     std::int64_t budget = 0;    // the configured budget (0: none)
     std::int64_t peak = 0;      // tensor memory the run reached
     std::string detail;         // LibTorch's own first line
-    std::int64_t requested = 0; // the allocation the counting allocator refused (0: not known)
+    std::int64_t requested = 0; // the allocation the counting allocator denied (0: not known)
     std::int64_t in_use = 0;    // and the memory in use then
 };
 
@@ -310,8 +310,8 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
                 *oom = {budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
                 if (ctx && !ctx->device.is_cuda()) { // the counting allocator's refusal
                     const auto counters = memory::cpu_counters();
-                    oom->requested = counters.refused_bytes;
-                    oom->in_use = counters.refused_in_use;
+                    oom->requested = counters.denied_bytes;
+                    oom->in_use = counters.denied_in_use;
                 }
             }
         } else {

@@ -329,8 +329,8 @@
         <translation>Gradient checkpointing</translation>
     </message>
     <message>
-        <source>Keep only each block&apos;s input in the forward and recompute its activations in backward: less activation memory, one more forward of every block</source>
-        <translation>Chỉ giữ đầu vào của mỗi khối trong forward và tính lại activation của nó trong backward: ít bộ nhớ activation hơn, thêm một lượt forward cho mỗi khối</translation>
+        <source>Keep fewer activations in the forward and recompute them in backward (or run a block in slices of the batch): less activation memory, some extra time</source>
+        <translation>Giữ ít activation hơn trong forward và tính lại chúng trong backward (hoặc chạy một khối theo từng phần của batch): ít bộ nhớ activation hơn, tốn thêm chút thời gian</translation>
     </message>
     <message>
         <source>Memory: estimating…</source>
@@ -929,8 +929,8 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <translation>Activation đỉnh</translation>
     </message>
     <message>
-        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes each block in backward, so it costs speed.</source>
-        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại mỗi khối trong backward, nên chậm hơn.</translation>
+        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward (the CNN&apos;s first block; its second runs in slices of the batch), so it costs some speed.</source>
+        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại activation trong backward (khối đầu tiên của CNN; khối thứ hai chạy theo từng phần của batch), nên chậm hơn một chút.</translation>
     </message>
     <message>
         <source>Same losses: largest |Δ loss| %1.

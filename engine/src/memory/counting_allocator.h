@@ -41,8 +41,8 @@ struct CpuCounters {
     std::int64_t budget = 0;      // 0 = none
     // The last allocation the budget refused since reset_run_peak() (0: none), and
     // the bytes in use when it was asked for.
-    std::int64_t refused_bytes = 0;
-    std::int64_t refused_in_use = 0;
+    std::int64_t denied_bytes = 0;
+    std::int64_t denied_in_use = 0;
 };
 
 CpuCounters cpu_counters();
