@@ -19,14 +19,20 @@
 
 namespace studio {
 
-// The lines of an accumulation loop that light up, in execution order.
-enum class LineRole { Forward, LossScale, Backward, OptimizerStep, SchedulerStep, ZeroGrad };
+// The lines of an accumulation loop that light up, in execution order. Autocast
+// (the scope around the forward) and the loss scaler's Unscale and ScalerUpdate
+// light only in runs that use them.
+enum class LineRole {
+    Autocast, Forward, LossScale, Backward, Unscale, OptimizerStep, SchedulerStep, ScalerUpdate, ZeroGrad
+};
 
-QString role_name(LineRole role); // "forward", "scale", "backward", "step", "scheduler", "zero_grad"
+// "autocast", "forward", "scale", "backward", "unscale", "step", "scheduler", "update", "zero_grad"
+QString role_name(LineRole role);
 
-// The roles one micro-batch executes: forward, loss / K and backward on every
-// micro-batch; optimizer step, scheduler step and zero_grad only when it ends
-// the accumulation window (record.sync).
+// The roles one micro-batch executes: autocast (with mixed precision), forward,
+// loss / K and backward on every micro-batch; when it ends the accumulation
+// window (record.sync), the scaler's unscale_ (with a loss scaler), optimizer
+// step, scheduler step, the scaler's update (with a loss scaler) and zero_grad.
 std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record);
 
 // highlight_roles for each record, in order.

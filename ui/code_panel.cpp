@@ -8,6 +8,7 @@
 #include <QTextBlock>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 #include "accumulation_meter.h"
 #include "plot_look.h"
@@ -34,13 +35,37 @@ QString style_title(const QString& mode) {
     return CodePanel::tr("PyTorch loop — the loop");
 }
 
-QString role_caption(LineRole role) {
+// The loss scale as a power of two where it is one (2^16), else as a number.
+QString scale_text(double scale) {
+    int exponent = 0;
+    if (scale > 0 && std::frexp(scale, &exponent) == 0.5) return QStringLiteral("2^%1").arg(exponent - 1);
+    return QString::number(scale, 'g', 4);
+}
+
+QString role_caption(LineRole role, const accum::MicroStepRecord& record) {
+    const bool scaling = record.loss_scale > 0;
     switch (role) {
+    case LineRole::Autocast:
+        return CodePanel::tr("autocast: inside this scope matrix products run in lower precision (bf16/fp16); "
+                             "the weights stay fp32");
     case LineRole::Forward: return CodePanel::tr("forward: the model computes this micro-batch's loss");
     case LineRole::LossScale: return CodePanel::tr("loss / K: each micro-batch counts for 1/K of the update");
-    case LineRole::Backward: return CodePanel::tr("backward: gradients are added into .grad (not replaced)");
-    case LineRole::OptimizerStep: return CodePanel::tr("optimizer.step(): one update with the gradient of the whole window");
+    case LineRole::Backward:
+        return scaling ? CodePanel::tr("scaler.scale(loss).backward(): the gradients of loss × S (S = %1) are added "
+                                       "into .grad; S is the same for the whole window")
+                             .arg(scale_text(record.loss_scale))
+                       : CodePanel::tr("backward: gradients are added into .grad (not replaced)");
+    case LineRole::Unscale:
+        return CodePanel::tr("scaler.unscale_(optimizer): .grad is divided by S once, before clipping, and checked "
+                             "for inf/NaN");
+    case LineRole::OptimizerStep:
+        return scaling ? CodePanel::tr("scaler.step(optimizer): one update with the window's gradient, skipped if a "
+                                       "gradient was inf/NaN (overflow)")
+                       : CodePanel::tr("optimizer.step(): one update with the gradient of the whole window");
     case LineRole::SchedulerStep: return CodePanel::tr("lr_scheduler.step(): the schedule advances once per update");
+    case LineRole::ScalerUpdate:
+        return CodePanel::tr("scaler.update(): once per window; S halves after an overflow and doubles after 2000 "
+                             "good windows");
     case LineRole::ZeroGrad: return CodePanel::tr("zero_grad(): .grad is emptied for the next window");
     }
     return {};
@@ -179,7 +204,7 @@ void CodePanel::show_phase() {
                           .arg(current_.micro_step)
                           .arg(current_.window_index)
                           .arg(current_.window_size)
-                          .arg(role_caption(role)));
+                          .arg(role_caption(role, current_)));
     apply_highlight();
     // Spread the phases over the pace, a little faster so the queue drains.
     const int phases = int(current_roles_.size());
@@ -220,7 +245,8 @@ void CodePanel::apply_highlight() {
         QList<QTextEdit::ExtraSelection> selections;
         for (std::size_t i = 0; i < lit_.size(); ++i) {
             const auto role = lit_[i];
-            const bool is_update = role == LineRole::OptimizerStep || role == LineRole::SchedulerStep ||
+            const bool is_update = role == LineRole::Unscale || role == LineRole::OptimizerStep ||
+                                   role == LineRole::SchedulerStep || role == LineRole::ScalerUpdate ||
                                    role == LineRole::ZeroGrad;
             QColor colour = is_update ? QColor(0x9be3a9) : QColor(0xffd84d);
             if (i > 0) colour = is_update ? QColor(0xd6f3dc) : QColor(0xfff0b3); // done earlier in this micro-batch

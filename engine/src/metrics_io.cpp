@@ -62,7 +62,8 @@ std::int64_t read_int(const json& j, const char* key) {
 std::string to_json_line(const MicroStepRecord& r) {
     return json{{"type", "micro_step"}, {"micro_step", r.micro_step}, {"step", r.step},
                 {"window_index", r.window_index}, {"window_size", r.window_size}, {"sync", r.sync},
-                {"loss", number(r.loss)}, {"grad_norm", number(r.grad_norm)}, {"epoch", number(r.epoch)}}
+                {"loss", number(r.loss)}, {"grad_norm", number(r.grad_norm)}, {"epoch", number(r.epoch)},
+                {"autocast", r.autocast}, {"loss_scale", number(r.loss_scale)}}
         .dump();
 }
 
@@ -200,6 +201,8 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.loss = read_double(j, "loss");
             r.grad_norm = read_double(j, "grad_norm");
             r.epoch = read_double(j, "epoch");
+            r.autocast = j.value("autocast", false);
+            r.loss_scale = j.contains("loss_scale") ? read_double(j, "loss_scale") : 0.0;
             return r;
         }
         if (type == "summary") {

@@ -221,6 +221,9 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
             if (ctx->skipped_updates > 0)
                 summary.message += " (" + std::to_string(ctx->skipped_updates) +
                                    " skipped as non-finite by --skip-nonfinite)";
+            if (ctx->overflow_skips > 0)
+                summary.message += " (" + std::to_string(ctx->overflow_skips) +
+                                   " skipped for overflow by the loss scaler)";
         }
     } catch (const DataError& e) {
         summary.status = RunStatus::Error;

@@ -9,6 +9,10 @@ optimizer step, {"step": …, "loss": …}, the window's loss as accum-run logs 
     accum-run --model mlp --max-steps 30 --save-strategy steps --save-steps 10 --output-dir run
     /usr/bin/python3 pytorch_loop.py --checkpoint run/checkpoint-10 --steps 20
 
+A run with --mixed-precision bf16 continues under CPU autocast in bf16; one with
+--loss-scaling dynamic with torch.amp.GradScaler("cpu") from the checkpoint's
+scaler state (PyTorch 2.3 or later: earlier GradScalers are CUDA only).
+
 The region between the listing marks is what the code panel shows; a trailing
 "#@role" names the role a line plays for the panel's highlighting.
 """
@@ -157,6 +161,21 @@ def restore(checkpoint, model, optimizer):
             optimizer.state[p]["momentum_buffer"] = state._c.getattr("momentum_buffer").clone()
 
 
+def make_scaler(config, state):
+    """GradScaler as the engine's: on with --loss-scaling dynamic (or fp16), where
+    the checkpoint left it; off, it passes every call through."""
+    enabled = config.get("loss-scaling") == "dynamic" or config.get("mixed-precision") == "fp16"
+    cpu_scaler = getattr(torch.amp, "GradScaler", None)
+    if not enabled:
+        return cpu_scaler("cpu", enabled=False) if cpu_scaler else torch.cuda.amp.GradScaler(enabled=False)
+    if cpu_scaler is None:
+        sys.exit("pytorch_loop.py: --loss-scaling dynamic on the CPU needs PyTorch 2.3 or later (torch.amp.GradScaler)")
+    scaler = cpu_scaler("cpu", init_scale=config["loss-scale-init"])
+    if "scaler" in state:
+        scaler.load_state_dict(state["scaler"])
+    return scaler
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True, help="an accum-run checkpoint-N directory")
@@ -169,8 +188,9 @@ def main():
     with open(os.path.join(args.checkpoint, "trainer_state.json")) as f:
         state = json.load(f)
     if config["mode"] != "pytorch" or config["model"] != "mlp" or config["dataset"] != "fashion-mnist" \
-            or config["optimizer"] != "sgd":
-        sys.exit("pytorch_loop.py: continues --mode pytorch runs of the mlp on fashion-mnist with sgd")
+            or config["optimizer"] != "sgd" or config.get("mixed-precision", "no") == "fp16":
+        sys.exit("pytorch_loop.py: continues --mode pytorch runs of the mlp on fashion-mnist with sgd, "
+                 "in fp32 or bf16")
     torch.set_num_threads(1)
     x, y = load_fashion_mnist(args.data)
     train_loader = TrainLoader(x, y, config["batch-size"], config["seed"], config["shuffle"])
@@ -188,6 +208,8 @@ def main():
         group["lr"] = config["lr"] * lr_scheduler.lr_lambdas[0](state["scheduler"]["step_count"])
     gradient_accumulation_steps = config["accumulation-steps"]
     max_grad_norm = config["max-grad-norm"]
+    use_amp = config.get("mixed-precision", "no") == "bf16"
+    scaler = make_scaler(config, state)
     start_epoch, start_index = state["progress"]["epoch"], state["progress"]["next_index"]
     last_step = global_step + args.steps
     window_loss = 0.0
@@ -200,15 +222,20 @@ def main():
         for index, (inputs, targets) in enumerate(train_loader):
             if epoch == start_epoch and index < start_index:
                 continue                             # resuming mid-epoch
-            outputs = model(inputs, labels=targets)                  #@forward
-            loss = outputs.loss / K                                  #@scale
-            loss.backward()                          # .grad += ∂loss/∂w  #@backward
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_amp):  #@autocast
+                outputs = model(inputs, labels=targets)              #@forward
+                loss = outputs.loss / K                              #@scale
+            scaler.scale(loss).backward()            # .grad += ∂(S·loss)/∂w  #@backward
             window_loss += loss.item()
             if (index + 1) % K == 0 or index + 1 == len(train_loader):
+                scaler.unscale_(optimizer)           # .grad /= S, once per window  #@unscale
                 if max_grad_norm > 0:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-                optimizer.step()                                     #@step
-                lr_scheduler.step()                                  #@scheduler
+                scale = scaler.get_scale()
+                scaler.step(optimizer)               # skipped on inf/NaN gradients  #@step
+                scaler.update()                      # S × ½ after an overflow  #@update
+                if scaler.get_scale() >= scale:      # not skipped: the schedule moves
+                    lr_scheduler.step()                                  #@scheduler
                 optimizer.zero_grad()                                #@zero_grad
                 global_step += 1
                 print(json.dumps({"step": global_step, "loss": window_loss}), flush=True)

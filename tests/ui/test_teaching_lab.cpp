@@ -62,6 +62,7 @@ private Q_SLOTS:
     void initTestCase();
     void highlight_sequence_k3_over_6();
     void highlight_sequence_from_the_engine();
+    void highlight_sequence_with_mixed_precision();
     void listings_tag_every_role_data();
     void listings_tag_every_role();
     void listings_are_the_sources_data();
@@ -104,6 +105,44 @@ void TestTeachingLab::highlight_sequence_k3_over_6() {
     QVERIFY(studio::highlight_sequence(records) == expected);
 }
 
+void TestTeachingLab::highlight_sequence_with_mixed_precision() {
+    // bf16 with a loss scaler, K = 2: autocast lights before every forward, the
+    // scaler's unscale_ and update() only on the sync micro-batch.
+    std::vector<accum::MicroStepRecord> records(2);
+    for (int i = 0; i < 2; ++i) {
+        records[i].micro_step = i + 1;
+        records[i].window_index = i + 1;
+        records[i].window_size = 2;
+        records[i].sync = i == 1;
+        records[i].autocast = true;
+        records[i].loss_scale = 65536.0;
+    }
+    const std::vector<LineRole> micro = {LineRole::Autocast, LineRole::Forward, LineRole::LossScale, LineRole::Backward};
+    const std::vector<LineRole> update = {LineRole::Autocast,      LineRole::Forward,       LineRole::LossScale,
+                                          LineRole::Backward,      LineRole::Unscale,       LineRole::OptimizerStep,
+                                          LineRole::SchedulerStep, LineRole::ScalerUpdate, LineRole::ZeroGrad};
+    QVERIFY(studio::highlight_sequence(records) == (std::vector<std::vector<LineRole>>{micro, update}));
+    // Scaling without autocast (the CPU teaching case): the scaler's lines, no autocast.
+    records[1].autocast = false;
+    const auto roles = studio::highlight_roles(records[1]);
+    QCOMPARE(roles.front(), LineRole::Forward);
+    QVERIFY(std::find(roles.begin(), roles.end(), LineRole::Unscale) != roles.end());
+    // From the engine: bf16 and --loss-scaling dynamic, 1 optimizer step × K = 3, in the Trainer.
+    auto c = tiny_config(8, 3, 1);
+    c.mode = accum::Mode::Trainer;
+    c.mixed_precision = accum::MixedPrecision::Bf16;
+    c.loss_scaling = accum::LossScaling::Dynamic;
+    c.record_micro_steps = true;
+    c.quiet = true;
+    accum::Session session;
+    MicroSink sink;
+    QCOMPARE(int(session.run(c, sink).status), int(accum::RunStatus::Completed));
+    QCOMPARE(int(sink.micro.size()), 3);
+    const auto sequence = studio::highlight_sequence(sink.micro);
+    QCOMPARE(sequence[0], micro);
+    QCOMPARE(sequence[2], update);
+}
+
 void TestTeachingLab::highlight_sequence_from_the_engine() {
     // The same from a real run: 2 optimizer steps × K = 3 = 6 micro-batches.
     auto c = tiny_config(8, 3, 2);
@@ -141,8 +180,9 @@ void TestTeachingLab::listings_tag_every_role() {
     QFETCH(QString, language);
     const auto listing = studio::load_listing(style, language);
     QVERIFY(listing.lines.size() > 8);
-    for (auto role : {LineRole::Forward, LineRole::LossScale, LineRole::Backward, LineRole::OptimizerStep,
-                      LineRole::SchedulerStep, LineRole::ZeroGrad}) {
+    for (auto role : {LineRole::Autocast, LineRole::Forward, LineRole::LossScale, LineRole::Backward,
+                      LineRole::Unscale, LineRole::OptimizerStep, LineRole::SchedulerStep, LineRole::ScalerUpdate,
+                      LineRole::ZeroGrad}) {
         QVERIFY2(!listing.lines_for(role).isEmpty(), qPrintable(studio::role_name(role)));
         for (int line : listing.lines_for(role)) QVERIFY(!listing.lines[line].startsWith(QLatin1Char('[')));
     }
@@ -158,20 +198,28 @@ void TestTeachingLab::listings_are_the_sources_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QStringList>("must_read");
     QTest::newRow("pytorch.cpp") << "pytorch" << "cpp" << "engine/src/styles/pytorch_loop.cpp"
-                                 << QStringList{"model.train();", "auto outputs = model(batch);", "loss.backward();",
+                                 << QStringList{"model.train();", "AutocastScope autocast(device.type(), precision);",
+                                                "outputs = model(batch);", "scaler.scale(loss).backward();",
+                                                "scaler.unscale_(optimizer);",
                                                 "clip_grad_norm_(model.parameters(), max_grad_norm)",
-                                                "optimizer.step();", "lr_scheduler.step();", "optimizer.zero_grad();"};
+                                                "if (scaler.step(optimizer))", "lr_scheduler.step();",
+                                                "scaler.update();", "optimizer.zero_grad();"};
     QTest::newRow("accelerator.cpp")
         << "accelerator" << "cpp" << "engine/src/styles/accelerator.cpp"
-        << QStringList{"Accelerator accelerator(", "accelerator.prepare(", "accelerator.accumulate(model)",
-                       "accelerator.backward(loss);", "if (accelerator.sync_gradients())",
+        << QStringList{"Accelerator accelerator(", "/*mixed_precision=*/precision", "accelerator.prepare(",
+                       "accelerator.accumulate(model)", "accelerator.backward(loss);", "if (accelerator.sync_gradients())",
                        "accelerator.clip_grad_norm_(model.parameters(), max_grad_norm);", "optimizer.zero_grad();"};
     QTest::newRow("trainer.cpp") << "trainer" << "cpp" << "engine/src/styles/trainer.cpp"
                                  << QStringList{"args_.gradient_accumulation_steps", "args_.max_grad_norm",
-                                                "loss.backward();", "optimizer.step();", "model.zero_grad();"};
+                                                "AutocastScope autocast(device.type(), precision);",
+                                                "scaler.scale(loss).backward();", "scaler.unscale_(optimizer);",
+                                                "optimizer_was_run = scaler.step(optimizer);", "scaler.update();",
+                                                "if (optimizer_was_run) lr_scheduler.step();", "model.zero_grad();"};
     QTest::newRow("pytorch.py") << "pytorch" << "py" << "resources/code/pytorch_loop.py"
-                                << QStringList{"outputs = model(inputs, labels=targets)", "loss = outputs.loss / K",
-                                               "loss.backward()", "optimizer.step()", "optimizer.zero_grad()"};
+                                << QStringList{"with torch.autocast(", "outputs = model(inputs, labels=targets)",
+                                               "loss = outputs.loss / K", "scaler.scale(loss).backward()",
+                                               "scaler.unscale_(optimizer)", "scaler.step(optimizer)",
+                                               "scaler.update()", "optimizer.zero_grad()"};
 }
 
 void TestTeachingLab::listings_are_the_sources() {

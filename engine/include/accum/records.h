@@ -19,6 +19,9 @@ struct MicroStepRecord {
     double grad_norm = 0.0;          // norm of the accumulated .grad after its backward; NaN (not
                                      // computed) unless at teaching pace or paused
     double epoch = 0.0;
+    bool autocast = false;           // its forward ran under autocast (--mixed-precision bf16 or fp16)
+    double loss_scale = 0.0;         // the loss scaler's scale S (loss × S went backward); 0 when the
+                                     // run has no loss scaler
 };
 
 struct StepRecord {

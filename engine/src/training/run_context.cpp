@@ -18,6 +18,7 @@
 #include "memory/cuda_memory.h"
 #include "training/checkpoint.h"
 #include "training/evaluation.h"
+#include "training/python_format.h"
 
 namespace accum {
 
@@ -82,6 +83,28 @@ private:
 
 } // namespace
 
+LossScaler::LossScaler(GradScalerOptions options) : impl_(options), window_scale_(impl_.get_scale()) {}
+
+void LossScaler::unscale_(Optimizer& optimizer) {
+    impl_.unscale_(optimizer.impl());
+    if (impl_.is_enabled()) ++unscales_;
+}
+
+bool LossScaler::step(Optimizer& optimizer) {
+    const bool unscales = impl_.is_enabled() && impl_.stage(optimizer.impl()) == GradScaler::Stage::Ready;
+    const bool stepped = impl_.step(optimizer.impl());
+    if (unscales) ++unscales_;
+    skipped_ = !stepped;
+    return stepped;
+}
+
+void LossScaler::update() {
+    window_scale_ = impl_.get_scale();
+    window_skipped_ = skipped_;
+    skipped_ = false;
+    impl_.update();
+}
+
 void Optimizer::zero_grad() {
     for (auto& group : impl_->param_groups())
         for (auto& p : group.params())
@@ -99,6 +122,10 @@ double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_
 
 RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
     : config(cfg), sink(s), control(c), device(resolve_device(cfg.device)), log_(std::make_unique<PlainLog>()) {
+    // fp16 on a device that --device auto resolved to the CPU: refused as validate()
+    // refuses --device cpu.
+    if (const auto problem = mixed_precision_error(config.mixed_precision, device.type()); !problem.empty())
+        throw ConfigError("--mixed-precision: " + problem);
     build();
 }
 
@@ -147,6 +174,10 @@ void RunContext::build() {
     }
     lr_scheduler =
         std::make_unique<LrScheduler>(optimizer->impl(), config.scheduler, config.warmup_steps, total_updates_);
+    GradScalerOptions scaling;
+    scaling.init_scale = config.loss_scale_init;
+    scaling.enabled = config.uses_loss_scaler();
+    scaler = std::make_unique<LossScaler>(scaling);
     start_ = last_memory_record_ = std::chrono::steady_clock::now();
     if (config.accumulation_steps > micro_batches_per_epoch())
         log("note: --accumulation-steps " + std::to_string(config.accumulation_steps) + " is more than the " +
@@ -249,6 +280,8 @@ void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch
         r.grad_norm = config.micro_step_delay_s > 0 || control.paused() ? clip_grad_norm_(model->parameters(), 0)
                                                                          : std::nan("");
         r.epoch = fractional_epoch(index + 1);
+        r.autocast = config.mixed_precision != MixedPrecision::No;
+        r.loss_scale = scaler->is_enabled() ? scaler->get_scale() : 0.0;
         sink.on_micro_step(r);
     }
     if (config.micro_step_delay_s > 0)
@@ -265,8 +298,13 @@ bool RunContext::window_is_finite(double grad_norm) {
     window_total_ = torch::Tensor();
     window_total_cpu_ = 0.0;
     window_divisor_ = 0;
-    if (std::isfinite(window_loss_) && std::isfinite(grad_norm)) return true;
+    window_skipped_ = false;
+    // Below fp16's smallest number: a scale no overflow asks for.
+    constexpr double kSmallestLossScale = 0x1p-24;
+    const bool overflow = scaler->is_enabled() && scaler->get_scale() >= kSmallestLossScale;
+    if (std::isfinite(window_loss_) && (std::isfinite(grad_norm) || overflow)) return true;
     if (config.skip_nonfinite) {
+        window_skipped_ = true;
         ++skipped_updates;
         log("skipped optimizer step " + std::to_string(progress.global_step + 1) +
             ": non-finite loss or gradient (--skip-nonfinite); the weights stay as they were");
@@ -298,6 +336,14 @@ bool RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     r.elapsed_s = elapsed_s();
     r.memory_bytes = current_memory_bytes();
     r.peak_memory_bytes = step_peak_and_reset();
+    r.loss_scale = scaler->window_scale();
+    r.skipped = window_skipped_ || scaler->window_skipped();
+    if (scaler->window_skipped()) {
+        ++overflow_skips;
+        log("skipped optimizer step " + std::to_string(r.step) + ": the loss scaler found inf/NaN gradients at scale " +
+            python_float(r.loss_scale) + "; the weights and the schedule stay, the scale is now " +
+            python_float(scaler->get_scale()));
+    }
     sink.on_step(r);
     log_->on_step(*this, r);
 
@@ -353,6 +399,8 @@ void RunContext::load_checkpoint(const std::string& dir) {
 
 EvalRecord RunContext::evaluate() {
     last_eval_step_ = progress.global_step;
+    // In the run's precision, as Accelerate's prepared model and the Trainer evaluate.
+    AutocastScope autocast(device.type(), config.mixed_precision);
     const auto result = evaluate_model(*model, *eval_loader, device);
     EvalRecord r;
     r.step = progress.global_step;
