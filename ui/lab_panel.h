@@ -28,7 +28,14 @@ class QTableWidget;
 
 namespace studio {
 
-enum class Experiment { CompareStyles, CompareAccumulation, PitfallBatchNorm, PitfallTokenLoss, PitfallScheduler };
+enum class Experiment {
+    CompareStyles, CompareAccumulation, PitfallBatchNorm, PitfallTokenLoss, PitfallScheduler, PitfallLossScale
+};
+
+// The initial loss scale of the loss-scaler pitfall: float32's largest power of
+// two below its maximum is 2^127 (1.7e38); 3.4e38 is just below the maximum,
+// where a gradient above 1 overflows (as one above 1 does in fp16 at 2^16).
+inline constexpr double kOverflowLossScale = 3.4e38;
 
 // The runs an experiment makes from the studio's configuration.
 std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& base);

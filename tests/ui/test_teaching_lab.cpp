@@ -17,6 +17,7 @@
 #include <QTranslator>
 #include <cmath>
 #include <memory>
+#include <qcustomplot.h>
 
 #include "accum/run_config.h"
 #include "accum/session.h"
@@ -26,6 +27,7 @@
 #include "code_panel.h"
 #include "config_panel.h"
 #include "lab_panel.h"
+#include "loss_plot.h"
 #include "main_window.h"
 #include "run_result.h"
 #include "runs_panel.h"
@@ -71,6 +73,7 @@ private Q_SLOTS:
     void compare_styles_same_trajectory();
     void compare_accumulation_less_memory();
     void pitfall_plans();
+    void loss_plot_shows_the_scale();
     void run_directory_reproduces_curves();
     void vietnamese_translation_loads();
 
@@ -338,8 +341,55 @@ void TestTeachingLab::pitfall_plans() {
     const auto sched = studio::plan_experiment(studio::Experiment::PitfallScheduler, base);
     QCOMPARE(int(sched.size()), 2);
     QVERIFY(!sched[0].config.scheduler_per_micro_batch && sched[1].config.scheduler_per_micro_batch);
-    for (const auto& plans : {bn, tokens, sched})
+    // The loss scaler per micro-batch: the plain loop on Fashion-MNIST (gradients above 1
+    // exist there), a dynamic scaler from float32's largest scale, the wrong run unscaling
+    // and updating per micro-batch, K > 1 whatever the base.
+    auto k1 = base;
+    k1.accumulation_steps = 1;
+    k1.mode = accum::Mode::Trainer;
+    k1.model = accum::ModelKind::Transformer;
+    const auto scaler = studio::plan_experiment(studio::Experiment::PitfallLossScale, k1);
+    QCOMPARE(int(scaler.size()), 2);
+    for (const auto& p : scaler) {
+        QCOMPARE(p.config.mode, accum::Mode::Pytorch);
+        QCOMPARE(p.config.dataset, accum::DatasetKind::FashionMnist);
+        QCOMPARE(p.config.model, accum::ModelKind::Mlp);
+        QVERIFY(p.config.uses_loss_scaler());
+        QCOMPARE(p.config.loss_scale_init, studio::kOverflowLossScale);
+        QVERIFY(p.config.accumulation_steps > 1);
+    }
+    QVERIFY(!scaler[0].config.scaler_per_micro_batch && scaler[1].config.scaler_per_micro_batch);
+    for (const auto& plans : {bn, tokens, sched, scaler})
         for (const auto& p : plans) QVERIFY2(accum::validate(p.config).empty(), qPrintable(p.label));
+}
+
+void TestTeachingLab::loss_plot_shows_the_scale() {
+    // A loss scaler's run: the scale per window on the right axis, skipped updates crossed.
+    studio::LossPlot plot;
+    plot.set_loss_scaling(true);
+    studio::RecordBatch batch;
+    for (int i = 1; i <= 6; ++i) {
+        accum::StepRecord s;
+        s.step = i;
+        s.loss = 1.0 / i;
+        s.loss_scale = i <= 3 ? 65536.0 : 32768.0;
+        s.skipped = i == 3;
+        batch.steps.push_back(s);
+    }
+    plot.append(batch);
+    plot.refresh();
+    QCOMPARE(plot.scale_point_count(), 6);
+    QCOMPARE(plot.skipped_point_count(), 1);
+    QVERIFY(plot.plot()->yAxis2->visible());
+    QCOMPARE(plot.plot()->yAxis2->scaleType(), QCPAxis::stLogarithmic);
+    QVERIFY(plot.plot()->yAxis2->range().contains(65536.0) && plot.plot()->yAxis2->range().contains(32768.0));
+    // Without a scaler (every record's scale is 1): no right axis, no scale line.
+    plot.set_loss_scaling(false);
+    plot.clear();
+    plot.append(batch);
+    plot.refresh();
+    QCOMPARE(plot.scale_point_count(), 0);
+    QVERIFY(!plot.plot()->yAxis2->visible());
 }
 
 void TestTeachingLab::run_directory_reproduces_curves() {

@@ -181,12 +181,12 @@ void run_accelerator_style(RunContext& ctx) {
             auto outputs = model(batch);                         // under autocast           //@autocast,forward
             auto loss = token_loss ? outputs.loss_sum * (K / num_items_in_batch)  // backward divides by K
                                    : outputs.loss;
-            accelerator.backward(loss);                          // scaler.scale(loss / K).backward()  //@scale,backward
+            accelerator.backward(loss);                          // scaler.scale(loss / K).backward() //@scale,backward
             ctx.micro_batch_done(outputs, batch, index, accelerator.sync_gradients());
             if (accelerator.sync_gradients())
                 accelerator.clip_grad_norm_(model.parameters(), max_grad_norm);  // unscale_ first  //@unscale
-            optimizer.step();                                    // no-op until sync; then scaler.step, update  //@step,update
-            lr_scheduler.step();                                 // no-op until sync, and after a skipped step  //@scheduler
+            optimizer.step();                                    // no-op until sync; scaler.step, update //@step,update
+            lr_scheduler.step();                                 // no-op until sync, or after a skip //@scheduler
             optimizer.zero_grad();                               // no-op until sync          //@zero_grad
             if (accelerator.sync_gradients() && !ctx.optimizer_step_done(index + 1)) return;
         }

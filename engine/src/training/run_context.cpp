@@ -126,6 +126,9 @@ RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
     // refuses --device cpu.
     if (const auto problem = mixed_precision_error(config.mixed_precision, device.type()); !problem.empty())
         throw ConfigError("--mixed-precision: " + problem);
+    if (config.mixed_precision == MixedPrecision::Bf16 && device.is_cuda())
+        if (const auto problem = cuda_bf16_error(device.index()); !problem.empty())
+            throw ConfigError("--mixed-precision: " + problem);
     build();
 }
 
