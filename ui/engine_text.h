@@ -1,12 +1,14 @@
 #pragma once
 // The engine's words in the interface's language. Every sentence the studio shows
-// about a run's outcome goes through here. Today the engine reports a status and an
-// English message, shown as it is; when the engine reports a message code with its
-// arguments (out of memory with B, K, budget, peak and suggestion; diverged at step
-// N; data missing at PATH…), engine_message() renders the code through tr() and
-// keeps the English text for codes it does not know.
+// about a run's outcome goes through here. The engine reports its messages as a
+// code with arguments beside the English text (accum/engine_messages.h: the table
+// of codes); each code is rendered here through tr() with its arguments. A code
+// the studio does not know (or none: a summary from an older run directory) shows
+// the engine's English text as it is.
 
 #include <QString>
+#include <optional>
+#include <string>
 
 #include "accum/records.h"
 
@@ -15,7 +17,27 @@ namespace studio {
 // "Completed", "Out of memory", … translated.
 QString run_status_text(accum::RunStatus status);
 
-// The summary's message in the interface's language (the English text for now).
+// `message` in the interface's language; `english` (the engine's own text) for a
+// code the studio does not know.
+QString engine_message(const accum::EngineMessage& message, const QString& english);
+
+// The summary's message in the interface's language.
 QString engine_message(const accum::SummaryRecord& summary);
+
+// Whether the studio renders `code` itself (every code of the engine's table must be).
+bool knows_engine_message(const std::string& code);
+
+// The out-of-memory banner's sentences, rich text built from the message's
+// arguments: what ran out and why (the micro-batch, K, the budget, what was
+// asked for or the peak), and the suggestion (bold micro-batch and K). `brief`:
+// the few words the status bar shows after "Out of memory" (micro-batch × K and
+// the budget: short enough for a projector's status bar). Nothing when the
+// summary's message is not an out-of-memory code.
+struct OutOfMemoryText {
+    QString what;
+    QString suggestion; // empty when there is none (auto_find_batch_size retrying)
+    QString brief;
+};
+std::optional<OutOfMemoryText> out_of_memory_text(const accum::SummaryRecord& summary);
 
 } // namespace studio

@@ -620,9 +620,7 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     refresh_timer_.stop();
     if (summary.status == accum::RunStatus::OutOfMemory) {
         memory_plot_->mark_out_of_memory(summary.peak_memory_bytes);
-        oom_banner_->show_for(engine_message(summary), running_config_.batch_size,
-                              running_config_.accumulation_steps, summary.suggested_batch_size,
-                              summary.suggested_accumulation_steps);
+        oom_banner_->show_for(summary, running_config_.batch_size, running_config_.accumulation_steps);
     }
     refresh_views(true); // the last records
     if (summary.status == accum::RunStatus::Completed) progress_->setValue(progress_->maximum());
@@ -632,7 +630,9 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     QString text = run_status_text(summary.status);
     if (summary.status == accum::RunStatus::Completed)
         text += tr(" — %1 optimizer steps, final loss %2").arg(summary.optimizer_steps).arg(summary.final_loss, 0, 'f', 4);
-    else if (!summary.message.empty() && summary.status != accum::RunStatus::OutOfMemory)
+    else if (summary.status == accum::RunStatus::OutOfMemory) {
+        if (const auto oom = out_of_memory_text(summary)) text += QStringLiteral(": ") + oom->brief;
+    } else if (!summary.message.empty())
         text += QStringLiteral(": ") + engine_message(summary);
     update_actions();
     status_label_->setText(text);

@@ -5,6 +5,8 @@
 #include <QLabel>
 #include <QPushButton>
 
+#include "engine_text.h"
+
 namespace studio {
 
 OomBanner::OomBanner(QWidget* parent) : QFrame(parent) {
@@ -43,21 +45,36 @@ void OomBanner::set_presentation_scale(double scale) {
     render();
 }
 
-void OomBanner::show_for(const QString& message, std::int64_t batch_size, std::int64_t accumulation_steps,
-                         std::int64_t suggested_batch_size, std::int64_t suggested_accumulation_steps) {
-    message_ = message;
+void OomBanner::show_for(const accum::SummaryRecord& summary, std::int64_t batch_size,
+                         std::int64_t accumulation_steps) {
+    summary_ = summary;
     failed_batch_size_ = batch_size;
     failed_accumulation_steps_ = accumulation_steps;
-    batch_size_ = suggested_batch_size;
-    accumulation_steps_ = suggested_accumulation_steps;
+    batch_size_ = summary.suggested_batch_size;
+    accumulation_steps_ = summary.suggested_accumulation_steps;
     render();
     show();
 }
 
+QString OomBanner::text() const { return text_->text(); }
+
 void OomBanner::render() {
     const bool has_suggestion = batch_size_ > 0 && accumulation_steps_ > 0;
-    // What a class reads first: what ran out, then what to do; the engine's whole
-    // message (the peak, the measured suggestion, LibTorch's line) in small print.
+    const QString message = engine_message(summary_);
+    text_->setToolTip(message);
+    apply_->setVisible(has_suggestion);
+    // What a class reads first: what ran out and why (the budget, what was asked
+    // for), then what to do — the engine's message, said in the interface's
+    // language. In front of a class one paragraph that wraps where it must.
+    if (const auto oom = out_of_memory_text(summary_)) {
+        QString html = oom->what;
+        if (!oom->suggestion.isEmpty())
+            html += (compact_ ? QStringLiteral(" ") : QStringLiteral("<br>")) + oom->suggestion;
+        text_->setText(html);
+        return;
+    }
+    // A message without its code (a summary from an older run directory): the
+    // headline from the configuration, the engine's English in small print.
     QString html = tr("<b>Out of memory</b> at micro-batch %1 × %2 accumulation steps.")
                        .arg(failed_batch_size_)
                        .arg(failed_accumulation_steps_);
@@ -71,10 +88,8 @@ void OomBanner::render() {
         if (compact_) suggestion.replace(QLatin1String("<br>"), QLatin1String(" "));
         html += suggestion;
     }
-    if (!compact_) html += QStringLiteral("<br><small>%1</small>").arg(message_.toHtmlEscaped());
+    if (!compact_) html += QStringLiteral("<br><small>%1</small>").arg(message.toHtmlEscaped());
     text_->setText(html);
-    text_->setToolTip(message_);
-    apply_->setVisible(has_suggestion);
 }
 
 } // namespace studio

@@ -1,9 +1,13 @@
 #pragma once
-// The out-of-memory banner: the engine's message and suggestion, and a button
-// that applies it (smaller micro-batch, more accumulation steps, same effective batch).
+// The out-of-memory banner: the engine's message and suggestion in the
+// interface's language (built from the message's arguments, ui/engine_text.h),
+// and a button that applies it (smaller micro-batch, more accumulation steps,
+// same effective batch).
 
 #include <QFrame>
 #include <cstdint>
+
+#include "accum/records.h"
 
 class QLabel;
 class QPushButton;
@@ -15,8 +19,10 @@ class OomBanner : public QFrame {
 public:
     explicit OomBanner(QWidget* parent = nullptr);
 
-    void show_for(const QString& message, std::int64_t batch_size, std::int64_t accumulation_steps,
-                  std::int64_t suggested_batch_size, std::int64_t suggested_accumulation_steps);
+    // `batch_size` × `accumulation_steps`: the configuration that ran out, for a
+    // summary whose message has no out-of-memory code.
+    void show_for(const accum::SummaryRecord& summary, std::int64_t batch_size, std::int64_t accumulation_steps);
+    QString text() const; // what the banner says (rich text)
     QPushButton* apply_button() const { return apply_; }
     // Presentation mode: the banner's text `scale` times its desk size, and (above 1)
     // the engine's whole message only in the tooltip.
@@ -31,7 +37,7 @@ private:
     QLabel* text_ = nullptr;
     QPushButton* apply_ = nullptr;
     QPushButton* dismiss_ = nullptr;
-    QString message_;
+    accum::SummaryRecord summary_;
     std::int64_t failed_batch_size_ = 0;
     std::int64_t failed_accumulation_steps_ = 0;
     std::int64_t batch_size_ = 0; // the suggestion

@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "accum/engine_messages.h"
 #include "accum/run_directory.h"
 
 namespace studio {
@@ -49,7 +50,8 @@ void RunWorker::run(const accum::RunConfig& config) {
         if (run_config.output_dir.empty() || !writer->open(run_config, error)) {
             summary.status = accum::RunStatus::Error;
             summary.exit_code = accum::exit_code::invalid_arguments;
-            summary.message = "--output-dir: " + error;
+            accum::set_message(summary,
+                               accum::make_message(accum::message_code::output_dir_unusable, {{"error", error}}));
             flush();
             Q_EMIT run_finished(summary);
             return;
@@ -61,7 +63,7 @@ void RunWorker::run(const accum::RunConfig& config) {
         summary = session_.run(run_config, *this, stop);
     } catch (const std::exception& e) {
         summary.status = accum::RunStatus::Error;
-        summary.message = e.what();
+        accum::set_message(summary, accum::make_message(accum::message_code::internal_error, {{"error", e.what()}}));
         summary.exit_code = accum::exit_code::failure;
     }
     writer_.reset();

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "accum/engine_messages.h"
 #include "accum/session.h"
 
 namespace accum {
@@ -87,9 +88,10 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     largest = std::min(largest, target);
     if (largest < 1) {
         plan.nothing_fits = true;
-        plan.message = "even micro-batch 1 is predicted to need " + format_byte_size(static_cast<std::int64_t>(predict(1))) +
-                       ", more than " + format_byte_size(static_cast<std::int64_t>(usable)) +
-                       " (the budget less the safety margin); raise the budget or use a smaller model";
+        plan.reason = make_message(message_code::plan_predicted_too_big,
+                                   {{"need", format_byte_size(static_cast<std::int64_t>(predict(1)))},
+                                    {"usable", format_byte_size(static_cast<std::int64_t>(usable))}});
+        plan.message = english_text(plan.reason);
         return plan;
     }
 
@@ -134,7 +136,8 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         limit = b - 1; // the prediction was optimistic: step down once and verify again
     }
     plan.nothing_fits = true;
-    plan.message = "no micro-batch fits the budget; raise the budget or use a smaller model";
+    plan.reason = make_message(message_code::plan_nothing_fits);
+    plan.message = english_text(plan.reason);
     return plan;
 }
 

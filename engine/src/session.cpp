@@ -8,6 +8,7 @@
 #include <torch/utils.h>
 #include <torch/version.h>
 
+#include "accum/engine_messages.h"
 #include "accum/errors.h"
 #include "accum/memory_planner.h"
 #include "kernels/kernels.h"
@@ -45,16 +46,37 @@ std::string first_line(const std::string& text) {
 
 // What an out-of-memory run leaves for its message and suggestion.
 struct OutOfMemoryFacts {
-    std::int64_t budget = 0; // the configured budget (0: none)
-    std::int64_t peak = 0;   // tensor memory the run reached
-    std::string detail;      // LibTorch's own first line
+    std::int64_t budget = 0;    // the configured budget (0: none)
+    std::int64_t peak = 0;      // tensor memory the run reached
+    std::string detail;         // LibTorch's own first line
+    std::int64_t requested = 0; // the allocation the counting allocator refused (0: not known)
+    std::int64_t in_use = 0;    // and the memory in use then
 };
 
-std::string out_of_memory_message(const RunConfig& config, const OutOfMemoryFacts& oom, const std::string& suggestion) {
-    return "out of memory at micro-batch " + std::to_string(config.batch_size) + " × " +
-           std::to_string(config.accumulation_steps) + " accumulation steps (budget " +
-           (oom.budget > 0 ? format_byte_size(oom.budget) : "none") + ", peak reached " + format_byte_size(oom.peak) +
-           "). " + suggestion + " [" + oom.detail + "]";
+// The out-of-memory message (engine_messages.h): what ran out, with `suggestion`
+// (a suggest_* message) inside; none while auto_find_batch_size retries.
+EngineMessage out_of_memory_message(const RunConfig& config, const OutOfMemoryFacts& oom,
+                                    const EngineMessage& suggestion = {}) {
+    auto args = suggestion.args;
+    args["batch_size"] = std::to_string(config.batch_size);
+    args["accumulation_steps"] = std::to_string(config.accumulation_steps);
+    if (oom.budget > 0) args["budget"] = format_byte_size(oom.budget);
+    args["peak"] = format_byte_size(oom.peak);
+    args["error"] = oom.detail;
+    if (oom.requested > 0) {
+        args["requested"] = format_byte_size(oom.requested);
+        args["in_use"] = format_byte_size(oom.in_use);
+    }
+    if (!suggestion.code.empty()) args["suggestion"] = suggestion.code;
+    return make_message(message_code::out_of_memory, std::move(args));
+}
+
+// The suggestion of micro-batch b × k for an effective batch that is `target` or the nearest above.
+EngineMessage suggest(const char* code, std::int64_t b, std::int64_t k, std::int64_t target) {
+    return make_message(code, {{"suggested_batch_size", std::to_string(b)},
+                               {"suggested_accumulation_steps", std::to_string(k)},
+                               {"effective_batch", std::to_string(b * k)},
+                               {"exact", b * k == target ? "yes" : ""}});
 }
 
 // The suggestion an out-of-memory summary carries: a smaller micro-batch with
@@ -68,8 +90,7 @@ void suggest_after_out_of_memory(const RunConfig& config, const OutOfMemoryFacts
                                  Sink& sink, RunControl& control) {
     const std::int64_t b = config.batch_size, k = config.accumulation_steps;
     if (b <= 1) {
-        summary.message = out_of_memory_message(
-            config, oom, "The micro-batch is already 1: raise --memory-budget or use a smaller model.");
+        set_message(summary, out_of_memory_message(config, oom, make_message(message_code::suggest_batch_one)));
         return;
     }
     std::int64_t nb = (b + 1) / 2;
@@ -77,11 +98,7 @@ void suggest_after_out_of_memory(const RunConfig& config, const OutOfMemoryFacts
     const std::int64_t nk = (b * k + nb - 1) / nb;
     summary.suggested_batch_size = nb;
     summary.suggested_accumulation_steps = nk;
-    summary.message = out_of_memory_message(
-        config, oom,
-        "Try micro-batch " + std::to_string(nb) + " × " + std::to_string(nk) + " accumulation steps: effective batch " +
-            std::to_string(nb * nk) + (nb * nk == b * k ? " (the same)" : " (the nearest above)") +
-            " with about half the activation memory.");
+    set_message(summary, out_of_memory_message(config, oom, suggest(message_code::suggest_halved, nb, nk, b * k)));
     if (oom.budget <= 0 || measuring_memory() || control.stop_requested()) return;
 
     const auto target = config.effective_batch();
@@ -93,16 +110,15 @@ void suggest_after_out_of_memory(const RunConfig& config, const OutOfMemoryFacts
     if (plan.verified) {
         summary.suggested_batch_size = plan.batch_size;
         summary.suggested_accumulation_steps = plan.accumulation_steps;
-        summary.message = out_of_memory_message(
-            config, oom,
-            "Try micro-batch " + std::to_string(plan.batch_size) + " × " + std::to_string(plan.accumulation_steps) +
-                " accumulation steps: effective batch " + std::to_string(plan.effective_batch) +
-                (plan.exact ? " (the same)" : " (the nearest above)") + ", measured to fit: it peaked at " +
-                format_byte_size(plan.verified_peak_bytes) + " of the budget.");
+        auto measured = suggest(message_code::suggest_measured, plan.batch_size, plan.accumulation_steps, target);
+        measured.args["measured_peak"] = format_byte_size(plan.verified_peak_bytes);
+        set_message(summary, out_of_memory_message(config, oom, measured));
     } else if (plan.nothing_fits) {
         summary.suggested_batch_size = 0;
         summary.suggested_accumulation_steps = 0;
-        summary.message = out_of_memory_message(config, oom, "Measured: " + plan.message + ".");
+        auto nothing_fits = make_message(message_code::suggest_nothing_fits, plan.reason.args);
+        nothing_fits.args["plan"] = plan.reason.code;
+        set_message(summary, out_of_memory_message(config, oom, nothing_fits));
     }
 }
 
@@ -144,12 +160,14 @@ void run_style(RunContext& ctx) {
 }
 
 // On stop or divergence: a checkpoint of the last finished optimizer step (the
-// weights never include a half window), unless one exists already. "" when none.
-std::string checkpoint_on_the_way_out(RunContext& ctx) {
+// weights never include a half window), unless one exists already. Its path is
+// the message's argument `checkpoint` (none when none was written), or why not
+// `checkpoint_error`.
+void checkpoint_on_the_way_out(RunContext& ctx, std::map<std::string, std::string>& args) {
     try {
-        return ctx.save_checkpoint();
+        if (auto saved = ctx.save_checkpoint(); !saved.empty()) args["checkpoint"] = std::move(saved);
     } catch (const std::exception& e) {
-        return std::string("(could not be written: ") + first_line(e.what()) + ")";
+        args["checkpoint_error"] = first_line(e.what());
     }
 }
 
@@ -176,14 +194,19 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
     if (control.stop_requested()) {
         summary.status = RunStatus::Stopped;
         summary.exit_code = exit_code::interrupted;
-        summary.message = "stopped before the run started";
+        set_message(summary, make_message(message_code::stopped_before_start));
         return summary;
     }
     const auto problems = validate(config);
     if (!problems.empty()) {
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::invalid_arguments;
-        for (const auto& p : problems) summary.message += (summary.message.empty() ? "" : "; ") + p.to_string();
+        std::string more;
+        for (std::size_t i = 1; i < problems.size(); ++i) more += (more.empty() ? "" : "; ") + problems[i].to_string();
+        auto message = make_message(message_code::invalid_configuration,
+                                    {{"option", problems[0].option}, {"problem", problems[0].message}});
+        if (!more.empty()) message.args["more"] = more;
+        set_message(summary, std::move(message));
         return summary;
     }
 
@@ -212,43 +235,47 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         if (control.stop_requested()) {
             summary.status = RunStatus::Stopped;
             summary.exit_code = exit_code::interrupted;
-            summary.message = "stopped at optimizer step " + std::to_string(ctx->progress.global_step);
-            if (const auto saved = checkpoint_on_the_way_out(*ctx); !saved.empty())
-                summary.message += "; checkpoint " + saved;
+            auto message = make_message(message_code::stopped, {{"step", std::to_string(ctx->progress.global_step)}});
+            checkpoint_on_the_way_out(*ctx, message.args);
+            set_message(summary, std::move(message));
         } else {
             summary.status = RunStatus::Completed;
-            summary.message = "completed " + std::to_string(ctx->progress.global_step) + " optimizer steps";
-            if (ctx->skipped_updates > 0)
-                summary.message += " (" + std::to_string(ctx->skipped_updates) +
-                                   " skipped as non-finite by --skip-nonfinite)";
-            if (ctx->overflow_skips > 0)
-                summary.message += " (" + std::to_string(ctx->overflow_skips) +
-                                   " skipped for overflow by the loss scaler)";
+            auto message =
+                make_message(message_code::completed, {{"steps", std::to_string(ctx->progress.global_step)}});
+            if (ctx->skipped_updates > 0) message.args["skipped"] = std::to_string(ctx->skipped_updates);
+            if (ctx->overflow_skips > 0) message.args["overflow_skipped"] = std::to_string(ctx->overflow_skips);
+            set_message(summary, std::move(message));
         }
     } catch (const DataError& e) {
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::data_error;
-        summary.message = e.what();
+        set_message(summary, e.detail());
     } catch (const ConfigError& e) {
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::invalid_arguments;
-        summary.message = e.what();
+        set_message(summary, e.detail());
     } catch (const DivergedError& e) {
         summary.status = RunStatus::Diverged;
         summary.exit_code = exit_code::diverged;
-        summary.message = std::string("diverged: ") + e.what();
-        if (ctx)
-            if (const auto saved = checkpoint_on_the_way_out(*ctx); !saved.empty())
-                summary.message += "; last good checkpoint " + saved;
+        auto message = e.detail(); // "diverged: …"
+        if (ctx) checkpoint_on_the_way_out(*ctx, message.args);
+        set_message(summary, std::move(message));
     } catch (const std::exception& e) {
         if (is_out_of_memory_error(e)) {
             summary.status = RunStatus::OutOfMemory;
             summary.exit_code = exit_code::out_of_memory;
-            if (oom) *oom = {budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
+            if (oom) {
+                *oom = {budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
+                if (ctx && !ctx->device.is_cuda()) { // the counting allocator's refusal
+                    const auto counters = memory::cpu_counters();
+                    oom->requested = counters.refused_bytes;
+                    oom->in_use = counters.refused_in_use;
+                }
+            }
         } else {
             summary.status = RunStatus::Error;
             summary.exit_code = exit_code::failure;
-            summary.message = std::string("internal error: ") + first_line(e.what());
+            set_message(summary, make_message(message_code::internal_error, {{"error", first_line(e.what())}}));
         }
     }
     summarise(ctx.get(), wall_start, summary);
@@ -290,7 +317,7 @@ SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token 
                 OutOfMemoryFacts oom;
                 summary = run_once(attempt, sink, control, &oom);
                 if (summary.status == RunStatus::OutOfMemory) {
-                    summary.message = out_of_memory_message(attempt, oom, "");
+                    set_message(summary, out_of_memory_message(attempt, oom));
                     if (!control.stop_requested()) C10_THROW_ERROR(OutOfMemoryError, summary.message);
                 }
             },
@@ -303,11 +330,20 @@ SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token 
                             (batch * k == effective ? ", unchanged)" : ", the nearest above " + std::to_string(effective) + ")"));
             });
         if (attempt.batch_size != config.batch_size &&
-            (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped))
-            summary.message += " (auto_find_batch_size chose micro-batch " + std::to_string(attempt.batch_size) + " × " +
-                               std::to_string(attempt.accumulation_steps) + ")";
+            (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped)) {
+            auto message = summary.detail;
+            message.args["auto_batch_size"] = std::to_string(attempt.batch_size);
+            message.args["auto_accumulation_steps"] = std::to_string(attempt.accumulation_steps);
+            set_message(summary, std::move(message));
+        }
     } catch (const std::runtime_error& e) { // reached zero
-        summary.message = std::string(e.what()) + " " + summary.message;
+        if (summary.detail.code == message_code::out_of_memory) {
+            auto message = summary.detail;
+            message.args["reached_zero"] = "yes";
+            set_message(summary, std::move(message));
+        } else {
+            summary.message = std::string(e.what()) + " " + summary.message;
+        }
     }
     sink.on_summary(summary);
     return summary;

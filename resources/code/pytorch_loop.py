@@ -212,11 +212,13 @@ def main():
     scaler = make_scaler(config, state)
     start_epoch, start_index = state["progress"]["epoch"], state["progress"]["next_index"]
     last_step = global_step + args.steps
+    updates_per_epoch = -(-len(train_loader) // gradient_accumulation_steps)
+    num_epochs = start_epoch + 1 + args.steps // updates_per_epoch  # enough for --steps more updates
     window_loss = 0.0
 
     # listing:begin
     K = gradient_accumulation_steps
-    for epoch in range(start_epoch, sys.maxsize):
+    for epoch in range(start_epoch, num_epochs):
         model.train()
         train_loader.set_epoch(epoch)                # this epoch's shuffle
         for index, (inputs, targets) in enumerate(train_loader):

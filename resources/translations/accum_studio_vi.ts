@@ -331,6 +331,190 @@
         <source>Error</source>
         <translation>Lỗi</translation>
     </message>
+    <message>
+        <source> (auto_find_batch_size chose micro-batch %1 × %2)</source>
+        <translation> (auto_find_batch_size đã chọn micro-batch %1 × %2)</translation>
+    </message>
+    <message>
+        <source>; checkpoint %1</source>
+        <translation>; đã lưu checkpoint %1</translation>
+    </message>
+    <message>
+        <source>; checkpoint (could not be written: %1)</source>
+        <translation>; không ghi được checkpoint: %1</translation>
+    </message>
+    <message>
+        <source>; last good checkpoint %1</source>
+        <translation>; checkpoint tốt cuối cùng: %1</translation>
+    </message>
+    <message>
+        <source>; the last good checkpoint could not be written: %1</source>
+        <translation>; không ghi được checkpoint tốt cuối cùng: %1</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Out of memory&lt;/b&gt; at micro-batch %1 × %2 accumulation steps: it needed %3 more with %4 of the %5 budget in use.</source>
+        <translation>&lt;b&gt;Hết bộ nhớ&lt;/b&gt; ở micro-batch %1 × %2 bước tích lũy: cần thêm %3 khi đã dùng %4 trong ngân sách %5.</translation>
+    </message>
+    <message>
+        <source>Out of memory at micro-batch %1 × %2 accumulation steps: it needed %3 more with %4 of the %5 budget in use.</source>
+        <translation>Hết bộ nhớ ở micro-batch %1 × %2 bước tích lũy: cần thêm %3 khi đã dùng %4 trong ngân sách %5.</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>không có</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Out of memory&lt;/b&gt; at micro-batch %1 × %2 accumulation steps (budget %3, peak reached %4).</source>
+        <translation>&lt;b&gt;Hết bộ nhớ&lt;/b&gt; ở micro-batch %1 × %2 bước tích lũy (ngân sách %3, đỉnh đã đạt %4).</translation>
+    </message>
+    <message>
+        <source>Out of memory at micro-batch %1 × %2 accumulation steps (budget %3, peak reached %4).</source>
+        <translation>Hết bộ nhớ ở micro-batch %1 × %2 bước tích lũy (ngân sách %3, đỉnh đã đạt %4).</translation>
+    </message>
+    <message>
+        <source>auto_find_batch_size found no micro-batch that fits (it reached zero).</source>
+        <translation>auto_find_batch_size không tìm được micro-batch nào vừa (đã giảm đến 0).</translation>
+    </message>
+    <message>
+        <source>completed %1 optimizer steps</source>
+        <translation>đã xong %1 bước optimizer</translation>
+    </message>
+    <message>
+        <source> (%1 skipped as non-finite by --skip-nonfinite)</source>
+        <translation> (bỏ qua %1 bước có giá trị không hữu hạn, theo --skip-nonfinite)</translation>
+    </message>
+    <message>
+        <source>stopped at optimizer step %1</source>
+        <translation>đã dừng ở bước optimizer %1</translation>
+    </message>
+    <message>
+        <source>stopped before the run started</source>
+        <translation>đã dừng trước khi lần chạy bắt đầu</translation>
+    </message>
+    <message>
+        <source>the gradient norm became non-finite at optimizer step %1 (loss %2, gradient norm %3); the weights were left at step %4. Lower --lr or set --max-grad-norm.</source>
+        <translation>chuẩn gradient thành giá trị không hữu hạn ở bước optimizer %1 (loss %2, chuẩn gradient %3); trọng số được giữ ở bước %4. Hãy giảm --lr hoặc đặt --max-grad-norm.</translation>
+    </message>
+    <message>
+        <source>the loss became non-finite at optimizer step %1 (loss %2, gradient norm %3); the weights were left at step %4. Lower --lr or set --max-grad-norm.</source>
+        <translation>loss thành giá trị không hữu hạn ở bước optimizer %1 (loss %2, chuẩn gradient %3); trọng số được giữ ở bước %4. Hãy giảm --lr hoặc đặt --max-grad-norm.</translation>
+    </message>
+    <message>
+        <source>internal error: %1</source>
+        <translation>lỗi nội bộ: %1</translation>
+    </message>
+    <message>
+        <source>The micro-batch is already 1: raise the memory budget or use a smaller model.</source>
+        <translation>Micro-batch đã là 1: hãy tăng ngân sách bộ nhớ hoặc dùng mô hình nhỏ hơn.</translation>
+    </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps: the same effective batch (%3) with about half the activation memory.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy: cùng batch hiệu dụng (%3), với khoảng một nửa bộ nhớ activation.</translation>
+    </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps: effective batch %3, the nearest above, with about half the activation memory.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy: batch hiệu dụng %3, số gần nhất phía trên, với khoảng một nửa bộ nhớ activation.</translation>
+    </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps: the same effective batch (%3), measured to fit: it peaked at %4 of the budget.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy: cùng batch hiệu dụng (%3), đã đo là vừa: đỉnh %4 trong ngân sách.</translation>
+    </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps: effective batch %3, the nearest above, measured to fit: it peaked at %4 of the budget.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy: batch hiệu dụng %3, số gần nhất phía trên, đã đo là vừa: đỉnh %4 trong ngân sách.</translation>
+    </message>
+    <message>
+        <source>Measured: %1.</source>
+        <translation>Đã đo: %1.</translation>
+    </message>
+    <message>
+        <source>even micro-batch 1 is predicted to need %1, more than %2 (the budget less the safety margin); raise the budget or use a smaller model</source>
+        <translation>ngay cả micro-batch 1 cũng được dự đoán cần %1, nhiều hơn %2 (ngân sách trừ biên an toàn); hãy tăng ngân sách hoặc dùng mô hình nhỏ hơn</translation>
+    </message>
+    <message>
+        <source>no micro-batch fits the budget; raise the budget or use a smaller model</source>
+        <translation>không micro-batch nào vừa ngân sách; hãy tăng ngân sách hoặc dùng mô hình nhỏ hơn</translation>
+    </message>
+    <message>
+        <source>invalid setting --%1: %2</source>
+        <translation>thiết lập --%1 không hợp lệ: %2</translation>
+    </message>
+    <message>
+        <source>the configuration cannot run: %1</source>
+        <translation>cấu hình này không chạy được: %1</translation>
+    </message>
+    <message>
+        <source>--device %1 was asked for, but this build&apos;s LibTorch has no CUDA; use --device cpu or auto</source>
+        <translation>đã yêu cầu --device %1, nhưng LibTorch của bản dựng này không có CUDA; hãy dùng --device cpu hoặc auto</translation>
+    </message>
+    <message>
+        <source>--device %1 was asked for, but no CUDA device is available; use --device cpu or auto</source>
+        <translation>đã yêu cầu --device %1, nhưng không có thiết bị CUDA nào; hãy dùng --device cpu hoặc auto</translation>
+    </message>
+    <message>
+        <source>--device %1 does not exist (%2 CUDA devices)</source>
+        <translation>--device %1 không tồn tại (có %2 thiết bị CUDA)</translation>
+    </message>
+    <message>
+        <source>the micro-batch (--batch-size %1) is larger than the %2 training samples of %3; use at most %2</source>
+        <translation>micro-batch (--batch-size %1) lớn hơn %2 mẫu huấn luyện của %3; hãy dùng tối đa %2</translation>
+    </message>
+    <message>
+        <source>the folder for runs cannot be used (--output-dir): %1</source>
+        <translation>không dùng được thư mục cho các lần chạy (--output-dir): %1</translation>
+    </message>
+    <message>
+        <source>the data cannot be used: %1</source>
+        <translation>không dùng được dữ liệu: %1</translation>
+    </message>
+    <message>
+        <source>the Fashion-MNIST directory %1 does not exist. Install Debian&apos;s package dataset-fashion-mnist, or choose a folder with the four *-idx?-ubyte.gz files as the data path.</source>
+        <translation>thư mục Fashion-MNIST %1 không tồn tại. Hãy cài gói Debian dataset-fashion-mnist, hoặc chọn làm đường dẫn dữ liệu một thư mục có bốn tệp *-idx?-ubyte.gz.</translation>
+    </message>
+    <message>
+        <source>the Fashion-MNIST file %1 is missing. Install Debian&apos;s package dataset-fashion-mnist, or choose a folder with the four *-idx?-ubyte.gz files as the data path.</source>
+        <translation>thiếu tệp Fashion-MNIST %1. Hãy cài gói Debian dataset-fashion-mnist, hoặc chọn làm đường dẫn dữ liệu một thư mục có bốn tệp *-idx?-ubyte.gz.</translation>
+    </message>
+    <message>
+        <source>cannot open %1 (%2)</source>
+        <translation>không mở được %1 (%2)</translation>
+    </message>
+    <message>
+        <source>%1 is not a gzip file (its first bytes are wrong)</source>
+        <translation>%1 không phải tệp gzip (các byte đầu sai)</translation>
+    </message>
+    <message>
+        <source>%1 is truncated (the data ends early); reinstall or download it again</source>
+        <translation>%1 bị cụt (dữ liệu kết thúc sớm); hãy cài lại hoặc tải lại</translation>
+    </message>
+    <message>
+        <source>the data file %1 cannot be used: %2</source>
+        <translation>không dùng được tệp dữ liệu %1: %2</translation>
+    </message>
+    <message>
+        <source>%1, line %2: %3</source>
+        <translation>%1, dòng %2: %3</translation>
+    </message>
+    <message>
+        <source>%1, line %2: expected %3 fields, found %4</source>
+        <translation>%1, dòng %2: cần %3 trường nhưng có %4</translation>
+    </message>
+    <message>
+        <source>%1, line %2: the value &apos;%4&apos; in column &apos;%3&apos; is not a number</source>
+        <translation>%1, dòng %2: giá trị &apos;%4&apos; ở cột &apos;%3&apos; không phải là số</translation>
+    </message>
+    <message>
+        <source>%1, line %2: no label column &apos;%3&apos; in the header (columns: %4); choose one as the label column</source>
+        <translation>%1, dòng %2: dòng tiêu đề không có cột nhãn &apos;%3&apos; (các cột: %4); hãy chọn một cột làm cột nhãn</translation>
+    </message>
+    <message>
+        <source>micro-batch %1 × %2</source>
+        <translation>micro-batch %1 × %2</translation>
+    </message>
+    <message>
+        <source>%1 × %2 over the %3 budget</source>
+        <translation>%1 × %2 vượt ngân sách %3</translation>
+    </message>
 </context>
 <context>
     <name>studio::LabPanel</name>

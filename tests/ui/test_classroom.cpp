@@ -31,6 +31,7 @@
 #include <memory>
 #include <qcustomplot.h>
 
+#include "accum/engine_messages.h"
 #include "code_panel.h"
 #include "config_panel.h"
 #include "lab_panel.h"
@@ -56,6 +57,30 @@ QScreen* screen_of_size(int width, int height) {
 // Waits for the lesson's step to end; fails (returns false) on timeout.
 bool wait_step(QSignalSpy& finished, int timeout_ms = 90000) {
     return !finished.isEmpty() || finished.wait(timeout_ms);
+}
+
+// The summary lesson step 1 ends with (its message as the engine words it, with
+// the measured suggestion: the banner's longest text).
+accum::SummaryRecord lesson_step1_out_of_memory() {
+    accum::SummaryRecord summary;
+    summary.status = accum::RunStatus::OutOfMemory;
+    summary.suggested_batch_size = 64;
+    summary.suggested_accumulation_steps = 4;
+    accum::set_message(summary, accum::make_message(accum::message_code::out_of_memory,
+                                                    {{"batch_size", "256"},
+                                                     {"accumulation_steps", "1"},
+                                                     {"budget", "40.0 MiB"},
+                                                     {"peak", "26.9 MiB"},
+                                                     {"requested", "24.5 MiB"},
+                                                     {"in_use", "26.9 MiB"},
+                                                     {"error", "CPU out of memory (memory budget)."},
+                                                     {"suggestion", accum::message_code::suggest_measured},
+                                                     {"suggested_batch_size", "64"},
+                                                     {"suggested_accumulation_steps", "4"},
+                                                     {"effective_batch", "256"},
+                                                     {"exact", "yes"},
+                                                     {"measured_peak", "25.1 MiB"}}));
+    return summary;
 }
 
 double delta_max(const QCPGraph* g) {
@@ -291,7 +316,7 @@ void TestClassroom::presentation_fits_a_1024_projector() {
     QTRY_COMPARE(window.geometry(), screen->geometry());
     auto* lesson = window.lesson_panel();
     lesson->show();
-    window.oom_banner()->show_for(QStringLiteral("out of memory"), 256, 1, 64, 4);
+    window.oom_banner()->show_for(lesson_step1_out_of_memory(), 256, 1);
     for (const auto& step : studio::lesson_steps()) {
         lesson->title_label()->setText(step.title_text());
         lesson->text_label()->setText(step.body_text());

@@ -1,27 +1,60 @@
 #pragma once
 // Exceptions the engine throws for failures that are the input's fault.
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "accum/engine_messages.h"
 
 namespace accum {
 
-// Data missing, unreadable or corrupt. The message names the file (and the line for CSV).
-class DataError : public std::runtime_error {
+// An error whose message is also a code with arguments (engine_messages.h):
+// what() is its English text. Built from plain text, the code is `fallback`
+// with the text as its argument `detail`.
+class CodedError : public std::runtime_error {
 public:
-    explicit DataError(const std::string& message) : std::runtime_error(message) {}
+    explicit CodedError(EngineMessage detail) : std::runtime_error(english_text(detail)), detail_(std::move(detail)) {}
+    CodedError(const char* fallback, const std::string& text)
+        : std::runtime_error(text), detail_{fallback, {{"detail", text}}} {}
+    const EngineMessage& detail() const { return detail_; }
+
+private:
+    EngineMessage detail_;
 };
+
+// Data missing, unreadable or corrupt. The message names the file (and the line for CSV).
+class DataError : public CodedError {
+public:
+    explicit DataError(const std::string& message) : CodedError(message_code::data_error, message) {}
+    explicit DataError(EngineMessage detail) : CodedError(std::move(detail)) {}
+};
+
+// "PATH: PROBLEM": a data file that is there but cannot be used as it is.
+inline DataError corrupt_data(const std::string& path, const std::string& problem) {
+    return DataError(make_message(message_code::data_corrupt, {{"path", path}, {"problem", problem}}));
+}
+
+// "PATH:LINE: PROBLEM": a line of a text file that cannot be used.
+inline DataError bad_data_line(const std::string& path, std::int64_t line, const std::string& problem) {
+    return DataError(
+        make_message(message_code::data_bad_line, {{"path", path}, {"line", std::to_string(line)}, {"problem", problem}}));
+}
 
 // A configuration that cannot run (the message names the option).
-class ConfigError : public std::runtime_error {
+class ConfigError : public CodedError {
 public:
-    explicit ConfigError(const std::string& message) : std::runtime_error(message) {}
+    explicit ConfigError(const std::string& message) : CodedError(message_code::config_error, message) {}
+    explicit ConfigError(EngineMessage detail) : CodedError(std::move(detail)) {}
 };
 
-// A window's loss or gradient became non-finite (the run stops as diverged).
-class DivergedError : public std::runtime_error {
+// A window's loss or gradient became non-finite (the run stops as diverged). The
+// summary's message is its detail with the last good checkpoint added.
+class DivergedError : public CodedError {
 public:
-    explicit DivergedError(const std::string& message) : std::runtime_error(message) {}
+    explicit DivergedError(const std::string& message) : CodedError(message_code::diverged_detail, message) {}
+    explicit DivergedError(EngineMessage detail) : CodedError(std::move(detail)) {}
 };
 
 // A failure of the data-parallel process group (accum-run exits with 6): a peer

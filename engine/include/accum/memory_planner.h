@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "accum/records.h"
 #include "accum/run_config.h"
 
 namespace accum {
@@ -36,6 +37,7 @@ struct MemoryPlan {
     std::int64_t verified_peak_bytes = 0;
     bool nothing_fits = false;           // measured: not even micro-batch 1 fits the budget
     std::string message;
+    EngineMessage reason;                // when nothing fits: `message` as a code (engine_messages.h)
 };
 
 // `progress` (may be empty) is told what is being measured. `cancelled` (may be

@@ -74,15 +74,17 @@ CsvTable parse_csv(const std::string& text, const std::string& label_column, con
             break;
         }
     }
-    if (header.empty()) throw DataError(source + ": empty file (expected a header row and data rows)");
+    if (header.empty()) throw corrupt_data(source, "empty file (expected a header row and data rows)");
     const auto label_it = std::find(header.begin(), header.end(), label_column);
     if (label_it == header.end()) {
         std::string names;
         for (const auto& h : header) names += (names.empty() ? "" : ", ") + h;
-        throw DataError(source + ":" + std::to_string(line_number) + ": no label column '" + label_column +
-                        "' in the header (columns: " + names + "); choose one with --label-column");
+        throw DataError(make_message(message_code::csv_no_label_column, {{"path", source},
+                                                                          {"line", std::to_string(line_number)},
+                                                                          {"column", label_column},
+                                                                          {"columns", names}}));
     }
-    if (header.size() < 2) throw DataError(source + ": needs at least one feature column besides the label");
+    if (header.size() < 2) throw corrupt_data(source, "needs at least one feature column besides the label");
     const std::size_t label_index = static_cast<std::size_t>(label_it - header.begin());
 
     CsvTable table;
@@ -95,31 +97,35 @@ CsvTable parse_csv(const std::string& text, const std::string& label_column, con
         if (trim(line).empty()) continue;
         const auto fields = split_fields(line);
         if (fields.size() != header.size())
-            throw DataError(source + ":" + std::to_string(line_number) + ": expected " + std::to_string(header.size()) +
-                            " fields, found " + std::to_string(fields.size()));
+            throw DataError(make_message(message_code::csv_field_count, {{"path", source},
+                                                                      {"line", std::to_string(line_number)},
+                                                                      {"expected", std::to_string(header.size())},
+                                                                      {"found", std::to_string(fields.size())}}));
         for (std::size_t i = 0; i < fields.size(); ++i) {
             if (i == label_index) {
                 if (fields[i].empty())
-                    throw DataError(source + ":" + std::to_string(line_number) + ": empty label in column '" +
-                                    label_column + "'");
+                    throw bad_data_line(source, line_number, "empty label in column '" + label_column + "'");
                 raw_labels.push_back(fields[i]);
                 continue;
             }
             double v = 0;
             if (!parse_float(fields[i], v))
-                throw DataError(source + ":" + std::to_string(line_number) + ": column '" + header[i] + "' value '" +
-                                fields[i] + "' is not a number");
+                throw DataError(make_message(message_code::csv_not_a_number, {{"path", source},
+                                                                           {"line", std::to_string(line_number)},
+                                                                           {"column", header[i]},
+                                                                           {"value", fields[i]}}));
             if (!std::isfinite(v))
-                throw DataError(source + ":" + std::to_string(line_number) + ": column '" + header[i] + "' value '" +
-                                fields[i] + "' is not finite");
+                throw bad_data_line(source, line_number,
+                                    "column '" + header[i] + "' value '" + fields[i] + "' is not finite");
             if (!std::isfinite(static_cast<float>(v)))
-                throw DataError(source + ":" + std::to_string(line_number) + ": column '" + header[i] + "' value '" +
-                                fields[i] + "' is out of range for 32-bit floats");
+                throw bad_data_line(source, line_number,
+                                    "column '" + header[i] + "' value '" + fields[i] +
+                                        "' is out of range for 32-bit floats");
             table.features.push_back(static_cast<float>(v));
         }
         ++table.rows;
     }
-    if (table.rows == 0) throw DataError(source + ": header only, no data rows");
+    if (table.rows == 0) throw corrupt_data(source, "header only, no data rows");
 
     // Labels: whole numbers keep their order; any other text is a class name.
     bool all_integers = true;
@@ -156,7 +162,8 @@ CsvTable parse_csv(const std::string& text, const std::string& label_column, con
 
 CsvTable read_csv_file(const std::string& path, const std::string& label_column) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw DataError(path + ": cannot open (" + std::strerror(errno) + ")");
+    if (!in)
+        throw DataError(make_message(message_code::data_cannot_open, {{"path", path}, {"reason", std::strerror(errno)}}));
     std::ostringstream buffer;
     buffer << in.rdbuf();
     return parse_csv(buffer.str(), label_column, path);

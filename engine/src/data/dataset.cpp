@@ -67,17 +67,15 @@ std::string default_fashion_mnist_dir() { return "/usr/share/datasets/fashion-mn
 
 namespace {
 
-const char* kInstallHint =
-    "Fashion-MNIST comes with Debian's package dataset-fashion-mnist (apt-get install dataset-fashion-mnist), "
-    "or pass --data DIR with the four *-idx?-ubyte.gz files";
-
+// A missing directory or file says where Fashion-MNIST comes from (the
+// data_directory_missing and data_file_missing messages, accum/engine_messages.h).
 std::string find_idx(const std::string& dir, const std::string& stem) {
     for (const auto& name : {stem + ".gz", stem}) {
         const auto path = (std::filesystem::path(dir) / name).string();
         if (std::filesystem::exists(path)) return path;
     }
-    throw DataError("Fashion-MNIST file " + (std::filesystem::path(dir) / (stem + ".gz")).string() +
-                    " is missing. " + kInstallHint);
+    throw DataError(make_message(message_code::data_file_missing,
+                                 {{"path", (std::filesystem::path(dir) / (stem + ".gz")).string()}}));
 }
 
 TensorDataset image_split(const std::string& dir, const std::string& prefix) {
@@ -85,17 +83,18 @@ TensorDataset image_split(const std::string& dir, const std::string& prefix) {
     const auto labels = read_idx_file(find_idx(dir, prefix + "-labels-idx1-ubyte"));
     const std::string where = (std::filesystem::path(dir) / prefix).string();
     if (images.dims.size() != 3)
-        throw DataError(where + "-images-idx3-ubyte: expected 3 dimensions (count, rows, cols), found " +
-                        std::to_string(images.dims.size()));
+        throw corrupt_data(where + "-images-idx3-ubyte",
+                           "expected 3 dimensions (count, rows, cols), found " + std::to_string(images.dims.size()));
     if (labels.dims.size() != 1)
-        throw DataError(where + "-labels-idx1-ubyte: expected 1 dimension, found " + std::to_string(labels.dims.size()));
+        throw corrupt_data(where + "-labels-idx1-ubyte",
+                           "expected 1 dimension, found " + std::to_string(labels.dims.size()));
     if (images.dims[0] != labels.dims[0])
-        throw DataError(where + ": " + std::to_string(images.dims[0]) + " images but " +
-                        std::to_string(labels.dims[0]) + " labels");
+        throw corrupt_data(where, std::to_string(images.dims[0]) + " images but " + std::to_string(labels.dims[0]) +
+                                      " labels");
     const std::int64_t n = images.dims[0], rows = images.dims[1], cols = images.dims[2];
-    if (n == 0) throw DataError(where + ": no images");
+    if (n == 0) throw corrupt_data(where, "no images");
     for (const auto l : labels.data)
-        if (l > 9) throw DataError(where + "-labels-idx1-ubyte: label " + std::to_string(int(l)) + " is not 0..9");
+        if (l > 9) throw corrupt_data(where + "-labels-idx1-ubyte", "label " + std::to_string(int(l)) + " is not 0..9");
     TensorDataset d;
     d.name = "fashion-mnist";
     d.task = Task::ImageClassification;
@@ -114,7 +113,7 @@ TensorDataset image_split(const std::string& dir, const std::string& prefix) {
 DataSplits load_fashion_mnist(const std::string& directory) {
     const std::string dir = directory.empty() ? default_fashion_mnist_dir() : directory;
     if (!std::filesystem::is_directory(dir))
-        throw DataError("Fashion-MNIST directory " + dir + " does not exist. " + kInstallHint);
+        throw DataError(make_message(message_code::data_directory_missing, {{"path", dir}}));
     return DataSplits{image_split(dir, "train"), image_split(dir, "t10k")};
 }
 
@@ -238,7 +237,7 @@ DataSplits make_synthetic_lm(std::uint64_t seed, std::int64_t train_size, std::i
 DataSplits load_csv_dataset(const std::string& path, const std::string& label_column, std::uint64_t seed) {
     const CsvTable table = read_csv_file(path, label_column);
     const std::int64_t rows = table.rows, cols = static_cast<std::int64_t>(table.feature_names.size());
-    if (rows < 2) throw DataError(path + ": needs at least 2 data rows to make a train and an eval split");
+    if (rows < 2) throw corrupt_data(path, "needs at least 2 data rows to make a train and an eval split");
     std::vector<std::int64_t> order(static_cast<std::size_t>(rows));
     for (std::int64_t i = 0; i < rows; ++i) order[static_cast<std::size_t>(i)] = i;
     std::mt19937_64 rng(seed + 7);

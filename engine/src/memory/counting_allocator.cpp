@@ -25,6 +25,11 @@ std::atomic<std::int64_t> g_peak{0};
 std::atomic<std::int64_t> g_window_peak{0};
 std::atomic<std::int64_t> g_budget{0};
 thread_local bool t_counting = false;
+// The last allocation the budget refused since reset_run_peak(), and the bytes
+// in use then (for the out-of-memory summary). Off the hot path: only on refusal.
+std::mutex g_refusal_mutex;
+std::int64_t g_refused_bytes = 0;
+std::int64_t g_refused_in_use = 0;
 
 void raise_to(std::atomic<std::int64_t>& peak, std::int64_t value) {
     std::int64_t seen = peak.load(std::memory_order_relaxed);
@@ -141,6 +146,11 @@ private:
             const std::int64_t now = g_current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
             if (budget > 0 && now > budget) {
                 g_current.fetch_sub(bytes, std::memory_order_relaxed);
+                {
+                    const std::lock_guard<std::mutex> lock(g_refusal_mutex);
+                    g_refused_bytes = bytes;
+                    g_refused_in_use = now - bytes;
+                }
                 C10_THROW_ERROR(OutOfMemoryError,
                                 "CPU out of memory (memory budget). Tried to allocate " + format_byte_size(bytes) +
                                     "; " + format_byte_size(now - bytes) + " of the " + format_byte_size(budget) +
@@ -191,6 +201,9 @@ CpuCounters cpu_counters() {
     c.peak = g_peak.load(std::memory_order_relaxed);
     c.window_peak = g_window_peak.load(std::memory_order_relaxed);
     c.budget = g_budget.load(std::memory_order_relaxed);
+    const std::lock_guard<std::mutex> lock(g_refusal_mutex);
+    c.refused_bytes = g_refused_bytes;
+    c.refused_in_use = g_refused_in_use;
     return c;
 }
 
@@ -200,6 +213,9 @@ void reset_run_peak() {
     const auto now = g_current.load();
     g_peak.store(now);
     g_window_peak.store(now);
+    const std::lock_guard<std::mutex> lock(g_refusal_mutex);
+    g_refused_bytes = 0;
+    g_refused_in_use = 0;
 }
 
 void reset_window_peak() { g_window_peak.store(g_current.load()); }

@@ -39,6 +39,10 @@ struct CpuCounters {
     std::int64_t peak = 0;        // peak since reset_run_peak()
     std::int64_t window_peak = 0; // peak since reset_window_peak()
     std::int64_t budget = 0;      // 0 = none
+    // The last allocation the budget refused since reset_run_peak() (0: none), and
+    // the bytes in use when it was asked for.
+    std::int64_t refused_bytes = 0;
+    std::int64_t refused_in_use = 0;
 };
 
 CpuCounters cpu_counters();

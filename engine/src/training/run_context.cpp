@@ -36,15 +36,13 @@ torch::Device resolve_device(const std::string& name) {
     const bool have_cuda = torch::cuda::is_available();
     if (name == "auto") return have_cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
     if (!have_cuda)
-        throw ConfigError("--device: " + name + " was asked for, but " +
-                          (memory::cuda_compiled() ? std::string("no CUDA device is available")
-                                                   : std::string("this build's LibTorch has no CUDA")) +
-                          "; use --device cpu or auto");
+        throw ConfigError(make_message(message_code::device_unavailable,
+                                       {{"device", name}, {"no_cuda_build", memory::cuda_compiled() ? "" : "yes"}}));
     int index = 0;
     if (name.size() > 5) index = std::stoi(name.substr(5));
     if (index >= static_cast<int>(torch::cuda::device_count()))
-        throw ConfigError("--device: " + name + " does not exist (" + std::to_string(torch::cuda::device_count()) +
-                          " CUDA devices)");
+        throw ConfigError(make_message(message_code::device_missing,
+                                       {{"device", name}, {"count", std::to_string(torch::cuda::device_count())}}));
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
@@ -124,11 +122,14 @@ RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
     : config(cfg), sink(s), control(c), device(resolve_device(cfg.device)), log_(std::make_unique<PlainLog>()) {
     // fp16 on a device that --device auto resolved to the CPU: refused as validate()
     // refuses --device cpu.
+    auto refuse = [](const std::string& problem) {
+        return ConfigError(make_message(message_code::invalid_configuration,
+                                        {{"option", "mixed-precision"}, {"problem", problem}}));
+    };
     if (const auto problem = mixed_precision_error(config.mixed_precision, device.type()); !problem.empty())
-        throw ConfigError("--mixed-precision: " + problem);
+        throw refuse(problem);
     if (config.mixed_precision == MixedPrecision::Bf16 && device.is_cuda())
-        if (const auto problem = cuda_bf16_error(device.index()); !problem.empty())
-            throw ConfigError("--mixed-precision: " + problem);
+        if (const auto problem = cuda_bf16_error(device.index()); !problem.empty()) throw refuse(problem);
     build();
 }
 
@@ -161,9 +162,10 @@ void RunContext::build() {
     }
 
     if (config.batch_size > data.train.size())
-        throw ConfigError("--batch-size: " + std::to_string(config.batch_size) + " is larger than the " +
-                          std::to_string(data.train.size()) + " training samples of " + to_string(config.dataset) +
-                          "; use at most " + std::to_string(data.train.size()));
+        throw ConfigError(make_message(message_code::batch_larger_than_data,
+                                       {{"batch_size", std::to_string(config.batch_size)},
+                                        {"samples", std::to_string(data.train.size())},
+                                        {"dataset", to_string(config.dataset)}}));
 
     // Length of the run, counted in optimizer steps: ceil(L / K) per epoch
     // (the last partial window of an epoch is flushed, not carried over).
@@ -314,11 +316,12 @@ bool RunContext::window_is_finite(double grad_norm) {
         return false;
     }
     auto text = [](double v) { return std::isnan(v) ? std::string("nan") : std::to_string(v); };
-    throw DivergedError("the loss became " +
-                        std::string(std::isfinite(window_loss_) ? "finite but the gradient norm " : "") +
-                        "non-finite at optimizer step " + std::to_string(progress.global_step + 1) + " (loss " +
-                        text(window_loss_) + ", gradient norm " + text(grad_norm) + "); the weights were left at step " +
-                        std::to_string(progress.global_step) + ". Lower --lr or set --max-grad-norm");
+    throw DivergedError(make_message(message_code::diverged,
+                                     {{"step", std::to_string(progress.global_step + 1)},
+                                      {"good_step", std::to_string(progress.global_step)},
+                                      {"loss", text(window_loss_)},
+                                      {"grad_norm", text(grad_norm)},
+                                      {"gradient_only", std::isfinite(window_loss_) ? "yes" : ""}}));
 }
 
 bool RunContext::optimizer_step_done(std::int64_t done_in_epoch) {

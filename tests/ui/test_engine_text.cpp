@@ -1,0 +1,197 @@
+// Issue 22, part 5: the engine's messages in the interface's language. The engine
+// reports a code with arguments beside its English text; the studio renders every
+// code of the engine's table through tr(). With the Vietnamese translator loaded,
+// the out-of-memory banner and the status line of a real run say it in Vietnamese,
+// with the run's numbers, and no English sentence is left.
+
+#include <QApplication>
+#include <QLabel>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTranslator>
+#include <map>
+
+#include "accum/engine_messages.h"
+#include "config_panel.h"
+#include "engine_text.h"
+#include "lesson_panel.h"
+#include "main_window.h"
+#include "oom_banner.h"
+
+using studio::MainWindow;
+
+namespace {
+
+// Words of the engine's English and the studio's English source strings: none may
+// show in a Vietnamese sentence (micro-batch, checkpoint, loss and the option names
+// are kept in Vietnamese too).
+const char* const kEnglish[] = {"Out of memory", "out of memory", "accumulation steps", "budget", "peak",
+                                "Try ",          "Suggestion",    "measured",           "the same", "effective batch",
+                                "optimizer step", "non-finite",   "weights",            "does not exist", "is missing",
+                                "Lower ",        "completed",     "stopped",            " the ", " of "};
+
+QString english_left(const QString& text) {
+    for (const char* word : kEnglish)
+        if (text.contains(QLatin1String(word))) return QLatin1String(word);
+    return {};
+}
+
+// Every argument a row declares, each a different number ("101", "102", …).
+std::map<std::string, std::string> numbered_arguments(const accum::MessageTemplate& row) {
+    std::map<std::string, std::string> args;
+    int n = 101;
+    std::string name;
+    for (const char* p = row.arguments;; ++p) {
+        if (*p && ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')) {
+            name += *p;
+            continue;
+        }
+        if (!name.empty()) args[name] = std::to_string(n++);
+        name.clear();
+        if (!*p) break;
+    }
+    return args;
+}
+
+} // namespace
+
+class TestEngineText : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void every_code_is_rendered();
+    void unknown_code_keeps_the_english();
+    void out_of_memory_banner_and_status_in_vietnamese();
+    void data_missing_status_in_vietnamese();
+
+private:
+    QTemporaryDir settings_dir_;
+    QTranslator vietnamese_;
+};
+
+void TestEngineText::initTestCase() {
+    QVERIFY(settings_dir_.isValid());
+    qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+    QSettings(QStringLiteral("AccumulateStudio"), QStringLiteral("accum-studio")).clear();
+    QVERIFY(vietnamese_.load(QStringLiteral(ACCUM_TRANSLATIONS_BUILD_DIR "/accum_studio_vi.qm")));
+}
+
+void TestEngineText::cleanupTestCase() { QCoreApplication::removeTranslator(&vietnamese_); }
+
+// Every code of the engine's table has the studio's rendering, and that rendering
+// is translated: with every argument present, the Vietnamese differs from the
+// English and keeps the numbers it was given.
+void TestEngineText::every_code_is_rendered() {
+    for (const auto& row : accum::message_templates) {
+        QVERIFY2(studio::knows_engine_message(row.code), row.code);
+        auto args = numbered_arguments(row);
+        if (args.count("suggestion")) args["suggestion"] = accum::message_code::suggest_batch_one;
+        if (args.count("plan")) args["plan"] = accum::message_code::plan_nothing_fits;
+        const accum::EngineMessage message{row.code, args};
+        const QString fallback = QStringLiteral("(english)");
+        QCoreApplication::removeTranslator(&vietnamese_);
+        const QString english = studio::engine_message(message, fallback);
+        QCoreApplication::installTranslator(&vietnamese_);
+        const QString vietnamese = studio::engine_message(message, fallback);
+        QCoreApplication::removeTranslator(&vietnamese_);
+        QVERIFY2(english != fallback && !english.isEmpty(), row.code);
+        QVERIFY2(vietnamese != english, qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(row.code), vietnamese)));
+        for (const auto& [name, value] : args)
+            if (english.contains(QString::fromStdString(value)))
+                QVERIFY2(vietnamese.contains(QString::fromStdString(value)),
+                         qPrintable(QStringLiteral("%1: %2 missing from %3")
+                                        .arg(QLatin1String(row.code), QString::fromStdString(name), vietnamese)));
+    }
+}
+
+void TestEngineText::unknown_code_keeps_the_english() {
+    accum::SummaryRecord summary;
+    summary.message = "rank 1 lost its peer";
+    summary.detail = {"a_code_from_a_newer_engine", {{"rank", "1"}}};
+    QCOMPARE(studio::engine_message(summary), QStringLiteral("rank 1 lost its peer"));
+    summary.detail = {};
+    QCOMPARE(studio::engine_message(summary), QStringLiteral("rank 1 lost its peer"));
+    QVERIFY(!studio::out_of_memory_text(summary));
+}
+
+// The lesson's step 1, for real, in Vietnamese: the CNN at 256 × 1 runs out of its
+// 40 MiB; the banner explains it with the run's numbers and the measured suggestion.
+void TestEngineText::out_of_memory_banner_and_status_in_vietnamese() {
+    QCoreApplication::installTranslator(&vietnamese_);
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QSignalSpy finished(&window, &MainWindow::run_finished);
+    window.start_lesson(0);
+    QVERIFY(!finished.isEmpty() || finished.wait(90000));
+    const auto summary = finished.takeFirst().at(0).value<accum::SummaryRecord>();
+    QCOMPARE(int(summary.status), int(accum::RunStatus::OutOfMemory));
+    QCOMPARE(summary.detail.code, std::string(accum::message_code::out_of_memory));
+    const auto& args = summary.detail.args;
+    QCOMPARE(args.at("suggestion"), std::string(accum::message_code::suggest_measured));
+
+    // The banner: what ran out (256 × 1, what was asked for, what was in use, the
+    // budget) and the suggestion (64 × 4, effective batch 256, the measured peak).
+    QVERIFY(window.oom_banner()->isVisible());
+    const QString banner = window.oom_banner()->text();
+    qInfo("banner: %s", qPrintable(banner));
+    QVERIFY2(banner.contains(QStringLiteral("Hết bộ nhớ")), qPrintable(banner));
+    QVERIFY2(banner.contains(QStringLiteral("256 × 1")), qPrintable(banner));
+    for (const char* name : {"requested", "in_use", "budget", "measured_peak", "effective_batch"})
+        QVERIFY2(banner.contains(QString::fromStdString(args.at(name))), name);
+    QVERIFY(banner.contains(QStringLiteral("<b>%1</b> × <b>%2</b>")
+                                .arg(summary.suggested_batch_size)
+                                .arg(summary.suggested_accumulation_steps)));
+    QVERIFY2(english_left(banner).isEmpty(), qPrintable(english_left(banner) + QStringLiteral(": ") + banner));
+
+    // The status line: the status and the micro-batch over the budget.
+    const auto* status = window.findChild<QLabel*>(QStringLiteral("status_label"));
+    QVERIFY(status);
+    qInfo("status: %s", qPrintable(status->text()));
+    QVERIFY(status->text().startsWith(QStringLiteral("Hết bộ nhớ")));
+    QVERIFY(status->text().contains(QStringLiteral("256 × 1")));
+    QVERIFY(status->text().contains(QString::fromStdString(args.at("budget"))));
+    QVERIFY2(english_left(status->text()).isEmpty(), qPrintable(status->text()));
+    // The whole message (the tooltip) too: no English line, not even LibTorch's,
+    // which the refused allocation and the memory in use say already.
+    QVERIFY2(english_left(status->toolTip()).isEmpty(), qPrintable(status->toolTip()));
+    QVERIFY(!status->toolTip().contains(QLatin1Char('[')));
+    QCoreApplication::removeTranslator(&vietnamese_);
+}
+
+// Data missing: the status line names the directory in a Vietnamese sentence.
+void TestEngineText::data_missing_status_in_vietnamese() {
+    QCoreApplication::installTranslator(&vietnamese_);
+    QTemporaryDir dir;
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto config = window.config_panel()->config();
+    config.dataset = accum::DatasetKind::FashionMnist;
+    config.model = accum::ModelKind::Mlp;
+    config.data_path = dir.filePath(QStringLiteral("nothing")).toStdString();
+    window.config_panel()->set_config(config);
+    QSignalSpy finished(&window, &MainWindow::run_finished);
+    window.start_run();
+    QVERIFY(!finished.isEmpty() || finished.wait(30000));
+    const auto summary = finished.takeFirst().at(0).value<accum::SummaryRecord>();
+    QCOMPARE(summary.detail.code, std::string(accum::message_code::data_directory_missing));
+    const auto* status = window.findChild<QLabel*>(QStringLiteral("status_label"));
+    qInfo("status: %s", qPrintable(status->text()));
+    QVERIFY(status->text().startsWith(QStringLiteral("Lỗi: ")));
+    QVERIFY(status->text().contains(QString::fromStdString(config.data_path)));
+    QVERIFY(status->text().contains(QStringLiteral("dataset-fashion-mnist")));
+    QVERIFY2(english_left(status->text()).isEmpty(), qPrintable(status->text()));
+    QCoreApplication::removeTranslator(&vietnamese_);
+}
+
+QTEST_MAIN(TestEngineText)
+#include "test_engine_text.moc"
