@@ -326,10 +326,10 @@ const std::vector<LessonStep>& lesson_steps() {
                                    "Mixed precision multiplies each micro-batch's loss by a scale S so that small "
                                    "gradients survive; once per window, just before clipping and the step, .grad "
                                    "is divided by S, and an inf or NaN gradient skips that update and halves S. "
-                                   "Here S starts at float32's largest, so gradient spikes overflow: watch the "
-                                   "crosses and the scale on the right axis. Unscaling and updating after every "
-                                   "micro-batch divides what .grad holds again and again, so each update keeps "
-                                   "only its last micro-batch."),
+                                   "Here S starts at float32's largest, so gradient spikes overflow: the plot "
+                                   "shows S per update and a cross where an update was skipped. Unscaling and "
+                                   "updating after every micro-batch divides what .grad holds again and again, so "
+                                   "each update keeps only its last micro-batch."),
          .run = LessonRun::Experiment,
          .experiment = Experiment::PitfallLossScale,
          .config = loss_scale_config,

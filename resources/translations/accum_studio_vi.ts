@@ -105,6 +105,26 @@
         <source>Micro-batch %1 (%2 of %3 in this window): %4</source>
         <translation>Micro-batch %1 (%2 trên %3 trong cửa sổ này): %4</translation>
     </message>
+    <message>
+        <source>autocast: inside this scope matrix products run in lower precision (bf16/fp16); the weights stay fp32</source>
+        <translation>autocast: trong phạm vi này các phép nhân ma trận chạy ở độ chính xác thấp hơn (bf16/fp16); trọng số vẫn là fp32</translation>
+    </message>
+    <message>
+        <source>scaler.scale(loss).backward(): the gradients of loss × S (S = %1) are added into .grad; S is the same for the whole window</source>
+        <translation>scaler.scale(loss).backward(): gradient của loss × S (S = %1) được cộng vào .grad; S giữ nguyên trong cả cửa sổ</translation>
+    </message>
+    <message>
+        <source>scaler.unscale_(optimizer): .grad is divided by S once, before clipping, and checked for inf/NaN</source>
+        <translation>scaler.unscale_(optimizer): .grad được chia cho S một lần, trước khi cắt gradient, và được kiểm tra inf/NaN</translation>
+    </message>
+    <message>
+        <source>scaler.step(optimizer): one update with the window&apos;s gradient, skipped if a gradient was inf/NaN (overflow)</source>
+        <translation>scaler.step(optimizer): một lần cập nhật với gradient của cửa sổ, bị bỏ qua nếu có gradient là inf/NaN (tràn số)</translation>
+    </message>
+    <message>
+        <source>scaler.update(): once per window; S halves after an overflow and doubles after 2000 good windows</source>
+        <translation>scaler.update(): một lần mỗi cửa sổ; S giảm một nửa sau khi tràn số và tăng gấp đôi sau 2000 cửa sổ tốt</translation>
+    </message>
 </context>
 <context>
     <name>studio::ConfigPanel</name>
@@ -307,6 +327,50 @@
     <message>
         <source>budget %1</source>
         <translation>ngân sách %1</translation>
+    </message>
+    <message>
+        <source>fp32</source>
+        <translation>fp32</translation>
+    </message>
+    <message>
+        <source>bf16 (autocast)</source>
+        <translation>bf16 (autocast)</translation>
+    </message>
+    <message>
+        <source>fp16 (autocast, CUDA)</source>
+        <translation>fp16 (autocast, CUDA)</translation>
+    </message>
+    <message>
+        <source>Mixed precision: the forward and the loss under autocast in bf16 or fp16; the weights, their gradients and the optimizer stay fp32. fp16 needs CUDA and brings a loss scaler.</source>
+        <translation>Độ chính xác hỗn hợp: forward và loss chạy dưới autocast ở bf16 hoặc fp16; trọng số, gradient của chúng và optimizer vẫn là fp32. fp16 cần CUDA và đi kèm bộ co giãn loss.</translation>
+    </message>
+    <message>
+        <source>Unavailable: fp16 needs CUDA; use bf16 on the CPU</source>
+        <translation>Không dùng được: fp16 cần CUDA; hãy dùng bf16 trên CPU</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>không</translation>
+    </message>
+    <message>
+        <source>dynamic (GradScaler)</source>
+        <translation>động (GradScaler)</translation>
+    </message>
+    <message>
+        <source>A dynamic loss scaler: each micro-batch&apos;s loss × S before backward; once per window the gradients are divided by S, a window with inf/NaN gradients is skipped and S halves. Always on with fp16.</source>
+        <translation>Bộ co giãn loss động: loss của mỗi micro-batch được nhân với S trước backward; mỗi cửa sổ một lần, gradient được chia cho S, cửa sổ có gradient inf/NaN bị bỏ qua và S giảm một nửa. Luôn bật với fp16.</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>Độ chính xác</translation>
+    </message>
+    <message>
+        <source>Loss scaling</source>
+        <translation>Co giãn loss</translation>
+    </message>
+    <message>
+        <source>loss scaling</source>
+        <translation>co giãn loss</translation>
     </message>
 </context>
 <context>
@@ -514,6 +578,10 @@
     <message>
         <source>%1 × %2 over the %3 budget</source>
         <translation>%1 × %2 vượt ngân sách %3</translation>
+    </message>
+    <message>
+        <source> (%1 skipped for overflow by the loss scaler)</source>
+        <translation> (bộ co giãn loss bỏ qua %1 bước do tràn số)</translation>
     </message>
 </context>
 <context>
@@ -764,6 +832,50 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <source>loss</source>
         <translation>loss</translation>
     </message>
+    <message>
+        <source>%1 (S → %2)</source>
+        <translation>%1 (S → %2)</translation>
+    </message>
+    <message>
+        <source>scaler per window (right)</source>
+        <translation>scaler mỗi cửa sổ (đúng)</translation>
+    </message>
+    <message>
+        <source>scaler per micro-batch (wrong)</source>
+        <translation>scaler mỗi micro-batch (sai)</translation>
+    </message>
+    <message>
+        <source>Loss scaler per micro-batch</source>
+        <translation>Loss scaler mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>scaler.unscale_() and scaler.update() after every micro-batch (wrong) vs once per window (right), on a run whose gradients overflow the scale</source>
+        <translation>scaler.unscale_() và scaler.update() sau mỗi micro-batch (sai) so với một lần mỗi cửa sổ (đúng), trên một lượt chạy có gradient làm tràn số ở hệ số co giãn đó</translation>
+    </message>
+    <message>
+        <source>Loss scale</source>
+        <translation>Hệ số co giãn loss</translation>
+    </message>
+    <message>
+        <source>loss scale</source>
+        <translation>hệ số co giãn loss</translation>
+    </message>
+    <message>
+        <source>Skipped updates</source>
+        <translation>Cập nhật bị bỏ qua</translation>
+    </message>
+    <message>
+        <source>The loss scaler multiplies each micro-batch&apos;s loss by S. Once per window, before clipping, unscale_() divides .grad by S; step() skips the update if a gradient is inf/NaN (✕), and update() then halves S. S starts at 3.4e38, float32&apos;s largest, and SGD runs at lr 0.1 or more, so gradient spikes above 1 overflow. Unscaling and updating after every micro-batch divides what .grad holds by S again: each update keeps about its last micro-batch&apos;s gradient.</source>
+        <translation>Bộ co giãn loss nhân loss của mỗi micro-batch với S. Mỗi cửa sổ một lần, trước khi cắt gradient, unscale_() chia .grad cho S; step() bỏ qua cập nhật nếu có gradient là inf/NaN (✕), và khi đó update() giảm S một nửa. S bắt đầu ở 3.4e38, giá trị lớn nhất của float32, và SGD chạy với lr từ 0.1 trở lên, nên các gradient đột biến lớn hơn 1 bị tràn số. Unscale và update sau mỗi micro-batch lại chia những gì .grad đang giữ cho S thêm lần nữa: mỗi cập nhật chỉ còn giữ khoảng gradient của micro-batch cuối cùng.</translation>
+    </message>
+    <message>
+        <source>Once per window: %1 of %2 updates skipped for overflow (✕), S %3 → %4. Per micro-batch: %5 of %6 skipped, S → %7. Largest |Δ loss| between them: %8.</source>
+        <translation>Một lần mỗi cửa sổ: %1 trên %2 cập nhật bị bỏ qua do tràn số (✕), S %3 → %4. Mỗi micro-batch: bỏ qua %5 trên %6, S → %7. |Δ loss| lớn nhất giữa hai lượt: %8.</translation>
+    </message>
+    <message>
+        <source>update skipped (overflow)</source>
+        <translation>cập nhật bị bỏ qua (tràn số)</translation>
+    </message>
 </context>
 <context>
     <name>studio::Lesson</name>
@@ -870,6 +982,18 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the learning rate reaches zero after a quarter of the run and training stalls. Step it once per update, beside optimizer.step().</source>
         <translation>Gọi lr_scheduler.step() sau mỗi micro-batch làm lịch học chạy nhanh gấp K lần: tốc độ học về 0 sau một phần tư lần chạy và việc huấn luyện đứng lại. Hãy gọi nó một lần cho mỗi lần cập nhật, cạnh optimizer.step().</translation>
+    </message>
+    <message>
+        <source>Once per window, the scaler skipped %1 of %2 updates for overflow and halved S once for each (%3 → %4). Per micro-batch, each update kept about its last micro-batch&apos;s gradient: |Δ loss| up to %5.</source>
+        <translation>Một lần mỗi cửa sổ: bộ co giãn bỏ qua %1 trên %2 cập nhật do tràn số và giảm S một nửa cho mỗi lần (%3 → %4). Sau mỗi micro-batch: mỗi cập nhật chỉ giữ khoảng gradient của micro-batch cuối cùng, |Δ loss| lên tới %5.</translation>
+    </message>
+    <message>
+        <source>Pitfall: the loss scaler per micro-batch</source>
+        <translation>Cạm bẫy: gọi loss scaler sau mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>Mixed precision multiplies each micro-batch&apos;s loss by a scale S so that small gradients survive; once per window, just before clipping and the step, .grad is divided by S, and an inf or NaN gradient skips that update and halves S. Here S starts at float32&apos;s largest, so gradient spikes overflow: the plot shows S per update and a cross where an update was skipped. Unscaling and updating after every micro-batch divides what .grad holds again and again, so each update keeps only its last micro-batch.</source>
+        <translation>Độ chính xác hỗn hợp nhân loss của mỗi micro-batch với hệ số S để các gradient nhỏ không bị mất; mỗi cửa sổ một lần, ngay trước khi cắt gradient và bước optimizer, .grad được chia cho S, và một gradient inf hoặc NaN khiến lần cập nhật đó bị bỏ qua và S giảm một nửa. Ở đây S bắt đầu ở giá trị lớn nhất của float32, nên các gradient đột biến bị tràn số: biểu đồ cho thấy S ở mỗi cập nhật và một dấu chéo nơi cập nhật bị bỏ qua. Unscale và update sau mỗi micro-batch chia những gì .grad đang giữ hết lần này đến lần khác, nên mỗi cập nhật chỉ còn giữ micro-batch cuối cùng.</translation>
     </message>
 </context>
 <context>
@@ -984,6 +1108,18 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>Smoothing:</source>
         <translation>Làm mượt:</translation>
+    </message>
+    <message>
+        <source>loss scale S (right axis)</source>
+        <translation>hệ số co giãn loss S (trục phải)</translation>
+    </message>
+    <message>
+        <source>update skipped (inf/NaN gradients)</source>
+        <translation>cập nhật bị bỏ qua (gradient inf/NaN)</translation>
+    </message>
+    <message>
+        <source>loss scale</source>
+        <translation>hệ số co giãn loss</translation>
     </message>
 </context>
 <context>
@@ -1263,6 +1399,10 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>Configuration</source>
         <translation>Cấu hình</translation>
+    </message>
+    <message>
+        <source>Pitfall: loss scaler per micro-batch</source>
+        <translation>Cạm bẫy: loss scaler mỗi micro-batch</translation>
     </message>
 </context>
 <context>
