@@ -1,5 +1,6 @@
 #include "config_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -9,6 +10,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QShowEvent>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QToolButton>
@@ -17,6 +19,7 @@
 #include <cmath>
 
 #include "accum/session.h"
+#include "memory_estimator.h"
 
 namespace studio {
 
@@ -84,6 +87,20 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     effective_batch_->setObjectName(QStringLiteral("effective_batch"));
     effective_batch_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 13pt; color: #1f4e99;"));
     effective_batch_->setWordWrap(true);
+    gradient_checkpointing_ = new QCheckBox(tr("Gradient checkpointing"));
+    gradient_checkpointing_->setObjectName(QStringLiteral("gradient_checkpointing"));
+    gradient_checkpointing_->setToolTip(tr("Keep only each block's input in the forward and recompute its activations "
+                                           "in backward: less activation memory, one more forward of every block"));
+    estimate_ = new QLabel;
+    estimate_->setObjectName(QStringLiteral("memory_estimate"));
+    estimate_->setWordWrap(true);
+    estimate_->setTextFormat(Qt::PlainText);
+    estimator_ = new MemoryEstimator(this);
+    connect(estimator_, &MemoryEstimator::estimating, this, [this] {
+        estimate_->setText(tr("Memory: estimating…"));
+        estimate_->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    });
+    connect(estimator_, &MemoryEstimator::estimated, this, &ConfigPanel::show_estimate);
 
     learning_rate_ = new QDoubleSpinBox;
     learning_rate_->setObjectName(QStringLiteral("learning_rate"));
@@ -178,6 +195,8 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     batching_form->addRow(tr("Micro-batch (B)"), batch_size_);
     batching_form->addRow(tr("Accumulation (K)"), accumulation_steps_);
     batching_form->addRow(tr("Effective batch"), effective_batch_);
+    batching_form->addRow(QString(), gradient_checkpointing_);
+    batching_form->addRow(tr("Memory"), estimate_);
     auto [optim, optim_form] = make_group(tr("Optimisation"));
     optim_form->addRow(tr("Learning rate"), learning_rate_);
     optim_form->addRow(tr("Optimizer"), optimizer_);
@@ -217,7 +236,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         {"device", device_}, {"mixed-precision", precision_}, {"loss-scaling", loss_scaling_},
         {"loss-scale-init", loss_scaling_}, {"scaler-per-micro-batch", loss_scaling_},
         {"memory-budget", memory_budget_}, {"output-dir", output_dir_},
+        {"gradient-checkpointing", gradient_checkpointing_},
     };
+    connect(gradient_checkpointing_, &QCheckBox::toggled, this, &ConfigPanel::revalidate);
 
     for (auto* combo :
          {mode_, dataset_, model_, optimizer_, scheduler_, loss_normalization_, device_, precision_, loss_scaling_})
@@ -240,6 +261,7 @@ accum::RunConfig ConfigPanel::config() const {
     c.model = choice_of(model_, c.model);
     c.batch_size = batch_size_->value();
     c.accumulation_steps = accumulation_steps_->value();
+    c.gradient_checkpointing = gradient_checkpointing_->isChecked();
     c.learning_rate = learning_rate_->value();
     c.optimizer = choice_of(optimizer_, c.optimizer);
     c.momentum = momentum_->value();
@@ -268,6 +290,7 @@ void ConfigPanel::set_config(const accum::RunConfig& c) {
     batch_size_->setValue(static_cast<int>(std::min<std::int64_t>(c.batch_size, batch_size_->maximum())));
     accumulation_steps_->setValue(
         static_cast<int>(std::min<std::int64_t>(c.accumulation_steps, accumulation_steps_->maximum())));
+    gradient_checkpointing_->setChecked(c.gradient_checkpointing);
     learning_rate_->setValue(c.learning_rate);
     select_choice(optimizer_, c.optimizer);
     momentum_->setValue(c.momentum);
@@ -286,10 +309,11 @@ void ConfigPanel::set_config(const accum::RunConfig& c) {
     revalidate();
 }
 
-void ConfigPanel::set_batching(std::int64_t batch_size, std::int64_t accumulation_steps) {
+void ConfigPanel::set_batching(std::int64_t batch_size, std::int64_t accumulation_steps, bool gradient_checkpointing) {
     updating_ = true;
     batch_size_->setValue(static_cast<int>(batch_size));
     accumulation_steps_->setValue(static_cast<int>(accumulation_steps));
+    if (gradient_checkpointing) gradient_checkpointing_->setChecked(true);
     updating_ = false;
     revalidate();
 }
@@ -301,6 +325,7 @@ QString ConfigPanel::summary_text() const {
     QStringList parts;
     parts << tr("%1, %2").arg(model_->currentText(), dataset_->currentText());
     parts << tr("micro-batch %1 × K %2 = %3").arg(c.batch_size).arg(c.accumulation_steps).arg(c.effective_batch());
+    if (c.gradient_checkpointing) parts << tr("checkpointing");
     parts << tr("%1 lr %2").arg(optimizer_->currentText()).arg(c.learning_rate);
     if (c.scheduler != accum::SchedulerKind::Constant) parts << tr("%1 schedule").arg(scheduler_->currentText());
     if (c.loss_normalization == accum::LossNormalization::Tokens) parts << tr("loss per token");
@@ -348,8 +373,47 @@ void ConfigPanel::revalidate() {
     const bool valid = problems.empty();
     const bool changed = valid != valid_;
     valid_ = valid;
+    refresh_estimate();
     Q_EMIT config_changed();
     if (changed) Q_EMIT validity_changed(valid_);
+}
+
+void ConfigPanel::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (!estimate_value_.ok && !estimator_->is_pending()) refresh_estimate();
+}
+
+void ConfigPanel::refresh_estimate() {
+    if (!valid_) {
+        estimator_->cancel();
+        estimate_value_ = {};
+        estimate_->setText(tr("Memory: no estimate until the settings are valid"));
+        estimate_->setStyleSheet(QStringLiteral("color: palette(mid);"));
+        return;
+    }
+    if (!isVisible()) return; // asked again when shown
+    estimator_->request(config());
+}
+
+void ConfigPanel::show_estimate(const accum::RunMemoryEstimate& e) {
+    estimate_value_ = e;
+    const auto bytes = [](double b) { return QString::fromStdString(accum::format_byte_size(std::llround(b))); };
+    if (!e.ok) {
+        estimate_->setText(e.busy ? tr("Memory: estimated when the run ends")
+                                  : tr("Memory: no estimate (%1)").arg(QString::fromStdString(e.error)));
+        estimate_->setStyleSheet(QStringLiteral("color: palette(mid);"));
+        estimate_->setToolTip(QString());
+        return;
+    }
+    QString text = tr("≈ %1 at peak: activations %2 (%3 per sample) + parameters, gradients and optimizer state %4")
+                       .arg(bytes(e.predicted_peak_bytes), bytes(e.activation_bytes),
+                            bytes(e.activation_per_sample_bytes), bytes(static_cast<double>(e.static_bytes())));
+    const auto budget = accum::parse_byte_size(config().memory_budget).value_or(0);
+    const bool over = budget > 0 && e.predicted_peak_bytes > static_cast<double>(budget);
+    if (over) text += QLatin1Char(' ') + tr("— over the %1 budget").arg(bytes(static_cast<double>(budget)));
+    estimate_->setText(text);
+    estimate_->setStyleSheet(over ? QStringLiteral("color: #b3261e; font-weight: bold;") : QString());
+    estimate_->setToolTip(QString::fromStdString(e.describe()));
 }
 
 void ConfigPanel::choose_output_dir() {

@@ -7,7 +7,9 @@
 #include <QWidget>
 
 #include "accum/run_config.h"
+#include "accum/run_estimate.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -28,15 +30,29 @@ public:
     // The experiment in one line (presentation mode folds the panel to it):
     // model, data · micro-batch B × K = effective · optimizer lr · budget · style
     QString summary_text() const;
-    // Applies the engine's out-of-memory suggestion: same effective batch.
-    void set_batching(std::int64_t batch_size, std::int64_t accumulation_steps);
+    // Applies the engine's out-of-memory suggestion: same effective batch (and
+    // gradient checkpointing on, when the suggestion says so).
+    void set_batching(std::int64_t batch_size, std::int64_t accumulation_steps, bool gradient_checkpointing = false);
+
+    // The memory estimate beside the effective batch: asked again (debounced, on a
+    // worker thread) whenever the form changes while the panel is shown, and
+    // after a run (the engine estimates only between runs).
+    void refresh_estimate();
+    QLabel* estimate_label() const { return estimate_; }
+    class MemoryEstimator* estimator() const { return estimator_; }
+    // The estimate shown now (ok false while none is).
+    const accum::RunMemoryEstimate& estimate() const { return estimate_value_; }
 
 Q_SIGNALS:
     void config_changed();
     void validity_changed(bool valid);
 
+protected:
+    void showEvent(class QShowEvent* event) override;
+
 private:
     void revalidate();
+    void show_estimate(const accum::RunMemoryEstimate& estimate);
     void choose_output_dir();
     void mark(QWidget* widget, const QString& problem);
 
@@ -51,6 +67,10 @@ private:
     QSpinBox* batch_size_ = nullptr;
     QSpinBox* accumulation_steps_ = nullptr;
     QLabel* effective_batch_ = nullptr;
+    QCheckBox* gradient_checkpointing_ = nullptr;
+    QLabel* estimate_ = nullptr;
+    class MemoryEstimator* estimator_ = nullptr;
+    accum::RunMemoryEstimate estimate_value_;
     QDoubleSpinBox* learning_rate_ = nullptr;
     QComboBox* optimizer_ = nullptr;
     QDoubleSpinBox* momentum_ = nullptr;

@@ -143,14 +143,38 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
                         a["effective_batch"]);
     }
     if (c == code::suggest_measured) {
-        const QString text =
-            a.has("exact") ? EngineText::tr("Try micro-batch %1 × %2 accumulation steps: the same effective batch (%3), "
-                                            "measured to fit: it peaked at %4 of the budget.")
-                           : EngineText::tr("Try micro-batch %1 × %2 accumulation steps: effective batch %3, the nearest "
-                                            "above, measured to fit: it peaked at %4 of the budget.");
-        return text.arg(a.strong("suggested_batch_size"), a.strong("suggested_accumulation_steps"),
+        QString text;
+        if (a.has("checkpointing"))
+            text = a.has("exact")
+                       ? EngineText::tr("Try micro-batch %1 × %2 accumulation steps with gradient checkpointing: the "
+                                        "same effective batch (%3), measured to fit: it peaked at %4 of the budget.")
+                       : EngineText::tr("Try micro-batch %1 × %2 accumulation steps with gradient checkpointing: "
+                                        "effective batch %3, the nearest above, measured to fit: it peaked at %4 of "
+                                        "the budget.");
+        else
+            text = a.has("exact") ? EngineText::tr("Try micro-batch %1 × %2 accumulation steps: the same effective "
+                                                   "batch (%3), measured to fit: it peaked at %4 of the budget.")
+                                  : EngineText::tr("Try micro-batch %1 × %2 accumulation steps: effective batch %3, "
+                                                   "the nearest above, measured to fit: it peaked at %4 of the budget.");
+        text = text.arg(a.strong("suggested_batch_size"), a.strong("suggested_accumulation_steps"),
                         a["effective_batch"], a["measured_peak"]);
+        // Why this lever (plan_faster, …), as one more sentence.
+        if (a.has("why")) text += QLatin1Char(' ') + inner(a, "why", depth);
+        return text;
     }
+    if (c == code::plan_faster)
+        return (a.has("checkpointing")
+                    ? EngineText::tr("%1 × %2 with gradient checkpointing runs %3 × faster than %4 × %5 without it "
+                                     "(measured).")
+                    : EngineText::tr("%1 × %2 fits without checkpointing and runs %3 × faster than %4 × %5 with it "
+                                     "(measured)."))
+            .arg(a["faster_batch"], a["faster_steps"], a["ratio"], a["slower_batch"], a["slower_steps"]);
+    if (c == code::plan_checkpointing_no_larger)
+        return EngineText::tr("%1 × %2 fits without checkpointing, and checkpointing lets no larger micro-batch fit "
+                              "(it would only add a second forward).")
+            .arg(a["faster_batch"], a["faster_steps"]);
+    if (c == code::plan_only_checkpointing)
+        return EngineText::tr("Only with gradient checkpointing does a micro-batch this large fit.");
     if (c == code::suggest_nothing_fits) return EngineText::tr("Measured: %1.").arg(inner(a, "plan", depth));
     if (c == code::plan_predicted_too_big)
         return EngineText::tr("even micro-batch 1 is predicted to need %1, more than %2 (the budget less the safety "

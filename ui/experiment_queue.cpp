@@ -48,6 +48,7 @@ void ExperimentQueue::start_next() {
 void ExperimentQueue::on_records(const RecordBatch& batch) {
     current_.steps.insert(current_.steps.end(), batch.steps.begin(), batch.steps.end());
     current_.evals.insert(current_.evals.end(), batch.evals.begin(), batch.evals.end());
+    for (const auto& m : batch.memory) current_.note_memory(m);
     if (!batch.steps.empty()) Q_EMIT progress(index_, current_);
 }
 

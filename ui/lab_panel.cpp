@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <qcustomplot.h>
 
 namespace studio {
@@ -91,6 +92,20 @@ QString format_bytes(std::int64_t bytes) {
     return QObject::tr("%1 KiB").arg(bytes / 1024.0, 0, 'f', 1);
 }
 
+MemoryBands memory_bands(const RunResult& run) {
+    MemoryBands m;
+    m.parameters_bytes = run.parameters_bytes;
+    m.optimizer_state_bytes = run.optimizer_state_bytes;
+    m.activations_bytes = run.peak_activations_bytes();
+    // The gradients at the peak: what the step records' static part holds beyond
+    // parameters and optimizer state (a memory record may fall between zero_grad
+    // and the next backward, when there are none).
+    const auto at_peak = run.static_bytes_at_peak();
+    m.gradients_bytes = std::max(run.gradients_bytes,
+                                 std::max<std::int64_t>(0, at_peak - m.parameters_bytes - m.optimizer_state_bytes));
+    return m;
+}
+
 std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& config) {
     auto base = lab_base(config);
     const auto B = base.batch_size, K = base.accumulation_steps;
@@ -161,6 +176,27 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         runs.push_back({LabPanel::tr("one batch of %1 (reference)").arg(b * k), reference});
         runs.push_back({LabPanel::tr("%1 × %2, mean per micro-batch (wrong)").arg(b).arg(k), naive});
         runs.push_back({LabPanel::tr("%1 × %2, token-normalised (right)").arg(b).arg(k), tokens});
+        break;
+    }
+    case Experiment::MemoryLevers: {
+        // The CNN on Fashion-MNIST: its activations dwarf its parameters, so the bands show.
+        if (base.dataset != accum::DatasetKind::FashionMnist) base.data_path.clear();
+        base.dataset = accum::DatasetKind::FashionMnist;
+        base.model = accum::ModelKind::Cnn;
+        base.batch_norm = false;
+        base.dropout = 0.0;
+        set_length(base, 30, std::min(full_windows(base, 256, 1), full_windows(base, 64, 4)));
+        const std::tuple<std::int64_t, std::int64_t, bool> shapes[] = {
+            {256, 1, false}, {64, 4, false}, {256, 1, true}, {64, 4, true}};
+        for (const auto& [b, k, checkpointing] : shapes) {
+            auto c = base;
+            c.batch_size = b;
+            c.accumulation_steps = k;
+            c.gradient_checkpointing = checkpointing;
+            runs.push_back({checkpointing ? LabPanel::tr("%1 × %2, checkpointing").arg(b).arg(k)
+                                          : LabPanel::tr("%1 × %2").arg(b).arg(k),
+                            c});
+        }
         break;
     }
     case Experiment::PitfallScheduler: {
@@ -241,6 +277,10 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
                tr("scaler.unscale_() and scaler.update() after every micro-batch (wrong) vs once per window "
                   "(right), on a run whose gradients overflow the scale"),
                1, 4);
+    add_button(Experiment::MemoryLevers, QStringLiteral("memory_levers"), tr("Memory levers"),
+               tr("The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same losses, "
+                  "peak memory by category, samples/s"),
+               0, 4);
     cancel_ = new QPushButton(tr("Cancel"));
     cancel_->setObjectName(QStringLiteral("lab_cancel"));
     cancel_->setEnabled(false);
@@ -357,12 +397,34 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     plot_->yAxis2->setNumberPrecision(0);
     plot_->yAxis2->setLabel(tr("loss scale"));
     plot_->yAxis2->setVisible(false);
+    // The memory levers' bars: each run's peak, stacked by category.
+    memory_bars_ = new QCustomPlot;
+    memory_bars_->setObjectName(QStringLiteral("lab_memory_bars"));
+    memory_bars_->setMinimumHeight(200);
+    memory_bars_->plotLayout()->insertRow(0);
+    memory_bars_->plotLayout()->addElement(
+        0, 0, new QCPTextElement(memory_bars_, tr("Peak memory by category"), QFont(font().family(), 10, QFont::Bold)));
+    // The legend below the bars, in two columns: the bars take the plot's width.
+    memory_bars_->legend->setVisible(true);
+    memory_bars_->legend->setFont(font());
+    memory_bars_->axisRect()->insetLayout()->take(memory_bars_->legend);
+    memory_bars_->axisRect()->insetLayout()->simplify();
+    memory_bars_->plotLayout()->addElement(2, 0, memory_bars_->legend);
+    memory_bars_->plotLayout()->setRowStretchFactor(2, 0.001);
+    memory_bars_->legend->setWrap(2);
+    memory_bars_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    memory_bars_->legend->setBorderPen(Qt::NoPen);
+    memory_bars_->legend->setIconSize(14, 9);
+    memory_bars_->legend->setRowSpacing(-2);
+    memory_bars_->yAxis->setLabel(tr("MiB"));
+    memory_bars_->setVisible(false);
 
-    table_ = new QTableWidget(0, 9);
+    table_ = new QTableWidget(0, 10);
     table_->setObjectName(QStringLiteral("lab_table"));
     table_->setHorizontalHeaderLabels({tr("Run"), tr("B × K = effective"), tr("Final loss"),
                                        tr("max |Δ loss| vs first"), tr("Final accuracy"), tr("Time (s)"),
-                                       tr("Peak memory"), tr("Samples/s"), tr("Skipped updates")});
+                                       tr("Peak memory"), tr("Samples/s"), tr("Peak activations"),
+                                       tr("Skipped updates")});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     table_->verticalHeader()->setVisible(false);
@@ -379,7 +441,11 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     auto* plot_layout = new QVBoxLayout(plot_box);
     plot_layout->setContentsMargins(0, 0, 0, 0);
     plot_layout->addWidget(axis_box_);
-    plot_layout->addWidget(plot_, 1);
+    auto* plots_row = new QHBoxLayout;
+    plots_row->setContentsMargins(0, 0, 0, 0);
+    plots_row->addWidget(plot_, 3);
+    plots_row->addWidget(memory_bars_, 2);
+    plot_layout->addLayout(plots_row, 1);
     auto* split = split_ = new QSplitter(Qt::Vertical);
     split->addWidget(plot_box);
     split->addWidget(lower);
@@ -425,6 +491,11 @@ QString LabPanel::explanation(Experiment e) const {
                   "spikes above 1 overflow. "
                   "Unscaling and updating after every micro-batch divides what .grad holds by S again: each update "
                   "keeps about its last micro-batch's gradient.");
+    case Experiment::MemoryLevers:
+        return tr("Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The "
+                  "losses are the same; the bars show what each lever shrinks: only the activations. Parameters, "
+                  "gradients and optimizer state stay the same size. Checkpointing recomputes each block in "
+                  "backward, so it costs speed.");
     }
     return {};
 }
@@ -441,6 +512,7 @@ void LabPanel::run_experiment(Experiment experiment) {
                              : experiment == Experiment::PitfallLossScale ? 2
                                                                           : 0);
     x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation ? 1 : 0);
+    memory_bars_->setVisible(experiment == Experiment::MemoryLevers);
     set_busy(true);
     rebuild_plot();
     queue_->start(runs);
@@ -516,6 +588,18 @@ void LabPanel::on_all_finished() {
                    .arg(runs[1].steps.size())
                    .arg(runs[1].steps.back().loss_scale, 0, 'g', 2)
                    .arg(worst_text);
+    } else if (experiment_ == Experiment::MemoryLevers && runs.size() >= 2) {
+        QStringList activations, speed;
+        for (const auto& r : runs) {
+            activations << format_bytes(r.peak_activations_bytes());
+            speed << QString::number(r.summary.samples_per_second, 'f', 0);
+        }
+        const auto bands = memory_bands(runs.front());
+        text = tr("Same losses: largest |Δ loss| %1.\nPeak activations %2 · parameters, gradients and optimizer "
+                  "state %3 in every run · samples/s %4.")
+                   .arg(worst_text, activations.join(QStringLiteral(" → ")),
+                        format_bytes(bands.parameters_bytes + bands.gradients_bytes + bands.optimizer_state_bytes),
+                        speed.join(QStringLiteral(" → ")));
     } else if (runs.size() >= 2) {
         // A pitfall: each variant against the reference, the first run.
         QStringList parts;
@@ -550,6 +634,7 @@ void LabPanel::fill_table() {
                                    number_or_dash(r.summary.train_runtime_s, 2),
                                    format_bytes(r.summary.peak_memory_bytes),
                                    number_or_dash(r.summary.samples_per_second, 0),
+                                   format_bytes(r.peak_activations_bytes()),
                                    skipped_text(r)};
         for (int c = 0; c < cells.size(); ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
@@ -689,6 +774,51 @@ void LabPanel::rebuild_plot() {
     delta_y->setRange(kDeltaFloor, std::max(1.0, std::pow(10.0, std::ceil(std::log10(std::max(worst, 1e-12))))));
     delta_x->setRange(plot_->xAxis->range());
     plot_->replot(QCustomPlot::rpQueuedReplot);
+    if (memory_bars_->isVisible() || experiment_ == Experiment::MemoryLevers) rebuild_memory_bars();
+}
+
+void LabPanel::rebuild_memory_bars() {
+    memory_bars_->clearPlottables();
+    const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations (peak)")};
+    const QColor colours[4] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123), QColor(46, 125, 50)};
+    QVector<double> keys;
+    QVector<double> values[4];
+    auto ticks = QSharedPointer<QCPAxisTickerText>::create();
+    double top = 1.0;
+    for (std::size_t i = 0; i < shown_.size(); ++i) {
+        const auto m = memory_bands(shown_[i]);
+        const double key = static_cast<double>(i + 1);
+        keys << key;
+        const std::int64_t parts[4] = {m.parameters_bytes, m.gradients_bytes, m.optimizer_state_bytes,
+                                       m.activations_bytes};
+        double sum = 0;
+        for (int c = 0; c < 4; ++c) {
+            values[c] << parts[c] / (1024.0 * 1024.0);
+            sum += parts[c] / (1024.0 * 1024.0);
+        }
+        top = std::max(top, sum);
+        // Under its bar, short: "64 × 4", and a second line with checkpointing.
+        const auto& c = shown_[i].config;
+        ticks->addTick(key, c.gradient_checkpointing ? tr("%1 × %2\n+ ckpt").arg(c.batch_size).arg(c.accumulation_steps)
+                                                     : tr("%1 × %2").arg(c.batch_size).arg(c.accumulation_steps));
+    }
+    QCPBars* below = nullptr;
+    for (int c = 0; c < 4; ++c) {
+        auto* bars = new QCPBars(memory_bars_->xAxis, memory_bars_->yAxis);
+        bars->setName(names[c]);
+        bars->setWidth(0.6);
+        bars->setPen(QPen(colours[c].darker(120)));
+        QColor fill = colours[c];
+        fill.setAlpha(190);
+        bars->setBrush(fill);
+        bars->setData(keys, values[c], true);
+        if (below) bars->moveAbove(below);
+        below = bars;
+    }
+    memory_bars_->xAxis->setTicker(ticks);
+    memory_bars_->xAxis->setRange(0.4, std::max<double>(1.6, static_cast<double>(shown_.size()) + 0.6));
+    memory_bars_->yAxis->setRange(0.0, top * 1.08);
+    memory_bars_->replot();
 }
 
 int LabPanel::delta_graph_count() const {

@@ -29,13 +29,29 @@ class QTableWidget;
 namespace studio {
 
 enum class Experiment {
-    CompareStyles, CompareAccumulation, PitfallBatchNorm, PitfallTokenLoss, PitfallScheduler, PitfallLossScale
+    CompareStyles,
+    CompareAccumulation,
+    PitfallBatchNorm,
+    PitfallTokenLoss,
+    PitfallScheduler,
+    MemoryLevers, // 256 × 1, 64 × 4, each without and with gradient checkpointing (the CNN)
+    PitfallLossScale,
 };
 
 // The initial loss scale of the loss-scaler pitfall: float32's largest power of
 // two below its maximum is 2^127 (1.7e38); 3.4e38 is just below the maximum,
 // where a gradient above 1 overflows (as one above 1 does in fp16 at 2^16).
 inline constexpr double kOverflowLossScale = 3.4e38;
+
+// One run's memory as the lab's bars stack it, bottom to top: parameters,
+// gradients and optimizer state at the step's peak, and the peak of activations.
+struct MemoryBands {
+    std::int64_t parameters_bytes = 0;
+    std::int64_t gradients_bytes = 0;
+    std::int64_t optimizer_state_bytes = 0;
+    std::int64_t activations_bytes = 0;
+};
+MemoryBands memory_bands(const RunResult& run);
 
 // The runs an experiment makes from the studio's configuration.
 std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& base);
@@ -61,6 +77,8 @@ public:
     // The |Δ loss| panel: its axes (log-scaled value axis) and one graph per run after the first.
     QCPAxisRect* delta_rect() const { return delta_rect_; }
     int delta_graph_count() const;
+    // The memory levers' stacked bars (shown for that experiment only).
+    QCustomPlot* memory_bars() const { return memory_bars_; }
 
     // Presentation mode: plot text, lines and the verdict `scale` times their desk size;
     // above 1 the buttons, the explanation and the axis choice fold away (the lesson
@@ -78,6 +96,7 @@ private:
     void on_run_finished(int index, const RunResult& result);
     void on_all_finished();
     void rebuild_plot();
+    void rebuild_memory_bars();
     void fill_table();
     void set_busy(bool busy);
     QString explanation(Experiment experiment) const;
@@ -95,6 +114,7 @@ private:
     QComboBox* y_axis_ = nullptr;
     QComboBox* x_axis_ = nullptr;
     QCustomPlot* plot_ = nullptr;
+    QCustomPlot* memory_bars_ = nullptr;
     QCPAxisRect* delta_rect_ = nullptr;
     QCPItemRect* rounding_band_ = nullptr;
     QCPItemText* rounding_label_ = nullptr;

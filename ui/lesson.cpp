@@ -240,6 +240,31 @@ LessonVerdict loss_scale_check(const std::vector<RunResult>& runs) {
                     .arg(delta_text(d))};
 }
 
+// The memory levers (the lab's experiment) on the lesson's CNN: 256 × 1, 64 × 4,
+// and both with gradient checkpointing, 10 updates each.
+accum::RunConfig memory_config() { return cnn(64, 4, 10); }
+
+LessonVerdict memory_check(const std::vector<RunResult>& runs) {
+    if (!all_completed(runs) || runs.size() != 4) return not_completed(runs);
+    const double worst = max_pairwise_loss_difference(runs);
+    std::int64_t activations[4], fixed[4];
+    for (std::size_t i = 0; i < 4; ++i) {
+        activations[i] = runs[i].peak_activations_bytes();
+        fixed[i] = runs[i].static_bytes_at_peak();
+    }
+    // Parameters, gradients and optimizer state are the model's and the
+    // optimizer's: the same in the four runs; each lever shrinks the activations.
+    const bool same_fixed = fixed[1] == fixed[0] && fixed[2] == fixed[0] && fixed[3] == fixed[0];
+    const bool ok = worst <= kSameLossTolerance && same_fixed && activations[1] < activations[0] &&
+                    activations[2] < activations[0] && activations[3] < activations[1];
+    return {ok, Lesson::tr("Largest |Δ loss| %1. Peak activations %2 at 256 × 1, %3 at 64 × 4; with checkpointing "
+                   "%4 and %5. Parameters, gradients and optimizer state: %6 in all four.")
+                    .arg(delta_text(worst), format_bytes(activations[0]), format_bytes(activations[1]),
+                         format_bytes(activations[2]), format_bytes(activations[3]),
+                         same_fixed ? format_bytes(fixed[0]) : Lesson::tr("not the same (%1 → %2)")
+                                                                   .arg(format_bytes(fixed[0]), format_bytes(fixed[3])))};
+}
+
 } // namespace
 
 QString LessonStep::title_text() const { return Lesson::tr(title); }
@@ -320,6 +345,18 @@ const std::vector<LessonStep>& lesson_steps() {
          .experiment = Experiment::PitfallScheduler,
          .config = scheduler_config,
          .check = scheduler_check},
+        {.key = "memory",
+         .title = QT_TRANSLATE_NOOP("studio::Lesson", "Memory bands: what accumulation shrinks"),
+         .text = QT_TRANSLATE_NOOP("studio::Lesson",
+                                   "Memory has four bands: parameters, gradients, optimizer state and activations. "
+                                   "Accumulation shrinks only the activations, which grow with the micro-batch; the "
+                                   "other three belong to the model and the optimizer. Gradient checkpointing is "
+                                   "the second lever: it recomputes each block's activations in backward, for the "
+                                   "same losses with less memory, at some cost in speed."),
+         .run = LessonRun::Experiment,
+         .experiment = Experiment::MemoryLevers,
+         .config = memory_config,
+         .check = memory_check},
         {.key = "loss_scale",
          .title = QT_TRANSLATE_NOOP("studio::Lesson", "Pitfall: the loss scaler per micro-batch"),
          .text = QT_TRANSLATE_NOOP("studio::Lesson",

@@ -84,9 +84,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) { runs_panel_->add_run(r); });
     connect(lab_panel_, &LabPanel::busy_changed, this, [this] { update_actions(); });
     connect(lab_panel_, &LabPanel::experiment_finished, this, &MainWindow::experiment_finished);
-    connect(oom_banner_, &OomBanner::apply_requested, this, [this](std::int64_t b, std::int64_t k) {
-        config_panel_->set_batching(b, k);
-        status_label_->setText(tr("Suggestion applied: %1 × %2. Press Run.").arg(b).arg(k));
+    connect(oom_banner_, &OomBanner::apply_requested, this, [this](std::int64_t b, std::int64_t k, bool checkpointing) {
+        config_panel_->set_batching(b, k, checkpointing);
+        status_label_->setText(checkpointing
+                                   ? tr("Suggestion applied: %1 × %2 with gradient checkpointing. Press Run.").arg(b).arg(k)
+                                   : tr("Suggestion applied: %1 × %2. Press Run.").arg(b).arg(k));
+    });
+    // The engine estimates memory only between runs: the estimate a run kept
+    // waiting comes when it ends.
+    connect(lab_panel_, &LabPanel::experiment_finished, this, [this] {
+        if (!config_panel_->estimate().ok) config_panel_->refresh_estimate();
     });
 
     // At most 10 replots a second: live enough to watch, and it leaves the CPU to
@@ -327,6 +334,7 @@ void MainWindow::build_actions() {
     lab->addSeparator();
     lab->addAction(tr("Compare styles"), this, [this] { run_demo(QStringLiteral("compare-styles")); });
     lab->addAction(tr("Compare accumulation"), this, [this] { run_demo(QStringLiteral("compare-accumulation")); });
+    lab->addAction(tr("Memory levers"), this, [this] { run_demo(QStringLiteral("memory-levers")); });
     lab->addSeparator();
     lab->addAction(tr("Pitfall: BatchNorm"), this, [this] { run_demo(QStringLiteral("pitfall-batchnorm")); });
     lab->addAction(tr("Pitfall: mean vs token loss"), this, [this] { run_demo(QStringLiteral("pitfall-tokens")); });
@@ -534,6 +542,7 @@ const std::vector<std::pair<QString, Experiment>>& demo_experiments() {
         {QStringLiteral("pitfall-tokens"), Experiment::PitfallTokenLoss},
         {QStringLiteral("pitfall-scheduler"), Experiment::PitfallScheduler},
         {QStringLiteral("pitfall-loss-scale"), Experiment::PitfallLossScale},
+        {QStringLiteral("memory-levers"), Experiment::MemoryLevers},
     };
     return experiments;
 }
@@ -564,6 +573,7 @@ bool MainWindow::run_demo(const QString& name) {
 void MainWindow::on_records(const RecordBatch& batch) {
     code_panel_->append(batch);
     live_run_.steps.insert(live_run_.steps.end(), batch.steps.begin(), batch.steps.end());
+    for (const auto& m : batch.memory) live_run_.note_memory(m);
     live_run_.evals.insert(live_run_.evals.end(), batch.evals.begin(), batch.evals.end());
     loss_plot_->append(batch);
     memory_plot_->append(batch);
@@ -640,6 +650,7 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     live_run_.summary = summary;
     live_run_.has_summary = true;
     runs_panel_->add_run(live_run_);
+    if (!config_panel_->estimate().ok) config_panel_->refresh_estimate();
     Q_EMIT run_finished(summary);
 }
 

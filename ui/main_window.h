@@ -80,7 +80,7 @@ public:
     bool save_config(const QString& path, QString* error = nullptr) const;
     bool load_config(const QString& path, QString* error = nullptr);
     bool export_csv(const QString& loss_path, const QString& memory_path) const;
-    // code-panel, compare-styles, compare-accumulation, pitfall-… : what run_demo takes.
+    // code-panel, compare-styles, compare-accumulation, pitfall-…, memory-levers: what run_demo takes.
     static QStringList demo_names();
 
 public Q_SLOTS:

@@ -2,16 +2,30 @@
 
 #include "plot_interaction.h"
 #include <QFileInfo>
+#include <QLabel>
+#include <QMouseEvent>
 #include <QTextStream>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <array>
 #include <qcustomplot.h>
 
 namespace studio {
 
 namespace {
 constexpr double mib = 1024.0 * 1024.0;
+
+// The four bands of a record, bottom to top. A record written before the
+// categories existed has only its total: all of it shows as activations.
+std::array<std::int64_t, 4> bands_of(const accum::MemoryRecord& r) {
+    std::array<std::int64_t, 4> b{r.parameters_bytes, r.gradients_bytes, r.optimizer_state_bytes, r.activations_bytes};
+    if (b[0] + b[1] + b[2] + b[3] == 0) b[3] = r.memory_bytes;
+    return b;
 }
+
+QString mib_text(std::int64_t bytes) { return QString::fromStdString(accum::format_byte_size(bytes)); }
+} // namespace
 
 MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     plot_ = new QCustomPlot(this);
@@ -22,13 +36,38 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     title_ = new QCPTextElement(plot_, tr("CPU tensor memory"), QFont(font().family(), 12, QFont::Bold));
     plot_->plotLayout()->addElement(0, 0, title_);
 
+    // The total first (graph 0: the memory line whose width presentation mode
+    // scales), drawn above the bands.
+    plot_->addLayer(QStringLiteral("lines"), plot_->layer(QStringLiteral("main")), QCustomPlot::limAbove);
     current_graph_ = plot_->addGraph();
-    current_graph_->setName(tr("current"));
-    current_graph_->setPen(QPen(QColor(46, 125, 50), 2));
-    current_graph_->setBrush(QColor(46, 125, 50, 40));
+    current_graph_->setName(tr("current (total)"));
+    current_graph_->setPen(QPen(QColor(27, 94, 32), 2));
+    current_graph_->setLayer(QStringLiteral("lines"));
+    current_graph_->removeFromLegend(); // the top of the stacked bands
+    // Stacked bands, bottom to top: each graph is the running sum and fills down
+    // to the one below (the first to zero).
+    const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations")};
+    const QColor colours[4] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123), QColor(46, 125, 50)};
+    for (int i = 0; i < 4; ++i) {
+        auto* band = plot_->addGraph();
+        band->setName(names[i]);
+        band->setPen(QPen(colours[i].darker(115), 1));
+        QColor fill = colours[i];
+        fill.setAlpha(i == 3 ? 110 : 150);
+        band->setBrush(fill);
+        if (i > 0) band->setChannelFillGraph(bands_.back());
+        bands_.push_back(band);
+    }
+    sync_graph_ = plot_->addGraph();
+    sync_graph_->setName(tr("optimizer steps"));
+    sync_graph_->setLineStyle(QCPGraph::lsImpulse);
+    sync_graph_->setPen(QPen(QColor(40, 40, 40, 110), 1));
+    sync_graph_->setLayer(QStringLiteral("lines"));
+    sync_graph_->removeFromLegend();
     peak_graph_ = plot_->addGraph();
     peak_graph_->setName(tr("peak"));
     peak_graph_->setPen(QPen(QColor(123, 31, 162), 2, Qt::DashLine));
+    peak_graph_->setLayer(QStringLiteral("lines"));
     reserved_graph_ = plot_->addGraph();
     reserved_graph_->setName(tr("reserved (caching allocator)"));
     reserved_graph_->setPen(QPen(QColor(120, 120, 120), 1.5, Qt::DotLine));
@@ -55,9 +94,18 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     oom_label_->setPadding(QMargins(0, 0, 14, 8));
     oom_label_->setVisible(false);
 
-    // Top left, in two columns: memory grows to the right and towards the budget, and
-    // the out-of-memory mark sits at the right end of the budget line.
-    place_legend(plot_, Qt::AlignTop | Qt::AlignLeft, 2);
+    // Beside the plot area, one entry a row (the area is about a hundred pixels
+    // high on a 720-line screen, no room inside): the bands' colours and the lines;
+    // the budget and the out-of-memory mark join it when they appear.
+    plot_->legend->setVisible(true);
+    plot_->axisRect()->insetLayout()->take(plot_->legend);
+    plot_->axisRect()->insetLayout()->simplify();
+    plot_->plotLayout()->addElement(1, 1, plot_->legend);
+    plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
+    plot_->legend->setBorderPen(Qt::NoPen);
+    plot_->legend->setIconSize(14, 9);
+    plot_->legend->setRowSpacing(-3);
+    plot_->legend->setMargins(QMargins(2, 0, 2, 0));
     use_fast_drawing(plot_);
     plot_->xAxis->setLabel(tr("wall time (s)"));
     plot_->yAxis->setLabel(tr("MiB"));
@@ -66,14 +114,28 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
         refresh();
     });
     look_.capture(plot_);
+    plot_->setMouseTracking(true);
+    connect(plot_, &QCustomPlot::mouseMove, this, &MemoryPlot::show_hover);
+
+    caption_ = new QLabel(tr("Accumulation shrinks only the activations band."));
+    caption_->setToolTip(tr("The activations (saved for backward, the batch, temporaries) grow with the micro-batch: "
+                            "more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients "
+                            "and optimizer state belong to the model and the optimizer. Gradient checkpointing "
+                            "shrinks the activations too, at the cost of a second forward."));
+    caption_->setObjectName(QStringLiteral("memory_caption"));
+    caption_->setWordWrap(true);
+    caption_->setStyleSheet(QStringLiteral("color: palette(mid);"));
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(plot_);
+    layout->setSpacing(2);
+    layout->addWidget(plot_, 1);
+    layout->addWidget(caption_);
 }
 
 void MemoryPlot::clear() {
     records_.clear();
+    sync_times_.clear();
     oom_ = false;
     oom_peak_ = 0;
     auto_range_ = true;
@@ -82,7 +144,8 @@ void MemoryPlot::clear() {
 }
 
 void MemoryPlot::append(const RecordBatch& batch) {
-    if (batch.memory.empty()) return;
+    for (const auto& s : batch.steps) sync_times_.push_back(s.elapsed_s);
+    if (batch.memory.empty() && batch.steps.empty()) return;
     records_.insert(records_.end(), batch.memory.begin(), batch.memory.end());
     dirty_ = true;
 }
@@ -94,6 +157,47 @@ void MemoryPlot::mark_out_of_memory(std::int64_t peak_bytes) {
 }
 
 int MemoryPlot::point_count() const { return current_graph_->dataCount(); }
+
+int MemoryPlot::sync_tick_count() const { return sync_graph_->dataCount(); }
+
+std::vector<std::int64_t> MemoryPlot::band_bytes() const {
+    if (records_.empty()) return {0, 0, 0, 0};
+    const auto b = bands_of(records_.back());
+    return {b.begin(), b.end()};
+}
+
+QString MemoryPlot::hover_text(double t) const {
+    if (records_.empty()) return {};
+    const auto after = std::lower_bound(records_.begin(), records_.end(), t,
+                                        [](const accum::MemoryRecord& r, double x) { return r.elapsed_s < x; });
+    auto nearest = after == records_.end() ? after - 1 : after;
+    if (after != records_.begin() && after != records_.end() && t - (after - 1)->elapsed_s < after->elapsed_s - t)
+        nearest = after - 1;
+    const auto& r = *nearest;
+    const auto b = bands_of(r);
+    QString text = tr("%1 s").arg(r.elapsed_s, 0, 'f', 2);
+    text += QLatin1Char('\n') + tr("activations %1").arg(mib_text(b[3]));
+    text += QLatin1Char('\n') + tr("optimizer state %1").arg(mib_text(b[2]));
+    text += QLatin1Char('\n') + tr("gradients %1").arg(mib_text(b[1]));
+    text += QLatin1Char('\n') + tr("parameters %1").arg(mib_text(b[0]));
+    text += QLatin1Char('\n') + tr("total %1, peak so far %2").arg(mib_text(r.memory_bytes), mib_text(r.peak_memory_bytes));
+    if (r.budget_bytes > 0) text += QLatin1Char('\n') + tr("budget %1").arg(mib_text(r.budget_bytes));
+    return text;
+}
+
+void MemoryPlot::show_hover(QMouseEvent* event) {
+    if (records_.empty() || !plot_->axisRect()->rect().contains(event->pos())) {
+        QToolTip::hideText();
+        return;
+    }
+    const double t = plot_->xAxis->pixelToCoord(event->pos().x());
+#if QT_VERSION >= QT_VERSION_CHECK(6, 0, 0)
+    const QPoint global = event->globalPosition().toPoint();
+#else
+    const QPoint global = event->globalPos();
+#endif
+    QToolTip::showText(global, hover_text(t), plot_);
+}
 bool MemoryPlot::has_oom_marker() const { return oom_graph_->dataCount() > 0; }
 
 bool MemoryPlot::oom_marker_in_clear_view() {
@@ -111,13 +215,18 @@ bool MemoryPlot::oom_marker_in_clear_view() {
 
 void MemoryPlot::rebuild() {
     QVector<double> t, current, peak, reserved;
+    QVector<double> stacked[4];
     for (const auto& r : records_) {
         t.push_back(r.elapsed_s);
         current.push_back(r.memory_bytes / mib);
         peak.push_back(r.peak_memory_bytes / mib);
         reserved.push_back(r.reserved_bytes / mib);
+        const auto b = bands_of(r);
+        double sum = 0;
+        for (int i = 0; i < 4; ++i) stacked[i].push_back((sum += static_cast<double>(b[i])) / mib);
     }
     current_graph_->setData(t, current, true);
+    for (int i = 0; i < 4; ++i) bands_[static_cast<std::size_t>(i)]->setData(t, stacked[i], true);
     peak_graph_->setData(t, peak, true);
     cuda_ = !records_.empty() && records_.back().cuda;
     title_->setText(cuda_ ? tr("GPU memory (allocated by tensors)") : tr("CPU tensor memory"));
@@ -165,13 +274,21 @@ void MemoryPlot::refresh() {
     if (auto_range_) {
         plot_->rescaleAxes();
         const auto y = plot_->yAxis->range();
-        plot_->yAxis->setRange(0.0, std::max(1.0, y.upper * 1.45));
+        plot_->yAxis->setRange(0.0, std::max(1.0, y.upper * 1.15));
         const auto x = plot_->xAxis->range();
         if (oom_) // the run ended there: its mark at the right, whole, clear of the legend
             plot_->xAxis->setRange(std::min(0.0, x.lower), std::max(x.upper * 1.08, 1e-3));
         else
             plot_->xAxis->setRange(std::min(0.0, x.lower), std::max(x.upper * 1.03, 0.5));
     }
+    // Ticks a twelfth of the height, at the bottom: where the optimizer stepped.
+    const double tick = 0.08 * plot_->yAxis->range().size();
+    QVector<double> ticks_t, ticks_y;
+    for (const double s : sync_times_) {
+        ticks_t.push_back(s);
+        ticks_y.push_back(tick);
+    }
+    sync_graph_->setData(ticks_t, ticks_y, true);
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -182,10 +299,12 @@ bool MemoryPlot::save_image(const QString& path) const {
 }
 
 void MemoryPlot::write_csv(QTextStream& out) const {
-    out << "elapsed_s,memory_bytes,peak_memory_bytes,reserved_bytes,budget_bytes,rss_bytes,cuda\n";
+    out << "elapsed_s,memory_bytes,peak_memory_bytes,reserved_bytes,budget_bytes,rss_bytes,cuda,"
+           "parameters_bytes,gradients_bytes,optimizer_state_bytes,activations_bytes\n";
     for (const auto& r : records_)
         out << r.elapsed_s << ',' << r.memory_bytes << ',' << r.peak_memory_bytes << ',' << r.reserved_bytes << ','
-            << r.budget_bytes << ',' << r.rss_bytes << ',' << (r.cuda ? 1 : 0) << '\n';
+            << r.budget_bytes << ',' << r.rss_bytes << ',' << (r.cuda ? 1 : 0) << ',' << r.parameters_bytes << ','
+            << r.gradients_bytes << ',' << r.optimizer_state_bytes << ',' << r.activations_bytes << '\n';
 }
 
 } // namespace studio

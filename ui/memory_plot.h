@@ -1,7 +1,11 @@
 #pragma once
-// Live memory curves from the engine's MemoryRecords: current and peak tensor
-// memory (and the CUDA caching allocator's reserve), the budget as a line, and
-// the out-of-memory point. Labelled "CPU tensor memory" or "GPU memory".
+// Live memory from the engine's MemoryRecords, as stacked areas by category
+// (parameters, gradients, optimizer state, activations: their top is the
+// current total), the peak (and the CUDA caching allocator's reserve) as lines,
+// the budget as a line, the out-of-memory point, and faint ticks at the
+// optimizer steps (the sync micro-batches). A caption under it says which band
+// accumulation shrinks; hovering shows a moment's figures. Labelled "CPU tensor
+// memory" or "GPU memory".
 
 #include <QWidget>
 #include <vector>
@@ -14,6 +18,8 @@ class QCPGraph;
 class QCPItemStraightLine;
 class QCPItemText;
 class QCPTextElement;
+class QLabel;
+class QMouseEvent;
 class QTextStream;
 
 namespace studio {
@@ -30,6 +36,13 @@ public:
     void refresh();
 
     int point_count() const;
+    // The four bands at the last record (bytes): parameters, gradients,
+    // optimizer state, activations.
+    std::vector<std::int64_t> band_bytes() const;
+    int sync_tick_count() const;
+    // What hovering at time `t` (seconds) shows: the nearest record's figures.
+    QString hover_text(double t) const;
+    QLabel* caption() const { return caption_; }
     bool has_oom_marker() const;
     // Whether the out-of-memory mark is drawn whole, at the right end of the time
     // axis (the run ended there) and clear of the legend. Lays the plot out first.
@@ -43,10 +56,14 @@ public:
 
 private:
     void rebuild();
+    void show_hover(QMouseEvent* event);
 
     QCustomPlot* plot_ = nullptr;
     QCPTextElement* title_ = nullptr;
-    QCPGraph* current_graph_ = nullptr;
+    QCPGraph* current_graph_ = nullptr; // the total: the stack's top edge
+    std::vector<QCPGraph*> bands_;      // parameters, +gradients, +optimizer state, +activations (cumulative)
+    QCPGraph* sync_graph_ = nullptr;    // faint ticks at optimizer steps
+    QLabel* caption_ = nullptr;
     QCPGraph* peak_graph_ = nullptr;
     QCPGraph* reserved_graph_ = nullptr;
     QCPGraph* oom_graph_ = nullptr;
@@ -54,6 +71,7 @@ private:
     QCPItemStraightLine* budget_line_ = nullptr;
     QCPItemText* oom_label_ = nullptr;
     std::vector<accum::MemoryRecord> records_;
+    std::vector<double> sync_times_;
     bool cuda_ = false;
     bool oom_ = false;
     std::int64_t oom_peak_ = 0;

@@ -23,7 +23,7 @@ OomBanner::OomBanner(QWidget* parent) : QFrame(parent) {
     layout->addWidget(dismiss_);
     connect(apply_, &QPushButton::clicked, this, [this] {
         hide();
-        Q_EMIT apply_requested(batch_size_, accumulation_steps_);
+        Q_EMIT apply_requested(batch_size_, accumulation_steps_, checkpointing_);
     });
     connect(dismiss_, &QPushButton::clicked, this, &QWidget::hide);
     set_presentation_scale(1.0);
@@ -52,6 +52,7 @@ void OomBanner::show_for(const accum::SummaryRecord& summary, std::int64_t batch
     failed_accumulation_steps_ = accumulation_steps;
     batch_size_ = summary.suggested_batch_size;
     accumulation_steps_ = summary.suggested_accumulation_steps;
+    checkpointing_ = summary.suggested_gradient_checkpointing;
     render();
     show();
 }
@@ -79,7 +80,13 @@ void OomBanner::render() {
                        .arg(failed_batch_size_)
                        .arg(failed_accumulation_steps_);
     if (has_suggestion) {
-        QString suggestion = tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps — the same "
+        QString suggestion =
+            checkpointing_ ? tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps with <b>gradient "
+                                "checkpointing</b> — the same effective batch (%3), less memory per pass.")
+                                 .arg(batch_size_)
+                                 .arg(accumulation_steps_)
+                                 .arg(batch_size_ * accumulation_steps_)
+                           : tr("<br>Suggestion: micro-batch <b>%1</b> × <b>%2</b> accumulation steps — the same "
                                 "effective batch (%3), less memory per pass.")
                                  .arg(batch_size_)
                                  .arg(accumulation_steps_)

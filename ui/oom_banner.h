@@ -2,7 +2,8 @@
 // The out-of-memory banner: the engine's message and suggestion in the
 // interface's language (built from the message's arguments, ui/engine_text.h),
 // and a button that applies it (smaller micro-batch, more accumulation steps,
-// same effective batch).
+// same effective batch; with gradient checkpointing when the engine measured
+// that faster).
 
 #include <QFrame>
 #include <cstdint>
@@ -29,7 +30,7 @@ public:
     void set_presentation_scale(double scale);
 
 Q_SIGNALS:
-    void apply_requested(std::int64_t batch_size, std::int64_t accumulation_steps);
+    void apply_requested(std::int64_t batch_size, std::int64_t accumulation_steps, bool gradient_checkpointing);
 
 private:
     void render();
@@ -42,6 +43,7 @@ private:
     std::int64_t failed_accumulation_steps_ = 0;
     std::int64_t batch_size_ = 0; // the suggestion
     std::int64_t accumulation_steps_ = 0;
+    bool checkpointing_ = false;
     bool compact_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QObject>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -21,6 +22,27 @@ double RunResult::final_accuracy() const { return evals.empty() ? nan : evals.ba
 double RunResult::final_loss() const {
     if (has_summary && std::isfinite(summary.final_loss)) return summary.final_loss;
     return steps.empty() ? nan : steps.back().loss;
+}
+
+std::int64_t RunResult::peak_activations_bytes() const {
+    std::int64_t peak = 0;
+    for (const auto& s : steps) peak = std::max(peak, s.peak_activations_bytes);
+    return peak;
+}
+
+std::int64_t RunResult::static_bytes_at_peak() const {
+    // After the first step: before it the optimizer has no state yet.
+    const accum::StepRecord* top = nullptr;
+    for (const auto& s : steps)
+        if ((s.step > 1 || steps.size() == 1) && (!top || s.peak_activations_bytes > top->peak_activations_bytes))
+            top = &s;
+    return top ? std::max<std::int64_t>(0, top->peak_memory_bytes - top->peak_activations_bytes) : 0;
+}
+
+void RunResult::note_memory(const accum::MemoryRecord& r) {
+    parameters_bytes = std::max(parameters_bytes, r.parameters_bytes);
+    gradients_bytes = std::max(gradients_bytes, r.gradients_bytes);
+    optimizer_state_bytes = std::max(optimizer_state_bytes, r.optimizer_state_bytes);
 }
 
 double max_loss_difference(const RunResult& a, const RunResult& b) {
@@ -70,6 +92,7 @@ std::optional<RunResult> load_run_directory(const QString& dir_path, QString* er
             if (!record) continue;
             if (const auto* s = std::get_if<accum::StepRecord>(&*record)) run.steps.push_back(*s);
             else if (const auto* e = std::get_if<accum::EvalRecord>(&*record)) run.evals.push_back(*e);
+            else if (const auto* m = std::get_if<accum::MemoryRecord>(&*record)) run.note_memory(*m);
             else if (const auto* m = std::get_if<accum::SummaryRecord>(&*record)) {
                 run.summary = *m;
                 run.has_summary = true;

@@ -20,6 +20,20 @@ struct RunResult {
     std::vector<accum::EvalRecord> evals;
     accum::SummaryRecord summary;
     bool has_summary = false;
+    // The run's static bands, the largest each memory record showed: parameters,
+    // gradients (released by zero_grad between windows) and optimizer state.
+    std::int64_t parameters_bytes = 0;
+    std::int64_t gradients_bytes = 0;
+    std::int64_t optimizer_state_bytes = 0;
+
+    // The largest peak of activations of any step (0 without step records).
+    std::int64_t peak_activations_bytes() const;
+    // Parameters, gradients and optimizer state at the peak of the step with the
+    // most activations after the first (whose optimizer has no state yet): its
+    // peak less its activations; 0 without step records.
+    std::int64_t static_bytes_at_peak() const;
+    // Takes a memory record's categories into the static bands.
+    void note_memory(const accum::MemoryRecord& record);
 
     // Last eval accuracy, or NaN when the run had no evaluation.
     double final_accuracy() const;

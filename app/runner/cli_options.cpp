@@ -46,6 +46,7 @@ const std::map<std::string, Option>& options() {
         {"scheduler-per-micro-batch", flag("pitfall demo: step the scheduler after every micro-batch (pytorch mode)",
                                            "scheduler-per-micro-batch")},
         {"dropout", value("dropout probability (default 0)")},
+        {"transformer-layers", value("encoder layers of the transformer (default 2)")},
         {"batch-size", value("micro-batch size B (default 64)")},
         {"accumulation-steps", value("gradient-accumulation steps K (default 4)")},
         {"epochs", value("epochs (default 3)")},
@@ -120,6 +121,7 @@ std::string metavar(const std::string& option) {
     static const std::map<std::string, std::string> m{
         {"mode", "MODE"},           {"dataset", "DATASET"},       {"data", "PATH"},
         {"label-column", "NAME"},   {"model", "MODEL"},           {"dropout", "P"},
+        {"transformer-layers", "N"},
         {"batch-size", "B"},        {"accumulation-steps", "K"},  {"epochs", "N"},
         {"max-steps", "N"},         {"lr", "RATE"},               {"optimizer", "OPTIMIZER"},
         {"momentum", "M"},          {"weight-decay", "W"},        {"scheduler", "SCHEDULER"},
@@ -140,13 +142,17 @@ std::string usage() {
     std::ostringstream out;
     out << "usage: accum-run [train] [options]\n"
            "       accum-run plan --target-batch N --memory-budget SIZE [options]\n"
+           "       accum-run estimate [--json] [options]\n"
            "       accum-run devices | --version | --help\n\n"
            "Trains with gradient accumulation and writes config.json, metrics.jsonl and summary.json.\n"
+           "plan proposes a micro-batch and K (with or without gradient checkpointing) under a memory budget;\n"
+           "estimate predicts the run's memory by category without training.\n"
            "Options (also read from --config FILE.json with the same keys; flags win):\n";
     out << "  --config FILE.json\n      options as a JSON object\n";
     for (const auto& [name, o] : options())
         out << "  --" << name << (o.takes_value() ? " " + metavar(name) : "") << "\n      " << o.help << "\n";
     out << "  --target-batch N\n      (plan) effective batch to reach\n";
+    out << "  --json\n      (estimate) print the estimate as a JSON object\n";
     out << "\nExit codes: 0 completed, 2 invalid arguments, 3 out of memory, 4 data missing or corrupt,\n"
            "5 diverged, 6 distributed failure (a peer lost, a rendezvous timed out, a port in use), 130 interrupted.\n";
     return out.str();
@@ -157,10 +163,10 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
     std::size_t i = 0;
     if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
         const std::string& c = args[0];
-        if (c == "train" || c == "plan" || c == "devices" || c == "help")
+        if (c == "train" || c == "plan" || c == "estimate" || c == "devices" || c == "help")
             parsed.command = c;
         else
-            parsed.problems.push_back({"command", "unknown command '" + c + "' (choose train, plan, devices)"});
+            parsed.problems.push_back({"command", "unknown command '" + c + "' (choose train, plan, estimate, devices)"});
         i = 1;
     }
     // First pass: find --config, so that flags override the file.
@@ -230,6 +236,13 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
                 parsed.problems.push_back({name, "expects a positive whole number, got '" + value + "'"});
             continue;
         }
+        if (name == "json") {
+            if (has_inline_value) parsed.problems.push_back({name, "takes no value"});
+            else if (parsed.command != "estimate")
+                parsed.problems.push_back({name, "only applies to accum-run estimate"});
+            parsed.json = true;
+            continue;
+        }
         if (name == "learning-rate") name = "lr"; // the Python spellings, as the JSON form accepts them
         if (name == "gradient-accumulation-steps") name = "accumulation-steps";
         const auto it = options().find(name);
@@ -255,7 +268,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
                                              : set_option(parsed.config, option.flag_key, option.flag_value, error);
         if (!ok) parsed.problems.push_back({name, error});
     }
-    if (parsed.command == "train" || parsed.command == "plan") {
+    if (parsed.command == "train" || parsed.command == "plan" || parsed.command == "estimate") {
         // Options that failed to parse are reported once; validation adds the rest.
         for (auto& p : validate(parsed.config)) {
             bool already = false;

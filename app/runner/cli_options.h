@@ -9,12 +9,14 @@
 namespace accum::cli {
 
 struct ParsedArguments {
-    std::string command = "train";    // train | plan | help | version | devices
+    std::string command = "train";    // train | plan | estimate | help | version | devices
     RunConfig config;
     std::vector<ConfigProblem> problems;
     std::string config_file;
     // plan
     std::int64_t target_batch = 0;
+    // estimate
+    bool json = false;
 };
 
 ParsedArguments parse_arguments(const std::vector<std::string>& args);

@@ -11,6 +11,7 @@
 #include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
 #include "accum/run_directory.h"
+#include "accum/run_estimate.h"
 #include "accum/run_writer.h"
 #include "accum/session.h"
 #include "runner/cli_options.h"
@@ -79,6 +80,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         out << to_json_text(plan);
         if (!plan.feasible) err << "accum-run: plan: " << plan.message << "\n";
         return plan.feasible ? exit_code::completed : exit_code::out_of_memory;
+    }
+
+    if (parsed.command == "estimate") {
+        const auto estimate = estimate_run_memory(parsed.config);
+        if (!estimate.ok) {
+            err << "accum-run: estimate: " << estimate.error << "\n";
+            if (parsed.json) out << to_json_text(estimate);
+            return estimate.exit_code;
+        }
+        out << (parsed.json ? to_json_text(estimate) : estimate.describe());
+        return exit_code::completed;
     }
 
     RunConfig config = parsed.config;

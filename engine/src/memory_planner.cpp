@@ -2,41 +2,79 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "accum/engine_messages.h"
+#include "accum/run_estimate.h"
 #include "accum/session.h"
 
 namespace accum {
 
 namespace {
 
-struct SummaryOnly : Sink {};
+// Keeps the step records of a verification run: its samples/s come from them.
+struct StepTimes : Sink {
+    std::vector<StepRecord> steps;
+    void on_step(const StepRecord& r) override { steps.push_back(r); }
+};
 
 thread_local int probes_running = 0; // plan_memory's probe runs on this thread
 
-SummaryRecord run_probe(const RunConfig& base, std::int64_t batch, std::int64_t k, std::int64_t budget) {
+struct Probing {
+    Probing() { ++probes_running; }
+    ~Probing() { --probes_running; }
+};
+
+// The base config for one lever, as a short run without files or pace.
+RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k, bool checkpointing) {
     RunConfig c = base;
     c.batch_size = batch;
     c.accumulation_steps = k;
+    c.gradient_checkpointing = checkpointing;
+    c.auto_find_batch_size = false;
     c.epochs = 0;
-    c.max_steps = 2;
+    c.max_steps = 3;
     c.eval_strategy = Strategy::No;
+    c.eval_steps = 0;
     c.save_strategy = Strategy::No;
+    c.save_steps = 0;
     c.output_dir.clear();
     c.metrics_file.clear();
     c.resume_from.clear();
     c.record_micro_steps = false;
     c.micro_step_delay_s = 0;
+    c.memory_budget = "0";
+    c.quiet = true;
+    return c;
+}
+
+// A short run (three optimizer steps) under the budget; its samples/s over the
+// steps after the first (which pays for first allocations and kernel set-up).
+SummaryRecord verify(const RunConfig& config, std::int64_t budget, double& samples_per_second) {
+    RunConfig c = config;
     c.memory_budget = std::to_string(budget);
-    SummaryOnly sink;
+    StepTimes sink;
     Session session;
-    struct Probing {
-        Probing() { ++probes_running; }
-        ~Probing() { --probes_running; }
-    } probing;
-    return session.run(c, sink);
+    const Probing probing;
+    const auto summary = session.run(c, sink);
+    samples_per_second = summary.samples_per_second;
+    if (sink.steps.size() >= 2) {
+        const auto& first = sink.steps.front();
+        const auto& last = sink.steps.back();
+        const double dt = last.elapsed_s - first.elapsed_s;
+        if (dt > 0) samples_per_second = static_cast<double>(last.samples_seen - first.samples_seen) / dt;
+    }
+    return summary;
+}
+
+std::string times(std::int64_t b, std::int64_t k) { return std::to_string(b) + " × " + std::to_string(k); }
+
+std::string ratio_text(double r) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2g", r);
+    return buf;
 }
 
 } // namespace
@@ -49,52 +87,12 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     MemoryPlan plan;
     plan.target_batch = target;
     plan.budget_bytes = budget;
-    // Measure at up to four micro-batch sizes (no budget, K = 1, two steps each).
-    std::vector<std::int64_t> sizes;
-    for (std::int64_t b = std::min<std::int64_t>(8, target); b <= target && sizes.size() < 4; b *= 2) sizes.push_back(b);
-    if (sizes.empty()) sizes.push_back(target);
     auto stop_here = [&] {
         if (!cancelled || !cancelled()) return false;
         plan.message = "cancelled";
         return true;
     };
-    for (const auto b : sizes) {
-        if (stop_here()) return plan;
-        if (progress) progress("measuring peak memory at micro-batch " + std::to_string(b));
-        const auto s = run_probe(base, b, 1, 0);
-        if (s.status != RunStatus::Completed) {
-            plan.message = "measuring micro-batch " + std::to_string(b) + " failed: " + s.message;
-            return plan;
-        }
-        plan.measurements.push_back({b, s.peak_memory_bytes});
-    }
-    // Least-squares line through the measurements.
-    const double n = static_cast<double>(plan.measurements.size());
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (const auto& m : plan.measurements) {
-        sx += m.batch_size;
-        sy += static_cast<double>(m.peak_bytes);
-        sxx += static_cast<double>(m.batch_size) * m.batch_size;
-        sxy += static_cast<double>(m.batch_size) * static_cast<double>(m.peak_bytes);
-    }
-    const double denom = n * sxx - sx * sx;
-    plan.bytes_per_sample = denom > 0 ? std::max(1.0, (n * sxy - sx * sy) / denom) : sy / std::max(1.0, sx);
-    plan.fixed_bytes = std::max(0.0, (sy - plan.bytes_per_sample * sx) / n);
-
     const double usable = (1.0 - plan.safety_margin) * static_cast<double>(budget);
-    auto predict = [&](std::int64_t b) { return plan.fixed_bytes + plan.bytes_per_sample * static_cast<double>(b); };
-    std::int64_t largest = budget <= 0 ? target
-                                       : static_cast<std::int64_t>(std::floor((usable - plan.fixed_bytes) / plan.bytes_per_sample));
-    largest = std::min(largest, target);
-    if (largest < 1) {
-        plan.nothing_fits = true;
-        plan.reason = make_message(message_code::plan_predicted_too_big,
-                                   {{"need", format_byte_size(static_cast<std::int64_t>(predict(1)))},
-                                    {"usable", format_byte_size(static_cast<std::int64_t>(usable))}});
-        plan.message = english_text(plan.reason);
-        return plan;
-    }
-
     // Candidates, best first: the largest divisor of the target that fits (exact),
     // unless it wastes more than half the room, then the largest that fits (K rounded up).
     auto choose = [&](std::int64_t limit) {
@@ -106,58 +104,186 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
             }
         return divisor * 2 >= limit ? divisor : limit;
     };
-    for (std::int64_t limit = largest; limit >= 1;) {
-        const std::int64_t b = choose(limit);
-        const std::int64_t k = (target + b - 1) / b;
+    std::vector<RunMemoryEstimate> estimates;
+    std::vector<double> too_big_at_one; // per lever: what micro-batch 1 is predicted to need when it does not fit, else 0
+    for (const bool checkpointing : {false, true}) {
+        PlanCandidate candidate;
+        candidate.gradient_checkpointing = checkpointing;
+        const std::string lever = checkpointing ? "with gradient checkpointing" : "without gradient checkpointing";
         if (stop_here()) return plan;
-        if (progress) progress("verifying micro-batch " + std::to_string(b) + " × " + std::to_string(k) + " under the budget");
-        const auto s = run_probe(base, b, k, budget);
-        if (s.status == RunStatus::Completed) {
-            plan.feasible = true;
-            plan.verified = true;
-            plan.batch_size = b;
-            plan.accumulation_steps = k;
-            plan.effective_batch = b * k;
-            plan.exact = b * k == target;
-            plan.predicted_peak_bytes = predict(b);
-            plan.verified_peak_bytes = s.peak_memory_bytes;
-            plan.message = "micro-batch " + std::to_string(b) + " × " + std::to_string(k) +
-                           " accumulation steps = effective batch " + std::to_string(b * k) +
-                           (plan.exact ? " (the target)" : " (the nearest above the target " + std::to_string(target) + ")") +
-                           "; predicted peak " + format_byte_size(static_cast<std::int64_t>(predict(b))) +
-                           ", measured " + format_byte_size(s.peak_memory_bytes) + " of the " +
-                           format_byte_size(budget) + " budget";
+        if (progress) progress("probing the activations " + lever);
+        const auto probe = probe_config(base, target, 1, checkpointing);
+        RunMemoryEstimate e;
+        {
+            const Probing probing;
+            e = estimate_run_memory(probe, cancelled);
+        }
+        if (e.cancelled) {
+            plan.message = "cancelled";
             return plan;
         }
-        if (s.status != RunStatus::OutOfMemory) {
-            plan.message = "verifying micro-batch " + std::to_string(b) + " failed: " + s.message;
+        if (!e.ok) {
+            plan.message = "probing the activations " + lever + " failed: " + e.error;
             return plan;
         }
-        limit = b - 1; // the prediction was optimistic: step down once and verify again
+        estimates.push_back(e);
+        candidate.fixed_bytes = static_cast<double>(e.static_bytes()) + e.activation_fixed_bytes;
+        candidate.bytes_per_sample = e.activation_per_sample_bytes;
+        const double floor_bytes = static_cast<double>(e.static_bytes()) +
+                                   std::max(e.activation_fixed_bytes, static_cast<double>(e.step_temporary_bytes));
+        std::int64_t largest = target;
+        if (budget > 0) {
+            if (e.peak_at(1) > usable || floor_bytes > usable)
+                largest = 0;
+            else if (e.activation_per_sample_bytes > 0)
+                largest = std::min<std::int64_t>(
+                    target, static_cast<std::int64_t>(std::floor(
+                                (usable - static_cast<double>(e.static_bytes()) - e.activation_fixed_bytes) /
+                                e.activation_per_sample_bytes)));
+        }
+        too_big_at_one.push_back(largest < 1 ? e.peak_at(1) : 0.0);
+        if (largest < 1) {
+            candidate.note = "even micro-batch 1 is predicted to need " +
+                             format_byte_size(static_cast<std::int64_t>(e.peak_at(1))) + ", more than " +
+                             format_byte_size(static_cast<std::int64_t>(usable)) + " (the budget less the safety margin)";
+            plan.candidates.push_back(candidate);
+            continue;
+        }
+        // Checkpointing costs a second forward of its blocks: it is worth measuring
+        // only when it lets a larger micro-batch fit than without it.
+        if (checkpointing && !plan.candidates.empty()) {
+            const auto& plain = plan.candidates.front();
+            if (plain.verified && plain.batch_size >= choose(largest)) {
+                candidate.batch_size = choose(largest);
+                candidate.accumulation_steps = (target + candidate.batch_size - 1) / candidate.batch_size;
+                candidate.predicted_peak_bytes = e.peak_at(candidate.batch_size);
+                candidate.note = "lets no larger micro-batch fit than " + times(plain.batch_size, plain.accumulation_steps) +
+                                 " without it, and would add a second forward of each block";
+                plan.candidates.push_back(candidate);
+                continue;
+            }
+        }
+        for (std::int64_t limit = largest; limit >= 1;) {
+            const std::int64_t b = choose(limit);
+            const std::int64_t k = (target + b - 1) / b;
+            if (stop_here()) return plan;
+            if (progress) progress("verifying micro-batch " + times(b, k) + " " + lever + " under the budget");
+            double rate = 0;
+            const auto s = verify(probe_config(base, b, k, checkpointing), budget, rate);
+            candidate.batch_size = b;
+            candidate.accumulation_steps = k;
+            candidate.predicted_peak_bytes = e.peak_at(b);
+            if (s.status == RunStatus::Completed) {
+                candidate.verified = true;
+                candidate.verified_peak_bytes = s.peak_memory_bytes;
+                candidate.samples_per_second = rate;
+                break;
+            }
+            if (s.status != RunStatus::OutOfMemory) {
+                plan.message = "verifying micro-batch " + times(b, k) + " " + lever + " failed: " + s.message;
+                return plan;
+            }
+            candidate.note = "micro-batch " + times(b, k) + " ran out of memory";
+            limit = b - 1; // the prediction was optimistic: step down once and verify again
+        }
+        plan.candidates.push_back(candidate);
     }
-    plan.nothing_fits = true;
-    plan.reason = make_message(message_code::plan_nothing_fits);
-    plan.message = english_text(plan.reason);
+
+    // The fastest verified candidate.
+    const PlanCandidate* pick = nullptr;
+    for (const auto& c : plan.candidates)
+        if (c.verified && (!pick || c.samples_per_second > pick->samples_per_second)) pick = &c;
+    if (!pick) {
+        plan.nothing_fits = true;
+        // Predicted too big with either lever: say what the leaner one needs at micro-batch 1.
+        if (std::all_of(too_big_at_one.begin(), too_big_at_one.end(), [](double need) { return need > 0; }) &&
+            !too_big_at_one.empty())
+            plan.reason = make_message(
+                message_code::plan_predicted_too_big,
+                {{"need", format_byte_size(static_cast<std::int64_t>(
+                              *std::min_element(too_big_at_one.begin(), too_big_at_one.end())))},
+                 {"usable", format_byte_size(static_cast<std::int64_t>(usable))}});
+        else
+            plan.reason = make_message(message_code::plan_nothing_fits);
+        plan.message = english_text(plan.reason);
+        return plan;
+    }
+    const auto& e = estimates[pick->gradient_checkpointing ? estimates.size() - 1 : 0];
+    for (const auto& p : e.probes)
+        plan.measurements.push_back({p.batch_size, e.static_bytes() + p.activation_bytes});
+    plan.fixed_bytes = pick->fixed_bytes;
+    plan.bytes_per_sample = pick->bytes_per_sample;
+    plan.feasible = true;
+    plan.verified = true;
+    plan.batch_size = pick->batch_size;
+    plan.accumulation_steps = pick->accumulation_steps;
+    plan.gradient_checkpointing = pick->gradient_checkpointing;
+    plan.effective_batch = pick->batch_size * pick->accumulation_steps;
+    plan.exact = plan.effective_batch == target;
+    plan.predicted_peak_bytes = pick->predicted_peak_bytes;
+    plan.verified_peak_bytes = pick->verified_peak_bytes;
+
+    const PlanCandidate* other = nullptr;
+    for (const auto& c : plan.candidates)
+        if (&c != pick) other = &c;
+    if (other && other->verified) {
+        const double r = other->samples_per_second > 0 ? pick->samples_per_second / other->samples_per_second : 0;
+        plan.why = make_message(message_code::plan_faster,
+                                {{"faster_batch", std::to_string(pick->batch_size)},
+                                 {"faster_steps", std::to_string(pick->accumulation_steps)},
+                                 {"slower_batch", std::to_string(other->batch_size)},
+                                 {"slower_steps", std::to_string(other->accumulation_steps)},
+                                 {"ratio", ratio_text(r)},
+                                 {"checkpointing", pick->gradient_checkpointing ? "yes" : ""}});
+    } else if (other && other->gradient_checkpointing && other->batch_size > 0) {
+        plan.why = make_message(message_code::plan_checkpointing_no_larger,
+                                {{"faster_batch", std::to_string(pick->batch_size)},
+                                 {"faster_steps", std::to_string(pick->accumulation_steps)}});
+    } else if (other && !other->gradient_checkpointing) {
+        plan.why = make_message(message_code::plan_only_checkpointing);
+    }
+    plan.message = "micro-batch " + times(pick->batch_size, pick->accumulation_steps) + " accumulation steps" +
+                   (pick->gradient_checkpointing ? " with gradient checkpointing" : "") + " = effective batch " +
+                   std::to_string(plan.effective_batch) +
+                   (plan.exact ? " (the target)" : " (the nearest above the target " + std::to_string(target) + ")") +
+                   "; predicted peak " + format_byte_size(static_cast<std::int64_t>(plan.predicted_peak_bytes)) +
+                   ", measured " + format_byte_size(plan.verified_peak_bytes) + " of the " + format_byte_size(budget) +
+                   " budget" + (plan.why.code.empty() ? "" : "; " + english_text(plan.why));
     return plan;
 }
 
 std::string to_json_text(const MemoryPlan& p) {
-    nlohmann::json m = nlohmann::json::array();
+    using nlohmann::json;
+    json m = json::array();
     for (const auto& x : p.measurements) m.push_back({{"batch_size", x.batch_size}, {"peak_memory_bytes", x.peak_bytes}});
-    nlohmann::json j{{"feasible", p.feasible},
-                     {"target_batch", p.target_batch},
-                     {"memory_budget_bytes", p.budget_bytes},
-                     {"safety_margin", p.safety_margin},
-                     {"measurements", m},
-                     {"fit", {{"fixed_bytes", p.fixed_bytes}, {"bytes_per_sample", p.bytes_per_sample}}},
-                     {"batch_size", p.batch_size},
-                     {"accumulation_steps", p.accumulation_steps},
-                     {"effective_batch", p.effective_batch},
-                     {"exact", p.exact},
-                     {"predicted_peak_bytes", p.predicted_peak_bytes},
-                     {"verified", p.verified},
-                     {"verified_peak_bytes", p.verified_peak_bytes},
-                     {"message", p.message}};
+    json candidates = json::array();
+    for (const auto& c : p.candidates)
+        candidates.push_back({{"gradient_checkpointing", c.gradient_checkpointing},
+                              {"fit", {{"fixed_bytes", c.fixed_bytes}, {"bytes_per_sample", c.bytes_per_sample}}},
+                              {"batch_size", c.batch_size},
+                              {"accumulation_steps", c.accumulation_steps},
+                              {"predicted_peak_bytes", c.predicted_peak_bytes},
+                              {"verified", c.verified},
+                              {"verified_peak_bytes", c.verified_peak_bytes},
+                              {"samples_per_second", c.samples_per_second},
+                              {"note", c.note}});
+    json j{{"feasible", p.feasible},
+           {"target_batch", p.target_batch},
+           {"memory_budget_bytes", p.budget_bytes},
+           {"safety_margin", p.safety_margin},
+           {"measurements", m},
+           {"fit", {{"fixed_bytes", p.fixed_bytes}, {"bytes_per_sample", p.bytes_per_sample}}},
+           {"candidates", candidates},
+           {"batch_size", p.batch_size},
+           {"accumulation_steps", p.accumulation_steps},
+           {"gradient_checkpointing", p.gradient_checkpointing},
+           {"effective_batch", p.effective_batch},
+           {"exact", p.exact},
+           {"predicted_peak_bytes", p.predicted_peak_bytes},
+           {"verified", p.verified},
+           {"verified_peak_bytes", p.verified_peak_bytes},
+           {"why", p.why.code.empty() ? std::string() : english_text(p.why)},
+           {"message", p.message}};
     return j.dump(2) + "\n";
 }
 

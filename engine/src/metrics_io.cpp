@@ -128,6 +128,7 @@ std::string to_json_line(const SummaryRecord& r) {
     if (r.suggested_batch_size > 0) {
         j["suggested_batch_size"] = r.suggested_batch_size;
         j["suggested_accumulation_steps"] = r.suggested_accumulation_steps;
+        if (r.suggested_gradient_checkpointing) j["suggested_gradient_checkpointing"] = true;
     }
     return j.dump();
 }
@@ -225,6 +226,7 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.device = j.value("device", std::string());
             r.suggested_batch_size = read_int(j, "suggested_batch_size");
             r.suggested_accumulation_steps = read_int(j, "suggested_accumulation_steps");
+            r.suggested_gradient_checkpointing = j.value("suggested_gradient_checkpointing", false);
             r.world_size = j.contains("world_size") ? static_cast<int>(read_int(j, "world_size")) : 1;
             r.cpu_kernels = j.value("cpu_kernels", std::string());
             r.detail.code = j.value("message_code", std::string());

@@ -189,6 +189,11 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
                                          "(the Accelerator and the Trainer step the scheduler only on sync)");
     if (!(c.dropout >= 0.0 && c.dropout < 1.0))
         add("dropout", "must be in [0, 1), got " + num(c.dropout));
+    if (c.transformer_layers < 1 || c.transformer_layers > 48)
+        add("transformer-layers", "must be a number of encoder layers from 1 to 48, got " +
+                                      std::to_string(c.transformer_layers));
+    else if (c.transformer_layers != 2 && c.model != ModelKind::Transformer)
+        add("transformer-layers", "only applies to --model transformer (the model is " + to_string(c.model) + ")");
 
     if (c.batch_size <= 0)
         add("batch-size", "must be a positive number of samples per micro-batch, got " + std::to_string(c.batch_size));
@@ -353,6 +358,7 @@ const std::vector<Field>& fields() {
         make_field("model", &RunConfig::model),
         make_field("batch-norm", &RunConfig::batch_norm),
         make_field("dropout", &RunConfig::dropout),
+        make_field("transformer-layers", &RunConfig::transformer_layers),
         make_field("scheduler-per-micro-batch", &RunConfig::scheduler_per_micro_batch),
         make_field("batch-size", &RunConfig::batch_size),
         make_field("accumulation-steps", &RunConfig::accumulation_steps),

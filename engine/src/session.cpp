@@ -14,6 +14,7 @@
 #include "kernels/kernels.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
+#include "memory/estimate_guard.h"
 #include "memory/out_of_memory.h"
 #include "styles/pytorch_loop.h"
 #include "switches.h"
@@ -80,8 +81,9 @@ EngineMessage suggest(const char* code, std::int64_t b, std::int64_t k, std::int
 }
 
 // The suggestion an out-of-memory summary carries: a smaller micro-batch with
-// more accumulation steps for the same effective batch. Under a configured
-// budget it is measured (plan_memory: a few short probe runs, a second or two),
+// more accumulation steps for the same effective batch, with or without
+// gradient checkpointing. Under a configured budget it is measured
+// (plan_memory: a probe of each lever and a short run of each pick, seconds),
 // because a guess can run out of memory again — the CNN at 256 × 1 under 40 MiB
 // halved to 128 × 2, which needs 45 MiB — and the studio applies it in one click.
 // Without a budget, or when measuring is cut short (a stop, a probe's failure, a
@@ -110,8 +112,14 @@ void suggest_after_out_of_memory(const RunConfig& config, const OutOfMemoryFacts
     if (plan.verified) {
         summary.suggested_batch_size = plan.batch_size;
         summary.suggested_accumulation_steps = plan.accumulation_steps;
+        summary.suggested_gradient_checkpointing = plan.gradient_checkpointing;
         auto measured = suggest(message_code::suggest_measured, plan.batch_size, plan.accumulation_steps, target);
         measured.args["measured_peak"] = format_byte_size(plan.verified_peak_bytes);
+        if (plan.gradient_checkpointing) measured.args["checkpointing"] = "yes";
+        if (!plan.why.code.empty()) { // why this lever: its code and its arguments
+            measured.args.insert(plan.why.args.begin(), plan.why.args.end());
+            measured.args["why"] = plan.why.code;
+        }
         set_message(summary, out_of_memory_message(config, oom, measured));
     } else if (plan.nothing_fits) {
         summary.suggested_batch_size = 0;
@@ -291,6 +299,7 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
 } // namespace
 
 SummaryRecord Session::run(const RunConfig& config, Sink& sink, std::stop_token stop) {
+    const memory::RunInProgress run_in_progress; // no memory estimate beside it (estimate_guard.h)
     auto& control = control_->control;
     control.reset();
     // A stop on the token, now (then at once) or later, reaches the run's control.

@@ -372,6 +372,46 @@
         <source>loss scaling</source>
         <translation>co giãn loss</translation>
     </message>
+    <message>
+        <source>Gradient checkpointing</source>
+        <translation>Gradient checkpointing</translation>
+    </message>
+    <message>
+        <source>Keep only each block&apos;s input in the forward and recompute its activations in backward: less activation memory, one more forward of every block</source>
+        <translation>Chỉ giữ đầu vào của mỗi khối trong forward và tính lại activation của nó trong backward: ít bộ nhớ activation hơn, thêm một lượt forward cho mỗi khối</translation>
+    </message>
+    <message>
+        <source>Memory: estimating…</source>
+        <translation>Bộ nhớ: đang ước tính…</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>Bộ nhớ</translation>
+    </message>
+    <message>
+        <source>checkpointing</source>
+        <translation>checkpointing</translation>
+    </message>
+    <message>
+        <source>Memory: no estimate until the settings are valid</source>
+        <translation>Bộ nhớ: chưa ước tính được cho đến khi cấu hình hợp lệ</translation>
+    </message>
+    <message>
+        <source>Memory: estimated when the run ends</source>
+        <translation>Bộ nhớ: sẽ ước tính khi lần chạy kết thúc</translation>
+    </message>
+    <message>
+        <source>Memory: no estimate (%1)</source>
+        <translation>Bộ nhớ: không ước tính được (%1)</translation>
+    </message>
+    <message>
+        <source>≈ %1 at peak: activations %2 (%3 per sample) + parameters, gradients and optimizer state %4</source>
+        <translation>≈ %1 ở đỉnh: activation %2 (%3 mỗi mẫu) + tham số, gradient và trạng thái optimizer %4</translation>
+    </message>
+    <message>
+        <source>— over the %1 budget</source>
+        <translation>— vượt ngân sách %1</translation>
+    </message>
 </context>
 <context>
     <name>studio::EngineText</name>
@@ -582,6 +622,30 @@
     <message>
         <source> (%1 skipped for overflow by the loss scaler)</source>
         <translation> (bộ co giãn loss bỏ qua %1 bước do tràn số)</translation>
+    </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps with gradient checkpointing: the same effective batch (%3), measured to fit: it peaked at %4 of the budget.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy với gradient checkpointing: cùng batch hiệu dụng (%3), đã đo là vừa: đỉnh %4 trong ngân sách.</translation>
+    </message>
+    <message>
+        <source>Try micro-batch %1 × %2 accumulation steps with gradient checkpointing: effective batch %3, the nearest above, measured to fit: it peaked at %4 of the budget.</source>
+        <translation>Hãy thử micro-batch %1 × %2 bước tích lũy với gradient checkpointing: batch hiệu dụng %3, số gần nhất phía trên, đã đo là vừa: đỉnh %4 trong ngân sách.</translation>
+    </message>
+    <message>
+        <source>%1 × %2 with gradient checkpointing runs %3 × faster than %4 × %5 without it (measured).</source>
+        <translation>%1 × %2 với gradient checkpointing chạy nhanh hơn %3 lần so với %4 × %5 không dùng nó (đo được).</translation>
+    </message>
+    <message>
+        <source>%1 × %2 fits without checkpointing and runs %3 × faster than %4 × %5 with it (measured).</source>
+        <translation>%1 × %2 vừa bộ nhớ mà không cần checkpointing và chạy nhanh hơn %3 lần so với %4 × %5 có dùng nó (đo được).</translation>
+    </message>
+    <message>
+        <source>%1 × %2 fits without checkpointing, and checkpointing lets no larger micro-batch fit (it would only add a second forward).</source>
+        <translation>%1 × %2 vừa bộ nhớ mà không cần checkpointing, và checkpointing không cho micro-batch nào lớn hơn vừa (nó chỉ thêm một lượt forward thứ hai).</translation>
+    </message>
+    <message>
+        <source>Only with gradient checkpointing does a micro-batch this large fit.</source>
+        <translation>Chỉ khi dùng gradient checkpointing thì micro-batch lớn như vậy mới vừa bộ nhớ.</translation>
     </message>
 </context>
 <context>
@@ -876,6 +940,66 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <source>update skipped (overflow)</source>
         <translation>cập nhật bị bỏ qua (tràn số)</translation>
     </message>
+    <message>
+        <source>%1 × %2, checkpointing</source>
+        <translation>%1 × %2, checkpointing</translation>
+    </message>
+    <message>
+        <source>%1 × %2</source>
+        <translation>%1 × %2</translation>
+    </message>
+    <message>
+        <source>Memory levers</source>
+        <translation>Các đòn bẩy bộ nhớ</translation>
+    </message>
+    <message>
+        <source>The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same losses, peak memory by category, samples/s</source>
+        <translation>CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing: cùng loss, bộ nhớ đỉnh theo loại, mẫu/giây</translation>
+    </message>
+    <message>
+        <source>Peak memory by category</source>
+        <translation>Bộ nhớ đỉnh theo loại</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>Peak activations</source>
+        <translation>Activation đỉnh</translation>
+    </message>
+    <message>
+        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes each block in backward, so it costs speed.</source>
+        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại mỗi khối trong backward, nên chậm hơn.</translation>
+    </message>
+    <message>
+        <source>Same losses: largest |Δ loss| %1.
+Peak activations %2 · parameters, gradients and optimizer state %3 in every run · samples/s %4.</source>
+        <translation>Cùng loss: |Δ loss| lớn nhất %1.
+Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở mọi lần chạy · mẫu/giây %4.</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>tham số</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>gradient</translation>
+    </message>
+    <message>
+        <source>optimizer state</source>
+        <translation>trạng thái optimizer</translation>
+    </message>
+    <message>
+        <source>activations (peak)</source>
+        <translation>activation (đỉnh)</translation>
+    </message>
+    <message>
+        <source>%1 × %2
++ ckpt</source>
+        <translation>%1 × %2
++ ckpt</translation>
+    </message>
 </context>
 <context>
     <name>studio::Lesson</name>
@@ -994,6 +1118,22 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>Mixed precision multiplies each micro-batch&apos;s loss by a scale S so that small gradients survive; once per window, just before clipping and the step, .grad is divided by S, and an inf or NaN gradient skips that update and halves S. Here S starts at float32&apos;s largest, so gradient spikes overflow: the plot shows S per update and a cross where an update was skipped. Unscaling and updating after every micro-batch divides what .grad holds again and again, so each update keeps only its last micro-batch.</source>
         <translation>Độ chính xác hỗn hợp nhân loss của mỗi micro-batch với hệ số S để các gradient nhỏ không bị mất; mỗi cửa sổ một lần, ngay trước khi cắt gradient và bước optimizer, .grad được chia cho S, và một gradient inf hoặc NaN khiến lần cập nhật đó bị bỏ qua và S giảm một nửa. Ở đây S bắt đầu ở giá trị lớn nhất của float32, nên các gradient đột biến bị tràn số: biểu đồ cho thấy S ở mỗi cập nhật và một dấu chéo nơi cập nhật bị bỏ qua. Unscale và update sau mỗi micro-batch chia những gì .grad đang giữ hết lần này đến lần khác, nên mỗi cập nhật chỉ còn giữ micro-batch cuối cùng.</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| %1. Peak activations %2 at 256 × 1, %3 at 64 × 4; with checkpointing %4 and %5. Parameters, gradients and optimizer state: %6 in all four.</source>
+        <translation>|Δ loss| lớn nhất %1. Activation đỉnh %2 ở 256 × 1, %3 ở 64 × 4; với checkpointing %4 và %5. Tham số, gradient và trạng thái optimizer: %6 ở cả bốn lần chạy.</translation>
+    </message>
+    <message>
+        <source>not the same (%1 → %2)</source>
+        <translation>không như nhau (%1 → %2)</translation>
+    </message>
+    <message>
+        <source>Memory bands: what accumulation shrinks</source>
+        <translation>Các dải bộ nhớ: tích lũy thu nhỏ phần nào</translation>
+    </message>
+    <message>
+        <source>Memory has four bands: parameters, gradients, optimizer state and activations. Accumulation shrinks only the activations, which grow with the micro-batch; the other three belong to the model and the optimizer. Gradient checkpointing is the second lever: it recomputes each block&apos;s activations in backward, for the same losses with less memory, at some cost in speed.</source>
+        <translation>Bộ nhớ có bốn dải: tham số, gradient, trạng thái optimizer và activation. Tích lũy chỉ thu nhỏ activation, phần tăng theo micro-batch; ba dải còn lại thuộc về mô hình và optimizer. Gradient checkpointing là đòn bẩy thứ hai: nó tính lại activation của mỗi khối trong backward, cho cùng loss với ít bộ nhớ hơn, đổi lại chậm hơn một chút.</translation>
     </message>
 </context>
 <context>
@@ -1404,16 +1544,20 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <source>Pitfall: loss scaler per micro-batch</source>
         <translation>Cạm bẫy: loss scaler mỗi micro-batch</translation>
     </message>
+    <message>
+        <source>Suggestion applied: %1 × %2 with gradient checkpointing. Press Run.</source>
+        <translation>Đã áp dụng gợi ý: %1 × %2 với gradient checkpointing. Bấm Chạy.</translation>
+    </message>
+    <message>
+        <source>Memory levers</source>
+        <translation>Các đòn bẩy bộ nhớ</translation>
+    </message>
 </context>
 <context>
     <name>studio::MemoryPlot</name>
     <message>
         <source>CPU tensor memory</source>
         <translation>Bộ nhớ tensor CPU</translation>
-    </message>
-    <message>
-        <source>current</source>
-        <translation>hiện tại</translation>
     </message>
     <message>
         <source>peak</source>
@@ -1447,6 +1591,62 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <source>budget %1</source>
         <translation>ngân sách %1</translation>
     </message>
+    <message>
+        <source>current (total)</source>
+        <translation>hiện tại (tổng)</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>tham số</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>gradient</translation>
+    </message>
+    <message>
+        <source>optimizer state</source>
+        <translation>trạng thái optimizer</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>activation</translation>
+    </message>
+    <message>
+        <source>optimizer steps</source>
+        <translation>bước optimizer</translation>
+    </message>
+    <message>
+        <source>Accumulation shrinks only the activations band.</source>
+        <translation>Tích lũy chỉ thu nhỏ dải activation.</translation>
+    </message>
+    <message>
+        <source>The activations (saved for backward, the batch, temporaries) grow with the micro-batch: more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients and optimizer state belong to the model and the optimizer. Gradient checkpointing shrinks the activations too, at the cost of a second forward.</source>
+        <translation>Activation (được lưu cho backward, batch, các giá trị tạm) tăng theo micro-batch: nhiều bước tích lũy hơn với micro-batch nhỏ hơn sẽ thu nhỏ chúng. Tham số, gradient và trạng thái optimizer thuộc về mô hình và optimizer. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai.</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 giây</translation>
+    </message>
+    <message>
+        <source>activations %1</source>
+        <translation>activation %1</translation>
+    </message>
+    <message>
+        <source>optimizer state %1</source>
+        <translation>trạng thái optimizer %1</translation>
+    </message>
+    <message>
+        <source>gradients %1</source>
+        <translation>gradient %1</translation>
+    </message>
+    <message>
+        <source>parameters %1</source>
+        <translation>tham số %1</translation>
+    </message>
+    <message>
+        <source>total %1, peak so far %2</source>
+        <translation>tổng %1, đỉnh đến nay %2</translation>
+    </message>
 </context>
 <context>
     <name>studio::OomBanner</name>
@@ -1465,6 +1665,10 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>&lt;br&gt;Suggestion: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; accumulation steps — the same effective batch (%3), less memory per pass.</source>
         <translation>&lt;br&gt;Gợi ý: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; bước tích lũy — cùng batch hiệu dụng (%3), ít bộ nhớ hơn mỗi lượt.</translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;Suggestion: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; accumulation steps with &lt;b&gt;gradient checkpointing&lt;/b&gt; — the same effective batch (%3), less memory per pass.</source>
+        <translation>&lt;br&gt;Gợi ý: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; bước tích lũy với &lt;b&gt;gradient checkpointing&lt;/b&gt; — cùng batch hiệu dụng (%3), ít bộ nhớ hơn mỗi lượt.</translation>
     </message>
 </context>
 <context>

@@ -129,9 +129,9 @@ private Q_SLOTS:
         const auto r = run_cli({"--model", "cnn", "--batch-size", "256", "--accumulation-steps", "1", "--memory-budget",
                                 "40MiB", "--max-steps", "3", "--output-dir", dir.path()});
         QCOMPARE(r.exit_code, 3);
-        // The suggestion is measured: 64 × 4 peaks at about 25 MiB (halving would say
-        // 128 × 2, which needs about 45 MiB), and it runs.
-        QVERIFY2(r.err.contains("out of memory at micro-batch 256") && r.err.contains("Try micro-batch 64 × 4") &&
+        // The suggestion is measured (with and without gradient checkpointing, the
+        // faster of the two that fit), and it runs.
+        QVERIFY2(r.err.contains("out of memory at micro-batch 256") && r.err.contains("Try micro-batch ") &&
                      r.err.contains("measured to fit"),
                  qPrintable(r.err));
         const auto records = read_records(dir.filePath("metrics.jsonl"));
@@ -139,9 +139,11 @@ private Q_SLOTS:
         const auto summary = std::get<SummaryRecord>(records.back());
         QCOMPARE(summary.status, RunStatus::OutOfMemory);
         QTemporaryDir again;
-        const auto ok = run_cli({"--model", "cnn", "--batch-size", QString::number(summary.suggested_batch_size),
-                                 "--accumulation-steps", QString::number(summary.suggested_accumulation_steps),
-                                 "--memory-budget", "40MiB", "--max-steps", "3", "--output-dir", again.path()});
+        QStringList again_args{"--model", "cnn", "--batch-size", QString::number(summary.suggested_batch_size),
+                               "--accumulation-steps", QString::number(summary.suggested_accumulation_steps),
+                               "--memory-budget", "40MiB", "--max-steps", "3", "--output-dir", again.path()};
+        if (summary.suggested_gradient_checkpointing) again_args << "--gradient-checkpointing";
+        const auto ok = run_cli(again_args);
         QVERIFY2(ok.exit_code == 0, qPrintable(ok.err));
     }
 
@@ -359,6 +361,34 @@ private Q_SLOTS:
         const auto no_budget = run_cli({"plan", "--target-batch", "256"});
         QCOMPARE(no_budget.exit_code, 2);
         QVERIFY(no_budget.err.contains("--memory-budget"));
+    }
+
+    // accum-run estimate: the memory by category per dtype and the predicted peak
+    // without training (its accuracy is tested in test_memory_runs), as text or
+    // JSON; options are checked as for a run.
+    void estimateCommand() {
+        const auto text = run_cli({"estimate", "--dataset", "synthetic-pairs", "--model", "transformer",
+                                   "--transformer-layers", "3", "--gradient-checkpointing", "--optimizer", "adamw"});
+        QVERIFY2(text.exit_code == 0, qPrintable(text.err));
+        for (const char* part : {"parameters", "gradients", "optimizer state", "Float", "per sample", "predicted peak",
+                                 "x3 layers", "gradient checkpointing"})
+            QVERIFY2(text.out.contains(QLatin1String(part)), qPrintable(text.out));
+        const auto json = run_cli({"estimate", "--dataset", "synthetic-pairs", "--batch-size", "8", "--json"});
+        QVERIFY2(json.exit_code == 0, qPrintable(json.err));
+        const auto e = QJsonDocument::fromJson(json.out.toUtf8()).object();
+        QVERIFY2(e["ok"].toBool() && e["predicted_peak_bytes"].toDouble() > e["parameters_bytes"].toDouble(),
+                 qPrintable(json.out));
+        QCOMPARE(e["optimizer_state_bytes"].toInteger(), e["parameters_bytes"].toInteger()); // SGD momentum: 1 ×
+        QCOMPARE(e["probes"].toArray().size(), 2);
+        const auto bad = run_cli({"estimate", "--batch-size", "0"});
+        QCOMPARE(bad.exit_code, 2);
+        QVERIFY(bad.err.contains("--batch-size"));
+        const auto misplaced = run_cli({"--json", "--max-steps", "1"});
+        QCOMPARE(misplaced.exit_code, 2);
+        QVERIFY(misplaced.err.contains("only applies to accum-run estimate"));
+        const auto layers = run_cli({"--transformer-layers", "0"});
+        QCOMPARE(layers.exit_code, 2);
+        QVERIFY(layers.err.contains("--transformer-layers"));
     }
 
     // An output directory that cannot be written is exit 2, naming it.

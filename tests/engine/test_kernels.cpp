@@ -4,6 +4,7 @@
 // QT_NO_KEYWORDS).
 #include <torch/autograd.h>
 #include <torch/nn/functional/loss.h>
+#include <torch/nn/modules/conv.h>
 
 #include <QtTest/QtTest>
 
@@ -14,6 +15,8 @@
 #include "kernels/fused_attention.h"
 #include "kernels/fused_dense.h"
 #include "kernels/fused_loss.h"
+#include "kernels/fused_pool.h"
+#include "kernels/kernels.h"
 
 using namespace accum;
 
@@ -297,6 +300,113 @@ private Q_SLOTS:
         with_nan[1][3] = std::nan("");
         QVERIFY(std::isnan(fused_cross_entropy_sum(with_nan, labels, kIgnoreIndex).item<double>()));
         QVERIFY(std::isfinite(fused_cross_entropy_sum(logits, labels, kIgnoreIndex).item<double>()));
+    }
+
+    // The fused ReLU + 2 × 2 max-pool against LibTorch's relu then max_pool2d: the
+    // same output and input gradient bit for bit (max and relu round nothing; the
+    // gradient is the upstream value or 0), for the CNN's shapes (28 × 28, 14 × 14),
+    // odd ones (the last row and column dropped), rows narrower than the eight-wide
+    // loop, with ties (the first maximum wins, as in LibTorch: integer-valued
+    // inputs) and negative windows, on the AVX2 and portable kernels. Only the
+    // pooled output and a byte per window stay saved for backward.
+    void fusedReluMaxPoolMatchesOperators_data() {
+        QTest::addColumn<QList<int>>("shape");
+        QTest::addColumn<bool>("ties");
+        QTest::addColumn<bool>("portable");
+        for (const bool portable : {false, true}) {
+            const char* set = portable ? "portable" : "best";
+            QTest::addRow("cnn block 1 %s", set) << QList<int>{4, 32, 28, 28} << false << portable;
+            QTest::addRow("cnn block 2 %s", set) << QList<int>{4, 64, 14, 14} << false << portable;
+            QTest::addRow("odd 7x19 %s", set) << QList<int>{3, 5, 7, 19} << false << portable;
+            QTest::addRow("ties %s", set) << QList<int>{2, 3, 10, 34} << true << portable;
+        }
+    }
+    void fusedReluMaxPoolMatchesOperators() {
+        QFETCH(QList<int>, shape);
+        QFETCH(bool, ties);
+        QFETCH(bool, portable);
+        torch::manual_seed(5);
+        const std::vector<std::int64_t> sizes(shape.begin(), shape.end());
+        auto input = ties ? torch::randint(-2, 3, sizes).to(torch::kFloat) : torch::randn(sizes);
+        const auto upstream = torch::randn({sizes[0], sizes[1], sizes[2] / 2, sizes[3] / 2});
+        const auto a = input.clone().requires_grad_();
+        const auto b = input.clone().requires_grad_();
+        QVERIFY(relu_max_pool_available(a));
+        use_portable_kernels(portable);
+        const auto fused = relu_max_pool2x2(a);
+        fused.backward(upstream);
+        use_portable_kernels(false);
+        const auto reference = torch::max_pool2d(torch::relu(b), 2);
+        reference.backward(upstream);
+        QCOMPARE(fused.sizes(), reference.sizes());
+        QVERIFY(torch::equal(fused, reference));
+        QVERIFY(torch::equal(a.grad(), b.grad()));
+        QVERIFY(b.grad().abs().sum().item<double>() > 0); // not trivially zero
+    }
+
+    // A NaN wins its window (as in LibTorch's max-pool) and passes no gradient
+    // (relu's gradient is 0 where its input is not > 0); the kernels step aside
+    // for what they do not serve, and with --cpu-kernels aten.
+    void fusedReluMaxPoolNanAndFallback() {
+        auto input = torch::randn({1, 2, 4, 4});
+        input[0][1][2][3] = std::nan("");
+        const auto a = input.clone().requires_grad_();
+        const auto fused = relu_max_pool2x2(a);
+        QVERIFY(std::isnan(fused[0][1][1][1].item<double>()));
+        fused.backward(torch::ones_like(fused));
+        QCOMPARE(a.grad()[0][1][2][3].item<double>(), 0.0);
+        QVERIFY(!relu_max_pool_available(torch::randn({2, 3, 4}))); // not 4-D
+        QVERIFY(!relu_max_pool_available(torch::randn({1, 1, 4, 4}, torch::kDouble)));
+        QVERIFY(!relu_max_pool_available(torch::randn({1, 1, 1, 4})));
+        int operators = 0;
+        const auto via = [&](const torch::Tensor& x) {
+            ++operators;
+            return torch::max_pool2d(torch::relu(x), 2);
+        };
+        KernelSet(CpuKernels::Fused).relu_max_pool(torch::randn({1, 1, 4, 4}), via);
+        QCOMPARE(operators, 0);
+        KernelSet(CpuKernels::Aten).relu_max_pool(torch::randn({1, 1, 4, 4}), via);
+        QCOMPARE(operators, 1);
+        KernelSet(CpuKernels::Fused).relu_max_pool(torch::randn({1, 1, 4, 4}, torch::kDouble), via);
+        QCOMPARE(operators, 2);
+    }
+
+    // The few-channel convolution (im2col + GEMM) against the module's own
+    // (oneDNN's): output, weight, bias and input gradients within float rounding
+    // (1e-5 on values of order 1; they sum in other orders), for the CNN's first
+    // convolution; more input channels take the module's path.
+    void fewChannelConvolutionMatchesOperators() {
+        torch::manual_seed(9);
+        torch::nn::Conv2d conv(torch::nn::Conv2dOptions(1, 32, 3).padding(1));
+        const auto x = torch::rand({6, 1, 28, 28}).requires_grad_();
+        const auto x2 = x.detach().clone().requires_grad_();
+        const auto upstream = torch::randn({6, 32, 28, 28});
+        int operators = 0;
+        const auto module = [&](const torch::Tensor& t) {
+            ++operators;
+            return conv->forward(t);
+        };
+        const auto fused = KernelSet(CpuKernels::Fused).conv2d(x, conv->weight, conv->bias, 1, module);
+        QCOMPARE(operators, 0);
+        fused.backward(upstream);
+        const auto w_grad = conv->weight.grad().clone(), b_grad = conv->bias.grad().clone();
+        conv->zero_grad();
+        const auto reference = KernelSet(CpuKernels::Aten).conv2d(x2, conv->weight, conv->bias, 1, module);
+        QCOMPARE(operators, 1);
+        reference.backward(upstream);
+        auto largest = [](const torch::Tensor& p, const torch::Tensor& q) { return (p - q).abs().max().item<double>(); };
+        QVERIFY2(largest(fused, reference) < 1e-5, qPrintable(QString::number(largest(fused, reference))));
+        QVERIFY2(largest(w_grad, conv->weight.grad()) < 1e-5 * std::max(1.0, w_grad.abs().max().item<double>()),
+                 qPrintable(QString::number(largest(w_grad, conv->weight.grad()))));
+        QVERIFY(largest(b_grad, conv->bias.grad()) < 1e-5 * std::max(1.0, b_grad.abs().max().item<double>()));
+        QVERIFY(largest(x.grad(), x2.grad()) < 1e-5);
+        torch::nn::Conv2d wide(torch::nn::Conv2dOptions(8, 4, 3).padding(1));
+        KernelSet(CpuKernels::Fused).conv2d(torch::rand({2, 8, 6, 6}), wide->weight, wide->bias, 1,
+                                            [&](const torch::Tensor& t) {
+                                                ++operators;
+                                                return wide->forward(t);
+                                            });
+        QCOMPARE(operators, 2);
     }
 
 };

@@ -78,11 +78,29 @@ std::string before_codes_out_of_memory(const SummaryRecord& s) {
         suggestion = "Try micro-batch " + arg(s, "suggested_batch_size") + " × " + arg(s, "suggested_accumulation_steps") +
                      " accumulation steps: effective batch " + arg(s, "effective_batch") +
                      (exact ? " (the same)" : " (the nearest above)") + " with about half the activation memory.";
-    else if (code == message_code::suggest_measured)
+    else if (code == message_code::suggest_measured) {
+        // Issue 19: with gradient checkpointing when the plan picked it, and why that lever.
+        std::string why;
+        const std::string pick = arg(s, "faster_batch") + " × " + arg(s, "faster_steps");
+        const std::string other = arg(s, "slower_batch") + " × " + arg(s, "slower_steps");
+        if (arg(s, "why") == message_code::plan_faster)
+            why = "; " + pick +
+                  (arg(s, "checkpointing").empty()
+                       ? " fits without checkpointing and runs " + arg(s, "ratio") + " × faster than " + other + " with it"
+                       : " with gradient checkpointing runs " + arg(s, "ratio") + " × faster than " + other +
+                             " without it") +
+                  " (measured)";
+        else if (arg(s, "why") == message_code::plan_checkpointing_no_larger)
+            why = "; " + pick + " fits without checkpointing, and checkpointing lets no larger micro-batch fit "
+                                "(it would only add a second forward)";
+        else if (arg(s, "why") == message_code::plan_only_checkpointing)
+            why = "; only with gradient checkpointing does a micro-batch this large fit";
         suggestion = "Try micro-batch " + arg(s, "suggested_batch_size") + " × " + arg(s, "suggested_accumulation_steps") +
-                     " accumulation steps: effective batch " + arg(s, "effective_batch") +
+                     " accumulation steps" + (arg(s, "checkpointing").empty() ? "" : " with gradient checkpointing") +
+                     ": effective batch " + arg(s, "effective_batch") +
                      (exact ? " (the same)" : " (the nearest above)") + ", measured to fit: it peaked at " +
-                     arg(s, "measured_peak") + " of the budget.";
+                     arg(s, "measured_peak") + " of the budget" + why + ".";
+    }
     else if (code == message_code::suggest_nothing_fits)
         suggestion = "Measured: " +
                      (arg(s, "plan") == message_code::plan_predicted_too_big

@@ -13,7 +13,7 @@ CXX="${FUZZ_CXX:-clang++}"
 mkdir -p "$WORK"
 FLAGS=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -I"$ROOT/engine/include" -I"$ROOT/engine/src")
-CORE=("$ROOT/engine/src/run_config.cpp" "$ROOT/engine/src/metrics_io.cpp"
+CORE=("$ROOT/engine/src/run_config.cpp" "$ROOT/engine/src/metrics_io.cpp" "$ROOT/engine/src/engine_messages.cpp"
       "$ROOT/engine/src/data/idx_reader.cpp" "$ROOT/engine/src/data/csv_reader.cpp")
 status=0
 for target in idx csv config; do

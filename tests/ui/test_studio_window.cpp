@@ -24,6 +24,7 @@
 #include "config_panel.h"
 #include "loss_plot.h"
 #include "main_window.h"
+#include "memory_estimator.h"
 #include "memory_plot.h"
 #include "oom_banner.h"
 #include "refresh_budget.h"
@@ -49,6 +50,7 @@ private Q_SLOTS:
     void closing_mid_run_leaves_no_thread();
     void each_run_gets_its_own_directory();
     void refresh_budget_intervals();
+    void memory_estimate_beside_effective_batch();
 
 private:
     template <typename T>
@@ -170,6 +172,34 @@ void TestStudioWindow::tiny_run_fills_plots_and_table() {
     QFile csv(out.filePath("loss.csv"));
     QVERIFY(csv.open(QIODevice::ReadOnly));
     QVERIFY(csv.readAll().count('\n') >= 1 + 80 + 20 + 1);
+    // Memory by category: the four bands stack up to the total at every record (the
+    // CSV has them as columns), a faint tick per optimizer step, and hovering names
+    // the bands with their figures.
+    auto* memory = window_->memory_plot();
+    const auto bands = memory->band_bytes();
+    QCOMPARE(int(bands.size()), 4);
+    QVERIFY(bands[0] > 0); // parameters
+    QCOMPARE(memory->sync_tick_count(), 20);
+    const QString hover = memory->hover_text(0.0);
+    for (const char* band : {"activations", "optimizer state", "gradients", "parameters"})
+        QVERIFY2(hover.contains(QLatin1String(band)), qPrintable(hover));
+    QVERIFY(memory->caption()->text().contains(QStringLiteral("activations")));
+    QFile memory_csv(out.filePath("memory.csv"));
+    QVERIFY(memory_csv.open(QIODevice::ReadOnly));
+    const auto lines = QString::fromUtf8(memory_csv.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY(lines.size() >= 2);
+    const auto header = lines[0].split(QLatin1Char(','));
+    const int total = int(header.indexOf(QStringLiteral("memory_bytes")));
+    const int first = int(header.indexOf(QStringLiteral("parameters_bytes")));
+    QVERIFY(total >= 0 && first >= 0);
+    QCOMPARE(header.mid(first, 4), QStringList({"parameters_bytes", "gradients_bytes", "optimizer_state_bytes",
+                                                "activations_bytes"}));
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const auto cells = lines[i].split(QLatin1Char(','));
+        qint64 sum = 0;
+        for (int c = first; c < first + 4; ++c) sum += cells[c].toLongLong();
+        QCOMPARE(sum, cells[total].toLongLong());
+    }
 }
 
 void TestStudioWindow::stop_returns_within_a_second() {
@@ -309,6 +339,32 @@ void TestStudioWindow::closing_mid_run_leaves_no_thread() {
 // share at 400 ms asks for 40 ms but speeds up to 200 ms at most; half the share
 // at 200 ms asks for 100 ms; the interval stays within 100–500 ms, and unchanged
 // when nothing was measured.
+// The estimate beside the effective batch follows the form: debounced (three
+// changes in quick succession make one estimate), on a worker thread, and the
+// label says the predicted peak; an invalid form shows none.
+void TestStudioWindow::memory_estimate_beside_effective_batch() {
+    auto* panel = window_->config_panel();
+    auto* estimator = panel->estimator();
+    QSignalSpy estimated(estimator, &studio::MemoryEstimator::estimated);
+    set_combo("dataset", QStringLiteral("synthetic-pairs"));
+    set_combo("model", QStringLiteral("mlp"));
+    const int started = estimator->started_count();
+    set_spin("batch_size", 16);
+    set_spin("batch_size", 24);
+    set_spin("batch_size", 32);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->estimate().ok && panel->estimate().batch_size == 32, 30000);
+    QVERIFY(estimator->started_count() - started <= 2); // the changes within the debounce made one request
+    const auto label = child<QLabel>("memory_estimate")->text();
+    QVERIFY2(label.contains(QStringLiteral("at peak")), qPrintable(label));
+    QVERIFY(panel->estimate().predicted_peak_bytes > double(panel->estimate().static_bytes()));
+    // A budget below the prediction is flagged.
+    child<QLineEdit>("memory_budget")->setText(QStringLiteral("1KiB"));
+    QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>("memory_estimate")->text().contains(QStringLiteral("over the")), 30000);
+    child<QLineEdit>("memory_budget")->setText(QStringLiteral("lots"));
+    QVERIFY(child<QLabel>("memory_estimate")->text().contains(QStringLiteral("valid")));
+    QVERIFY(!panel->estimate().ok);
+}
+
 void TestStudioWindow::refresh_budget_intervals() {
     using studio::RefreshBudget;
     constexpr double share = RefreshBudget::kShare;

@@ -7,6 +7,7 @@
 #include <QTabWidget>
 #include <QAction>
 #include <QFile>
+#include <QLabel>
 #include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
@@ -74,6 +75,7 @@ private Q_SLOTS:
     void compare_accumulation_less_memory();
     void pitfall_plans();
     void loss_plot_shows_the_scale();
+    void memory_levers_demo();
     void run_directory_reproduces_curves();
     void vietnamese_translation_loads();
 
@@ -390,6 +392,51 @@ void TestTeachingLab::loss_plot_shows_the_scale() {
     plot.refresh();
     QCOMPARE(plot.scale_point_count(), 0);
     QVERIFY(!plot.plot()->yAxis2->visible());
+}
+
+// The memory levers: the CNN at 256 × 1 and 64 × 4, each without and with
+// gradient checkpointing. The same losses (1e-5), accumulation and checkpointing
+// each shrink the peak of activations, the band beneath (parameters, gradients,
+// optimizer state) is the same in all four, and the bars stack the four bands.
+void TestTeachingLab::memory_levers_demo() {
+    const auto plan = studio::plan_experiment(studio::Experiment::MemoryLevers, tiny_config(16, 4, 3));
+    QCOMPARE(int(plan.size()), 4);
+    const std::int64_t shapes[4][2] = {{256, 1}, {64, 4}, {256, 1}, {64, 4}};
+    for (int i = 0; i < 4; ++i) {
+        QCOMPARE(plan[i].config.batch_size, shapes[i][0]);
+        QCOMPARE(plan[i].config.accumulation_steps, shapes[i][1]);
+        QCOMPARE(plan[i].config.gradient_checkpointing, i >= 2);
+        QCOMPARE(plan[i].config.model, accum::ModelKind::Cnn);
+        QVERIFY2(accum::validate(plan[i].config).empty(), qPrintable(plan[i].label));
+    }
+    studio::MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.config_panel()->set_config(tiny_config(16, 4, 3));
+    QSignalSpy done(&window, &studio::MainWindow::experiment_finished);
+    QVERIFY(window.run_demo(QStringLiteral("memory-levers")));
+    QVERIFY(done.wait(120000));
+    const auto& runs = window.lab_panel()->results();
+    QCOMPARE(int(runs.size()), 4);
+    for (const auto& r : runs) QCOMPARE(int(r.summary.status), int(accum::RunStatus::Completed));
+    QVERIFY2(window.lab_panel()->max_loss_difference() <= 1e-5,
+             qPrintable(QString::number(window.lab_panel()->max_loss_difference())));
+    std::int64_t a[4];
+    for (int i = 0; i < 4; ++i) a[i] = runs[i].peak_activations_bytes();
+    qInfo("peak activations %lld / %lld / %lld / %lld bytes", (long long)a[0], (long long)a[1], (long long)a[2],
+          (long long)a[3]);
+    QVERIFY(a[1] < a[0] && a[2] < a[0] && a[3] < a[1]);
+    for (int i = 1; i < 4; ++i) QCOMPARE(runs[i].static_bytes_at_peak(), runs[0].static_bytes_at_peak());
+    const auto bands = studio::memory_bands(runs[0]);
+    qInfo("bands %lld %lld %lld %lld", (long long)bands.parameters_bytes, (long long)bands.gradients_bytes,
+          (long long)bands.optimizer_state_bytes, (long long)bands.activations_bytes);
+    QVERIFY(bands.parameters_bytes > 0 && bands.gradients_bytes == bands.parameters_bytes &&
+            bands.optimizer_state_bytes == bands.parameters_bytes); // SGD with momentum: one copy
+    QCOMPARE(bands.activations_bytes, a[0]);
+    auto* bars = window.lab_panel()->memory_bars();
+    QVERIFY(!bars->isHidden());
+    QCOMPARE(bars->plottableCount(), 4);
+    QVERIFY(window.lab_panel()->verdict_label()->text().contains(QStringLiteral("samples/s")));
 }
 
 void TestTeachingLab::run_directory_reproduces_curves() {

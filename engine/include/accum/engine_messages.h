@@ -45,6 +45,10 @@ inline constexpr const char* suggest_nothing_fits = "suggest_nothing_fits";
 // Why the memory plan found nothing (MemoryPlan::reason; the argument `plan`).
 inline constexpr const char* plan_predicted_too_big = "plan_predicted_too_big";
 inline constexpr const char* plan_nothing_fits = "plan_nothing_fits";
+// Why the plan picked its lever (MemoryPlan::why; the suggestion's argument `why`).
+inline constexpr const char* plan_faster = "plan_faster";
+inline constexpr const char* plan_checkpointing_no_larger = "plan_checkpointing_no_larger";
+inline constexpr const char* plan_only_checkpointing = "plan_only_checkpointing";
 // The configuration.
 inline constexpr const char* invalid_configuration = "invalid_configuration";
 inline constexpr const char* config_error = "config_error";
@@ -121,17 +125,32 @@ inline constexpr MessageTemplate message_templates[] = {
      "suggested_batch_size, suggested_accumulation_steps, effective_batch, exact?",
      "Try micro-batch {suggested_batch_size} × {suggested_accumulation_steps} accumulation steps: effective batch "
      "{effective_batch} {exact?(the same)|(the nearest above)} with about half the activation memory."},
+    // checkpointing: the suggestion turns gradient checkpointing on; why: a plan_*
+    // code saying why this lever (plan_faster, …), with its arguments.
     {message_code::suggest_measured,
-     "suggested_batch_size, suggested_accumulation_steps, effective_batch, exact?, measured_peak",
-     "Try micro-batch {suggested_batch_size} × {suggested_accumulation_steps} accumulation steps: effective batch "
+     "suggested_batch_size, suggested_accumulation_steps, effective_batch, exact?, measured_peak, checkpointing?, why?",
+     "Try micro-batch {suggested_batch_size} × {suggested_accumulation_steps} accumulation steps"
+     "{checkpointing? with gradient checkpointing}: effective batch "
      "{effective_batch} {exact?(the same)|(the nearest above)}, measured to fit: it peaked at {measured_peak} "
-     "of the budget."},
+     "of the budget{why?; {@why}}."},
     {message_code::suggest_nothing_fits, "plan", "Measured: {@plan}."},
     {message_code::plan_predicted_too_big, "need, usable",
      "even micro-batch 1 is predicted to need {need}, more than {usable} (the budget less the safety margin); "
      "raise the budget or use a smaller model"},
     {message_code::plan_nothing_fits, "",
      "no micro-batch fits the budget; raise the budget or use a smaller model"},
+    // faster_*: the pick, slower_*: the other lever's verified micro-batch × K;
+    // ratio: the pick's samples/s over the other's; checkpointing: the pick uses it.
+    {message_code::plan_faster,
+     "faster_batch, faster_steps, slower_batch, slower_steps, ratio, checkpointing?",
+     "{faster_batch} × {faster_steps} {checkpointing?with gradient checkpointing runs {ratio} × faster than "
+     "{slower_batch} × {slower_steps} without it|fits without checkpointing and runs {ratio} × faster than "
+     "{slower_batch} × {slower_steps} with it} (measured)"},
+    {message_code::plan_checkpointing_no_larger, "faster_batch, faster_steps",
+     "{faster_batch} × {faster_steps} fits without checkpointing, and checkpointing lets no larger micro-batch fit "
+     "(it would only add a second forward)"},
+    {message_code::plan_only_checkpointing, "",
+     "only with gradient checkpointing does a micro-batch this large fit"},
     // -------------------------------------------------------- configuration
     // option: the first problem's option (without --); problem: its text; more:
     // the other problems, "--option: problem" joined by "; ".

@@ -95,6 +95,7 @@ struct SummaryRecord {
     // On out-of-memory: a suggested micro-batch and K with the same effective batch.
     std::int64_t suggested_batch_size = 0;
     std::int64_t suggested_accumulation_steps = 0;
+    bool suggested_gradient_checkpointing = false; // the suggestion turns gradient checkpointing on
     int world_size = 1;              // processes of a data-parallel run
     std::string cpu_kernels;         // "fused" or "aten" (RunConfig::cpu_kernels)
     EngineMessage detail;            // `message` as a code and its arguments

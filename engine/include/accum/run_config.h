@@ -47,6 +47,7 @@ struct RunConfig {
     ModelKind model = ModelKind::Mlp;
     bool batch_norm = false;               // add BatchNorm to the mlp/cnn (a pitfall demo)
     double dropout = 0.0;                  // dropout probability in the model
+    int transformer_layers = 2;            // encoder layers of the transformer
     // Pitfall demo (pytorch style): lr_scheduler.step() after every micro-batch
     // instead of every optimizer step, so the schedule runs K times too fast.
     bool scheduler_per_micro_batch = false;

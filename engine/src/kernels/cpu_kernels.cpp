@@ -1,4 +1,4 @@
-// The CPU kernels (attention_kernels.inc, dense_kernels.inc, loss_kernels.inc), each compiled twice:
+// The CPU kernels (attention_kernels.inc, dense_kernels.inc, loss_kernels.inc, pool_kernels.inc), each compiled twice:
 // for AVX2+FMA, chosen at run time where the processor has it, and for the
 // baseline instruction set.
 #include "kernels/cpu_kernels.h"
@@ -6,11 +6,13 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/attention_kernels.h"
 #include "kernels/dense_kernels.h"
 #include "kernels/loss_kernels.h"
+#include "kernels/pool_kernels.h"
 
 namespace accum {
 
@@ -32,6 +34,7 @@ using attention::Tile;
 #include "kernels/dense_kernels.inc"
 #include "kernels/attention_kernels.inc"
 #include "kernels/loss_kernels.inc"
+#include "kernels/pool_kernels.inc"
 } // namespace avx2
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -59,6 +62,7 @@ using attention::Tile;
 #include "kernels/dense_kernels.inc"
 #include "kernels/attention_kernels.inc"
 #include "kernels/loss_kernels.inc"
+#include "kernels/pool_kernels.inc"
 } // namespace portable
 
 } // namespace
@@ -128,5 +132,19 @@ void cross_entropy_backward(std::int64_t classes, const float* x, const std::int
 }
 
 } // namespace loss
+
+namespace pool {
+
+void forward(std::int64_t begin, std::int64_t end, std::int64_t h, std::int64_t w, const float* x, float* out,
+             std::uint8_t* argmax) {
+    ACCUM_DISPATCH(pool_rows::forward(begin, end, h, w, x, out, argmax));
+}
+
+void backward(std::int64_t begin, std::int64_t end, std::int64_t h, std::int64_t w, const float* pooled,
+              const std::uint8_t* argmax, const float* g, float* dx) {
+    ACCUM_DISPATCH(pool_rows::backward(begin, end, h, w, pooled, argmax, g, dx));
+}
+
+} // namespace pool
 
 } // namespace accum

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <ATen/autocast_mode.h>
+#include <ATen/ops/thnn_conv2d.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 #include <torch/version.h>
@@ -11,6 +12,7 @@
 #include "kernels/fused_attention.h"
 #include "kernels/fused_dense.h"
 #include "kernels/fused_loss.h"
+#include "kernels/fused_pool.h"
 #include "switches.h"
 
 namespace accum {
@@ -65,6 +67,23 @@ KernelSet::CrossEntropy KernelSet::cross_entropy(const at::Tensor& logits, const
                                 F::CrossEntropyFuncOptions().ignore_index(ignore_index).reduction(torch::kSum));
     auto mean = sum / items;
     return {sum, mean};
+}
+
+at::Tensor KernelSet::conv2d(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
+                             std::int64_t padding,
+                             const std::function<at::Tensor(const at::Tensor&)>& operators) const {
+    constexpr std::int64_t kFewChannels = 4;
+    if (fused() && input.device().is_cpu() && input.scalar_type() == at::kFloat && input.dim() == 4 &&
+        weight.dim() == 4 && weight.scalar_type() == at::kFloat && input.size(1) == weight.size(1) &&
+        input.size(1) <= kFewChannels)
+        return at::thnn_conv2d(input, weight, {weight.size(2), weight.size(3)}, bias, {1, 1}, {padding, padding});
+    return operators(input);
+}
+
+at::Tensor KernelSet::relu_max_pool(const at::Tensor& input,
+                                    const std::function<at::Tensor(const at::Tensor&)>& operators) const {
+    if (fused() && relu_max_pool_available(input)) return relu_max_pool2x2(input);
+    return operators(input);
 }
 
 bool dense_stack_trains_fused(const RunConfig& config) {

@@ -50,6 +50,20 @@ public:
     CrossEntropy cross_entropy(const at::Tensor& logits, const at::Tensor& labels, std::int64_t ignore_index,
                                double items) const;
 
+    // A 2-D convolution with stride 1 and no dilation or groups (padding `padding`
+    // on each side). With few input channels (an image's, up to 4) it runs as
+    // LibTorch's im2col + GEMM convolution (thnn_conv2d) rather than oneDNN's,
+    // which is ten times slower there (28 × 28, one channel, 32 filters: 10 ms
+    // against 1 ms per 64 images, bench/memory_levers); `operators` (the module's
+    // own forward) runs everywhere else.
+    at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias, std::int64_t padding,
+                      const std::function<at::Tensor(const at::Tensor&)>& operators) const;
+
+    // max_pool2d(relu(input), 2) over [N, C, H, W], saving for backward only the
+    // pooled output and a byte of argmax per window (fused_pool.h). `operators`
+    // computes the same with LibTorch's (ReLU, then MaxPool2d(2)).
+    at::Tensor relu_max_pool(const at::Tensor& input, const std::function<at::Tensor(const at::Tensor&)>& operators) const;
+
 private:
     bool fused() const;
     CpuKernels choice_;

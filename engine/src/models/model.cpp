@@ -29,7 +29,9 @@ std::shared_ptr<Model> make_mlp(const RunConfig& config, const TensorDataset& da
 std::shared_ptr<Model> make_cnn(const RunConfig& config, const TensorDataset& data, KernelSet kernels);
 std::shared_ptr<Model> make_transformer(const RunConfig& config, const TensorDataset& data, KernelSet kernels);
 
-std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& data, KernelSet kernels) {
+namespace {
+
+std::shared_ptr<Model> build(const RunConfig& config, const TensorDataset& data, KernelSet kernels) {
     switch (config.model) {
     case ModelKind::Mlp:
         return make_mlp(config, data, kernels);
@@ -43,6 +45,14 @@ std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& 
         return make_transformer(config, data, kernels);
     }
     throw ConfigError("--model: unknown model");
+}
+
+} // namespace
+
+std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& data, KernelSet kernels) {
+    auto model = build(config, data, kernels);
+    model->set_gradient_checkpointing(config.gradient_checkpointing);
+    return model;
 }
 
 } // namespace accum

@@ -33,13 +33,32 @@ public:
     virtual torch::Tensor logits(const Batch& batch) = 0;
     virtual std::string describe() const = 0;
     std::int64_t parameter_count() const;
+    // --gradient-checkpointing: each block (the MLP's hidden layers, the CNN's
+    // conv blocks, the transformer's encoder layers) recomputes its activations
+    // in backward. Applies in training mode with gradients on. make_model sets it
+    // from the config; a benchmark may switch it between windows.
+    void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
+    bool gradient_checkpointing() const { return checkpointing_; }
 
 protected:
     const KernelSet& kernels() const { return kernels_; }
+    bool checkpoints() const { return checkpointing_ && is_training(); }
 
 private:
     KernelSet kernels_;
+    bool checkpointing_ = false;
 };
+
+// How many chunks of the micro-batch a checkpointed conv block of the CNN runs
+// in (CheckpointOptions::batch_chunks), given the bytes its convolution writes
+// per sample: as many as keep each chunk's convolution output under
+// kCheckpointChunkBytes, so that what a block holds in its backward (that
+// output's gradient, the largest tensor there) is about the same at any
+// micro-batch. The CNN's first block (100 KB per image) runs 64 images in 7
+// chunks, its second (50 KB) in 4 (bench/memory_levers: 2 MiB chunks left the
+// peak of activations at 0.74 × of a run without checkpointing, 1 MiB at 0.55 ×).
+inline constexpr std::int64_t kCheckpointChunkBytes = std::int64_t{1} << 20;
+std::int64_t checkpoint_chunks(std::int64_t batch_size, std::int64_t bytes_per_sample);
 
 // Builds the model the config names, sized from the data, computing with
 // `kernels`. Throws ConfigError.

@@ -1,6 +1,8 @@
-// transformer: token + position embeddings, 2 post-norm encoder layers
-// (d = 64, 4 heads, feed-forward 128, ReLU, as nn.TransformerEncoderLayer's
-// defaults), then a masked mean pool and a classifier, or a causal LM head.
+// transformer: token + position embeddings, --transformer-layers (2) post-norm
+// encoder layers (d = 64, 4 heads, feed-forward 128, ReLU, as
+// nn.TransformerEncoderLayer's defaults), then a masked mean pool and a
+// classifier, or a causal LM head. With --gradient-checkpointing each encoder
+// layer is a checkpointed block (the fused attention runs inside it).
 #include <cmath>
 
 #include <torch/nn/functional/activation.h>
@@ -9,13 +11,14 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include "models/gradient_checkpoint.h"
 #include "models/model.h"
 
 namespace accum {
 
 namespace {
 
-constexpr std::int64_t kModel = 64, kHeads = 4, kFeedForward = 128, kLayers = 2;
+constexpr std::int64_t kModel = 64, kHeads = 4, kFeedForward = 128;
 
 class EncoderLayer final : public torch::nn::Module {
 public:
@@ -65,11 +68,12 @@ public:
         : Model(kernels), causal_(data.task == Task::LanguageModeling) {
         tokens_ = register_module("tokens", torch::nn::Embedding(data.vocab_size, kModel));
         positions_ = register_module("positions", torch::nn::Embedding(data.max_length, kModel));
-        for (std::int64_t i = 0; i < kLayers; ++i)
+        for (int i = 0; i < config.transformer_layers; ++i)
             layers_.push_back(register_module("layer" + std::to_string(i),
                                               std::make_shared<EncoderLayer>(config.dropout, kernels)));
         head_ = register_module("head", torch::nn::Linear(kModel, data.num_classes));
-        description_ = std::string("transformer d64 x2 layers, ") + (causal_ ? "causal LM head" : "classifier") +
+        description_ = "transformer d64 x" + std::to_string(config.transformer_layers) + " layers, " +
+                       (causal_ ? "causal LM head" : "classifier") +
                        " (" + std::to_string(data.num_classes) + " outputs)";
     }
 
@@ -85,7 +89,14 @@ public:
             const auto future = torch::ones({t, t}, key_ok.options()).triu(1);
             bias = bias + torch::zeros({t, t}, x.options()).masked_fill(future, -1e9);
         }
-        for (auto& layer : layers_) x = layer->forward(x, bias);
+        for (auto& layer : layers_) {
+            if (checkpoints())
+                x = checkpoint(*layer, [layer](const std::vector<torch::Tensor>& in) {
+                        return std::vector<torch::Tensor>{layer->forward(in[0], in[1])};
+                    }, {x, bias})[0];
+            else
+                x = layer->forward(x, bias);
+        }
         if (causal_) return head_->forward(x);
         const auto mask = batch.attention_mask.unsqueeze(-1).to(x.dtype());
         return head_->forward((x * mask).sum(1) / mask.sum(1).clamp_min(1.0));

@@ -1,5 +1,6 @@
 #include "training/run_context.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -211,22 +212,26 @@ std::int64_t RunContext::current_memory_bytes() const {
 }
 
 std::int64_t RunContext::run_peak_memory_bytes() const {
-    // On CUDA the allocator's peak is reset at every step (for the step's own
+    // On CUDA the allocator's peak is reset at every reading (for the step's own
     // peak), so the run's is the largest of those and the one in progress.
     if (device.is_cuda()) return std::max(cuda_run_peak_, memory::cuda_stats(device.index()).peak_allocated);
     return memory::cpu_counters().peak;
 }
 
-std::int64_t RunContext::step_peak_and_reset() {
+std::int64_t RunContext::window_peak_and_reset() {
     if (device.is_cuda()) {
         const auto peak = memory::cuda_stats(device.index()).peak_allocated;
-        cuda_run_peak_ = std::max(cuda_run_peak_, peak);
         memory::cuda_reset_peak(device.index());
+        cuda_run_peak_ = std::max(cuda_run_peak_, peak);
         return peak;
     }
     const auto peak = memory::cpu_counters().window_peak;
     memory::reset_window_peak();
     return peak;
+}
+
+memory::StaticMemory RunContext::static_memory_now() const {
+    return memory::static_memory(model->parameters(), optimizer ? &optimizer->impl() : nullptr, device);
 }
 
 void RunContext::emit_memory_record() {
@@ -245,6 +250,11 @@ void RunContext::emit_memory_record() {
         r.memory_bytes = c.current;
         r.peak_memory_bytes = c.peak;
     }
+    const auto categories = memory::categorize(static_memory_now(), r.memory_bytes);
+    r.parameters_bytes = categories.parameters_bytes;
+    r.gradients_bytes = categories.gradients_bytes;
+    r.optimizer_state_bytes = categories.optimizer_state_bytes;
+    r.activations_bytes = categories.activations_bytes;
     sink.on_memory(r);
     last_memory_record_ = std::chrono::steady_clock::now();
 }
@@ -256,6 +266,9 @@ bool RunContext::proceed() {
 }
 
 void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch, std::int64_t index, bool sync) {
+    // The peak since the last reading (loading the batch, forward, backward) less
+    // the static part now, the largest it was (gradients are made in backward).
+    peak_meter_.after_backward(window_peak_and_reset(), static_memory_now());
     ++progress.micro_steps;
     progress.samples_seen += batch.size;
     // The window's loss: token losses over the window's tokens, or the mean of the
@@ -341,7 +354,11 @@ bool RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     r.samples_seen = progress.samples_seen;
     r.elapsed_s = elapsed_s();
     r.memory_bytes = current_memory_bytes();
-    r.peak_memory_bytes = step_peak_and_reset();
+    // Clipping, the optimizer step and zero_grad since the last backward.
+    peak_meter_.after_step(window_peak_and_reset(), static_memory_now());
+    const auto peak = peak_meter_.take_step();
+    r.peak_memory_bytes = peak.peak_bytes;
+    r.peak_activations_bytes = peak.peak_activations_bytes;
     r.loss_scale = scaler->window_scale();
     r.skipped = window_skipped_ || scaler->window_skipped();
     if (scaler->window_skipped()) {
@@ -395,12 +412,14 @@ std::string RunContext::save_checkpoint() {
     } restore{budget};
     auto dir = accum::save_checkpoint(*this, config.output_dir, static_cast<int>(config.save_total_limit));
     last_saved_step_ = progress.global_step;
+    window_peak_and_reset(); // what saving held is not the next step's
     return dir;
 }
 
 void RunContext::load_checkpoint(const std::string& dir) {
     accum::load_checkpoint(*this, dir);
     last_saved_step_ = progress.global_step;
+    window_peak_and_reset(); // reading the checkpoint is not the first step's
 }
 
 EvalRecord RunContext::evaluate() {
@@ -408,6 +427,7 @@ EvalRecord RunContext::evaluate() {
     // In the run's precision, as Accelerate's prepared model and the Trainer evaluate.
     AutocastScope autocast(device.type(), config.mixed_precision);
     const auto result = evaluate_model(*model, *eval_loader, device);
+    window_peak_and_reset(); // evaluation's memory is not the next step's activations
     EvalRecord r;
     r.step = progress.global_step;
     r.epoch = fractional_epoch(progress.next_index);

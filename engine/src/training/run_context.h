@@ -19,6 +19,7 @@
 #include "accum/sink.h"
 #include "data/data_loader.h"
 #include "data/dataset.h"
+#include "memory/memory_categories.h"
 #include "models/model.h"
 #include "training/control.h"
 #include "training/grad_scaler.h"
@@ -174,9 +175,13 @@ public:
     void log(const std::string& line);
     double elapsed_s() const;
     double fractional_epoch(std::int64_t done_in_epoch) const;
+    // A memory record: the allocator's total now, split into parameters,
+    // gradients, optimizer state and activations (memory_categories.h).
     void emit_memory_record();
     std::int64_t current_memory_bytes() const;
     std::int64_t run_peak_memory_bytes() const;
+    // Parameters, gradients and optimizer state on the run's device now.
+    memory::StaticMemory static_memory_now() const;
     // Writes checkpoint-{global_step} now (outside the memory budget); its
     // directory, or "" when the run writes none (no --output-dir, --save-strategy
     // no, or no step yet).
@@ -186,7 +191,8 @@ public:
 
 private:
     void build();
-    std::int64_t step_peak_and_reset();
+    // The allocator's peak since the last reading, and a new window from now.
+    std::int64_t window_peak_and_reset();
     bool checkpoint_due(bool epoch_end) const;
     void evaluate_and_save(bool epoch_end);
 
@@ -205,9 +211,12 @@ private:
     double window_grad_norm_ = 0.0;
     double window_learning_rate_ = 0.0;
     bool window_skipped_ = false;      // window_is_finite said no (--skip-nonfinite)
+    // The step's peak and its peak of activations, read after each backward and
+    // after the optimizer step (ActivationPeakMeter).
+    memory::ActivationPeakMeter peak_meter_;
+    std::int64_t cuda_run_peak_ = 0; // CUDA's peak statistic is reset per window: the run's, kept here
     std::int64_t last_eval_step_ = -1;
     std::int64_t last_saved_step_ = -1;
-    std::int64_t cuda_run_peak_ = 0; // the largest step peak so far (CUDA)
 };
 
 } // namespace accum

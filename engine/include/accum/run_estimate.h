@@ -1,0 +1,87 @@
+#pragma once
+// A run's memory before it runs, without training (`accum-run estimate`, the
+// studio's estimate beside the effective batch, and the memory planner's fit):
+// parameters, gradients and optimizer state per dtype from the model's shapes
+// (as `accelerate estimate-memory` gives them), and the activations from one
+// short probe of the configured model — forward and backward of two small
+// micro-batches, fitted as fixed + per_sample × B. K does not enter: the
+// micro-batch sets the peak.
+//
+//   peak(B) ≈ parameters + gradients + optimizer state
+//             + max(activations(B), the optimizer step's temporaries)
+//
+// Torch-free, like the rest of accum/.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "accum/run_config.h"
+
+namespace accum {
+
+struct DtypeMemory {
+    std::string dtype; // "Float", "BFloat16", … (LibTorch's names)
+    std::int64_t parameters_bytes = 0;
+    std::int64_t gradients_bytes = 0;
+    std::int64_t optimizer_state_bytes = 0;
+};
+
+struct ActivationProbe {
+    std::int64_t batch_size = 0;
+    std::int64_t activation_bytes = 0; // the probe's peak less what was alive before and the gradients it made
+};
+
+struct RunMemoryEstimate {
+    bool ok = false;
+    std::string error;                 // why there is no estimate (an invalid option, missing data, cancelled)
+    bool cancelled = false;
+    bool busy = false;                 // a training run in this process came first (cancelled too)
+    int exit_code = 0;                 // accum-run's code for the error (2 invalid options, 4 data, 3 out of memory, 1 other)
+    std::string device;                // "cpu", "cuda:0"
+    std::string model;                 // the model's description
+    std::int64_t batch_size = 0;
+    std::int64_t accumulation_steps = 0;
+    std::int64_t effective_batch = 0;
+    bool gradient_checkpointing = false;
+    std::vector<DtypeMemory> by_dtype;
+    std::int64_t parameters_bytes = 0;
+    std::int64_t gradients_bytes = 0;
+    std::int64_t optimizer_state_bytes = 0;
+    std::int64_t step_temporary_bytes = 0; // the most the optimizer step allocates besides its state
+    std::vector<ActivationProbe> probes;
+    double activation_fixed_bytes = 0;     // the fit: fixed + per_sample × B
+    double activation_per_sample_bytes = 0;
+    double activation_bytes = 0;           // at batch_size
+    double predicted_peak_bytes = 0;       // at batch_size
+    double seconds = 0;                    // how long the estimate took
+
+    std::int64_t static_bytes() const { return parameters_bytes + gradients_bytes + optimizer_state_bytes; }
+    double activations_at(std::int64_t batch_size) const;
+    double peak_at(std::int64_t batch_size) const;
+    // A few lines for a terminal: each category per dtype, the activations per
+    // sample, the predicted peak for B × K.
+    std::string describe() const;
+};
+
+// Builds the configured model on its device (the data set loaded as a run loads
+// it, uncounted), and probes it. Never throws for a run's own problems (invalid
+// options, missing data, out of memory): they end up in `error`. `cancelled`
+// (may be empty) is asked between the phases; when it returns true the
+// estimate stops there (cancelled, not ok).
+//
+// The probe draws random numbers (the model's initialisation, dropout) from the
+// global generator, and puts its state back afterwards, and counts memory on the
+// process's counters: it never overlaps a training run of this process. A run
+// that starts meanwhile waits for it, and it stops at its next check (busy); one
+// that starts while a run trains is busy at once.
+RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::function<bool()>& cancelled = {});
+
+// The probe's micro-batch sizes for a configured micro-batch B: B itself and
+// about half of it up to 32, then 16 and 32 (the fit extrapolates).
+std::vector<std::int64_t> probe_sizes(std::int64_t batch_size);
+
+std::string to_json_text(const RunMemoryEstimate& estimate);
+
+} // namespace accum

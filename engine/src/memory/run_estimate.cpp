@@ -1,0 +1,277 @@
+// accum/run_estimate.h: the configured model, built as a run builds it, probed
+// with memory/memory_estimate.h's pieces.
+#include "accum/run_estimate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include <ATen/core/Generator.h>
+#include <ATen/Context.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "accum/errors.h"
+#include "memory/counting_allocator.h"
+#include "memory/cuda_memory.h"
+#include "memory/estimate_guard.h"
+#include "memory/memory_estimate.h"
+#include "memory/out_of_memory.h"
+#include "training/control.h"
+#include "training/mixed_precision.h"
+#include "training/run_context.h"
+
+namespace accum {
+
+namespace {
+
+struct Silent : Sink {};
+
+std::string bytes_text(double bytes) { return format_byte_size(static_cast<std::int64_t>(std::llround(bytes))); }
+
+memory::OptimizerSpec optimizer_spec(const RunConfig& c) {
+    memory::OptimizerSpec spec;
+    switch (c.optimizer) {
+    case OptimizerKind::Sgd:
+        spec.kind = memory::OptimizerSpec::Kind::Sgd;
+        spec.momentum = c.momentum;
+        spec.weight_decay = c.weight_decay;
+        break;
+    case OptimizerKind::AdamW:
+        spec.kind = memory::OptimizerSpec::Kind::AdamW;
+        spec.weight_decay = c.weight_decay;
+        break;
+    }
+    return spec;
+}
+
+memory::AllocatorReadings readings_for(const torch::Device& device) {
+    if (!device.is_cuda()) return memory::cpu_counting_allocator();
+    const int index = device.index();
+    memory::AllocatorReadings r;
+    r.device = device;
+    r.current = [index] { return memory::cuda_stats(index).allocated; };
+    r.peak = [index] { return memory::cuda_stats(index).peak_allocated; };
+    r.reset_peak = [index] { memory::cuda_reset_peak(index); };
+    return r;
+}
+
+// The global CPU generator as it was: an estimate leaves the random stream alone.
+class KeepGeneratorState {
+public:
+    KeepGeneratorState() : generator_(at::globalContext().defaultGenerator(c10::DeviceType::CPU)) {
+        const std::lock_guard<std::mutex> lock(generator_.mutex());
+        state_ = generator_.clone();
+    }
+    ~KeepGeneratorState() {
+        const std::lock_guard<std::mutex> lock(generator_.mutex());
+        generator_.set_state(state_.get_state());
+    }
+
+private:
+    at::Generator generator_;
+    at::Generator state_;
+};
+
+} // namespace
+
+namespace memory {
+namespace {
+std::mutex g_estimate;
+std::atomic<int> g_runs{0};
+thread_local int t_runs = 0; // runs on this thread (a nested estimate after the run is fine)
+} // namespace
+
+RunInProgress::RunInProgress() {
+    ++g_runs;
+    ++t_runs;
+    const std::lock_guard<std::mutex> wait_for_estimate(g_estimate);
+}
+RunInProgress::~RunInProgress() {
+    --t_runs;
+    --g_runs;
+}
+
+EstimateInProgress::EstimateInProgress() { g_estimate.lock(); }
+EstimateInProgress::~EstimateInProgress() { g_estimate.unlock(); }
+bool EstimateInProgress::run_elsewhere() const { return g_runs.load() > t_runs; }
+} // namespace memory
+
+std::vector<std::int64_t> probe_sizes(std::int64_t b) {
+    if (b <= 1) return {1};
+    if (b <= 32) return {(b + 1) / 2, b};
+    return {16, 32};
+}
+
+double RunMemoryEstimate::activations_at(std::int64_t b) const {
+    return activation_fixed_bytes + activation_per_sample_bytes * static_cast<double>(b);
+}
+
+double RunMemoryEstimate::peak_at(std::int64_t b) const {
+    return static_cast<double>(static_bytes()) + std::max(activations_at(b), static_cast<double>(step_temporary_bytes));
+}
+
+std::string RunMemoryEstimate::describe() const {
+    if (!ok) return "no estimate: " + error + "\n";
+    std::ostringstream out;
+    out << model << " on " << device << (gradient_checkpointing ? ", gradient checkpointing" : "") << "\n";
+    for (const auto& d : by_dtype) {
+        out << "  parameters       " << d.dtype << "  " << bytes_text(d.parameters_bytes) << "\n";
+        out << "  gradients        " << d.dtype << "  " << bytes_text(d.gradients_bytes) << "\n";
+        out << "  optimizer state  " << d.dtype << "  " << bytes_text(d.optimizer_state_bytes) << "\n";
+    }
+    out << "  activations      " << bytes_text(activation_per_sample_bytes) << " per sample + "
+        << bytes_text(activation_fixed_bytes) << " (probed at micro-batch";
+    for (std::size_t i = 0; i < probes.size(); ++i)
+        out << (i ? (i + 1 == probes.size() ? " and " : ", ") : " ") << probes[i].batch_size;
+    out << ")\n";
+    if (step_temporary_bytes > 0) out << "  optimizer step   " << bytes_text(step_temporary_bytes) << " of temporaries\n";
+    out << "predicted peak " << bytes_text(predicted_peak_bytes) << " at micro-batch " << batch_size << " × "
+        << accumulation_steps << " (effective batch " << effective_batch << "): activations "
+        << bytes_text(activation_bytes) << " + parameters, gradients and optimizer state "
+        << bytes_text(static_cast<double>(static_bytes())) << "; more accumulation steps do not change it\n";
+    return out.str();
+}
+
+RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::function<bool()>& cancelled) {
+    const auto start = std::chrono::steady_clock::now();
+    RunMemoryEstimate e;
+    e.batch_size = config.batch_size;
+    e.accumulation_steps = config.accumulation_steps;
+    e.effective_batch = config.effective_batch();
+    e.gradient_checkpointing = config.gradient_checkpointing;
+    // A run on this thread is one whose out-of-memory suggestion asks (it has
+    // ended); one on another thread waits for this estimate, which stops for it.
+    const memory::EstimateInProgress exclusive;
+    auto stop_here = [&] {
+        if (exclusive.run_elsewhere()) {
+            e.cancelled = e.busy = true;
+            e.error = "a run is training in this process; the estimate waits for it to end";
+            e.exit_code = exit_code::interrupted;
+            return true;
+        }
+        if (!cancelled || !cancelled()) return false;
+        e.cancelled = true;
+        e.error = "cancelled";
+        e.exit_code = exit_code::interrupted;
+        return true;
+    };
+    if (const auto problems = validate(config); !problems.empty()) {
+        for (const auto& p : problems) e.error += (e.error.empty() ? "" : "; ") + p.to_string();
+        e.exit_code = exit_code::invalid_arguments;
+        return e;
+    }
+    if (stop_here()) return e;
+
+    // A run's config without its side effects: no files, no pace, no budget, no resume.
+    RunConfig c = config;
+    c.output_dir.clear();
+    c.metrics_file.clear();
+    c.resume_from.clear();
+    c.record_micro_steps = false;
+    c.micro_step_delay_s = 0;
+    c.memory_budget = "0";
+    c.nproc_per_node = 1;
+    c.nnodes = 1;
+
+    memory::install_counting_allocator();
+    const KeepGeneratorState keep_generator;
+    try {
+        Silent sink;
+        RunControl control;
+        memory::set_cpu_budget(0);
+        RunContext ctx(c, sink, control); // the data loaded uncounted, as a run loads them
+        e.device = ctx.device.str();
+        e.model = ctx.model->describe();
+        if (stop_here()) return e;
+
+        const auto parameters = ctx.model->parameters();
+        const auto fixed = memory::estimate_static(parameters, optimizer_spec(c), ctx.device);
+        for (const auto& d : fixed.by_dtype)
+            e.by_dtype.push_back({d.dtype, d.parameters_bytes, d.gradients_bytes, d.optimizer_state_bytes});
+        e.parameters_bytes = fixed.total.parameters_bytes;
+        e.gradients_bytes = fixed.total.gradients_bytes;
+        e.optimizer_state_bytes = fixed.total.optimizer_state_bytes;
+        e.step_temporary_bytes = fixed.step_temporary_bytes;
+
+        // One micro-batch as the loops run it: the first b samples, forward (under
+        // the run's autocast) and backward of the loss divided by K.
+        auto& model = *ctx.model;
+        model.train();
+        const auto& train = ctx.data.train;
+        const double k = static_cast<double>(c.accumulation_steps);
+        auto micro_step = [&](std::int64_t b) {
+            if (stop_here()) return;
+            const auto batch = train.gather(torch::arange(b, torch::kLong) % train.size()).to(ctx.device);
+            torch::Tensor loss;
+            {
+                AutocastScope autocast(ctx.device.type(), c.mixed_precision);
+                loss = model(batch).loss / k;
+            }
+            loss.backward();
+        };
+        memory::CountingScope counting;
+        const auto points =
+            memory::probe_activations(micro_step, parameters, probe_sizes(c.batch_size), readings_for(ctx.device));
+        if (e.cancelled) return e;
+        const auto fit = memory::fit_line(points);
+        const auto estimate = memory::estimate_memory(fixed, fit, c.batch_size, c.accumulation_steps);
+        for (const auto& p : points) e.probes.push_back({p.batch_size, p.bytes});
+        e.activation_fixed_bytes = fit.fixed_bytes;
+        e.activation_per_sample_bytes = fit.per_sample_bytes;
+        e.activation_bytes = estimate.activation_bytes;
+        e.predicted_peak_bytes = estimate.predicted_peak_bytes;
+        e.ok = true;
+    } catch (const DataError& ex) {
+        e.error = ex.what();
+        e.exit_code = exit_code::data_error;
+    } catch (const ConfigError& ex) {
+        e.error = ex.what();
+        e.exit_code = exit_code::invalid_arguments;
+    } catch (const std::exception& ex) {
+        const std::string what = ex.what();
+        const bool oom = is_out_of_memory_error(ex);
+        e.error = (oom ? "out of memory while probing: " : "") + what.substr(0, what.find('\n'));
+        e.exit_code = oom ? exit_code::out_of_memory : exit_code::failure;
+    }
+    memory::release_cached_blocks();
+    e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return e;
+}
+
+std::string to_json_text(const RunMemoryEstimate& e) {
+    using nlohmann::json;
+    json dtypes = json::array();
+    for (const auto& d : e.by_dtype)
+        dtypes.push_back({{"dtype", d.dtype},
+                          {"parameters_bytes", d.parameters_bytes},
+                          {"gradients_bytes", d.gradients_bytes},
+                          {"optimizer_state_bytes", d.optimizer_state_bytes}});
+    json probes = json::array();
+    for (const auto& p : e.probes)
+        probes.push_back({{"batch_size", p.batch_size}, {"activation_bytes", p.activation_bytes}});
+    json j{{"ok", e.ok},
+           {"device", e.device},
+           {"model", e.model},
+           {"batch_size", e.batch_size},
+           {"accumulation_steps", e.accumulation_steps},
+           {"effective_batch", e.effective_batch},
+           {"gradient_checkpointing", e.gradient_checkpointing},
+           {"by_dtype", dtypes},
+           {"parameters_bytes", e.parameters_bytes},
+           {"gradients_bytes", e.gradients_bytes},
+           {"optimizer_state_bytes", e.optimizer_state_bytes},
+           {"step_temporary_bytes", e.step_temporary_bytes},
+           {"probes", probes},
+           {"activations", {{"fixed_bytes", e.activation_fixed_bytes}, {"per_sample_bytes", e.activation_per_sample_bytes}}},
+           {"activation_bytes", e.activation_bytes},
+           {"predicted_peak_bytes", e.predicted_peak_bytes},
+           {"seconds", e.seconds}};
+    if (!e.ok) j["error"] = e.error;
+    return j.dump(2) + "\n";
+}
+
+} // namespace accum
