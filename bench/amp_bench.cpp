@@ -4,7 +4,7 @@
 //   build/bench/amp_bench probe
 //       The engine's three models under CPU bf16 autocast (training::AutocastScope):
 //       the dtype of the logits and of the loss, whether the fused CPU kernels
-//       (models/fused_*.h) or ATen ran (the autograd nodes of the graph), and how far
+//       (kernels/fused_*.h) or ATen ran (the autograd nodes of the graph), and how far
 //       the gradients are from fp32's.
 //   build/bench/amp_bench speed THREADS ROUNDS
 //       Samples/s of training windows of 64 × 4 (forward, loss / 4, backward, and
@@ -28,7 +28,7 @@
 #include <torch/torch.h>
 
 #include "data/dataset.h"
-#include "models/fused_dense.h"
+#include "kernels/kernels.h"
 #include "models/model.h"
 #include "training/mixed_precision.h"
 
@@ -82,13 +82,17 @@ int probe() {
     const auto pairs = accum::make_synthetic_pairs(0, 256, 64);
     struct Case {
         const char* model;
+        accum::ModelKind kind;
         const accum::TensorDataset* data;
     };
-    for (const Case& c : {Case{"mlp", &images.train}, Case{"cnn", &images.train}, Case{"transformer", &pairs.train}}) {
+    for (const Case& c : {Case{"mlp", accum::ModelKind::Mlp, &images.train},
+                          Case{"cnn", accum::ModelKind::Cnn, &images.train},
+                          Case{"transformer", accum::ModelKind::Transformer, &pairs.train}}) {
         accum::RunConfig config;
-        config.model = c.model;
+        config.model = c.kind;
         torch::manual_seed(1);
-        const auto model = accum::make_model(config, *c.data);
+        // Gradients returned (not added in place): autograd::grad reads them.
+        const auto model = accum::make_model(config, *c.data, accum::KernelSet(accum::CpuKernels::Fused, false));
         const auto params = model->parameters();
         std::vector<std::int64_t> rows(kBatch);
         for (std::int64_t i = 0; i < kBatch; ++i) rows[i] = i;
@@ -144,7 +148,6 @@ int speed(int threads, int rounds) {
         for (std::int64_t i = 0; i < kBatch; ++i) rows.push_back(b * kBatch + i);
         batches.push_back(data.train.gather(rows));
     }
-    const accum::GradientsInPlace in_place; // as a session trains the engine's models
 
     struct Config {
         std::string name; // model/implementation
@@ -162,8 +165,9 @@ int speed(int threads, int rounds) {
                        }, cnn->parameters(), 12});
     for (const char* name : {"mlp", "cnn"}) {
         accum::RunConfig config;
-        config.model = name;
-        auto model = accum::make_model(config, data.train);
+        config.model = std::string(name) == "mlp" ? accum::ModelKind::Mlp : accum::ModelKind::Cnn;
+        // Gradients added in place, as a session trains the engine's models.
+        auto model = accum::make_model(config, data.train, accum::KernelSet(accum::CpuKernels::Fused, true));
         configs.push_back({std::string(name) + "/engine", [model](const accum::Batch& b) { return model->forward(b).loss; },
                            model->parameters(), std::string(name) == "mlp" ? 150 : 12});
     }

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import time
 
+from cpu_quiet import wait_for_idle
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PY = "/usr/bin/python3"
@@ -83,25 +85,6 @@ def worker(threads, rounds):
                 sps = WINDOWS[name] * STEPS * BATCH / (time.perf_counter() - start)
                 print(json.dumps({"impl": "python", "config": f"{name}/eager", "precision": precision,
                                   "round": r, "samples_per_second": round(sps, 1)}), flush=True)
-
-
-def cpu_idle(seconds=2.0):
-    def sample():
-        with open("/proc/stat") as f:
-            values = [int(v) for v in f.readline().split()[1:]]
-        return values[3] + values[4], sum(values)  # idle + iowait, total
-    idle0, total0 = sample()
-    time.sleep(seconds)
-    idle1, total1 = sample()
-    return (idle1 - idle0) / max(1, total1 - total0)
-
-
-def wait_for_idle(threshold, limit_s=600):
-    start = time.monotonic()
-    idle = cpu_idle()
-    while idle < threshold and time.monotonic() - start < limit_s:
-        idle = cpu_idle()
-    return idle
 
 
 def run(cmd, threads, blas, idle_threshold):

@@ -11,9 +11,11 @@ namespace {
 
 const QMap<QString, LineRole>& roles_by_name() {
     static const QMap<QString, LineRole> map = {
-        {QStringLiteral("forward"), LineRole::Forward},         {QStringLiteral("scale"), LineRole::LossScale},
-        {QStringLiteral("backward"), LineRole::Backward},       {QStringLiteral("step"), LineRole::OptimizerStep},
-        {QStringLiteral("scheduler"), LineRole::SchedulerStep}, {QStringLiteral("zero_grad"), LineRole::ZeroGrad},
+        {QStringLiteral("autocast"), LineRole::Autocast},       {QStringLiteral("forward"), LineRole::Forward},
+        {QStringLiteral("scale"), LineRole::LossScale},         {QStringLiteral("backward"), LineRole::Backward},
+        {QStringLiteral("unscale"), LineRole::Unscale},         {QStringLiteral("step"), LineRole::OptimizerStep},
+        {QStringLiteral("scheduler"), LineRole::SchedulerStep}, {QStringLiteral("update"), LineRole::ScalerUpdate},
+        {QStringLiteral("zero_grad"), LineRole::ZeroGrad},
         {QStringLiteral("no_sync"), LineRole::NoSync},          {QStringLiteral("all_reduce"), LineRole::AllReduce},
     };
     return map;
@@ -25,13 +27,17 @@ QString role_name(LineRole role) { return roles_by_name().key(role); }
 
 std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record, int world_size) {
     const bool data_parallel = world_size > 1;
+    const bool scaling = record.loss_scale > 0;
     std::vector<LineRole> roles;
     if (data_parallel && record.grad_allreduces == 0) roles.push_back(LineRole::NoSync);
+    if (record.autocast) roles.push_back(LineRole::Autocast);
     roles.insert(roles.end(), {LineRole::Forward, LineRole::LossScale, LineRole::Backward});
     if (data_parallel && record.grad_allreduces > 0) roles.push_back(LineRole::AllReduce);
     if (record.sync) {
+        if (scaling) roles.push_back(LineRole::Unscale);
         roles.push_back(LineRole::OptimizerStep);
         roles.push_back(LineRole::SchedulerStep);
+        if (scaling) roles.push_back(LineRole::ScalerUpdate);
         roles.push_back(LineRole::ZeroGrad);
     }
     return roles;

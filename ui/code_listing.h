@@ -19,19 +19,27 @@
 
 namespace studio {
 
-// The lines of an accumulation loop that light up, in execution order. With
-// several processes, NoSync is the line that enters model.no_sync() and
-// AllReduce the backward that ends with the gradients' all-reduce.
-enum class LineRole { Forward, LossScale, Backward, OptimizerStep, SchedulerStep, ZeroGrad, NoSync, AllReduce };
+// The lines of an accumulation loop that light up, in execution order. Autocast
+// (the scope around the forward) and the loss scaler's Unscale and ScalerUpdate
+// light only in runs that use them; with several processes, NoSync is the line
+// that enters model.no_sync() and AllReduce the backward that ends with the
+// gradients' all-reduce.
+enum class LineRole {
+    Autocast, Forward, LossScale, Backward, Unscale, OptimizerStep, SchedulerStep, ScalerUpdate, ZeroGrad, NoSync,
+    AllReduce
+};
 
-// "forward", "scale", "backward", "step", "scheduler", "zero_grad", "no_sync", "all_reduce"
+// "autocast", "forward", "scale", "backward", "unscale", "step", "scheduler",
+// "update", "zero_grad", "no_sync", "all_reduce"
 QString role_name(LineRole role);
 
-// The roles one micro-batch executes: forward, loss / K and backward on every
-// micro-batch; optimizer step, scheduler step and zero_grad only when it ends
-// the accumulation window (record.sync). In a run of `world_size` > 1
-// processes, a micro-batch without an all-reduce first enters no_sync(), and
-// one with an all-reduce (record.grad_allreduces) has it after its backward.
+// The roles one micro-batch executes: autocast (with mixed precision), forward,
+// loss / K and backward on every micro-batch; when it ends the accumulation
+// window (record.sync), the scaler's unscale_ (with a loss scaler), optimizer
+// step, scheduler step, the scaler's update (with a loss scaler) and zero_grad.
+// In a run of `world_size` > 1 processes, a micro-batch without an all-reduce
+// first enters no_sync(), and one with an all-reduce (record.grad_allreduces)
+// has it after its backward.
 std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record, int world_size = 1);
 
 // highlight_roles for each record, in order.

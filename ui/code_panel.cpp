@@ -8,6 +8,7 @@
 #include <QTextBlock>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 #include "accumulation_meter.h"
 #include "plot_look.h"
@@ -34,7 +35,15 @@ QString style_title(const QString& mode) {
     return CodePanel::tr("PyTorch loop — the loop");
 }
 
-QString role_caption(LineRole role, int world_size) {
+// The loss scale as a power of two where it is one (2^16), else as a number.
+QString scale_text(double scale) {
+    int exponent = 0;
+    if (scale > 0 && std::frexp(scale, &exponent) == 0.5) return QStringLiteral("2^%1").arg(exponent - 1);
+    return QString::number(scale, 'g', 4);
+}
+
+QString role_caption(LineRole role, const accum::MicroStepRecord& record, int world_size) {
+    const bool scaling = record.loss_scale > 0;
     switch (role) {
     case LineRole::NoSync:
         return CodePanel::tr("no_sync(): this backward keeps its gradients local — no communication between the %1 "
@@ -43,11 +52,27 @@ QString role_caption(LineRole role, int world_size) {
     case LineRole::AllReduce:
         return CodePanel::tr("all-reduce: the window's gradients are averaged across the %1 processes, once per update")
             .arg(world_size);
+    case LineRole::Autocast:
+        return CodePanel::tr("autocast: inside this scope matrix products run in lower precision (bf16/fp16); "
+                             "the weights stay fp32");
     case LineRole::Forward: return CodePanel::tr("forward: the model computes this micro-batch's loss");
     case LineRole::LossScale: return CodePanel::tr("loss / K: each micro-batch counts for 1/K of the update");
-    case LineRole::Backward: return CodePanel::tr("backward: gradients are added into .grad (not replaced)");
-    case LineRole::OptimizerStep: return CodePanel::tr("optimizer.step(): one update with the gradient of the whole window");
+    case LineRole::Backward:
+        return scaling ? CodePanel::tr("scaler.scale(loss).backward(): the gradients of loss × S (S = %1) are added "
+                                       "into .grad; S is the same for the whole window")
+                             .arg(scale_text(record.loss_scale))
+                       : CodePanel::tr("backward: gradients are added into .grad (not replaced)");
+    case LineRole::Unscale:
+        return CodePanel::tr("scaler.unscale_(optimizer): .grad is divided by S once, before clipping, and checked "
+                             "for inf/NaN");
+    case LineRole::OptimizerStep:
+        return scaling ? CodePanel::tr("scaler.step(optimizer): one update with the window's gradient, skipped if a "
+                                       "gradient was inf/NaN (overflow)")
+                       : CodePanel::tr("optimizer.step(): one update with the gradient of the whole window");
     case LineRole::SchedulerStep: return CodePanel::tr("lr_scheduler.step(): the schedule advances once per update");
+    case LineRole::ScalerUpdate:
+        return CodePanel::tr("scaler.update(): once per window; S halves after an overflow and doubles after 2000 "
+                             "good windows");
     case LineRole::ZeroGrad: return CodePanel::tr("zero_grad(): .grad is emptied for the next window");
     }
     return {};
@@ -210,7 +235,7 @@ void CodePanel::show_phase() {
                           .arg(current_.micro_step)
                           .arg(current_.window_index)
                           .arg(current_.window_size)
-                          .arg(role_caption(role, world_size_)));
+                          .arg(role_caption(role, current_, world_size_)));
     apply_highlight();
     // Spread the phases over the pace, a little faster so the queue drains.
     const int phases = int(current_roles_.size());
@@ -256,7 +281,8 @@ void CodePanel::apply_highlight() {
         QList<QTextEdit::ExtraSelection> selections;
         for (std::size_t i = 0; i < lit_.size(); ++i) {
             const auto role = lit_[i];
-            const bool is_update = role == LineRole::OptimizerStep || role == LineRole::SchedulerStep ||
+            const bool is_update = role == LineRole::Unscale || role == LineRole::OptimizerStep ||
+                                   role == LineRole::SchedulerStep || role == LineRole::ScalerUpdate ||
                                    role == LineRole::ZeroGrad;
             // Communication between the processes (or its absence) in blue.
             const bool is_sync = role == LineRole::NoSync || role == LineRole::AllReduce;

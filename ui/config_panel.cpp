@@ -136,6 +136,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     device_->addItem(tr("Automatic"), QStringLiteral("auto"));
     auto* device_model = qobject_cast<QStandardItemModel*>(device_->model());
     for (const auto& d : accum::list_devices()) {
+        have_cuda_ = have_cuda_ || (d.available && d.name != "cpu");
         const auto name = QString::fromStdString(d.name);
         device_->addItem(QStringLiteral("%1 — %2").arg(name, QString::fromStdString(d.description)), name);
         auto* item = device_model->item(device_->count() - 1);
@@ -146,6 +147,21 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
             item->setToolTip(QString::fromStdString(d.description));
         }
     }
+    precision_ = make_combo(QStringLiteral("mixed_precision"), accum::choice_names<accum::MixedPrecision>(),
+                            {{"no", tr("fp32")}, {"bf16", tr("bf16 (autocast)")}, {"fp16", tr("fp16 (autocast, CUDA)")}});
+    precision_->setToolTip(tr("Mixed precision: the forward and the loss under autocast in bf16 or fp16; the weights, "
+                              "their gradients and the optimizer stay fp32. fp16 needs CUDA and brings a loss scaler."));
+    if (!have_cuda_) {
+        // As the engine refuses it: fp16 autocast is CUDA's (LibTorch's CPU autocast is bf16).
+        auto* fp16 = qobject_cast<QStandardItemModel*>(precision_->model())->item(precision_->findData("fp16"));
+        fp16->setFlags(fp16->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
+        fp16->setToolTip(tr("Unavailable: fp16 needs CUDA; use bf16 on the CPU"));
+    }
+    loss_scaling_ = make_combo(QStringLiteral("loss_scaling"), accum::choice_names<accum::LossScaling>(),
+                               {{"none", tr("none")}, {"dynamic", tr("dynamic (GradScaler)")}});
+    loss_scaling_->setToolTip(tr("A dynamic loss scaler: each micro-batch's loss × S before backward; once per window "
+                                 "the gradients are divided by S, a window with inf/NaN gradients is skipped and S "
+                                 "halves. Always on with fp16."));
     memory_budget_ = new QLineEdit;
     memory_budget_->setObjectName(QStringLiteral("memory_budget"));
     memory_budget_->setToolTip(tr("Tensor memory the run may use, e.g. 40MiB or 2GiB; 0 = no limit. "
@@ -198,6 +214,8 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     auto [env, env_form] = make_group(tr("Environment"));
     env_form->addRow(tr("Seed"), seed_);
     env_form->addRow(tr("Device"), device_);
+    env_form->addRow(tr("Precision"), precision_);
+    env_form->addRow(tr("Loss scaling"), loss_scaling_);
     env_form->addRow(tr("Memory budget"), memory_budget_);
     env_form->addRow(tr("Pace"), pace_ms_);
     env_form->addRow(tr("Save runs in"), output_row);
@@ -222,12 +240,15 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         {"lr", learning_rate_},
         {"optimizer", optimizer_}, {"momentum", momentum_}, {"scheduler", scheduler_}, {"epochs", epochs_},
         {"max-steps", max_steps_}, {"loss-normalization", loss_normalization_}, {"seed", seed_},
-        {"device", device_}, {"memory-budget", memory_budget_}, {"output-dir", output_dir_},
+        {"device", device_}, {"mixed-precision", precision_}, {"loss-scaling", loss_scaling_},
+        {"loss-scale-init", loss_scaling_}, {"scaler-per-micro-batch", loss_scaling_},
+        {"memory-budget", memory_budget_}, {"output-dir", output_dir_},
         {"gradient-checkpointing", gradient_checkpointing_},
     };
     connect(gradient_checkpointing_, &QCheckBox::toggled, this, &ConfigPanel::revalidate);
 
-    for (auto* combo : {mode_, dataset_, model_, optimizer_, scheduler_, loss_normalization_, device_})
+    for (auto* combo :
+         {mode_, dataset_, model_, optimizer_, scheduler_, loss_normalization_, device_, precision_, loss_scaling_})
         connect(combo, &QComboBox::currentIndexChanged, this, &ConfigPanel::revalidate);
     for (auto* spin : {batch_size_, accumulation_steps_, processes_, epochs_, max_steps_, seed_, pace_ms_})
         connect(spin, &QSpinBox::valueChanged, this, &ConfigPanel::revalidate);
@@ -260,6 +281,8 @@ accum::RunConfig ConfigPanel::config() const {
     c.loss_normalization = choice_of(loss_normalization_, c.loss_normalization);
     c.seed = static_cast<std::uint64_t>(seed_->value());
     c.device = data_of(device_);
+    c.mixed_precision = choice_of(precision_, c.mixed_precision);
+    c.loss_scaling = choice_of(loss_scaling_, c.loss_scaling);
     const auto budget = memory_budget_->text().trimmed();
     c.memory_budget = budget.isEmpty() ? std::string("0") : budget.toStdString();
     c.micro_step_delay_s = pace_ms_->value() / 1000.0;
@@ -288,6 +311,8 @@ void ConfigPanel::set_config(const accum::RunConfig& c) {
     select_choice(loss_normalization_, c.loss_normalization);
     seed_->setValue(static_cast<int>(std::min<std::uint64_t>(c.seed, INT_MAX)));
     select_data(device_, c.device);
+    select_choice(precision_, c.mixed_precision);
+    select_choice(loss_scaling_, c.loss_scaling);
     memory_budget_->setText(QString::fromStdString(c.memory_budget));
     pace_ms_->setValue(static_cast<int>(std::lround(c.micro_step_delay_s * 1000.0)));
     output_dir_->setText(QString::fromStdString(c.output_dir));
@@ -322,6 +347,8 @@ QString ConfigPanel::summary_text() const {
     parts << tr("%1 lr %2").arg(optimizer_->currentText()).arg(c.learning_rate);
     if (c.scheduler != accum::SchedulerKind::Constant) parts << tr("%1 schedule").arg(scheduler_->currentText());
     if (c.loss_normalization == accum::LossNormalization::Tokens) parts << tr("loss per token");
+    if (c.mixed_precision != accum::MixedPrecision::No) parts << QString::fromStdString(accum::to_string(c.mixed_precision));
+    if (c.uses_loss_scaler()) parts << tr("loss scaling");
     const auto budget = accum::parse_byte_size(c.memory_budget);
     if (budget && *budget > 0)
         parts << tr("budget %1").arg(QString::fromStdString(accum::format_byte_size(*budget)));
@@ -343,6 +370,7 @@ void ConfigPanel::revalidate() {
     if (updating_) return;
     const auto c = config();
     momentum_->setEnabled(c.optimizer == accum::OptimizerKind::Sgd);
+    loss_scaling_->setEnabled(c.mixed_precision != accum::MixedPrecision::Fp16); // fp16 always scales
     if (c.world_size() > 1)
         effective_batch_->setText(tr("%1 × %2 × %3 processes = %4 samples / update")
                                       .arg(c.batch_size)
@@ -354,7 +382,10 @@ void ConfigPanel::revalidate() {
                                       .arg(c.batch_size)
                                       .arg(c.accumulation_steps)
                                       .arg(c.effective_batch()));
-    const auto problems = accum::validate(c);
+    auto problems = accum::validate(c);
+    // What the engine finds once --device auto is resolved: here there is no CUDA.
+    if (c.mixed_precision == accum::MixedPrecision::Fp16 && !have_cuda_ && c.device != "cpu")
+        problems.push_back({"mixed-precision", "fp16 needs CUDA; use bf16 on the CPU"});
     QMap<QWidget*, QString> marked;
     QStringList lines;
     for (const auto& p : problems) {

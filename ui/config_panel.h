@@ -59,6 +59,7 @@ private:
     accum::RunConfig base_;
     bool valid_ = true;
     bool updating_ = false;
+    bool have_cuda_ = false; // a CUDA device is available (--device auto would use it)
     QComboBox* mode_ = nullptr;
     QComboBox* dataset_ = nullptr;
     QLineEdit* data_path_ = nullptr;
@@ -80,6 +81,8 @@ private:
     QComboBox* loss_normalization_ = nullptr;
     QSpinBox* seed_ = nullptr;
     QComboBox* device_ = nullptr;
+    QComboBox* precision_ = nullptr;
+    QComboBox* loss_scaling_ = nullptr;
     QLineEdit* memory_budget_ = nullptr;
     QSpinBox* pace_ms_ = nullptr;
     QLineEdit* output_dir_ = nullptr;

@@ -104,6 +104,8 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
         QString text = EngineText::tr("completed %1 optimizer steps").arg(a["steps"]);
         if (a.has("skipped"))
             text += EngineText::tr(" (%1 skipped as non-finite by --skip-nonfinite)").arg(a["skipped"]);
+        if (a.has("overflow_skipped"))
+            text += EngineText::tr(" (%1 skipped for overflow by the loss scaler)").arg(a["overflow_skipped"]);
         return text + auto_find_suffix(a);
     }
     if (c == code::stopped)

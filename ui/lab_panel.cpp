@@ -37,6 +37,7 @@ accum::RunConfig lab_base(const accum::RunConfig& c) {
     b.auto_find_batch_size = false;
     b.save_strategy = accum::Strategy::No;
     b.scheduler_per_micro_batch = false;
+    b.scaler_per_micro_batch = false;
     if (b.eval_strategy == accum::Strategy::Steps) b.eval_strategy = accum::Strategy::Epoch;
     return b;
 }
@@ -75,10 +76,21 @@ QString batching(const accum::RunConfig& c) {
 
 // Table columns.
 enum Column { RunColumn, BatchColumn, FinalLossColumn, DeltaColumn, AccuracyColumn, TimeColumn, MemoryColumn,
-              SpeedColumn, AllReducesColumn, TimePerUpdateColumn, PeakActivationsColumn, ColumnCount };
+              SpeedColumn, AllReducesColumn, TimePerUpdateColumn, PeakActivationsColumn,
+              SkippedColumn, ColumnCount };
 
 QString number_or_dash(double v, int precision, char format = 'f') {
     return std::isfinite(v) ? QString::number(v, format, precision) : QStringLiteral("–");
+}
+
+std::int64_t skipped_updates(const RunResult& r) {
+    return std::count_if(r.steps.begin(), r.steps.end(), [](const accum::StepRecord& s) { return s.skipped; });
+}
+
+// "2 (S → 8.5e+37)": the updates skipped and the loss scale the run ended with.
+QString skipped_text(const RunResult& r) {
+    if (!r.config.uses_loss_scaler() || r.steps.empty()) return QStringLiteral("–");
+    return LabPanel::tr("%1 (S → %2)").arg(skipped_updates(r)).arg(r.steps.back().loss_scale, 0, 'g', 2);
 }
 
 } // namespace
@@ -237,6 +249,31 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         runs.push_back({LabPanel::tr("scheduler per micro-batch (wrong)"), wrong});
         break;
     }
+    case Experiment::PitfallLossScale: {
+        // An overflow the loss scaler must answer, provoked without injection. fp32
+        // gradients are mostly below 1, so only a scale near float32's largest
+        // overflows them: at 3.4e38 an element above 1 does, and SGD at lr 0.1 has
+        // such spikes. Measured (the MLP on Fashion-MNIST, 64 × 4, 40 updates, seeds
+        // 0–5): one or two skipped windows in the right loop, around update 10.
+        base.mode = accum::Mode::Pytorch;
+        if (base.dataset != accum::DatasetKind::FashionMnist) base.data_path.clear();
+        base.dataset = accum::DatasetKind::FashionMnist;
+        if (base.model == accum::ModelKind::Transformer) base.model = accum::ModelKind::Mlp;
+        base.batch_norm = false;
+        base.dropout = 0.0;
+        base.optimizer = accum::OptimizerKind::Sgd;
+        base.learning_rate = std::max(base.learning_rate, 0.1);
+        base.loss_scaling = accum::LossScaling::Dynamic;
+        base.loss_scale_init = kOverflowLossScale;
+        if (base.accumulation_steps < 2) base.accumulation_steps = 4;
+        set_length(base, 40, full_windows(base, base.batch_size, base.accumulation_steps));
+        auto right = base;
+        auto wrong = base;
+        wrong.scaler_per_micro_batch = true;
+        runs.push_back({LabPanel::tr("scaler per window (right)"), right});
+        runs.push_back({LabPanel::tr("scaler per micro-batch (wrong)"), wrong});
+        break;
+    }
     }
     return runs;
 }
@@ -276,6 +313,10 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
                tr("Variable-length sequences: mean per micro-batch vs normalised by the window's tokens"), 1, 2);
     add_button(Experiment::PitfallScheduler, QStringLiteral("pitfall_scheduler"), tr("Scheduler per micro-batch"),
                tr("lr_scheduler.step() after every micro-batch (wrong) vs after every update (right)"), 1, 3);
+    add_button(Experiment::PitfallLossScale, QStringLiteral("pitfall_loss_scale"), tr("Loss scaler per micro-batch"),
+               tr("scaler.unscale_() and scaler.update() after every micro-batch (wrong) vs once per window "
+                  "(right), on a run whose gradients overflow the scale"),
+               1, 4);
     add_button(Experiment::MemoryLevers, QStringLiteral("memory_levers"), tr("Memory levers"),
                tr("The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same losses, "
                   "peak memory by category, samples/s"),
@@ -284,8 +325,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     cancel_->setObjectName(QStringLiteral("lab_cancel"));
     cancel_->setEnabled(false);
     connect(cancel_, &QPushButton::clicked, this, &LabPanel::cancel);
-    buttons->addWidget(cancel_, 0, 5);
-    buttons->setColumnStretch(6, 1);
+    buttons->setColumnStretch(5, 1);
 
     explanation_ = new QLabel(tr("Each button runs the configuration on the left in several variants, one after "
                                  "another, and overlays them. Runs are kept short (inside the first epoch)."));
@@ -306,6 +346,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     y_axis_->setObjectName(QStringLiteral("lab_y_axis"));
     y_axis_->addItem(tr("Loss"));
     y_axis_->addItem(tr("Learning rate"));
+    y_axis_->addItem(tr("Loss scale"));
     x_axis_ = new QComboBox;
     x_axis_->setObjectName(QStringLiteral("lab_x_axis"));
     x_axis_->addItem(tr("Optimizer steps"));
@@ -320,6 +361,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     axis_row->addWidget(new QLabel(tr("against")));
     axis_row->addWidget(x_axis_);
     axis_row->addStretch(1);
+    axis_row->addWidget(cancel_); // beside the plot it stops, not widening the row of demos
 
     plot_ = new QCustomPlot;
     plot_->setObjectName(QStringLiteral("lab_plot"));
@@ -388,6 +430,13 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     rounding_label_->setText(tr("below: the same, up to float rounding"));
     look_.capture(plot_);
 
+    // The loss scale of runs with a loss scaler, on the right axis (log-scaled).
+    plot_->yAxis2->setScaleType(QCPAxis::stLogarithmic);
+    plot_->yAxis2->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot_->yAxis2->setNumberFormat(QStringLiteral("eb"));
+    plot_->yAxis2->setNumberPrecision(0);
+    plot_->yAxis2->setLabel(tr("loss scale"));
+    plot_->yAxis2->setVisible(false);
     // The memory levers' bars: each run's peak, stacked by category.
     memory_bars_ = new QCustomPlot;
     memory_bars_->setObjectName(QStringLiteral("lab_memory_bars"));
@@ -415,7 +464,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     table_->setHorizontalHeaderLabels({tr("Run"), tr("B × K = effective"), tr("Final loss"),
                                        tr("max |Δ loss| vs first"), tr("Final accuracy"), tr("Time (s)"),
                                        tr("Peak memory"), tr("Samples/s"), tr("All-reduces / update"),
-                                       tr("Time / update (ms)"), tr("Peak activations")});
+                                       tr("Time / update (ms)"), tr("Peak activations"),
+                                       tr("Skipped updates")});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     table_->verticalHeader()->setVisible(false);
@@ -480,6 +530,13 @@ QString LabPanel::explanation(Experiment e) const {
                   "per update. Inside no_sync() (accelerator.accumulate(), the Trainer's loop) the gradients add up "
                   "locally and are averaged across the processes once per update; syncing after every backward "
                   "averages them K times. The losses are the same, the communication is K times as much.");
+    case Experiment::PitfallLossScale:
+        return tr("The loss scaler multiplies each micro-batch's loss by S. Once per window, before clipping, "
+                  "unscale_() divides .grad by S; step() skips the update if a gradient is inf/NaN (✕), and update() "
+                  "then halves S. S starts at 3.4e38, float32's largest, and SGD runs at lr 0.1 or more, so gradient "
+                  "spikes above 1 overflow. "
+                  "Unscaling and updating after every micro-batch divides what .grad holds by S again: each update "
+                  "keeps about its last micro-batch's gradient.");
     case Experiment::MemoryLevers:
         return tr("Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The "
                   "losses are the same; the bars show what each lever shrinks: only the activations. Parameters, "
@@ -497,7 +554,9 @@ void LabPanel::run_experiment(Experiment experiment) {
     table_->setRowCount(0);
     verdict_->setText(tr("Running %1 runs one after another…").arg(runs.size()));
     explanation_->setText(explanation(experiment));
-    y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler ? 1 : 0);
+    y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler   ? 1
+                             : experiment == Experiment::PitfallLossScale ? 2
+                                                                          : 0);
     x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation ? 1 : 0);
     memory_bars_->setVisible(experiment == Experiment::MemoryLevers);
     set_busy(true);
@@ -571,6 +630,18 @@ void LabPanel::on_all_finished() {
         }
         text = tr("Same curve: largest |Δ loss| %1.\nPeak memory %2 · samples/s %3.")
                    .arg(worst_text, memory.join(QStringLiteral(" → ")), speed.join(QStringLiteral(" → ")));
+    } else if (experiment_ == Experiment::PitfallLossScale && runs.size() == 2 && !runs[0].steps.empty() &&
+               !runs[1].steps.empty()) {
+        text = tr("Once per window: %1 of %2 updates skipped for overflow (✕), S %3 → %4. Per micro-batch: %5 of %6 "
+                  "skipped, S → %7. Largest |Δ loss| between them: %8.")
+                   .arg(skipped_updates(runs[0]))
+                   .arg(runs[0].steps.size())
+                   .arg(runs[0].config.loss_scale_init, 0, 'g', 2)
+                   .arg(runs[0].steps.back().loss_scale, 0, 'g', 2)
+                   .arg(skipped_updates(runs[1]))
+                   .arg(runs[1].steps.size())
+                   .arg(runs[1].steps.back().loss_scale, 0, 'g', 2)
+                   .arg(worst_text);
     } else if (experiment_ == Experiment::MemoryLevers && runs.size() >= 2) {
         QStringList activations, speed;
         for (const auto& r : runs) {
@@ -609,6 +680,9 @@ void LabPanel::fill_table() {
         std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return r.config.world_size() > 1; });
     table_->setColumnHidden(AllReducesColumn, !data_parallel);
     table_->setColumnHidden(TimePerUpdateColumn, !data_parallel);
+    // Updates a loss scaler skipped (overflow), and the scale at the end: only for runs that scale.
+    table_->setColumnHidden(SkippedColumn, std::none_of(runs.begin(), runs.end(),
+                                                        [](const RunResult& r) { return r.config.uses_loss_scaler(); }));
     for (int row = 0; row < int(runs.size()); ++row) {
         const auto& r = runs[static_cast<std::size_t>(row)];
         const double delta = row == 0 ? 0.0 : studio::max_loss_difference(runs.front(), r);
@@ -622,7 +696,8 @@ void LabPanel::fill_table() {
                                    number_or_dash(r.summary.samples_per_second, 0),
                                    QString::number(allreduces_per_update(r), 'g', 3),
                                    number_or_dash(1000.0 * seconds_per_update(r), 1),
-                                   format_bytes(r.peak_activations_bytes())};
+                                   format_bytes(r.peak_activations_bytes()),
+                                   skipped_text(r)};
         for (int c = 0; c < cells.size(); ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             item->setTextAlignment(c == 0 ? (Qt::AlignLeft | Qt::AlignVCenter) : Qt::AlignCenter);
@@ -635,12 +710,16 @@ void LabPanel::fill_table() {
 void LabPanel::rebuild_plot() {
     plot_->clearGraphs();
     const bool lr = y_axis_->currentIndex() == 1;
+    const bool scale_axis = y_axis_->currentIndex() == 2; // the loss scale, log-scaled, on the left
     const bool samples = x_axis_->currentIndex() == 1;
     auto* delta_x = delta_rect_->axis(QCPAxis::atBottom);
     auto* delta_y = delta_rect_->axis(QCPAxis::atLeft);
     double worst = 0.0;
+    bool scaling = false, crosses_in_legend = false;
+    double lowest_scale = 0.0, highest_scale = 0.0;
     for (std::size_t i = 0; i < shown_.size(); ++i) {
         const auto& r = shown_[i];
+        const bool scaled = r.config.uses_loss_scaler();
         auto* g = plot_->addGraph();
         g->setName(r.label.isEmpty() ? tr("run %1").arg(i + 1) : r.label);
         QPen pen(run_colours()[int(i) % run_colours().size()]);
@@ -650,14 +729,51 @@ void LabPanel::rebuild_plot() {
         if (i == 2) pen.setStyle(Qt::DotLine);
         if (i >= 1) pen.setWidthF(2.6 * scale_);
         g->setPen(pen);
-        QVector<double> x, y;
+        if (scale_axis) g->setLineStyle(QCPGraph::lsStepLeft);
+        QVector<double> x, y, sx, sy, kx, ky;
         x.reserve(int(r.steps.size()));
         y.reserve(int(r.steps.size()));
         for (const auto& s : r.steps) {
-            x << (samples ? double(s.samples_seen) : double(s.step));
-            y << (lr ? s.learning_rate : s.loss);
+            const double at = samples ? double(s.samples_seen) : double(s.step);
+            const double value = lr ? s.learning_rate : scale_axis ? s.loss_scale : s.loss;
+            if (scale_axis && !(std::isfinite(value) && value > 0)) continue;
+            x << at;
+            y << value;
+            // A loss scaler's run: its scale per window, and a cross at each update it skipped.
+            if (scaled && std::isfinite(s.loss_scale) && s.loss_scale > 0) {
+                sx << at;
+                sy << s.loss_scale;
+                lowest_scale = scaling ? std::min(lowest_scale, s.loss_scale) : s.loss_scale;
+                highest_scale = scaling ? std::max(highest_scale, s.loss_scale) : s.loss_scale;
+                scaling = true;
+            }
+            if (s.skipped) {
+                kx << at;
+                ky << value;
+            }
         }
         g->setData(x, y, true);
+        if (scaled && !scale_axis && !sx.isEmpty()) { // beside a loss or a rate: the scale on the right axis
+            auto* sg = plot_->addGraph(plot_->xAxis, plot_->yAxis2);
+            sg->removeFromLegend(); // the right axis says what it is; its colour names the run
+            QPen scale_pen(run_colours()[int(i) % run_colours().size()].lighter(130));
+            scale_pen.setWidthF(1.6 * scale_);
+            scale_pen.setStyle(Qt::DashDotLine);
+            sg->setPen(scale_pen);
+            sg->setLineStyle(QCPGraph::lsStepLeft);
+            sg->setData(sx, sy, true);
+        }
+        if (!kx.isEmpty()) {
+            auto* kg = plot_->addGraph();
+            kg->setName(tr("update skipped (overflow)"));
+            kg->setLineStyle(QCPGraph::lsNone);
+            kg->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross,
+                                                QPen(run_colours()[int(i) % run_colours().size()], 2.5 * scale_),
+                                                Qt::NoBrush, 14 * scale_));
+            kg->setData(kx, ky, true);
+            if (crosses_in_legend) kg->removeFromLegend(); // one legend entry for the crosses
+            crosses_in_legend = true;
+        }
         if (i == 0) continue;
         // |Δ loss| against the first run at each update both have.
         std::map<std::int64_t, double> reference;
@@ -681,20 +797,41 @@ void LabPanel::rebuild_plot() {
     }
     // The |Δ loss| panel below carries the x axis's label.
     delta_x->setLabel(samples ? tr("samples seen") : tr("optimizer steps"));
-    plot_->yAxis->setLabel(lr ? tr("learning rate") : tr("loss"));
+    plot_->yAxis->setLabel(lr ? tr("learning rate") : scale_axis ? tr("loss scale") : tr("loss"));
+    if (scale_axis) {
+        plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
+        plot_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+        plot_->yAxis->setNumberFormat(QStringLiteral("eb"));
+        plot_->yAxis->setNumberPrecision(0);
+    } else if (plot_->yAxis->scaleType() != QCPAxis::stLinear) {
+        plot_->yAxis->setScaleType(QCPAxis::stLinear);
+        plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        plot_->yAxis->setNumberFormat(QStringLiteral("gb"));
+        plot_->yAxis->setNumberPrecision(6);
+    }
     plot_->rescaleAxes();
     if (lr) plot_->yAxis->setRangeLower(0.0);
+    // Whole decades around the scales, so a halving reads as a step on the log axis.
+    const QCPRange decades(std::pow(10.0, std::floor(std::log10(std::max(lowest_scale, 1e-300))) - 0.5),
+                           std::pow(10.0, std::ceil(std::log10(std::max(highest_scale, 1e-300))) + 0.5));
     // Room for the legend where the curves are not: losses fall from the top left, so
-    // below them on the left; a learning rate falls to zero, so above it on the right.
+    // below them on the left; a learning rate falls to zero, so above it on the right;
+    // a loss scale falls from its start, so below it.
     const auto y = plot_->yAxis->range();
-    if (plot_->legend->visible()) {
+    if (scale_axis) {
+        // Close around the scales, so that a halving is a visible step; the legend below them.
+        if (scaling) plot_->yAxis->setRange(lowest_scale / (plot_->legend->visible() ? 256.0 : 4.0), highest_scale * 2.0);
+    } else if (plot_->legend->visible()) {
         if (lr)
             plot_->yAxis->setRangeUpper(y.upper + 0.45 * std::max(y.size(), 1e-9));
         else
             plot_->yAxis->setRangeLower(y.lower - 0.6 * std::max(y.size(), 1e-9));
     }
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, lr ? (Qt::AlignTop | Qt::AlignRight)
-                                                             : (Qt::AlignBottom | Qt::AlignLeft));
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, lr           ? (Qt::AlignTop | Qt::AlignRight)
+                                                           : scale_axis ? (Qt::AlignBottom | Qt::AlignRight)
+                                                                        : (Qt::AlignBottom | Qt::AlignLeft));
+    plot_->yAxis2->setVisible(scaling && !scale_axis);
+    if (scaling && !scale_axis) plot_->yAxis2->setRange(decades);
     // A fixed floor, and room up to the next decade above the largest difference.
     delta_y->setRange(kDeltaFloor, std::max(1.0, std::pow(10.0, std::ceil(std::log10(std::max(worst, 1e-12))))));
     delta_x->setRange(plot_->xAxis->range());

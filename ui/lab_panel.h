@@ -36,7 +36,13 @@ enum class Experiment {
     PitfallScheduler,
     NoSyncVsSyncEach, // N processes: no_sync (one all-reduce per update) vs an all-reduce per micro-batch
     MemoryLevers, // 256 × 1, 64 × 4, each without and with gradient checkpointing (the CNN)
+    PitfallLossScale,
 };
+
+// The initial loss scale of the loss-scaler pitfall: float32's largest power of
+// two below its maximum is 2^127 (1.7e38); 3.4e38 is just below the maximum,
+// where a gradient above 1 overflows (as one above 1 does in fp16 at 2^16).
+inline constexpr double kOverflowLossScale = 3.4e38;
 
 // One run's memory as the lab's bars stack it, bottom to top: parameters,
 // gradients and optimizer state at the step's peak, and the peak of activations.

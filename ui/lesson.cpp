@@ -223,6 +223,52 @@ LessonVerdict scheduler_check(const std::vector<RunResult>& runs) {
                     .arg(right.back().learning_rate, 0, 'g', 2)};
 }
 
+// The default experiment's MLP at lr 0.1 with a dynamic loss scaler that starts at
+// 3.4e38, float32's largest scale: a gradient spike above 1 overflows (measured, seeds
+// 0–5: one or two skipped windows in 40 updates, around update 10).
+accum::RunConfig loss_scale_config() {
+    accum::RunConfig c;
+    c.mode = accum::Mode::Pytorch;
+    c.dataset = accum::DatasetKind::FashionMnist;
+    c.model = accum::ModelKind::Mlp;
+    c.batch_size = 64;
+    c.accumulation_steps = 4;
+    c.epochs = 0;
+    c.max_steps = 40;
+    c.learning_rate = 0.1;
+    c.momentum = 0.9;
+    c.loss_scaling = accum::LossScaling::Dynamic;
+    c.loss_scale_init = kOverflowLossScale;
+    c.device = "cpu";
+    c.eval_strategy = accum::Strategy::No;
+    c.save_strategy = accum::Strategy::No;
+    return c;
+}
+
+LessonVerdict loss_scale_check(const std::vector<RunResult>& runs) {
+    if (!all_completed(runs) || runs.size() != 2 || runs[0].steps.empty() || runs[1].steps.empty())
+        return not_completed(runs);
+    const auto& right = runs[0].steps;
+    // Each skipped window halves the scale once; the others leave it (no growth in 40 windows).
+    int skipped = 0;
+    bool halved_once = true;
+    for (std::size_t i = 0; i + 1 < right.size(); ++i) {
+        if (right[i].skipped) ++skipped;
+        if (right[i + 1].loss_scale != (right[i].skipped ? right[i].loss_scale / 2 : right[i].loss_scale))
+            halved_once = false;
+    }
+    const double d = max_loss_difference(runs[0], runs[1]);
+    const bool ok = skipped >= 1 && halved_once && d >= kVisibleLossScaleDifference;
+    return {ok, Lesson::tr("Once per window, the scaler skipped %1 of %2 updates for overflow and halved S once for "
+                           "each (%3 → %4). Per micro-batch, each update kept about its last micro-batch's "
+                           "gradient: |Δ loss| up to %5.")
+                    .arg(skipped)
+                    .arg(right.size())
+                    .arg(right.front().loss_scale, 0, 'g', 2)
+                    .arg(right.back().loss_scale, 0, 'g', 2)
+                    .arg(delta_text(d))};
+}
+
 // The memory levers (the lab's experiment) on the lesson's CNN: 256 × 1, 64 × 4,
 // and both with gradient checkpointing, 10 updates each.
 accum::RunConfig memory_config() { return cnn(64, 4, 10); }
@@ -340,6 +386,20 @@ const std::vector<LessonStep>& lesson_steps() {
          .experiment = Experiment::MemoryLevers,
          .config = memory_config,
          .check = memory_check},
+        {.key = "loss_scale",
+         .title = QT_TRANSLATE_NOOP("studio::Lesson", "Pitfall: the loss scaler per micro-batch"),
+         .text = QT_TRANSLATE_NOOP("studio::Lesson",
+                                   "Mixed precision multiplies each micro-batch's loss by a scale S so that small "
+                                   "gradients survive; once per window, just before clipping and the step, .grad "
+                                   "is divided by S, and an inf or NaN gradient skips that update and halves S. "
+                                   "Here S starts at float32's largest, so gradient spikes overflow: the plot "
+                                   "shows S per update and a cross where an update was skipped. Unscaling and "
+                                   "updating after every micro-batch divides what .grad holds again and again, so "
+                                   "each update keeps only its last micro-batch."),
+         .run = LessonRun::Experiment,
+         .experiment = Experiment::PitfallLossScale,
+         .config = loss_scale_config,
+         .check = loss_scale_check},
         {.key = "no_sync",
          .title = QT_TRANSLATE_NOOP("studio::Lesson", "Several processes: no_sync"),
          .text = QT_TRANSLATE_NOOP("studio::Lesson",

@@ -61,5 +61,8 @@ inline constexpr double kSameLossTolerance = 1e-5;
 // BatchNorm 64 × 4 leaves 256 × 1 by 2.1e-2 in 12 updates.
 inline constexpr double kVisibleTokenDifference = 1e-2;
 inline constexpr double kVisibleBatchNormDifference = 1e-3;
+// Unscaling and updating the loss scaler per micro-batch (step "loss_scale", MLP 64 × 4
+// at lr 0.1, 40 updates) leaves the right loop by 0.1 or more in loss (seeds 0, 4, 5).
+inline constexpr double kVisibleLossScaleDifference = 1e-2;
 
 } // namespace studio

@@ -38,6 +38,22 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     eval_graph_->setPen(QPen(QColor(214, 96, 20), 2));
     eval_graph_->setLineStyle(QCPGraph::lsNone);
     eval_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(214, 96, 20), 10));
+    // The loss scaler: its scale on the right axis, log-scaled (2^16 … 2^127 in one view),
+    // and the updates it skipped as crosses on the window loss.
+    scale_graph_ = plot_->addGraph(plot_->xAxis, plot_->yAxis2);
+    scale_graph_->setName(tr("loss scale S (right axis)"));
+    scale_graph_->setPen(QPen(QColor(123, 82, 171), 1.8, Qt::DashLine));
+    scale_graph_->setLineStyle(QCPGraph::lsStepLeft);
+    skipped_graph_ = plot_->addGraph();
+    skipped_graph_->setName(tr("update skipped (inf/NaN gradients)"));
+    skipped_graph_->setLineStyle(QCPGraph::lsNone);
+    skipped_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(QColor(200, 30, 30), 2.5), Qt::NoBrush, 14));
+    plot_->yAxis2->setScaleType(QCPAxis::stLogarithmic);
+    plot_->yAxis2->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot_->yAxis2->setNumberFormat(QStringLiteral("eb"));
+    plot_->yAxis2->setNumberPrecision(0);
+    plot_->yAxis2->setLabel(tr("loss scale"));
+    set_loss_scaling(false);
 
     place_legend(plot_, Qt::AlignTop | Qt::AlignRight);
     use_fast_drawing(plot_);
@@ -101,6 +117,21 @@ void LossPlot::set_presentation_scale(double scale) {
     // start high on the left), so no curve hides behind it in a short demo.
     plot_->axisRect()->insetLayout()->setInsetAlignment(
         0, scale > 1.0 ? (Qt::AlignBottom | Qt::AlignLeft) : (Qt::AlignTop | Qt::AlignRight));
+}
+
+void LossPlot::set_loss_scaling(bool on) {
+    loss_scaling_ = on;
+    plot_->yAxis2->setVisible(on);
+    scale_graph_->setVisible(on);
+    if (on) {
+        scale_graph_->addToLegend();
+        skipped_graph_->addToLegend();
+    } else {
+        scale_graph_->removeFromLegend();
+        skipped_graph_->removeFromLegend();
+    }
+    dirty_ = true;
+    refresh();
 }
 
 void LossPlot::clear() {
@@ -193,6 +224,22 @@ void LossPlot::rebuild() {
     }
     step_graph_->setData(keys, values, true);
 
+    // The scale and the skipped updates (the window loss where the update was skipped).
+    QVector<double> scale_keys, scales, skipped_keys, skipped_values;
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+        const auto& s = steps_[i];
+        if (loss_scaling_ && std::isfinite(s.loss_scale) && s.loss_scale > 0) {
+            scale_keys.push_back(x_of_step(s.step));
+            scales.push_back(s.loss_scale);
+        }
+        if (s.skipped) {
+            skipped_keys.push_back(x_of_step(s.step));
+            skipped_values.push_back(values[static_cast<int>(i)]);
+        }
+    }
+    scale_graph_->setData(scale_keys, scales, true);
+    skipped_graph_->setData(skipped_keys, skipped_values, true);
+
     keys.clear();
     values.clear();
     for (const auto& e : evals_) {
@@ -208,6 +255,14 @@ void LossPlot::refresh() {
     rebuild();
     if (auto_range_) {
         plot_->rescaleAxes();
+        if (loss_scaling_ && scale_graph_->dataCount() > 0) {
+            // Whole decades around the scale, so a halving reads as a step on the log axis.
+            bool found = false;
+            const auto r = scale_graph_->getValueRange(found);
+            if (found)
+                plot_->yAxis2->setRange(std::pow(10.0, std::floor(std::log10(r.lower)) - 0.5),
+                                        std::pow(10.0, std::ceil(std::log10(r.upper)) + 0.5));
+        }
         if (plot_->yAxis->scaleType() == QCPAxis::stLinear) {
             auto range = plot_->yAxis->range();
             plot_->yAxis->setRange(std::min(0.0, range.lower), range.upper * 1.05 + 1e-9);
@@ -222,6 +277,8 @@ void LossPlot::refresh() {
 int LossPlot::micro_point_count() const { return micro_graph_->dataCount(); }
 int LossPlot::step_point_count() const { return step_graph_->dataCount(); }
 int LossPlot::eval_point_count() const { return eval_graph_->dataCount(); }
+int LossPlot::scale_point_count() const { return scale_graph_->dataCount(); }
+int LossPlot::skipped_point_count() const { return skipped_graph_->dataCount(); }
 
 bool LossPlot::save_image(const QString& path) const {
     if (QFileInfo(path).suffix().compare(QLatin1String("pdf"), Qt::CaseInsensitive) == 0)

@@ -1,6 +1,8 @@
 #pragma once
 // Live loss curves: every micro-batch's loss (faint), the optimizer-step
-// (window) loss (bold, optionally EMA-smoothed), eval losses as markers.
+// (window) loss (bold, optionally EMA-smoothed), eval losses as markers; with
+// a loss scaler, its scale per window on the right axis (log scale) and the
+// updates it skipped (overflow) as crosses on the loss curve.
 // append() only stores; refresh() (called by the window's ≤30 Hz timer)
 // rebuilds the graphs when something changed and queues one replot.
 
@@ -30,6 +32,8 @@ public:
     void clear();
     // batch_size: the run's micro-batch (samples per micro-step on the x axis).
     void set_micro_batch_size(std::int64_t batch_size) { micro_batch_size_ = batch_size; }
+    // The run scales its loss: the scale's axis and line show (RunConfig::uses_loss_scaler()).
+    void set_loss_scaling(bool on);
     void append(const RecordBatch& batch);
     void refresh(); // rebuilds and queues a replot if anything changed
 
@@ -40,6 +44,8 @@ public:
     int micro_point_count() const;
     int step_point_count() const;
     int eval_point_count() const;
+    int scale_point_count() const;
+    int skipped_point_count() const;
     QCustomPlot* plot() const { return plot_; }
 
     bool save_image(const QString& path) const; // .pdf or PNG
@@ -56,6 +62,8 @@ private:
     QCPGraph* micro_graph_ = nullptr;
     QCPGraph* step_graph_ = nullptr;
     QCPGraph* eval_graph_ = nullptr;
+    QCPGraph* scale_graph_ = nullptr;   // the loss scale per window, right axis
+    QCPGraph* skipped_graph_ = nullptr; // updates skipped for inf/NaN gradients
     QWidget* controls_ = nullptr;
     QComboBox* x_axis_combo_ = nullptr;
     QSlider* smoothing_ = nullptr;
@@ -71,6 +79,7 @@ private:
     PlotLook look_;
     bool dirty_ = false;
     bool auto_range_ = true;
+    bool loss_scaling_ = false;
 };
 
 } // namespace studio

@@ -340,6 +340,8 @@ void MainWindow::build_actions() {
     lab->addAction(tr("Pitfall: mean vs token loss"), this, [this] { run_demo(QStringLiteral("pitfall-tokens")); });
     lab->addAction(tr("Pitfall: scheduler per micro-batch"), this,
                    [this] { run_demo(QStringLiteral("pitfall-scheduler")); });
+    lab->addAction(tr("Pitfall: loss scaler per micro-batch"), this,
+                   [this] { run_demo(QStringLiteral("pitfall-loss-scale")); });
     auto* view = menuBar()->addMenu(tr("&View"));
     presentation_action_ = view->addAction(tr("&Presentation"));
     presentation_action_->setObjectName(QStringLiteral("presentation_action"));
@@ -466,7 +468,8 @@ void MainWindow::update_actions() {
     step_action_->setEnabled(running && controller_->is_paused());
     code_panel_->set_paused(controller_->is_paused(), running);
     for (auto e : {Experiment::CompareStyles, Experiment::CompareAccumulation, Experiment::NoSyncVsSyncEach,
-                   Experiment::PitfallBatchNorm, Experiment::PitfallTokenLoss, Experiment::PitfallScheduler})
+                   Experiment::MemoryLevers, Experiment::PitfallBatchNorm, Experiment::PitfallTokenLoss,
+                   Experiment::PitfallScheduler, Experiment::PitfallLossScale})
         if (auto* b = lab_panel_->button(e)) b->setEnabled(!running && !lab_busy);
     pause_action_->setEnabled(running);
     stop_action_->setEnabled(running);
@@ -484,6 +487,7 @@ void MainWindow::start_run() {
     running_config_.quiet = true;
     store_settings();
     loss_plot_->set_micro_batch_size(running_config_.batch_size);
+    loss_plot_->set_loss_scaling(running_config_.uses_loss_scaler());
     loss_plot_->clear();
     memory_plot_->clear();
     eval_table_->setRowCount(0);
@@ -540,6 +544,7 @@ const std::vector<std::pair<QString, Experiment>>& demo_experiments() {
         {QStringLiteral("pitfall-batchnorm"), Experiment::PitfallBatchNorm},
         {QStringLiteral("pitfall-tokens"), Experiment::PitfallTokenLoss},
         {QStringLiteral("pitfall-scheduler"), Experiment::PitfallScheduler},
+        {QStringLiteral("pitfall-loss-scale"), Experiment::PitfallLossScale},
         {QStringLiteral("memory-levers"), Experiment::MemoryLevers},
     };
     return experiments;

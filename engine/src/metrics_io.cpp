@@ -63,7 +63,8 @@ std::string to_json_line(const MicroStepRecord& r) {
     return json{{"type", "micro_step"}, {"micro_step", r.micro_step}, {"step", r.step},
                 {"window_index", r.window_index}, {"window_size", r.window_size}, {"sync", r.sync},
                 {"loss", number(r.loss)}, {"grad_norm", number(r.grad_norm)}, {"epoch", number(r.epoch)},
-                {"grad_allreduces", r.grad_allreduces}}
+                {"grad_allreduces", r.grad_allreduces}, {"autocast", r.autocast},
+                {"loss_scale", number(r.loss_scale)}}
         .dump();
 }
 
@@ -203,6 +204,8 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.grad_norm = read_double(j, "grad_norm");
             r.epoch = read_double(j, "epoch");
             r.grad_allreduces = read_int(j, "grad_allreduces");
+            r.autocast = j.value("autocast", false);
+            r.loss_scale = j.contains("loss_scale") ? read_double(j, "loss_scale") : 0.0;
             return r;
         }
         if (type == "summary") {

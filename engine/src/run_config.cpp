@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -247,8 +248,13 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
         add("mixed-precision", "fp16 needs CUDA; use bf16 on the CPU");
     if (!std::isfinite(c.loss_scale_init) || c.loss_scale_init <= 0)
         add("loss-scale-init", "must be a positive scale, got " + num(c.loss_scale_init));
-    if (c.scaler_per_micro_batch && c.loss_scaling != LossScaling::Dynamic && c.mixed_precision != MixedPrecision::Fp16)
+    else if (c.loss_scale_init > static_cast<double>(std::numeric_limits<float>::max()))
+        add("loss-scale-init", "must fit a float32 (at most 3.4e38, e.g. 2^127 = 1.7e38), got " + num(c.loss_scale_init));
+    if (c.scaler_per_micro_batch && !c.uses_loss_scaler())
         add("scaler-per-micro-batch", "is a pitfall of the loss scaler; use it with --loss-scaling dynamic");
+    else if (c.scaler_per_micro_batch && c.mode != Mode::Pytorch)
+        add("scaler-per-micro-batch", "is a pitfall demo of the plain loop; use it with --mode pytorch "
+                                      "(the Accelerator and the Trainer unscale and update once per window)");
 
     if (c.nproc_per_node < 1 || c.nproc_per_node > 256)
         add("nproc-per-node", "must be a number of processes from 1 to 256, got " + std::to_string(c.nproc_per_node));

@@ -282,6 +282,7 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
             auto message =
                 make_message(message_code::completed, {{"steps", std::to_string(ctx->progress.global_step)}});
             if (ctx->skipped_updates > 0) message.args["skipped"] = std::to_string(ctx->skipped_updates);
+            if (ctx->overflow_skips > 0) message.args["overflow_skipped"] = std::to_string(ctx->overflow_skips);
             set_message(summary, std::move(message));
         }
     } catch (const DataError& e) {

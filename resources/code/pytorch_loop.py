@@ -20,6 +20,10 @@ continues with the same number of processes:
     for r in 0 1; do RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
         /usr/bin/python3 pytorch_loop.py --checkpoint run2/checkpoint-10 --steps 20 & done; wait
 
+A run with --mixed-precision bf16 continues under CPU autocast in bf16; one with
+--loss-scaling dynamic with torch.amp.GradScaler("cpu") from the checkpoint's
+scaler state (PyTorch 2.3 or later: earlier GradScalers are CUDA only).
+
 The region between the listing marks is what the code panel shows; a trailing
 "#@role" names the role a line plays for the panel's highlighting.
 """
@@ -194,6 +198,21 @@ def log_step(step, window_loss):
         print(json.dumps({"step": step, "loss": loss.item() / dist.get_world_size()}), flush=True)
 
 
+def make_scaler(config, state):
+    """GradScaler as the engine's: on with --loss-scaling dynamic (or fp16), where
+    the checkpoint left it; off, it passes every call through."""
+    enabled = config.get("loss-scaling") == "dynamic" or config.get("mixed-precision") == "fp16"
+    cpu_scaler = getattr(torch.amp, "GradScaler", None)
+    if not enabled:
+        return cpu_scaler("cpu", enabled=False) if cpu_scaler else torch.cuda.amp.GradScaler(enabled=False)
+    if cpu_scaler is None:
+        sys.exit("pytorch_loop.py: --loss-scaling dynamic on the CPU needs PyTorch 2.3 or later (torch.amp.GradScaler)")
+    scaler = cpu_scaler("cpu", init_scale=config["loss-scale-init"])
+    if "scaler" in state:
+        scaler.load_state_dict(state["scaler"])
+    return scaler
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True, help="an accum-run checkpoint-N directory")
@@ -206,8 +225,9 @@ def main():
     with open(os.path.join(args.checkpoint, "trainer_state.json")) as f:
         state = json.load(f)
     if config["mode"] != "pytorch" or config["model"] != "mlp" or config["dataset"] != "fashion-mnist" \
-            or config["optimizer"] != "sgd":
-        sys.exit("pytorch_loop.py: continues --mode pytorch runs of the mlp on fashion-mnist with sgd")
+            or config["optimizer"] != "sgd" or config.get("mixed-precision", "no") == "fp16":
+        sys.exit("pytorch_loop.py: continues --mode pytorch runs of the mlp on fashion-mnist with sgd, "
+                 "in fp32 or bf16")
     torch.set_num_threads(1)
     init_process_group()
     processes = config.get("nproc-per-node", 1) * config.get("nnodes", 1)
@@ -231,6 +251,8 @@ def main():
         group["lr"] = config["lr"] * lr_scheduler.lr_lambdas[0](state["scheduler"]["step_count"])
     gradient_accumulation_steps = config["accumulation-steps"]
     max_grad_norm = config["max-grad-norm"]
+    use_amp = config.get("mixed-precision", "no") == "bf16"
+    scaler = make_scaler(config, state)
     start_epoch, start_index = state["progress"]["epoch"], state["progress"]["next_index"]
     last_step = global_step + args.steps
     updates_per_epoch = -(-len(train_loader) // gradient_accumulation_steps)
@@ -248,15 +270,20 @@ def main():
                 continue                             # resuming mid-epoch
             sync = (index + 1) % K == 0 or index + 1 == len(train_loader)
             with model.no_sync() if not sync else contextlib.nullcontext():  #@no_sync
-                outputs = model(inputs, labels=targets)              #@forward
-                loss = outputs.loss / K                              #@scale
-                loss.backward()                  # all-reduce on sync  #@backward,all_reduce
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_amp):  #@autocast
+                    outputs = model(inputs, labels=targets)          #@forward
+                    loss = outputs.loss / K                          #@scale
+                scaler.scale(loss).backward()    # all-reduce on sync  #@backward,all_reduce
             window_loss += loss.item()
             if sync:
+                scaler.unscale_(optimizer)           # .grad /= S, once per window  #@unscale
                 if max_grad_norm > 0:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-                optimizer.step()                                     #@step
-                lr_scheduler.step()                                  #@scheduler
+                scale = scaler.get_scale()
+                scaler.step(optimizer)               # skipped on inf/NaN gradients  #@step
+                scaler.update()                      # S × ½ after an overflow  #@update
+                if scaler.get_scale() >= scale:      # not skipped: the schedule moves
+                    lr_scheduler.step()                                  #@scheduler
                 optimizer.zero_grad()                                #@zero_grad
                 global_step += 1
                 log_step(global_step, window_loss)

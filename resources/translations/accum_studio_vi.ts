@@ -106,6 +106,26 @@
         <translation>Micro-batch %1 (%2 trên %3 trong cửa sổ này): %4</translation>
     </message>
     <message>
+        <source>autocast: inside this scope matrix products run in lower precision (bf16/fp16); the weights stay fp32</source>
+        <translation>autocast: trong phạm vi này các phép nhân ma trận chạy ở độ chính xác thấp hơn (bf16/fp16); trọng số vẫn là fp32</translation>
+    </message>
+    <message>
+        <source>scaler.scale(loss).backward(): the gradients of loss × S (S = %1) are added into .grad; S is the same for the whole window</source>
+        <translation>scaler.scale(loss).backward(): gradient của loss × S (S = %1) được cộng vào .grad; S giữ nguyên trong cả cửa sổ</translation>
+    </message>
+    <message>
+        <source>scaler.unscale_(optimizer): .grad is divided by S once, before clipping, and checked for inf/NaN</source>
+        <translation>scaler.unscale_(optimizer): .grad được chia cho S một lần, trước khi cắt gradient, và được kiểm tra inf/NaN</translation>
+    </message>
+    <message>
+        <source>scaler.step(optimizer): one update with the window&apos;s gradient, skipped if a gradient was inf/NaN (overflow)</source>
+        <translation>scaler.step(optimizer): một lần cập nhật với gradient của cửa sổ, bị bỏ qua nếu có gradient là inf/NaN (tràn số)</translation>
+    </message>
+    <message>
+        <source>scaler.update(): once per window; S halves after an overflow and doubles after 2000 good windows</source>
+        <translation>scaler.update(): một lần mỗi cửa sổ; S giảm một nửa sau khi tràn số và tăng gấp đôi sau 2000 cửa sổ tốt</translation>
+    </message>
+    <message>
         <source>no_sync(): this backward keeps its gradients local — no communication between the %1 processes</source>
         <translation>no_sync(): lần backward này giữ gradient tại chỗ — không trao đổi gì giữa %1 tiến trình</translation>
     </message>
@@ -325,12 +345,52 @@
         <translation>ngân sách %1</translation>
     </message>
     <message>
-        <source>Gradient checkpointing</source>
-        <translation>Gradient checkpointing</translation>
+        <source>fp32</source>
+        <translation>fp32</translation>
     </message>
     <message>
-        <source>Keep fewer activations in the forward and recompute them in backward (or run a block in slices of the batch): less activation memory, some extra time</source>
-        <translation>Giữ ít activation hơn trong forward và tính lại chúng trong backward (hoặc chạy một khối theo từng phần của batch): ít bộ nhớ activation hơn, tốn thêm chút thời gian</translation>
+        <source>bf16 (autocast)</source>
+        <translation>bf16 (autocast)</translation>
+    </message>
+    <message>
+        <source>fp16 (autocast, CUDA)</source>
+        <translation>fp16 (autocast, CUDA)</translation>
+    </message>
+    <message>
+        <source>Mixed precision: the forward and the loss under autocast in bf16 or fp16; the weights, their gradients and the optimizer stay fp32. fp16 needs CUDA and brings a loss scaler.</source>
+        <translation>Độ chính xác hỗn hợp: forward và loss chạy dưới autocast ở bf16 hoặc fp16; trọng số, gradient của chúng và optimizer vẫn là fp32. fp16 cần CUDA và đi kèm bộ co giãn loss.</translation>
+    </message>
+    <message>
+        <source>Unavailable: fp16 needs CUDA; use bf16 on the CPU</source>
+        <translation>Không dùng được: fp16 cần CUDA; hãy dùng bf16 trên CPU</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>không</translation>
+    </message>
+    <message>
+        <source>dynamic (GradScaler)</source>
+        <translation>động (GradScaler)</translation>
+    </message>
+    <message>
+        <source>A dynamic loss scaler: each micro-batch&apos;s loss × S before backward; once per window the gradients are divided by S, a window with inf/NaN gradients is skipped and S halves. Always on with fp16.</source>
+        <translation>Bộ co giãn loss động: loss của mỗi micro-batch được nhân với S trước backward; mỗi cửa sổ một lần, gradient được chia cho S, cửa sổ có gradient inf/NaN bị bỏ qua và S giảm một nửa. Luôn bật với fp16.</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>Độ chính xác</translation>
+    </message>
+    <message>
+        <source>Loss scaling</source>
+        <translation>Co giãn loss</translation>
+    </message>
+    <message>
+        <source>loss scaling</source>
+        <translation>co giãn loss</translation>
+    </message>
+    <message>
+        <source>Gradient checkpointing</source>
+        <translation>Gradient checkpointing</translation>
     </message>
     <message>
         <source>Memory: estimating…</source>
@@ -367,6 +427,10 @@
     <message>
         <source>Data parallel: N processes on this machine, each with its own micro-batches of B; their gradients are averaged (all-reduce) once per update. The effective batch is B × K × N.</source>
         <translation>Song song dữ liệu: N tiến trình trên máy này, mỗi tiến trình có các micro-batch B riêng; gradient của chúng được lấy trung bình (all-reduce) một lần mỗi cập nhật. Batch hiệu dụng là B × K × N.</translation>
+    </message>
+    <message>
+        <source>Keep fewer activations in the forward and recompute them in backward (or run a block in slices of the batch): less activation memory, some extra time</source>
+        <translation>Giữ ít activation hơn trong forward và tính lại chúng trong backward (hoặc chạy một khối theo từng phần của batch): ít bộ nhớ activation hơn, tốn thêm chút thời gian</translation>
     </message>
     <message>
         <source>Processes (N)</source>
@@ -586,6 +650,10 @@
     <message>
         <source>%1 × %2 over the %3 budget</source>
         <translation>%1 × %2 vượt ngân sách %3</translation>
+    </message>
+    <message>
+        <source> (%1 skipped for overflow by the loss scaler)</source>
+        <translation> (bộ co giãn loss bỏ qua %1 bước do tràn số)</translation>
     </message>
     <message>
         <source>Try micro-batch %1 × %2 accumulation steps with gradient checkpointing: the same effective batch (%3), measured to fit: it peaked at %4 of the budget.</source>
@@ -901,6 +969,50 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <translation>loss</translation>
     </message>
     <message>
+        <source>%1 (S → %2)</source>
+        <translation>%1 (S → %2)</translation>
+    </message>
+    <message>
+        <source>scaler per window (right)</source>
+        <translation>scaler mỗi cửa sổ (đúng)</translation>
+    </message>
+    <message>
+        <source>scaler per micro-batch (wrong)</source>
+        <translation>scaler mỗi micro-batch (sai)</translation>
+    </message>
+    <message>
+        <source>Loss scaler per micro-batch</source>
+        <translation>Loss scaler mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>scaler.unscale_() and scaler.update() after every micro-batch (wrong) vs once per window (right), on a run whose gradients overflow the scale</source>
+        <translation>scaler.unscale_() và scaler.update() sau mỗi micro-batch (sai) so với một lần mỗi cửa sổ (đúng), trên một lượt chạy có gradient làm tràn số ở hệ số co giãn đó</translation>
+    </message>
+    <message>
+        <source>Loss scale</source>
+        <translation>Hệ số co giãn loss</translation>
+    </message>
+    <message>
+        <source>loss scale</source>
+        <translation>hệ số co giãn loss</translation>
+    </message>
+    <message>
+        <source>Skipped updates</source>
+        <translation>Cập nhật bị bỏ qua</translation>
+    </message>
+    <message>
+        <source>The loss scaler multiplies each micro-batch&apos;s loss by S. Once per window, before clipping, unscale_() divides .grad by S; step() skips the update if a gradient is inf/NaN (✕), and update() then halves S. S starts at 3.4e38, float32&apos;s largest, and SGD runs at lr 0.1 or more, so gradient spikes above 1 overflow. Unscaling and updating after every micro-batch divides what .grad holds by S again: each update keeps about its last micro-batch&apos;s gradient.</source>
+        <translation>Bộ co giãn loss nhân loss của mỗi micro-batch với S. Mỗi cửa sổ một lần, trước khi cắt gradient, unscale_() chia .grad cho S; step() bỏ qua cập nhật nếu có gradient là inf/NaN (✕), và khi đó update() giảm S một nửa. S bắt đầu ở 3.4e38, giá trị lớn nhất của float32, và SGD chạy với lr từ 0.1 trở lên, nên các gradient đột biến lớn hơn 1 bị tràn số. Unscale và update sau mỗi micro-batch lại chia những gì .grad đang giữ cho S thêm lần nữa: mỗi cập nhật chỉ còn giữ khoảng gradient của micro-batch cuối cùng.</translation>
+    </message>
+    <message>
+        <source>Once per window: %1 of %2 updates skipped for overflow (✕), S %3 → %4. Per micro-batch: %5 of %6 skipped, S → %7. Largest |Δ loss| between them: %8.</source>
+        <translation>Một lần mỗi cửa sổ: %1 trên %2 cập nhật bị bỏ qua do tràn số (✕), S %3 → %4. Mỗi micro-batch: bỏ qua %5 trên %6, S → %7. |Δ loss| lớn nhất giữa hai lượt: %8.</translation>
+    </message>
+    <message>
+        <source>update skipped (overflow)</source>
+        <translation>cập nhật bị bỏ qua (tràn số)</translation>
+    </message>
+    <message>
         <source>%1 × %2, checkpointing</source>
         <translation>%1 × %2, checkpointing</translation>
     </message>
@@ -927,10 +1039,6 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>Peak activations</source>
         <translation>Activation đỉnh</translation>
-    </message>
-    <message>
-        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward (the CNN&apos;s first block; its second runs in slices of the batch), so it costs some speed.</source>
-        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại activation trong backward (khối đầu tiên của CNN; khối thứ hai chạy theo từng phần của batch), nên chậm hơn một chút.</translation>
     </message>
     <message>
         <source>Same losses: largest |Δ loss| %1.
@@ -989,6 +1097,10 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>no_sync so với đồng bộ mỗi micro-batch: mỗi tiến trình trên máy này chạy K micro-batch cho mỗi cập nhật. Bên trong no_sync() (accelerator.accumulate(), vòng lặp của Trainer) gradient được cộng dồn tại chỗ và lấy trung bình giữa các tiến trình một lần mỗi cập nhật; đồng bộ sau mỗi lần backward thì lấy trung bình K lần. Loss như nhau, còn lượng trao đổi gấp K lần.</translation>
     </message>
     <message>
+        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward (the CNN&apos;s first block; its second runs in slices of the batch), so it costs some speed.</source>
+        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại activation trong backward (khối đầu tiên của CNN; khối thứ hai chạy theo từng phần của batch), nên chậm hơn một chút.</translation>
+    </message>
+    <message>
         <source>Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
         <translation>Loss như nhau: |Δ loss| lớn nhất %1. All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
     </message>
@@ -1018,10 +1130,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>The engine suggests %1 × %2: the same %3 samples per update.</source>
         <translation>Engine gợi ý %1 × %2: vẫn %3 mẫu cho mỗi lần cập nhật.</translation>
-    </message>
-    <message>
-        <source>The engine suggests %1 × %2 with gradient checkpointing: the same %3 samples per update.</source>
-        <translation>Engine gợi ý %1 × %2 với gradient checkpointing: vẫn %3 mẫu cho mỗi lần cập nhật.</translation>
     </message>
     <message>
         <source>%1 micro-batches, %2 updates: the optimizer stepped once every %3 micro-batches, after their gradients had added up.</source>
@@ -1104,6 +1212,18 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>Gọi lr_scheduler.step() sau mỗi micro-batch làm lịch học chạy nhanh gấp K lần: tốc độ học về 0 sau một phần tư lần chạy và việc huấn luyện đứng lại. Hãy gọi nó một lần cho mỗi lần cập nhật, cạnh optimizer.step().</translation>
     </message>
     <message>
+        <source>Once per window, the scaler skipped %1 of %2 updates for overflow and halved S once for each (%3 → %4). Per micro-batch, each update kept about its last micro-batch&apos;s gradient: |Δ loss| up to %5.</source>
+        <translation>Một lần mỗi cửa sổ: bộ co giãn bỏ qua %1 trên %2 cập nhật do tràn số và giảm S một nửa cho mỗi lần (%3 → %4). Sau mỗi micro-batch: mỗi cập nhật chỉ giữ khoảng gradient của micro-batch cuối cùng, |Δ loss| lên tới %5.</translation>
+    </message>
+    <message>
+        <source>Pitfall: the loss scaler per micro-batch</source>
+        <translation>Cạm bẫy: gọi loss scaler sau mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>Mixed precision multiplies each micro-batch&apos;s loss by a scale S so that small gradients survive; once per window, just before clipping and the step, .grad is divided by S, and an inf or NaN gradient skips that update and halves S. Here S starts at float32&apos;s largest, so gradient spikes overflow: the plot shows S per update and a cross where an update was skipped. Unscaling and updating after every micro-batch divides what .grad holds again and again, so each update keeps only its last micro-batch.</source>
+        <translation>Độ chính xác hỗn hợp nhân loss của mỗi micro-batch với hệ số S để các gradient nhỏ không bị mất; mỗi cửa sổ một lần, ngay trước khi cắt gradient và bước optimizer, .grad được chia cho S, và một gradient inf hoặc NaN khiến lần cập nhật đó bị bỏ qua và S giảm một nửa. Ở đây S bắt đầu ở giá trị lớn nhất của float32, nên các gradient đột biến bị tràn số: biểu đồ cho thấy S ở mỗi cập nhật và một dấu chéo nơi cập nhật bị bỏ qua. Unscale và update sau mỗi micro-batch chia những gì .grad đang giữ hết lần này đến lần khác, nên mỗi cập nhật chỉ còn giữ micro-batch cuối cùng.</translation>
+    </message>
+    <message>
         <source>Largest |Δ loss| %1. Peak activations %2 at 256 × 1, %3 at 64 × 4; with checkpointing %4 and %5. Parameters, gradients and optimizer state: %6 in all four.</source>
         <translation>|Δ loss| lớn nhất %1. Activation đỉnh %2 ở 256 × 1, %3 ở 64 × 4; với checkpointing %4 và %5. Tham số, gradient và trạng thái optimizer: %6 ở cả bốn lần chạy.</translation>
     </message>
@@ -1118,6 +1238,10 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>Memory has four bands: parameters, gradients, optimizer state and activations. Accumulation shrinks only the activations, which grow with the micro-batch; the other three belong to the model and the optimizer. Gradient checkpointing is the second lever: it recomputes each block&apos;s activations in backward, for the same losses with less memory, at some cost in speed.</source>
         <translation>Bộ nhớ có bốn dải: tham số, gradient, trạng thái optimizer và activation. Tích lũy chỉ thu nhỏ activation, phần tăng theo micro-batch; ba dải còn lại thuộc về mô hình và optimizer. Gradient checkpointing là đòn bẩy thứ hai: nó tính lại activation của mỗi khối trong backward, cho cùng loss với ít bộ nhớ hơn, đổi lại chậm hơn một chút.</translation>
+    </message>
+    <message>
+        <source>The engine suggests %1 × %2 with gradient checkpointing: the same %3 samples per update.</source>
+        <translation>Engine gợi ý %1 × %2 với gradient checkpointing: vẫn %3 mẫu cho mỗi lần cập nhật.</translation>
     </message>
     <message>
         <source>The same losses (|Δ| %1). All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
@@ -1244,6 +1368,18 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>Smoothing:</source>
         <translation>Làm mượt:</translation>
+    </message>
+    <message>
+        <source>loss scale S (right axis)</source>
+        <translation>hệ số co giãn loss S (trục phải)</translation>
+    </message>
+    <message>
+        <source>update skipped (inf/NaN gradients)</source>
+        <translation>cập nhật bị bỏ qua (gradient inf/NaN)</translation>
+    </message>
+    <message>
+        <source>loss scale</source>
+        <translation>hệ số co giãn loss</translation>
     </message>
 </context>
 <context>
@@ -1525,6 +1661,10 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>Cấu hình</translation>
     </message>
     <message>
+        <source>Pitfall: loss scaler per micro-batch</source>
+        <translation>Cạm bẫy: loss scaler mỗi micro-batch</translation>
+    </message>
+    <message>
         <source>Suggestion applied: %1 × %2 with gradient checkpointing. Press Run.</source>
         <translation>Đã áp dụng gợi ý: %1 × %2 với gradient checkpointing. Bấm Chạy.</translation>
     </message>
@@ -1596,6 +1736,14 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>bước optimizer</translation>
     </message>
     <message>
+        <source>Accumulation shrinks only the activations band.</source>
+        <translation>Tích lũy chỉ thu nhỏ dải activation.</translation>
+    </message>
+    <message>
+        <source>The activations (saved for backward, the batch, temporaries) grow with the micro-batch: more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients and optimizer state belong to the model and the optimizer. Gradient checkpointing shrinks the activations too, at the cost of a second forward.</source>
+        <translation>Activation (được lưu cho backward, batch, các giá trị tạm) tăng theo micro-batch: nhiều bước tích lũy hơn với micro-batch nhỏ hơn sẽ thu nhỏ chúng. Tham số, gradient và trạng thái optimizer thuộc về mô hình và optimizer. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai.</translation>
+    </message>
+    <message>
         <source>%1 s</source>
         <translation>%1 giây</translation>
     </message>
@@ -1618,14 +1766,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>total %1, peak so far %2</source>
         <translation>tổng %1, đỉnh đến nay %2</translation>
-    </message>
-    <message>
-        <source>Accumulation shrinks only the activations band.</source>
-        <translation>Tích lũy chỉ thu nhỏ dải activation.</translation>
-    </message>
-    <message>
-        <source>The activations (saved for backward, the batch, temporaries) grow with the micro-batch: more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients and optimizer state belong to the model and the optimizer. Gradient checkpointing shrinks the activations too, at the cost of a second forward.</source>
-        <translation>Activation (được lưu cho backward, batch, các giá trị tạm) tăng theo micro-batch: nhiều bước tích lũy hơn với micro-batch nhỏ hơn sẽ thu nhỏ chúng. Tham số, gradient và trạng thái optimizer thuộc về mô hình và optimizer. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai.</translation>
     </message>
     <message>
         <source>rank %1</source>

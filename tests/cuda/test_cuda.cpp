@@ -501,6 +501,72 @@ void data_parallel_nccl() {
     CHECK(d <= 1e-5, "2 ranks differ from 1 by " << d << " (limit 1e-5)");
 }
 
+// Mixed precision on CUDA (issue 20): fp16 autocast with the dynamic loss scaler
+// (ATen's CUDA kernels _amp_foreach_non_finite_check_and_unscale_ and
+// _amp_update_scale_), and bf16 where the device has it. The three styles agree
+// with each other in fp16, and fp16 stays near fp32 (the mean of the per-step
+// relative differences; single steps drift, as on the CPU in bf16). An initial
+// scale of 2^40 overflows fp16 until the scaler has backed off: every skipped
+// window halves the scale once, and no other changes it within 60 windows.
+void mixed_precision() {
+    require_cuda();
+    TempDir tmp;
+    const auto images = image_data_dir(tmp);
+    const auto fp32 = train_ok(tmp, "fp32", common("mlp", "fashion-mnist", images, "cuda", 64, 4, 60));
+    std::vector<Run> fp16;
+    for (const std::string mode : {"pytorch", "accelerator", "trainer"}) {
+        auto args = common("mlp", "fashion-mnist", images, "cuda", 64, 4, 60);
+        args.insert(args.end(), {"--mode", mode, "--mixed-precision", "fp16"});
+        fp16.push_back(train_ok(tmp, "fp16-" + mode, args));
+        for (const auto& step : fp16.back().steps)
+            CHECK(step.value("loss_scale", 0.0) > 0 && step.value("loss_scale", 0.0) <= 65536.0,
+                  mode << ": fp16 without a loss scale of at most 2^16: " << step.dump());
+    }
+    const double styles = std::max(loss_difference(fp16[0], fp16[1], "fp16 pytorch vs accelerator"),
+                                   loss_difference(fp16[0], fp16[2], "fp16 pytorch vs trainer"));
+    double mean = 0.0;
+    for (std::size_t i = 0; i < fp32.steps.size(); ++i) {
+        const double a = fp32.steps[i]["loss"].get<double>(), b = fp16[0].steps[i]["loss"].get<double>();
+        mean += std::abs(a - b) / std::abs(a) / static_cast<double>(fp32.steps.size());
+    }
+    note("fp16 on cuda, 60 steps of 64 × 4: styles differ by " + sci(styles) + "; mean relative difference to fp32 " +
+         sci(mean) + "; final loss scale " + sci(fp16[0].steps.back().value("loss_scale", 0.0)));
+    CHECK(styles <= 1e-5, "the styles differ in fp16 by " << styles << " (limit 1e-5)");
+    CHECK(mean <= 0.02, "fp16 leaves fp32 by " << mean << " on average (limit 2 %)");
+
+    auto overflow = common("mlp", "fashion-mnist", images, "cuda", 64, 4, 60);
+    overflow.insert(overflow.end(), {"--mixed-precision", "fp16", "--loss-scale-init", "1099511627776"}); // 2^40
+    const auto backed_off = train_ok(tmp, "fp16-overflow", overflow);
+    int skipped = 0;
+    for (std::size_t i = 0; i + 1 < backed_off.steps.size(); ++i) {
+        const auto& s = backed_off.steps[i];
+        const double scale = s.value("loss_scale", 0.0), next = backed_off.steps[i + 1].value("loss_scale", 0.0);
+        skipped += s.value("skipped", false);
+        CHECK(next == (s.value("skipped", false) ? scale / 2 : scale), "the scale went " << scale << " → " << next
+                                                                                      << " at step " << i + 1);
+    }
+    note("fp16 from a scale of 2^40: " + std::to_string(skipped) + " windows skipped, scale → " +
+         sci(backed_off.steps.back().value("loss_scale", 0.0)));
+    CHECK(skipped >= 1, "no window overflowed fp16 at a scale of 2^40");
+    CHECK(backed_off.summary.value("status", "") == "completed", "status " << backed_off.summary.value("status", ""));
+
+    auto bf16 = common("mlp", "fashion-mnist", images, "cuda", 64, 4, 60);
+    bf16.insert(bf16.end(), {"--mixed-precision", "bf16"});
+    const auto b = train(tmp, "bf16", bf16);
+    if (b.process.exit_code == 2) {
+        note("bf16: refused on this device: " + tail(b.process.output));
+        return;
+    }
+    CHECK(b.process.exit_code == 0, "bf16: accum-run exited " << b.process.exit_code << ":\n" << tail(b.process.output));
+    double bf16_mean = 0.0;
+    for (std::size_t i = 0; i < fp32.steps.size() && i < b.steps.size(); ++i) {
+        const double x = fp32.steps[i]["loss"].get<double>(), y = b.steps[i]["loss"].get<double>();
+        bf16_mean += std::abs(x - y) / std::abs(x) / static_cast<double>(fp32.steps.size());
+    }
+    note("bf16 on cuda: mean relative difference to fp32 " + sci(bf16_mean));
+    CHECK(b.steps.size() == fp32.steps.size() && bf16_mean <= 0.02, "bf16 leaves fp32 by " << bf16_mean);
+}
+
 const std::vector<std::pair<std::string, std::function<void()>>> kCases = {
     {"styles_agree", styles_agree},
     {"cpu_agreement", cpu_agreement},
@@ -508,6 +574,7 @@ const std::vector<std::pair<std::string, std::function<void()>>> kCases = {
     {"memory_budget", memory_budget},
     {"real_out_of_memory", real_out_of_memory},
     {"data_parallel_nccl", data_parallel_nccl},
+    {"mixed_precision", mixed_precision},
 };
 
 } // namespace

@@ -41,6 +41,10 @@ private Q_SLOTS:
         QTest::newRow("cnn on tokens") << "model" << 11;
         QTest::newRow("eval steps") << "eval-steps" << 12;
         QTest::newRow("scheduler pitfall outside the plain loop") << "scheduler-per-micro-batch" << 13;
+        QTest::newRow("scaler pitfall without a scaler") << "scaler-per-micro-batch" << 14;
+        QTest::newRow("scaler pitfall outside the plain loop") << "scaler-per-micro-batch" << 15;
+        QTest::newRow("loss scale beyond float32") << "loss-scale-init" << 16;
+        QTest::newRow("fp16 on the cpu") << "mixed-precision" << 17;
     }
     void invalidValuesNameTheOption() {
         QFETCH(QString, option);
@@ -58,6 +62,10 @@ private Q_SLOTS:
         case 11: c.model = ModelKind::Cnn; c.dataset = DatasetKind::SyntheticPairs; break;
         case 12: c.eval_strategy = Strategy::Steps; c.eval_steps = 0; break;
         case 13: c.mode = Mode::Trainer; c.scheduler_per_micro_batch = true; break;
+        case 14: c.scaler_per_micro_batch = true; break;
+        case 15: c.mode = Mode::Accelerator; c.loss_scaling = LossScaling::Dynamic; c.scaler_per_micro_batch = true; break;
+        case 16: c.loss_scaling = LossScaling::Dynamic; c.loss_scale_init = 1e39; break;
+        case 17: c.mixed_precision = MixedPrecision::Fp16; c.device = "cpu"; break;
         }
         const auto problems = validate(c);
         QVERIFY2(mentions(problems, option.toStdString()), all_text(problems).c_str());

@@ -413,6 +413,14 @@ void TestClassroom::lesson_walks_all_steps() {
         } else if (key == QLatin1String("scheduler")) {
             QVERIFY(runs[0].steps.back().learning_rate > 0.0);
             QCOMPARE(runs[1].steps.back().learning_rate, 0.0);
+        } else if (key == QLatin1String("loss_scale")) {
+            // The right loop skipped a window for overflow, halving S; the plot shows the
+            // scales (log axis); the pitfall's losses part from the right ones.
+            QVERIFY(std::any_of(runs[0].steps.begin(), runs[0].steps.end(), [](const auto& s) { return s.skipped; }));
+            QVERIFY(runs[0].steps.back().loss_scale < runs[0].steps.front().loss_scale);
+            QVERIFY(runs[1].config.scaler_per_micro_batch && !runs[0].config.scaler_per_micro_batch);
+            QCOMPARE(window.lab_panel()->plot()->yAxis->scaleType(), QCPAxis::stLogarithmic); // the scale, log
+            QVERIFY(studio::max_loss_difference(runs[0], runs[1]) >= 1e-2);
         }
         // Every pitfall and comparison draws its |Δ loss| panel: one curve per run after the first.
         if (step.run == studio::LessonRun::Experiment)

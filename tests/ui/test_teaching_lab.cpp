@@ -30,6 +30,7 @@
 #include "code_panel.h"
 #include "config_panel.h"
 #include "lab_panel.h"
+#include "loss_plot.h"
 #include "main_window.h"
 #include "memory_plot.h"
 #include "run_result.h"
@@ -67,6 +68,7 @@ private Q_SLOTS:
     void initTestCase();
     void highlight_sequence_k3_over_6();
     void highlight_sequence_from_the_engine();
+    void highlight_sequence_with_mixed_precision();
     void listings_tag_every_role_data();
     void listings_tag_every_role();
     void listings_are_the_sources_data();
@@ -78,6 +80,7 @@ private Q_SLOTS:
     void data_parallel_highlight_and_listings();
     void no_sync_demo_in_the_lab();
     void live_run_with_two_processes();
+    void loss_plot_shows_the_scale();
     void memory_levers_demo();
     void run_directory_reproduces_curves();
     void vietnamese_translation_loads();
@@ -111,6 +114,44 @@ void TestTeachingLab::highlight_sequence_k3_over_6() {
                                           LineRole::OptimizerStep, LineRole::SchedulerStep, LineRole::ZeroGrad};
     const std::vector<std::vector<LineRole>> expected = {micro, micro, update, micro, micro, update};
     QVERIFY(studio::highlight_sequence(records) == expected);
+}
+
+void TestTeachingLab::highlight_sequence_with_mixed_precision() {
+    // bf16 with a loss scaler, K = 2: autocast lights before every forward, the
+    // scaler's unscale_ and update() only on the sync micro-batch.
+    std::vector<accum::MicroStepRecord> records(2);
+    for (int i = 0; i < 2; ++i) {
+        records[i].micro_step = i + 1;
+        records[i].window_index = i + 1;
+        records[i].window_size = 2;
+        records[i].sync = i == 1;
+        records[i].autocast = true;
+        records[i].loss_scale = 65536.0;
+    }
+    const std::vector<LineRole> micro = {LineRole::Autocast, LineRole::Forward, LineRole::LossScale, LineRole::Backward};
+    const std::vector<LineRole> update = {LineRole::Autocast,      LineRole::Forward,       LineRole::LossScale,
+                                          LineRole::Backward,      LineRole::Unscale,       LineRole::OptimizerStep,
+                                          LineRole::SchedulerStep, LineRole::ScalerUpdate, LineRole::ZeroGrad};
+    QVERIFY(studio::highlight_sequence(records) == (std::vector<std::vector<LineRole>>{micro, update}));
+    // Scaling without autocast (the CPU teaching case): the scaler's lines, no autocast.
+    records[1].autocast = false;
+    const auto roles = studio::highlight_roles(records[1]);
+    QCOMPARE(roles.front(), LineRole::Forward);
+    QVERIFY(std::find(roles.begin(), roles.end(), LineRole::Unscale) != roles.end());
+    // From the engine: bf16 and --loss-scaling dynamic, 1 optimizer step × K = 3, in the Trainer.
+    auto c = tiny_config(8, 3, 1);
+    c.mode = accum::Mode::Trainer;
+    c.mixed_precision = accum::MixedPrecision::Bf16;
+    c.loss_scaling = accum::LossScaling::Dynamic;
+    c.record_micro_steps = true;
+    c.quiet = true;
+    accum::Session session;
+    MicroSink sink;
+    QCOMPARE(int(session.run(c, sink).status), int(accum::RunStatus::Completed));
+    QCOMPARE(int(sink.micro.size()), 3);
+    const auto sequence = studio::highlight_sequence(sink.micro);
+    QCOMPARE(sequence[0], micro);
+    QCOMPARE(sequence[2], update);
 }
 
 void TestTeachingLab::highlight_sequence_from_the_engine() {
@@ -150,8 +191,9 @@ void TestTeachingLab::listings_tag_every_role() {
     QFETCH(QString, language);
     const auto listing = studio::load_listing(style, language);
     QVERIFY(listing.lines.size() > 8);
-    for (auto role : {LineRole::Forward, LineRole::LossScale, LineRole::Backward, LineRole::OptimizerStep,
-                      LineRole::SchedulerStep, LineRole::ZeroGrad}) {
+    for (auto role : {LineRole::Autocast, LineRole::Forward, LineRole::LossScale, LineRole::Backward,
+                      LineRole::Unscale, LineRole::OptimizerStep, LineRole::SchedulerStep, LineRole::ScalerUpdate,
+                      LineRole::ZeroGrad}) {
         QVERIFY2(!listing.lines_for(role).isEmpty(), qPrintable(studio::role_name(role)));
         for (int line : listing.lines_for(role)) QVERIFY(!listing.lines[line].startsWith(QLatin1Char('[')));
     }
@@ -167,23 +209,31 @@ void TestTeachingLab::listings_are_the_sources_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QStringList>("must_read");
     QTest::newRow("pytorch.cpp") << "pytorch" << "cpp" << "engine/src/styles/pytorch_loop.cpp"
-                                 << QStringList{"model.train();", "model.no_sync()", "auto outputs = model(batch);",
-                                                "loss.backward();",
+                                 << QStringList{"model.train();", "model.no_sync()",
+                                                "AutocastScope autocast(device.type(), precision);",
+                                                "outputs = model(batch);", "scaler.scale(loss).backward();",
+                                                "scaler.unscale_(optimizer);",
                                                 "clip_grad_norm_(model.parameters(), max_grad_norm)",
-                                                "optimizer.step();", "lr_scheduler.step();", "optimizer.zero_grad();"};
+                                                "if (scaler.step(optimizer))", "lr_scheduler.step();",
+                                                "scaler.update();", "optimizer.zero_grad();"};
     QTest::newRow("accelerator.cpp")
         << "accelerator" << "cpp" << "engine/src/styles/accelerator.cpp"
-        << QStringList{"Accelerator accelerator(", "accelerator.prepare(", "accelerator.accumulate(model)",
-                       "accelerator.backward(loss);", "if (accelerator.sync_gradients())",
+        << QStringList{"Accelerator accelerator(", "/*mixed_precision=*/precision", "accelerator.prepare(",
+                       "accelerator.accumulate(model)", "accelerator.backward(loss);", "if (accelerator.sync_gradients())",
                        "accelerator.clip_grad_norm_(model.parameters(), max_grad_norm);", "optimizer.zero_grad();"};
     QTest::newRow("trainer.cpp") << "trainer" << "cpp" << "engine/src/styles/trainer.cpp"
                                  << QStringList{"args_.gradient_accumulation_steps", "args_.max_grad_norm",
-                                                "model.no_sync()", "loss.backward();", "optimizer.step();",
-                                                "model.zero_grad();"};
+                                                "model.no_sync()",
+                                                "AutocastScope autocast(device.type(), precision);",
+                                                "scaler.scale(loss).backward();", "scaler.unscale_(optimizer);",
+                                                "optimizer_was_run = scaler.step(optimizer);", "scaler.update();",
+                                                "if (optimizer_was_run) lr_scheduler.step();", "model.zero_grad();"};
     QTest::newRow("pytorch.py") << "pytorch" << "py" << "resources/code/pytorch_loop.py"
                                 << QStringList{"DistributedDataParallel(model)", "model.no_sync()",
-                                               "outputs = model(inputs, labels=targets)", "loss = outputs.loss / K",
-                                               "loss.backward()", "optimizer.step()", "optimizer.zero_grad()"};
+                                               "with torch.autocast(", "outputs = model(inputs, labels=targets)",
+                                               "loss = outputs.loss / K", "scaler.scale(loss).backward()",
+                                               "scaler.unscale_(optimizer)", "scaler.step(optimizer)",
+                                               "scaler.update()", "optimizer.zero_grad()"};
 }
 
 void TestTeachingLab::listings_are_the_sources() {
@@ -302,7 +352,25 @@ void TestTeachingLab::pitfall_plans() {
     const auto sched = studio::plan_experiment(studio::Experiment::PitfallScheduler, base);
     QCOMPARE(int(sched.size()), 2);
     QVERIFY(!sched[0].config.scheduler_per_micro_batch && sched[1].config.scheduler_per_micro_batch);
-    for (const auto& plans : {bn, tokens, sched})
+    // The loss scaler per micro-batch: the plain loop on Fashion-MNIST (gradients above 1
+    // exist there), a dynamic scaler from float32's largest scale, the wrong run unscaling
+    // and updating per micro-batch, K > 1 whatever the base.
+    auto k1 = base;
+    k1.accumulation_steps = 1;
+    k1.mode = accum::Mode::Trainer;
+    k1.model = accum::ModelKind::Transformer;
+    const auto scaler = studio::plan_experiment(studio::Experiment::PitfallLossScale, k1);
+    QCOMPARE(int(scaler.size()), 2);
+    for (const auto& p : scaler) {
+        QCOMPARE(p.config.mode, accum::Mode::Pytorch);
+        QCOMPARE(p.config.dataset, accum::DatasetKind::FashionMnist);
+        QCOMPARE(p.config.model, accum::ModelKind::Mlp);
+        QVERIFY(p.config.uses_loss_scaler());
+        QCOMPARE(p.config.loss_scale_init, studio::kOverflowLossScale);
+        QVERIFY(p.config.accumulation_steps > 1);
+    }
+    QVERIFY(!scaler[0].config.scaler_per_micro_batch && scaler[1].config.scaler_per_micro_batch);
+    for (const auto& plans : {bn, tokens, sched, scaler})
         for (const auto& p : plans) QVERIFY2(accum::validate(p.config).empty(), qPrintable(p.label));
 }
 
@@ -414,6 +482,35 @@ void TestTeachingLab::live_run_with_two_processes() {
     QVERIFY(panel->allreduce_counter()->isVisible());
     QVERIFY(panel->allreduce_counter()->text().contains(QStringLiteral("2")));
     QVERIFY(window.memory_plot()->other_rank_count() >= 1);
+}
+
+void TestTeachingLab::loss_plot_shows_the_scale() {
+    // A loss scaler's run: the scale per window on the right axis, skipped updates crossed.
+    studio::LossPlot plot;
+    plot.set_loss_scaling(true);
+    studio::RecordBatch batch;
+    for (int i = 1; i <= 6; ++i) {
+        accum::StepRecord s;
+        s.step = i;
+        s.loss = 1.0 / i;
+        s.loss_scale = i <= 3 ? 65536.0 : 32768.0;
+        s.skipped = i == 3;
+        batch.steps.push_back(s);
+    }
+    plot.append(batch);
+    plot.refresh();
+    QCOMPARE(plot.scale_point_count(), 6);
+    QCOMPARE(plot.skipped_point_count(), 1);
+    QVERIFY(plot.plot()->yAxis2->visible());
+    QCOMPARE(plot.plot()->yAxis2->scaleType(), QCPAxis::stLogarithmic);
+    QVERIFY(plot.plot()->yAxis2->range().contains(65536.0) && plot.plot()->yAxis2->range().contains(32768.0));
+    // Without a scaler (every record's scale is 1): no right axis, no scale line.
+    plot.set_loss_scaling(false);
+    plot.clear();
+    plot.append(batch);
+    plot.refresh();
+    QCOMPARE(plot.scale_point_count(), 0);
+    QVERIFY(!plot.plot()->yAxis2->visible());
 }
 
 // The memory levers: the CNN at 256 × 1 and 64 × 4, each without and with

@@ -82,9 +82,11 @@ struct MessageTemplate {
 // clang-format off
 inline constexpr MessageTemplate message_templates[] = {
     // ---------------------------------------------------------------- outcomes
+    // skipped: windows --skip-nonfinite skipped; overflow_skipped: windows the loss scaler skipped.
     {message_code::completed,
-     "steps, skipped?, auto_batch_size?, auto_accumulation_steps?",
+     "steps, skipped?, overflow_skipped?, auto_batch_size?, auto_accumulation_steps?",
      "completed {steps} optimizer steps{skipped? ({skipped} skipped as non-finite by --skip-nonfinite)}"
+     "{overflow_skipped? ({overflow_skipped} skipped for overflow by the loss scaler)}"
      "{auto_batch_size? (auto_find_batch_size chose micro-batch {auto_batch_size} × {auto_accumulation_steps})}"},
     {message_code::stopped,
      "step, checkpoint?, checkpoint_error?, auto_batch_size?, auto_accumulation_steps?",

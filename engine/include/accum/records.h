@@ -22,6 +22,9 @@ struct MicroStepRecord {
     // Data parallel: gradient all-reduce calls at the end of this micro-batch's
     // backward (0 under no_sync; 1 per bucket on the window's last micro-batch).
     std::int64_t grad_allreduces = 0;
+    bool autocast = false;           // its forward ran under autocast (--mixed-precision bf16 or fp16)
+    double loss_scale = 0.0;         // the loss scaler's scale S (loss × S went backward); 0 when the
+                                     // run has no loss scaler
 };
 
 struct StepRecord {

@@ -118,6 +118,8 @@ struct RunConfig {
     double micro_step_delay_s = 0.0;       // teaching pace: sleep after each micro-batch
 
     std::int64_t world_size() const { return std::int64_t(nproc_per_node) * nnodes; }
+    // Whether the run scales its loss: --loss-scaling dynamic, or fp16 (which implies it).
+    bool uses_loss_scaler() const { return loss_scaling == LossScaling::Dynamic || mixed_precision == MixedPrecision::Fp16; }
     // micro-batch × K × processes: the samples of one update.
     std::int64_t effective_batch() const { return batch_size * accumulation_steps * world_size(); }
 };

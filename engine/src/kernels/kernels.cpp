@@ -13,6 +13,7 @@
 #include "kernels/fused_dense.h"
 #include "kernels/fused_loss.h"
 #include "kernels/fused_pool.h"
+#include "switches.h"
 
 namespace accum {
 
@@ -48,9 +49,18 @@ at::Tensor KernelSet::attention(const at::Tensor& qkv, const at::Tensor& bias, s
 
 KernelSet::CrossEntropy KernelSet::cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
                                                  std::int64_t ignore_index, double items) const {
-    if (fused() && fused_cross_entropy_available(logits, labels)) {
-        auto [sum, mean] = fused_cross_entropy(logits, labels, ignore_index, items);
-        return {sum, mean};
+    // Autocast computes this loss in fp32 (cross_entropy is on its fp32 list, on
+    // the CPU and CUDA): bf16 or fp16 logits are cast up first. Made here, the
+    // same cast lets the fused fp32 loss serve under autocast too.
+    // ACCUM_AUTOCAST_FUSED_LOSS=0 leaves the loss to ATen under autocast (bench/).
+    static const bool fused_under_autocast = !switched_off("ACCUM_AUTOCAST_FUSED_LOSS");
+    if (choice_ == CpuKernels::Fused && (fused_under_autocast || !cpu_autocast_enabled())) {
+        const bool lower = logits.scalar_type() == at::kBFloat16 || logits.scalar_type() == at::kHalf;
+        const auto rows = lower && logits.device().is_cpu() ? logits.to(at::kFloat) : logits;
+        if (fused_cross_entropy_available(rows, labels)) {
+            auto [sum, mean] = fused_cross_entropy(rows, labels, ignore_index, items);
+            return {sum, mean};
+        }
     }
     namespace F = torch::nn::functional;
     auto sum = F::cross_entropy(logits, labels,
@@ -80,7 +90,7 @@ bool KernelSet::fuses_relu_max_pool(const at::Tensor& input) const { return fuse
 
 bool dense_stack_trains_fused(const RunConfig& config) {
     return config.model == ModelKind::Mlp && !config.batch_norm && config.dropout <= 0 &&
-           config.cpu_kernels == CpuKernels::Fused;
+           config.cpu_kernels == CpuKernels::Fused && config.mixed_precision == MixedPrecision::No;
 }
 
 ComputeThreads choose_threads(const RunConfig& config, bool cuda, int cores) {
@@ -88,7 +98,8 @@ ComputeThreads choose_threads(const RunConfig& config, bool cuda, int cores) {
     ComputeThreads t;
     if (config.threads > 0) {
         t.intra_op = t.blas = config.threads;
-    } else if (cuda || config.model == ModelKind::Cnn || dense_stack_trains_fused(config)) {
+    } else if (cuda || config.model == ModelKind::Cnn || dense_stack_trains_fused(config) ||
+               (config.model == ModelKind::Mlp && config.mixed_precision != MixedPrecision::No)) {
         t.intra_op = all;
     } else if (config.model == ModelKind::Mlp) {
         t.blas = all;

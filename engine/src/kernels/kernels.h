@@ -40,7 +40,9 @@ public:
                          bool attention_dropout, const std::function<at::Tensor()>& operators) const;
 
     // Softmax cross-entropy over label items (labels equal to ignore_index do not
-    // count): their sum, and the sum divided by `items`.
+    // count): their sum, and the sum divided by `items`. Always in fp32, as
+    // autocast computes it: bf16/fp16 logits are cast up first, and the fused
+    // loss serves under autocast too.
     struct CrossEntropy {
         at::Tensor sum;
         at::Tensor mean;
@@ -73,7 +75,8 @@ private:
 };
 
 // Whether the configured model has a Linear-ReLU stack that trains as one fused
-// operator: the MLP without BatchNorm or dropout, with --cpu-kernels fused.
+// operator: the MLP without BatchNorm or dropout, with --cpu-kernels fused, in
+// fp32 (under bf16 autocast its Linear layers run in bf16, as LibTorch's).
 bool dense_stack_trains_fused(const RunConfig& config);
 
 // Threads for one run, chosen in one place by the device, the model and the
@@ -81,6 +84,8 @@ bool dense_stack_trains_fused(const RunConfig& config);
 //  - the CNN, and the MLP whose stack trains fused: LibTorch's intra-op pool on
 //    all cores (up to 4), one OpenBLAS thread (the fused stack calls no BLAS; for
 //    the CNN a second BLAS pool beside the intra-op pool oversubscribed the cores);
+//    the MLP in bf16 too (its bf16 matrix products run on oneDNN in the intra-op
+//    pool: 2/1 threads was its fastest, bench/AMP_RESULTS.md);
 //  - the MLP as LibTorch operators: one intra-op thread and OpenBLAS on all cores
 //    (its GEMMs are its whole cost; two pools oversubscribed the cores);
 //  - the transformer: one of each;

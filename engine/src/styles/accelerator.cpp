@@ -10,10 +10,24 @@ namespace accum {
 
 // ------------------------------------------------------------ the pieces
 
+ModelOutput PreparedModel::operator()(const Batch& batch) {
+    AutocastScope autocast(device_.type(), mixed_precision_);
+    return ddp_(batch);
+}
+
 void AcceleratedOptimizer::step() {
     if (!state_.sync_gradients) return;
-    step_was_skipped_ = state_.may_step && !state_.may_step(state_.last_grad_norm);
-    if (!step_was_skipped_) optimizer_.step();
+    const bool may_step = !state_.may_step || state_.may_step(state_.last_grad_norm);
+    if (scaler_) {
+        // As Accelerate: scaler.step(optimizer), scaler.update(); an inf/NaN
+        // gradient made the scaler skip the step.
+        const bool stepped = may_step && scaler_->step(optimizer_);
+        scaler_->update();
+        step_was_skipped_ = !stepped;
+        return;
+    }
+    step_was_skipped_ = !may_step;
+    if (may_step) optimizer_.step();
 }
 
 void AcceleratedOptimizer::zero_grad() {
@@ -72,14 +86,17 @@ std::int64_t PreparedDataLoader::items_in(std::int64_t first, std::int64_t last)
     return loader_.items_in(first, last);
 }
 
-Accelerator::Accelerator(std::int64_t gradient_accumulation_steps, torch::Device device) : device_(device) {
+Accelerator::Accelerator(std::int64_t gradient_accumulation_steps, torch::Device device,
+                         MixedPrecision mixed_precision, LossScaler* scaler)
+    : device_(device), mixed_precision_(mixed_precision), scaler_(scaler) {
     gradient_state.num_steps = gradient_accumulation_steps;
 }
 
 Accelerator::Prepared Accelerator::prepare(Model& model, Optimizer& optimizer, DataLoader& loader,
                                            LrScheduler& scheduler) {
     model.to(device_);
-    return Prepared(model, optimizer, loader, scheduler, gradient_state, device_);
+    optimizers_.push_back(&optimizer);
+    return Prepared(model, optimizer, loader, scheduler, gradient_state, device_, mixed_precision_, scaler_);
 }
 
 void Accelerator::do_sync() {
@@ -105,13 +122,20 @@ int Accelerator::num_processes() const {
 
 
 void Accelerator::backward(const torch::Tensor& loss) {
-    if (gradient_state.num_steps > 1)
-        (loss / static_cast<double>(gradient_state.num_steps)).backward();
+    const auto divided = gradient_state.num_steps > 1 ? loss / static_cast<double>(gradient_state.num_steps) : loss;
+    if (scaler_)
+        scaler_->scale(divided).backward();
     else
-        loss.backward();
+        divided.backward();
+}
+
+void Accelerator::unscale_gradients() {
+    if (!scaler_) return;
+    for (auto* optimizer : optimizers_) scaler_->unscale_(*optimizer);
 }
 
 double Accelerator::clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm) {
+    unscale_gradients();
     gradient_state.last_grad_norm = accum::clip_grad_norm_(parameters, max_norm);
     return gradient_state.last_grad_norm;
 }
@@ -121,20 +145,20 @@ double Accelerator::clip_grad_norm_(const std::vector<torch::Tensor>& parameters
 // The region between the listing marks is what the studio's code panel shows.
 // Read it beside the Python it mirrors:
 //
-//   accelerator = Accelerator(gradient_accumulation_steps=K)
+//   accelerator = Accelerator(mixed_precision="bf16", gradient_accumulation_steps=K)
 //   model, optimizer, train_dataloader, lr_scheduler = accelerator.prepare(
 //       model, optimizer, train_dataloader, lr_scheduler)   # model in DDP when distributed
 //   for epoch in range(num_epochs):
 //       model.train()
 //       for batch in train_dataloader:
 //           with accelerator.accumulate(model):       # model.no_sync() unless syncing
-//               outputs = model(batch["input_ids"], labels=batch["labels"])
+//               outputs = model(batch["input_ids"], labels=batch["labels"])   # under autocast
 //               loss = outputs.loss
-//               accelerator.backward(loss)
+//               accelerator.backward(loss)      # scaler.scale(loss / K).backward() with a scaler
 //               if accelerator.sync_gradients:
-//                   accelerator.clip_grad_norm_(model.parameters(), max_grad_norm)
-//               optimizer.step()
-//               lr_scheduler.step()
+//                   accelerator.clip_grad_norm_(model.parameters(), max_grad_norm)   # unscale_ first
+//               optimizer.step()                # scaler.step(optimizer); scaler.update()
+//               lr_scheduler.step()             # not after a skipped step
 //               optimizer.zero_grad()
 void run_accelerator_style(RunContext& ctx) {
     const std::int64_t K = ctx.config.accumulation_steps;
@@ -142,9 +166,12 @@ void run_accelerator_style(RunContext& ctx) {
     const double max_grad_norm = ctx.config.max_grad_norm;
     const bool token_loss = ctx.uses_token_normalization();
     double num_items_in_batch = 1; // label tokens of the current window (token loss)
+    const auto precision = ctx.config.mixed_precision; // no, bf16 or fp16
+    auto& scaler = *ctx.scaler;                         // passes every call through without loss scaling
 
     // listing:begin
-    Accelerator accelerator(/*gradient_accumulation_steps=*/K, ctx.device);
+    Accelerator accelerator(/*gradient_accumulation_steps=*/K, ctx.device,
+                            /*mixed_precision=*/precision, /*scaler=*/&scaler);
     auto [model, optimizer, train_dataloader, lr_scheduler] =   // model: DistributedDataParallel(model)
         accelerator.prepare(*ctx.model, *ctx.optimizer, *ctx.train_loader, *ctx.lr_scheduler);
     accelerator.gradient_state.may_step = [&ctx](double norm) { return ctx.window_is_finite(norm); };  // else skipped
@@ -161,15 +188,15 @@ void run_accelerator_style(RunContext& ctx) {
             if (token_loss && index % K == 0)                    // label tokens of the whole window
                 num_items_in_batch = train_dataloader.items_in(index, std::min(index + K, L));
             auto scope = accelerator.accumulate(model);  // with accelerator.accumulate(model): no_sync  //@no_sync
-            auto outputs = model(batch);                                                  //@forward
+            auto outputs = model(batch);                         // under autocast           //@autocast,forward
             auto loss = token_loss ? outputs.loss_sum * (K * accelerator.num_processes() / num_items_in_batch)
                                    : outputs.loss;                // backward divides by K
-            accelerator.backward(loss);              // (loss / K).backward(), averaged on sync  //@scale,backward,all_reduce
+            accelerator.backward(loss);   // scaler.scale(loss / K).backward(), averaged on sync  //@scale,backward,all_reduce
             ctx.micro_batch_done(outputs, batch, index, accelerator.sync_gradients());
             if (accelerator.sync_gradients())
-                accelerator.clip_grad_norm_(model.parameters(), max_grad_norm);
-            optimizer.step();                                    // no-op until sync          //@step
-            lr_scheduler.step();                                 // no-op until sync          //@scheduler
+                accelerator.clip_grad_norm_(model.parameters(), max_grad_norm);  // unscale_ first  //@unscale
+            optimizer.step();                                    // no-op until sync; scaler.step, update //@step,update
+            lr_scheduler.step();                                 // no-op until sync, or after a skip //@scheduler
             optimizer.zero_grad();                               // no-op until sync          //@zero_grad
             if (accelerator.sync_gradients() && !ctx.optimizer_step_done(index + 1)) return;
         }

@@ -15,6 +15,10 @@
 //    and accumulate() enters its no_sync() on every micro-batch that does not
 //    sync (unless sync_each_batch), so the gradients are averaged across the
 //    processes once per window.
+//  - with mixed_precision the prepared model's forward runs under autocast, and
+//    with a loss scaler backward() scales the loss, clip_grad_norm_ unscales the
+//    gradients first, and the prepared optimizer's step() is scaler.step() and
+//    scaler.update() (an overflow skips the step: step_was_skipped).
 
 #include <cstdint>
 #include <functional>
@@ -23,15 +27,17 @@
 
 #include <torch/types.h>
 
+#include "accum/run_config.h"
 #include "data/batch.h"
 #include "distributed/data_parallel.h"
 #include "memory/out_of_memory.h" // find_executable_batch_size, as accelerate.utils has it
+#include "models/model.h"
 
 namespace accum {
 
 class DataLoader;
+class LossScaler;
 class LrScheduler;
-class Model;
 class Optimizer;
 
 struct GradientState {
@@ -47,10 +53,31 @@ struct GradientState {
     std::function<bool(double grad_norm)> may_step;
 };
 
+// The model as prepare() returns it: Accelerate wraps model.forward so that it
+// runs under autocast(mixed_precision).
+class PreparedModel {
+public:
+    PreparedModel(Model& model, torch::Device device, MixedPrecision mixed_precision)
+        : ddp_(model), device_(device), mixed_precision_(mixed_precision) {}
+    ModelOutput operator()(const Batch& batch); // with autocast: DistributedDataParallel(model)(batch)
+    void train(bool on = true) { ddp_.train(on); }
+    std::vector<torch::Tensor> parameters() const { return ddp_.parameters(); }
+    Model& unwrap() { return ddp_.module; } // accelerator.unwrap_model(model)
+    dist::DistributedDataParallel& ddp() { return ddp_; } // what accumulate()'s no_sync() acts on
+
+private:
+    dist::DistributedDataParallel ddp_; // only forwards in a run of one process
+    torch::Device device_;
+    MixedPrecision mixed_precision_;
+};
+
 class AcceleratedOptimizer {
 public:
-    AcceleratedOptimizer(Optimizer& optimizer, GradientState& state) : optimizer_(optimizer), state_(state) {}
-    void step();      // optimizer.step() only when sync_gradients (and the window is finite)
+    AcceleratedOptimizer(Optimizer& optimizer, GradientState& state, LossScaler* scaler = nullptr)
+        : optimizer_(optimizer), state_(state), scaler_(scaler) {}
+    // Only when sync_gradients (and the window is finite): optimizer.step(), or
+    // with a scaler scaler.step(optimizer) then scaler.update().
+    void step();
     void zero_grad(); // optimizer.zero_grad() only when sync_gradients
     bool step_was_skipped() const { return step_was_skipped_; }
     Optimizer& wrapped() { return optimizer_; }
@@ -58,6 +85,7 @@ public:
 private:
     Optimizer& optimizer_;
     GradientState& state_;
+    LossScaler* scaler_;
     bool step_was_skipped_ = false;
 };
 
@@ -115,16 +143,22 @@ private:
 
 class Accelerator {
 public:
-    explicit Accelerator(std::int64_t gradient_accumulation_steps, torch::Device device = torch::kCPU);
+    // `scaler`: the loss scaler backward(), clip_grad_norm_ and the prepared
+    // optimizer use (Accelerate makes its own GradScaler for fp16; here the run's,
+    // which its checkpoints keep); none: no loss scaling.
+    explicit Accelerator(std::int64_t gradient_accumulation_steps, torch::Device device = torch::kCPU,
+                         MixedPrecision mixed_precision = MixedPrecision::No, LossScaler* scaler = nullptr);
 
     // The prepared objects refer to each other, so they never move: prepare()
     // returns them as a prvalue (bind it, as `auto [model, optimizer, …] = …`).
     struct Prepared {
-        Prepared(Model& m, Optimizer& o, DataLoader& d, LrScheduler& s, GradientState& state, torch::Device device)
-            : model(m), optimizer(o, state), train_dataloader(d, state, device), lr_scheduler(s, optimizer, state) {}
+        Prepared(Model& m, Optimizer& o, DataLoader& d, LrScheduler& s, GradientState& state, torch::Device device,
+                 MixedPrecision mixed_precision, LossScaler* scaler)
+            : model(m, device, mixed_precision), optimizer(o, state, scaler), train_dataloader(d, state, device),
+              lr_scheduler(s, optimizer, state) {}
         Prepared(const Prepared&) = delete;
         Prepared& operator=(const Prepared&) = delete;
-        dist::DistributedDataParallel model; // only forwards in a run of one process
+        PreparedModel model;
         AcceleratedOptimizer optimizer;
         PreparedDataLoader train_dataloader;
         AcceleratedScheduler lr_scheduler;
@@ -150,23 +184,31 @@ public:
     [[nodiscard]] AccumulateScope accumulate(dist::DistributedDataParallel& model) {
         return AccumulateScope(*this, model);
     }
+    [[nodiscard]] AccumulateScope accumulate(PreparedModel& model) { return AccumulateScope(*this, model.ddp()); }
     template <typename M>
     [[nodiscard]] AccumulateScope accumulate(M& /*model*/) {
         return AccumulateScope(*this);
     }
 
-    void backward(const torch::Tensor& loss); // loss / K, then backward
+    void backward(const torch::Tensor& loss); // loss / K, then backward (of scaler.scale(loss / K))
     bool sync_gradients() const { return gradient_state.sync_gradients; }
     std::int64_t gradient_accumulation_steps() const { return gradient_state.num_steps; }
     int num_processes() const;
+    // unscale_gradients(), then torch.nn.utils.clip_grad_norm_.
     double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm);
+    // scaler.unscale_(optimizer) for each prepared optimizer (nothing without a scaler).
+    void unscale_gradients();
     const torch::Device& device() const { return device_; }
+    MixedPrecision mixed_precision() const { return mixed_precision_; }
 
     GradientState gradient_state;
 
 private:
     void do_sync();
     torch::Device device_;
+    MixedPrecision mixed_precision_;
+    LossScaler* scaler_;
+    std::vector<Optimizer*> optimizers_; // prepared
 };
 
 } // namespace accum

@@ -6,14 +6,24 @@
 //   for epoch in range(num_epochs):
 //       model.train()
 //       for index, batch in enumerate(train_loader):
-//           outputs = model(batch["input_ids"], labels=batch["labels"])
-//           loss = outputs.loss / gradient_accumulation_steps
-//           loss.backward()
+//           with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_amp):
+//               outputs = model(batch["input_ids"], labels=batch["labels"])
+//               loss = outputs.loss / gradient_accumulation_steps
+//           scaler.scale(loss).backward()
 //           if (index + 1) % gradient_accumulation_steps == 0 or index + 1 == len(train_loader):
+//               scaler.unscale_(optimizer)
 //               torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-//               optimizer.step()
-//               lr_scheduler.step()
+//               scaler.step(optimizer)          # skipped when a gradient is inf/NaN
+//               lr_scheduler.step()             # (not after a skipped step)
+//               scaler.update()
 //               optimizer.zero_grad()
+//
+// which is PyTorch's AMP recipe for gradient accumulation: the scale S stays
+// the same inside a window, unscale_ runs once, on the window's last micro-batch
+// and before clipping (so clipping sees the true gradients), and update() once
+// per window. Without --mixed-precision the autocast scope is off, and without
+// --loss-scaling dynamic (or fp16) the scaler passes every call through, as
+// torch.amp.GradScaler(enabled=False) does.
 //
 // One choice the Python snippet leaves open: when an epoch's L micro-batches
 // are not a multiple of K, the last partial window is flushed (the optimizer
@@ -61,6 +71,8 @@ void run_pytorch_loop(RunContext& ctx) {
     double num_items_in_batch = 1; // label tokens of the current window (token loss)
     const int world_size = ctx.world_size();
     const bool sync_each_micro_batch = ctx.config.sync_each_micro_batch; // the pitfall
+    const auto precision = ctx.config.mixed_precision; // no, bf16 or fp16
+    auto& scaler = *ctx.scaler;
 
     // listing:begin
     const std::int64_t K = ctx.config.accumulation_steps;  // gradient_accumulation_steps
@@ -75,20 +87,31 @@ void run_pytorch_loop(RunContext& ctx) {
                 num_items_in_batch = train_loader.items_in(index, std::min(index + K, L));
             const bool sync = (index + 1) % K == 0 || index + 1 == L;
             auto context = sync || sync_each_micro_batch ? nullcontext() : model.no_sync();  //@no_sync
-            auto outputs = model(batch);                                          //@forward
-            auto loss = token_loss ? outputs.loss_sum * world_size / num_items_in_batch  //@scale
-                                   : outputs.loss / K;                            //@scale
-            loss.backward();             // .grad += ∂loss/∂w (averaged on sync)  //@backward,all_reduce
+            ModelOutput outputs;
+            torch::Tensor loss;
+            {
+                AutocastScope autocast(device.type(), precision);                   //@autocast
+                outputs = model(batch);                                             //@forward
+                loss = token_loss ? outputs.loss_sum * world_size / num_items_in_batch  //@scale
+                                  : outputs.loss / K;                               //@scale
+            }
+            scaler.scale(loss).backward();   // .grad += ∂(S·loss)/∂w, averaged on sync  //@backward,all_reduce
             ctx.micro_batch_done(outputs, batch, index, sync);
             if (ctx.config.scheduler_per_micro_batch && !sync)
                 lr_scheduler.step();                         // the pitfall: K times too fast
+            if (ctx.config.scaler_per_micro_batch && !sync) {
+                scaler.unscale_(optimizer);                  // the pitfall: S changes inside the window,
+                scaler.update();                             // and what .grad holds is divided again
+            }
             if (sync) {
+                scaler.unscale_(optimizer);                  // .grad /= S, once per window   //@unscale
                 const double grad_norm = clip_grad_norm_(model.parameters(), max_grad_norm);
                 if (ctx.window_is_finite(grad_norm)) {       // else skipped, or diverged
-                    optimizer.step();                                             //@step
-                    lr_scheduler.step();                                          //@scheduler
+                    if (scaler.step(optimizer))              // skipped on inf/NaN gradients  //@step
+                        lr_scheduler.step();                                              //@scheduler
                 }
-                optimizer.zero_grad();                                            //@zero_grad
+                scaler.update();                             // S × ½ after an overflow       //@update
+                optimizer.zero_grad();                                                    //@zero_grad
                 if (!ctx.optimizer_step_done(index + 1)) return;  // log, evaluate, save
             }
         }

@@ -14,10 +14,15 @@
 //           batch_samples, num_items_in_batch = get_batch_samples(epoch_iterator, num_batches)
 //           for i, inputs in enumerate(batch_samples):
 //               context = accelerator.no_sync if i != len(batch_samples) - 1 else nullcontext
-//               with context(model):                                      # sync on the window's last
-//                   loss = compute_loss(model, inputs, num_items_in_batch)   # sum / num_items, or mean / num_batches
-//                   loss.backward()
-//           clip_grad_norm_; optimizer.step(); lr_scheduler.step(); model.zero_grad()
+//               with context(model):                                 # sync on the window's last
+//                   with autocast:                                   # bf16=True / fp16=True
+//                       loss = compute_loss(model, inputs, num_items_in_batch)   # sum / num_items, or mean / num_batches
+//                   accelerator.backward(loss)                       # scaler.scale(loss).backward() with a scaler
+//           accelerator.clip_grad_norm_(...)                         # scaler.unscale_(optimizer) first
+//           optimizer.step()                                         # scaler.step(optimizer); scaler.update()
+//           optimizer_was_run = not accelerator.optimizer_step_was_skipped
+//           if optimizer_was_run: lr_scheduler.step()
+//           model.zero_grad()
 //           global_step += 1; _maybe_log_save_evaluate()
 //
 // The region between the listing marks is what the studio's code panel shows.
@@ -128,6 +133,8 @@ TrainingArguments TrainingArguments::from(const RunConfig& c) {
     a.save_total_limit = c.save_total_limit;
     a.seed = c.seed;
     a.auto_find_batch_size = c.auto_find_batch_size;
+    a.bf16 = c.mixed_precision == MixedPrecision::Bf16;
+    a.fp16 = c.mixed_precision == MixedPrecision::Fp16;
     return a;
 }
 
@@ -167,6 +174,8 @@ void Trainer::inner_training_loop() {
     const bool token_loss = ctx_.uses_token_normalization();
     const int num_processes = ctx_.world_size();
     const bool sync_each_batch = ctx_.config.sync_each_micro_batch; // the pitfall
+    const auto precision = args_.bf16 ? MixedPrecision::Bf16 : args_.fp16 ? MixedPrecision::Fp16 : MixedPrecision::No;
+    auto& scaler = *ctx_.scaler;                         // passes every call through without loss scaling
 
     // listing:begin
     const std::int64_t K = args_.gradient_accumulation_steps;
@@ -187,17 +196,24 @@ void Trainer::inner_training_loop() {
                 const auto inputs = epoch_iterator.batch(step).to(device);
                 const bool do_sync_step = i + 1 == num_batches;
                 auto context = do_sync_step || sync_each_batch ? nullcontext() : model.no_sync();  //@no_sync
-                auto outputs = model(inputs);                                              //@forward
-                auto loss = token_loss ? outputs.loss_sum / num_items_in_batch * num_processes  //@scale
-                                       : outputs.loss / num_batches;       // compute_loss  //@scale
-                loss.backward();                                           // synced last  //@backward,all_reduce
+                ModelOutput outputs;
+                torch::Tensor loss;
+                {
+                    AutocastScope autocast(device.type(), precision);                      //@autocast
+                    outputs = model(inputs);                                               //@forward
+                    loss = token_loss ? outputs.loss_sum / num_items_in_batch * num_processes  //@scale
+                                      : outputs.loss / num_batches;       // compute_loss  //@scale
+                }
+                scaler.scale(loss).backward();   // accelerator.backward(loss); synced last  //@backward,all_reduce
                 ctx_.micro_batch_done(outputs, inputs, step, do_sync_step);
             }
+            scaler.unscale_(optimizer);                      // clip_grad_norm_ unscales first  //@unscale
             const double grad_norm = clip_grad_norm_(model.parameters(), args_.max_grad_norm);
-            if (ctx_.window_is_finite(grad_norm)) {          // optimizer_was_run
-                optimizer.step();                                                          //@step
-                lr_scheduler.step();                                                       //@scheduler
-            }
+            bool optimizer_was_run = false;
+            if (ctx_.window_is_finite(grad_norm))
+                optimizer_was_run = scaler.step(optimizer);  // not optimizer_step_was_skipped  //@step
+            scaler.update();                                                               //@update
+            if (optimizer_was_run) lr_scheduler.step();                                    //@scheduler
             model.zero_grad();                                                             //@zero_grad
             // global_step += 1; _maybe_log_save_evaluate(): log, evaluate, save
             if (!ctx_.optimizer_step_done(first + num_batches)) return;

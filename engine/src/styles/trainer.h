@@ -33,6 +33,8 @@ struct TrainingArguments {
     std::int64_t save_total_limit = 0;
     std::uint64_t seed = 42;
     bool auto_find_batch_size = false;
+    bool bf16 = false; // mixed precision: the forward under bf16 autocast
+    bool fp16 = false; // fp16 autocast and a dynamic loss scaler (CUDA)
 
     static TrainingArguments from(const RunConfig& config);
 };

@@ -86,6 +86,13 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int 
     state["scheduler"] = {{"step_count", ctx.lr_scheduler->step_count()},
                           {"total_steps", ctx.lr_scheduler->total_steps()},
                           {"last_lr", ctx.lr_scheduler->current_lr()}};
+    // The loss scaler's state_dict(), as PyTorch names its keys (none without scaling).
+    if (const auto scaler = ctx.scaler->impl().state_dict())
+        state["scaler"] = {{"scale", scaler->scale},
+                           {"growth_factor", scaler->growth_factor},
+                           {"backoff_factor", scaler->backoff_factor},
+                           {"growth_interval", scaler->growth_interval},
+                           {"_growth_tracker", scaler->growth_tracker}};
     state["max_steps"] = ctx.total_updates();
     state["num_train_epochs"] = ctx.num_epochs();
     state["logging_steps"] = ctx.config.logging_steps;
@@ -168,6 +175,13 @@ void load_checkpoint(RunContext& ctx, const std::string& requested) {
         ctx.progress.elapsed_before_s = p.at("elapsed_s").get<double>();
         ctx.progress.last_loss = p.at("last_loss").is_number() ? p.at("last_loss").get<double>() : std::nan("");
         ctx.lr_scheduler->set_step_count(state.at("scheduler").at("step_count").get<std::int64_t>());
+        // A checkpoint written without loss scaling leaves the scaler at its initial scale.
+        if (ctx.scaler->is_enabled() && state.contains("scaler")) {
+            const auto& s = state.at("scaler");
+            ctx.scaler->impl().load_state_dict(GradScalerState{
+                s.at("scale").get<double>(), s.at("growth_factor").get<double>(), s.at("backoff_factor").get<double>(),
+                s.at("growth_interval").get<std::int64_t>(), s.at("_growth_tracker").get<std::int64_t>()});
+        }
         if (ctx.progress.next_index >= ctx.micro_batches_per_epoch()) {
             ctx.progress.next_index = 0;
             ++ctx.progress.epoch;

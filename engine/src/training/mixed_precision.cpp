@@ -3,6 +3,10 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
+#ifdef ACCUM_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "accum/errors.h"
 
 // LibTorch 2.4 made the autocast functions device-generic (pytorch PR 124359):
@@ -63,6 +67,23 @@ std::string mixed_precision_error(MixedPrecision precision, c10::DeviceType devi
     case MixedPrecision::Bf16:
         return has_autocast(device) ? std::string() : std::string("bf16 needs the CPU or CUDA");
     }
+    return {};
+}
+
+std::string cuda_bf16_error(int index) {
+#ifdef ACCUM_WITH_CUDA
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, index) != cudaSuccess) {
+        cudaGetLastError(); // clear it: LibTorch checks the sticky error after its own calls
+        return {};          // unknown: let autocast try
+    }
+    if (major < 8)
+        return "bf16 needs a CUDA device of compute capability 8.0 or later (cuda:" + std::to_string(index) + " is " +
+               std::to_string(major) + "." + std::to_string(minor) + "); use fp16";
+#else
+    (void)index;
+#endif
     return {};
 }
 

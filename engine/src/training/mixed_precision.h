@@ -34,6 +34,10 @@ inline constexpr std::string_view kFp16NeedsCuda = "fp16 needs CUDA; use bf16 on
 // fp16 anywhere but CUDA; a device without autocast for bf16).
 std::string mixed_precision_error(MixedPrecision precision, c10::DeviceType device);
 
+// "" when CUDA device `index` runs bf16 (torch.cuda.is_bf16_supported(): compute
+// capability 8.0, Ampere, or later), else why not. "" in a build without CUDA.
+std::string cuda_bf16_error(int index);
+
 // The lower-precision dtype autocast runs in: kBFloat16, kHalf, or kFloat for No.
 c10::ScalarType autocast_dtype(MixedPrecision precision);
 

@@ -22,6 +22,7 @@
 #include "memory/cuda_memory.h"
 #include "training/checkpoint.h"
 #include "training/evaluation.h"
+#include "training/python_format.h"
 
 namespace accum {
 
@@ -232,6 +233,28 @@ struct RunContext::DataParallel final : dist::SyncPassenger {
     }
 };
 
+LossScaler::LossScaler(GradScalerOptions options) : impl_(options), window_scale_(impl_.get_scale()) {}
+
+void LossScaler::unscale_(Optimizer& optimizer) {
+    impl_.unscale_(optimizer.impl());
+    if (impl_.is_enabled()) ++unscales_;
+}
+
+bool LossScaler::step(Optimizer& optimizer) {
+    const bool unscales = impl_.is_enabled() && impl_.stage(optimizer.impl()) == GradScaler::Stage::Ready;
+    const bool stepped = impl_.step(optimizer.impl());
+    if (unscales) ++unscales_;
+    skipped_ = !stepped;
+    return stepped;
+}
+
+void LossScaler::update() {
+    window_scale_ = impl_.get_scale();
+    window_skipped_ = skipped_;
+    skipped_ = false;
+    impl_.update();
+}
+
 void Optimizer::zero_grad() {
     for (auto& group : impl_->param_groups())
         for (auto& p : group.params())
@@ -249,6 +272,16 @@ double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_
 
 RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
     : config(cfg), sink(s), control(c), device(resolve_device(cfg.device)), log_(std::make_unique<PlainLog>()) {
+    // fp16 on a device that --device auto resolved to the CPU: refused as validate()
+    // refuses --device cpu.
+    auto refuse = [](const std::string& problem) {
+        return ConfigError(make_message(message_code::invalid_configuration,
+                                        {{"option", "mixed-precision"}, {"problem", problem}}));
+    };
+    if (const auto problem = mixed_precision_error(config.mixed_precision, device.type()); !problem.empty())
+        throw refuse(problem);
+    if (config.mixed_precision == MixedPrecision::Bf16 && device.is_cuda())
+        if (const auto problem = cuda_bf16_error(device.index()); !problem.empty()) throw refuse(problem);
     build();
 }
 
@@ -312,6 +345,10 @@ void RunContext::build() {
     }
     lr_scheduler =
         std::make_unique<LrScheduler>(optimizer->impl(), config.scheduler, config.warmup_steps, total_updates_);
+    GradScalerOptions scaling;
+    scaling.init_scale = config.loss_scale_init;
+    scaling.enabled = config.uses_loss_scaler();
+    scaler = std::make_unique<LossScaler>(scaling);
     if (dp_) join_data_parallel();
     start_ = last_memory_record_ = std::chrono::steady_clock::now();
     if (config.accumulation_steps > micro_batches_per_epoch())
@@ -471,6 +508,8 @@ void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch
             r.grad_allreduces = calls - dp_->calls_seen;
             dp_->calls_seen = calls;
         }
+        r.autocast = config.mixed_precision != MixedPrecision::No;
+        r.loss_scale = scaler->is_enabled() ? scaler->get_scale() : 0.0;
         sink.on_micro_step(r);
     }
     if (config.micro_step_delay_s > 0)
@@ -491,8 +530,13 @@ bool RunContext::window_is_finite(double grad_norm) {
     window_total_ = torch::Tensor();
     window_total_cpu_ = 0.0;
     window_divisor_ = 0;
-    if (std::isfinite(window_loss_) && std::isfinite(grad_norm)) return true;
+    window_skipped_ = false;
+    // Below fp16's smallest number: a scale no overflow asks for.
+    constexpr double kSmallestLossScale = 0x1p-24;
+    const bool overflow = scaler->is_enabled() && scaler->get_scale() >= kSmallestLossScale;
+    if (std::isfinite(window_loss_) && (std::isfinite(grad_norm) || overflow)) return true;
     if (config.skip_nonfinite) {
+        window_skipped_ = true;
         ++skipped_updates;
         log("skipped optimizer step " + std::to_string(progress.global_step + 1) +
             ": non-finite loss or gradient (--skip-nonfinite); the weights stay as they were");
@@ -535,6 +579,14 @@ bool RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
         r.allreduce_seconds = c.seconds;
         r.allreduce_bytes = c.bytes;
         dp_->calls_seen = 0;
+    }
+    r.loss_scale = scaler->window_scale();
+    r.skipped = window_skipped_ || scaler->window_skipped();
+    if (scaler->window_skipped()) {
+        ++overflow_skips;
+        log("skipped optimizer step " + std::to_string(r.step) + ": the loss scaler found inf/NaN gradients at scale " +
+            python_float(r.loss_scale) + "; the weights and the schedule stay, the scale is now " +
+            python_float(scaler->get_scale()));
     }
     sink.on_step(r);
     log_->on_step(*this, r);
@@ -627,6 +679,8 @@ EvalRecord RunContext::evaluate() {
         none.eval_loss = none.eval_accuracy = none.eval_f1 = std::nan("");
         return none;
     }
+    // In the run's precision, as Accelerate's prepared model and the Trainer evaluate.
+    AutocastScope autocast(device.type(), config.mixed_precision);
     const auto result = evaluate_model(*model, *eval_loader, device);
     window_peak_and_reset(); // evaluation's memory is not the next step's activations
     EvalRecord r;

@@ -22,7 +22,9 @@
 #include "memory/memory_categories.h"
 #include "models/model.h"
 #include "training/control.h"
+#include "training/grad_scaler.h"
 #include "training/lr_scheduler.h"
+#include "training/mixed_precision.h"
 
 namespace accum {
 
@@ -60,6 +62,44 @@ private:
     std::unique_ptr<torch::optim::Optimizer> impl_;
 };
 
+// The run's loss scaler as the loops call it, torch.amp.GradScaler's four calls
+// on the run's Optimizer:
+//
+//   scaler.scale(loss).backward();   // every micro-batch: loss × S
+//   scaler.unscale_(optimizer);      // on the sync micro-batch, before clipping
+//   scaler.step(optimizer);          // steps unless a gradient is inf/NaN; returns whether it stepped
+//   scaler.update();                 // once per window: S × ½ after an overflow, × 2 after 2000 good windows
+//
+// Off (no --loss-scaling dynamic, no fp16), every call passes through, as
+// GradScaler(enabled=False): scale() returns the loss, step() steps. It keeps
+// what the step record reports: the scale of the window and whether its update
+// was skipped, as of the last update().
+class LossScaler {
+public:
+    explicit LossScaler(GradScalerOptions options = {});
+    bool is_enabled() const { return impl_.is_enabled(); }
+    torch::Tensor scale(const torch::Tensor& loss) { return impl_.scale(loss); }
+    void unscale_(Optimizer& optimizer);
+    bool step(Optimizer& optimizer);
+    void update();
+    double get_scale() const { return impl_.get_scale(); }
+    GradScaler& impl() { return impl_; }
+
+    // How often the gradients were divided by S (unscale_, or step() doing it): once per window.
+    std::int64_t unscale_count() const { return unscales_; }
+    // The scale the last window ran with (before its update()), 1 when off, and
+    // whether its step() found an inf/NaN gradient and skipped the optimizer.
+    double window_scale() const { return window_scale_; }
+    bool window_skipped() const { return window_skipped_; }
+
+private:
+    GradScaler impl_;
+    std::int64_t unscales_ = 0;
+    bool skipped_ = false; // step() skipped since the last update()
+    double window_scale_ = 1.0;
+    bool window_skipped_ = false;
+};
+
 // torch.nn.utils.clip_grad_norm_: scales the gradients so that their joint norm
 // is at most max_norm, and returns the norm before clipping. max_norm 0 measures
 // the norm without clipping (the record of every step carries it).
@@ -93,8 +133,11 @@ public:
     std::shared_ptr<Model> model;
     std::unique_ptr<Optimizer> optimizer;
     std::unique_ptr<LrScheduler> lr_scheduler;
+    // GradScaler for --loss-scaling dynamic or fp16; otherwise it passes every call through.
+    std::unique_ptr<LossScaler> scaler;
     Progress progress;
     std::int64_t skipped_updates = 0; // windows skipped as non-finite (--skip-nonfinite)
+    std::int64_t overflow_skips = 0;  // windows the loss scaler skipped (inf/NaN gradients)
 
     // Data parallel (the session's default state for this thread when the run
     // has several processes): this process's rank and the number of processes;
@@ -128,7 +171,11 @@ public:
     // Once per window, after clipping and before optimizer.step(): the window's
     // loss and `grad_norm` are finite, so the optimizer may step. Otherwise the
     // window is skipped (false; --skip-nonfinite, as GradScaler skips) or the run
-    // ends as diverged (throws DivergedError).
+    // ends as diverged (throws DivergedError). With the loss scaler on, the
+    // gradients are its to judge: inf/NaN gradients after unscale_ are an overflow,
+    // which scaler.step() skips and scaler.update() answers by halving the scale
+    // (true here), unless the scale has already fallen below 2^-24, where no scale
+    // makes them finite.
     bool window_is_finite(double grad_norm);
     // After optimizer.step(), lr_scheduler.step() and zero_grad(), with
     // `done_in_epoch` micro-batches of the epoch finished: the step record, the
@@ -183,6 +230,7 @@ private:
     double window_loss_ = 0.0;
     double window_grad_norm_ = 0.0;
     double window_learning_rate_ = 0.0;
+    bool window_skipped_ = false;      // window_is_finite said no (--skip-nonfinite)
     // The step's peak and its peak of activations, read after each backward and
     // after the optimizer step (ActivationPeakMeter).
     memory::ActivationPeakMeter peak_meter_;

@@ -18,6 +18,8 @@ cudaError_t cudaGetDevice(int*);
 cudaError_t cudaSetDevice(int);
 cudaError_t cudaGetDeviceCount(int*);
 cudaError_t cudaMemGetInfo(size_t*, size_t*);
+enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76 };
+cudaError_t cudaDeviceGetAttribute(int*, enum cudaDeviceAttr, int);
 cudaError_t cudaStreamQuery(cudaStream_t);
 cudaError_t cudaStreamSynchronize(cudaStream_t);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t*, unsigned);
