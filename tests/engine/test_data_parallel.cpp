@@ -269,6 +269,41 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(one.filePath("checkpoint-3/rng_state_1.pt")));
     }
 
+    // A loss scaler with data parallel, in each style: at float32's largest
+    // scale the gradients overflow in some windows; the ranks average gradients
+    // divided before their sum (as DDP does), so 2 × 32 × 4 skips the same
+    // windows as 1 × 64 × 4 (the sum of two ranks' scaled gradients would
+    // overflow where their mean does not), with the same losses and scales.
+    void lossScalerAcrossRanks_data() {
+        QTest::addColumn<QString>("mode");
+        for (const char* mode : {"pytorch", "accelerator", "trainer"}) QTest::addRow("%s", mode) << mode;
+    }
+    void lossScalerAcrossRanks() {
+        QFETCH(QString, mode);
+        if (!have_fashion_mnist()) QSKIP("no Fashion-MNIST (dataset-fashion-mnist)");
+        QTemporaryDir one, two;
+        const QStringList common = tiny(mode, "sgd", 32, 20) + QStringList{"--dataset", "fashion-mnist",
+                                                                            "--loss-scaling", "dynamic",
+                                                                            "--loss-scale-init", "3.4e38", "--lr", "0.1"};
+        const auto a = run_cli(common + QStringList{"--batch-size", "64", "--output-dir", one.path()});
+        QVERIFY2(a.exit_code == 0, qPrintable(a.err));
+        const auto b = run_cli(common + QStringList{"--nproc-per-node", "2", "--master-port", "0", "--output-dir",
+                                                    two.path()});
+        QVERIFY2(b.exit_code == 0, qPrintable(b.err));
+        const auto sa = records_of<StepRecord>(read_records(one.filePath("metrics.jsonl")));
+        const auto sb = records_of<StepRecord>(read_records(two.filePath("metrics.jsonl")));
+        QCOMPARE(sa.size(), std::size_t(20));
+        QCOMPARE(sb.size(), sa.size());
+        int skipped = 0;
+        for (std::size_t i = 0; i < sa.size(); ++i) {
+            QCOMPARE(sb[i].skipped, sa[i].skipped);
+            QCOMPARE(sb[i].loss_scale, sa[i].loss_scale);
+            skipped += sa[i].skipped ? 1 : 0;
+        }
+        QVERIFY2(skipped >= 1, "no window overflowed: the test would not see the sum overflow");
+        QVERIFY2(max_loss_difference(sa, sb) <= 1e-5, qPrintable(QString::number(max_loss_difference(sa, sb))));
+    }
+
     // Acceptance 2: kill -9 of rank 1 mid-run ends rank 0 and the launcher with
     // exit 6 within the timeout, naming rank 1; --resume from the last
     // checkpoint with 2 ranks then gives the same losses as an uninterrupted

@@ -102,6 +102,10 @@ void GradientSync::reduce(const std::vector<at::Tensor>& gradients, std::vector<
     const double world = static_cast<double>(group_.world_size());
     for (auto& b : layout_) {
         pack(b, gradients);
+        // Divided before the sum, as DDP's reducer does: a sum of scaled
+        // gradients (a loss scaler's S up to float32's largest) must not
+        // overflow where their mean would not.
+        if (b.numel > 0) b.buffer.narrow(0, 0, b.numel).div_(world);
         // The extras' place in the buffer (host or device memory alike).
         at::Tensor tail;
         if (b.extras > 0) {
@@ -109,7 +113,6 @@ void GradientSync::reduce(const std::vector<at::Tensor>& gradients, std::vector<
             tail.copy_(at::from_blob(extras->data(), {b.extras}, at::TensorOptions().dtype(at::kFloat)));
         }
         group_.all_reduce(b.buffer, ReduceOp::Sum);
-        if (b.numel > 0) b.buffer.narrow(0, 0, b.numel).div_(world);
         unpack(b, gradients);
         if (tail.defined()) {
             const auto sums = tail.cpu().contiguous();
