@@ -13,7 +13,7 @@ Variants, each an accum-run of the same configuration (SGD lr 0.05 momentum 0.9,
   bf16        --mixed-precision bf16: the forward under CPU autocast; the fused dense
               stack and attention step aside (they are fp32 kernels) and ATen runs them
               in bf16; the loss casts the bf16 logits to fp32 and the fused loss serves
-  bf16-aten-loss  the same with ACCUM_AUTOCAST_FUSED_LOSS=0: the loss through ATen's
+  bf16-aten-loss  the same with --cpu-kernels aten: the loss through ATen's
               autocast cross-entropy (which casts to fp32 itself)
 
 The variants run in turn within a round, the order rotating from round to round, so a
@@ -50,7 +50,7 @@ VARIANTS = [
     ("fp32", [], {}),
     ("fp32-aten", ["--cpu-kernels", "aten"], {}),
     ("bf16", ["--mixed-precision", "bf16"], {}),
-    ("bf16-aten-loss", ["--mixed-precision", "bf16"], {"ACCUM_AUTOCAST_FUSED_LOSS": "0"}),
+    ("bf16-aten-loss", ["--mixed-precision", "bf16", "--cpu-kernels", "aten"], {}),
 ]
 
 

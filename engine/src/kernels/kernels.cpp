@@ -13,7 +13,6 @@
 #include "kernels/fused_dense.h"
 #include "kernels/fused_loss.h"
 #include "kernels/fused_pool.h"
-#include "switches.h"
 
 namespace accum {
 
@@ -52,9 +51,9 @@ KernelSet::CrossEntropy KernelSet::cross_entropy(const at::Tensor& logits, const
     // Autocast computes this loss in fp32 (cross_entropy is on its fp32 list, on
     // the CPU and CUDA): bf16 or fp16 logits are cast up first. Made here, the
     // same cast lets the fused fp32 loss serve under autocast too.
-    // ACCUM_AUTOCAST_FUSED_LOSS=0 leaves the loss to ATen under autocast (bench/).
-    static const bool fused_under_autocast = !switched_off("ACCUM_AUTOCAST_FUSED_LOSS");
-    if (choice_ == CpuKernels::Fused && (fused_under_autocast || !cpu_autocast_enabled())) {
+    // Under autocast the other fused kernels step aside and this loss is the
+    // only one left: --cpu-kernels aten hands it to ATen too.
+    if (choice_ == CpuKernels::Fused) {
         const bool lower = logits.scalar_type() == at::kBFloat16 || logits.scalar_type() == at::kHalf;
         const auto rows = lower && logits.device().is_cpu() ? logits.to(at::kFloat) : logits;
         if (fused_cross_entropy_available(rows, labels)) {
