@@ -162,7 +162,8 @@ def reading_notes(rounds, mlp_big_samples_per_s):
         "- **Fused kernels.** `--cpu-kernels fused` (the default) runs the MLP's Linear-ReLU stack as one",
         "  operator (`engine/src/kernels/fused_dense.cpp`), which, while a run trains, adds each weight",
         "  gradient straight into `.grad`, the transformer's attention (`fused_attention.cpp`) and the",
-        "  softmax cross-entropy of all three models (`fused_loss.cpp`); `--cpu-kernels aten` runs all of",
+        "  softmax cross-entropy of all three models (`fused_loss.cpp`), and the CNN's few-channel first",
+        "  convolution (im2col) and ReLU + max-pool (`fused_pool.cpp`); `--cpu-kernels aten` runs all of",
         "  them as LibTorch operators.",
         "- **Accumulation overhead.** (64, 4) runs four forward and backward passes per optimizer step where",
         "  (256, 1) runs one, so it pays four times whatever does not grow with the batch: the autograd",
@@ -242,8 +243,8 @@ def main():
     # The engine's fused CPU kernels (--cpu-kernels fused, the default) against the same
     # engine running those layers and the loss as LibTorch operators (--cpu-kernels aten),
     # alternating. The MLP without them goes back to its operator threads (one LibTorch
-    # thread, every core for OpenBLAS), as the engine chooses. The CNN has no fused
-    # layers: its rows measure the fused loss alone.
+    # thread, every core for OpenBLAS), as the engine chooses. The CNN's rows measure
+    # its first convolution, its ReLU + max-pool and the loss.
     fused_rows = []
     for name, model, dataset, b, k, steps in CONFIGS:
         steps = max(4, int(steps * scale))
