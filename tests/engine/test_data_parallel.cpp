@@ -181,6 +181,52 @@ public:
     }
 };
 
+// A long run of two processes as the studio starts it: rank 0 on a thread here,
+// rank 1 an accum-run worker; stopped and joined when it goes out of scope.
+class HostedRun {
+public:
+    explicit HostedRun(int dist_timeout_s = 60) {
+        config.dataset = DatasetKind::SyntheticPairs;
+        config.batch_size = 32;
+        config.epochs = 0;
+        config.max_steps = 1000;
+        config.eval_strategy = Strategy::No;
+        config.save_strategy = Strategy::No;
+        config.nproc_per_node = 2;
+        config.threads = 1;
+        config.dist_timeout_s = dist_timeout_s;
+        config.micro_step_delay_s = 0.01;
+        session.set_worker_program(ACCUM_RUN_EXE);
+        engine = std::thread([this] {
+            summary = session.run(config, sink, stop.get_token());
+            over = true;
+        });
+    }
+    ~HostedRun() {
+        stop.request_stop();
+        if (engine.joinable()) engine.join();
+    }
+    HostedRun(const HostedRun&) = delete;
+    HostedRun& operator=(const HostedRun&) = delete;
+    // Asks the run to stop and waits for it: the seconds that took.
+    double stop_and_join() {
+        const auto asked = Clock::now();
+        stop.request_stop();
+        engine.join();
+        return std::chrono::duration<double>(Clock::now() - asked).count();
+    }
+
+    RunConfig config;
+    Session session;
+    RecordingSink sink;
+    std::stop_source stop;
+    SummaryRecord summary;
+    std::atomic<bool> over{false};
+
+private:
+    std::thread engine;
+};
+
 } // namespace
 
 class TestDataParallel : public QObject {
@@ -586,42 +632,12 @@ private Q_SLOTS:
 
     // Stop from the studio: every rank stops at the next sync, the workers end.
     void sessionStopEndsWorkers() {
-        RunConfig c;
-        c.dataset = DatasetKind::SyntheticPairs;
-        c.batch_size = 32;
-        c.epochs = 0;
-        c.max_steps = 1000;
-        c.eval_strategy = Strategy::No;
-        c.save_strategy = Strategy::No;
-        c.nproc_per_node = 2;
-        c.threads = 1;
-        c.micro_step_delay_s = 0.01;
-        Session session;
-        session.set_worker_program(ACCUM_RUN_EXE);
-        RecordingSink sink;
-        std::stop_source stop;
-        SummaryRecord summary;
-        std::atomic<bool> over{false};
-        std::thread engine([&] {
-            summary = session.run(c, sink, stop.get_token());
-            over = true;
-        });
-        struct Join {
-            std::thread& t;
-            std::stop_source& s;
-            ~Join() {
-                s.request_stop();
-                if (t.joinable()) t.join();
-            }
-        } join{engine, stop};
-        QTRY_VERIFY_WITH_TIMEOUT(sink.steps.load() >= 1 || over.load(), 60000);
-        QVERIFY2(!over.load(), summary.message.c_str());
-        const auto asked = Clock::now();
-        stop.request_stop();
-        engine.join();
-        QVERIFY(std::chrono::duration<double>(Clock::now() - asked).count() < 10);
-        QCOMPARE(summary.status, RunStatus::Stopped);
-        QVERIFY(summary.optimizer_steps < 1000);
+        HostedRun run;
+        QTRY_VERIFY_WITH_TIMEOUT(run.sink.steps.load() >= 1 || run.over.load(), 60000);
+        QVERIFY2(!run.over.load(), run.summary.message.c_str());
+        QVERIFY(run.stop_and_join() < 10);
+        QCOMPARE(run.summary.status, RunStatus::Stopped);
+        QVERIFY(run.summary.optimizer_steps < 1000);
         QVERIFY(children_of(::getpid()).empty());
     }
 
@@ -629,47 +645,16 @@ private Q_SLOTS:
     // timeout (60 s here): rank 0 gives the sync up 2 s after the stop, the
     // stopped worker is killed, and nothing is left behind.
     void sessionStopWithStalledRank() {
-        RunConfig c;
-        c.dataset = DatasetKind::SyntheticPairs;
-        c.batch_size = 32;
-        c.epochs = 0;
-        c.max_steps = 1000;
-        c.eval_strategy = Strategy::No;
-        c.save_strategy = Strategy::No;
-        c.nproc_per_node = 2;
-        c.threads = 1;
-        c.dist_timeout_s = 60;
-        c.micro_step_delay_s = 0.01;
-        Session session;
-        session.set_worker_program(ACCUM_RUN_EXE);
-        RecordingSink sink;
-        std::stop_source stop;
-        SummaryRecord summary;
-        std::atomic<bool> over{false};
-        std::thread engine([&] {
-            summary = session.run(c, sink, stop.get_token());
-            over = true;
-        });
-        struct Join {
-            std::thread& t;
-            std::stop_source& s;
-            ~Join() {
-                s.request_stop();
-                if (t.joinable()) t.join();
-            }
-        } join{engine, stop};
-        QTRY_VERIFY_WITH_TIMEOUT(sink.steps.load() >= 1 || over.load(), 60000);
-        QVERIFY2(!over.load(), summary.message.c_str());
+        HostedRun run(60);
+        QTRY_VERIFY_WITH_TIMEOUT(run.sink.steps.load() >= 1 || run.over.load(), 60000);
+        QVERIFY2(!run.over.load(), run.summary.message.c_str());
         const auto workers = children_of(::getpid());
         QCOMPARE(int(workers.size()), 1);
         QCOMPARE(::kill(workers.front(), SIGSTOP), 0);
         QTest::qWait(300);
-        const auto asked = Clock::now();
-        stop.request_stop();
-        engine.join();
-        const double took = std::chrono::duration<double>(Clock::now() - asked).count();
+        const double took = run.stop_and_join();
         QVERIFY2(took < 15, qPrintable(QString::number(took)));
-        QVERIFY(summary.status == RunStatus::Error || summary.status == RunStatus::Stopped);
+        QVERIFY(run.summary.status == RunStatus::Error || run.summary.status == RunStatus::Stopped);
         QVERIFY(children_of(::getpid()).empty());
     }
 
