@@ -408,6 +408,10 @@ void ConfigPanel::showEvent(QShowEvent* event) {
     if (!estimate_value_.ok && !estimator_->is_pending()) refresh_estimate();
 }
 
+void ConfigPanel::refresh_estimate_a_run_held() {
+    if (estimate_value_.busy) refresh_estimate();
+}
+
 void ConfigPanel::refresh_estimate() {
     if (!valid_) {
         estimator_->cancel();

@@ -38,6 +38,8 @@ public:
     // worker thread) whenever the form changes while the panel is shown, and
     // after a run (the engine estimates only between runs).
     void refresh_estimate();
+    // Estimates again if the last estimate met a run (busy): called when runs end.
+    void refresh_estimate_a_run_held();
     QLabel* estimate_label() const { return estimate_; }
     class MemoryEstimator* estimator() const { return estimator_; }
     // The estimate shown now (ok false while none is).

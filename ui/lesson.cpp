@@ -227,21 +227,11 @@ LessonVerdict scheduler_check(const std::vector<RunResult>& runs) {
 // 3.4e38, float32's largest scale: a gradient spike above 1 overflows (measured, seeds
 // 0–5: one or two skipped windows in 40 updates, around update 10).
 accum::RunConfig loss_scale_config() {
-    accum::RunConfig c;
-    c.mode = accum::Mode::Pytorch;
-    c.dataset = accum::DatasetKind::FashionMnist;
+    auto c = cnn(64, 4, 40);
     c.model = accum::ModelKind::Mlp;
-    c.batch_size = 64;
-    c.accumulation_steps = 4;
-    c.epochs = 0;
-    c.max_steps = 40;
     c.learning_rate = 0.1;
-    c.momentum = 0.9;
     c.loss_scaling = accum::LossScaling::Dynamic;
     c.loss_scale_init = kOverflowLossScale;
-    c.device = "cpu";
-    c.eval_strategy = accum::Strategy::No;
-    c.save_strategy = accum::Strategy::No;
     return c;
 }
 

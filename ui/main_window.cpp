@@ -92,9 +92,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     // The engine estimates memory only between runs: the estimate a run kept
     // waiting comes when it ends.
-    connect(lab_panel_, &LabPanel::experiment_finished, this, [this] {
-        if (!config_panel_->estimate().ok) config_panel_->refresh_estimate();
-    });
+    connect(lab_panel_, &LabPanel::experiment_finished, config_panel_, &ConfigPanel::refresh_estimate_a_run_held);
 
     // At most 10 replots a second: live enough to watch, and it leaves the CPU to
     // training (at 30 Hz the replots cost the engine a fifth of its speed on 2 cores).
@@ -653,7 +651,7 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     live_run_.summary = summary;
     live_run_.has_summary = true;
     runs_panel_->add_run(live_run_);
-    if (!config_panel_->estimate().ok) config_panel_->refresh_estimate();
+    config_panel_->refresh_estimate_a_run_held();
     Q_EMIT run_finished(summary);
 }
 

@@ -29,7 +29,7 @@ struct Probing {
 
 // The base config for one lever, as a short run without files or pace.
 RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k, bool checkpointing) {
-    RunConfig c = base;
+    RunConfig c = for_measurement(base);
     c.batch_size = batch;
     c.accumulation_steps = k;
     c.gradient_checkpointing = checkpointing;
@@ -40,13 +40,6 @@ RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k
     c.eval_steps = 0;
     c.save_strategy = Strategy::No;
     c.save_steps = 0;
-    c.output_dir.clear();
-    c.metrics_file.clear();
-    c.resume_from.clear();
-    c.record_micro_steps = false;
-    c.micro_step_delay_s = 0;
-    c.memory_budget = "0";
-    c.quiet = true;
     return c;
 }
 
@@ -54,11 +47,7 @@ RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k
 // steps after the first (which pays for first allocations and kernel set-up).
 SummaryRecord verify(const RunConfig& config, std::int64_t budget, double& samples_per_second) {
     RunConfig c = config;
-    c.memory_budget = std::to_string(budget);
-    // A probe measures one process's memory (a rank's, in a data-parallel run).
-    c.nproc_per_node = 1;
-    c.nnodes = 1;
-    c.node_rank = 0;
+    c.memory_budget = std::to_string(budget); // one process's, as probe_config made it
     StepTimes sink;
     Session session;
     const Probing probing;

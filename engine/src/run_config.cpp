@@ -171,6 +171,20 @@ std::string format_byte_size(std::int64_t bytes) {
     return out.str();
 }
 
+RunConfig for_measurement(RunConfig c) {
+    c.output_dir.clear();
+    c.metrics_file.clear();
+    c.resume_from.clear();
+    c.record_micro_steps = false;
+    c.micro_step_delay_s = 0;
+    c.memory_budget = "0";
+    c.quiet = true;
+    c.nproc_per_node = 1;
+    c.nnodes = 1;
+    c.node_rank = 0;
+    return c;
+}
+
 std::vector<ConfigProblem> validate(const RunConfig& c) {
     std::vector<ConfigProblem> p;
     auto add = [&p](const char* option, std::string message) { p.push_back({option, std::move(message)}); };

@@ -310,9 +310,9 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
             if (oom) {
                 *oom = {budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
                 if (ctx && !ctx->device.is_cuda()) { // the counting allocator's refusal
-                    const auto counters = memory::cpu_counters();
-                    oom->requested = counters.denied_bytes;
-                    oom->in_use = counters.denied_in_use;
+                    const auto denied = memory::last_denied_allocation();
+                    oom->requested = denied.bytes;
+                    oom->in_use = denied.in_use;
                 }
             }
         } else {

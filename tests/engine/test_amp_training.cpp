@@ -24,6 +24,8 @@
 #include "training/mixed_precision.h"
 #include "training/run_context.h"
 
+#include "capture.h"
+
 using namespace accum;
 
 namespace accum {
@@ -33,25 +35,8 @@ void run_trainer_style(RunContext& ctx);
 
 namespace {
 
-struct Capture : Sink {
-    std::vector<StepRecord> steps;
-    std::vector<MicroStepRecord> micro;
-    std::vector<EvalRecord> evals;
-    std::vector<std::string> logs;
-    SummaryRecord summary;
-    void on_micro_step(const MicroStepRecord& r) override { micro.push_back(r); }
-    void on_step(const StepRecord& r) override { steps.push_back(r); }
-    void on_eval(const EvalRecord& r) override { evals.push_back(r); }
-    void on_log(const std::string& l) override { logs.push_back(l); }
-    void on_summary(const SummaryRecord& s) override { summary = s; }
-};
-
-Capture run(const RunConfig& config) {
-    Capture c;
-    Session session;
-    session.run(config, c);
-    return c;
-}
+using testing::Capture;
+using testing::run;
 
 // synthetic-pairs through the MLP, 16 × K, 12 optimizer steps: a run of a fraction of a second.
 RunConfig tiny(Mode mode, std::int64_t k = 4) {

@@ -18,25 +18,14 @@
 #include "training/control.h"
 #include "training/run_context.h"
 
+#include "capture.h"
+
 using namespace accum;
 
 namespace {
 
-struct Capture : Sink {
-    std::vector<StepRecord> steps;
-    std::vector<MemoryRecord> memory;
-    SummaryRecord summary;
-    void on_step(const StepRecord& r) override { steps.push_back(r); }
-    void on_memory(const MemoryRecord& r) override { memory.push_back(r); }
-    void on_summary(const SummaryRecord& s) override { summary = s; }
-};
-
-Capture run(const RunConfig& config) {
-    Capture c;
-    Session session;
-    session.run(config, c);
-    return c;
-}
+using testing::Capture;
+using testing::run;
 
 bool have_fashion_mnist() { return QFile::exists(ACCUM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz"); }
 

@@ -13,27 +13,14 @@
 #include "accum/run_directory.h"
 #include "accum/session.h"
 
+#include "capture.h"
+
 using namespace accum;
 
 namespace {
 
-struct Capture : Sink {
-    std::vector<StepRecord> steps;
-    std::vector<EvalRecord> evals;
-    std::vector<std::string> logs;
-    SummaryRecord summary;
-    void on_step(const StepRecord& r) override { steps.push_back(r); }
-    void on_eval(const EvalRecord& r) override { evals.push_back(r); }
-    void on_log(const std::string& l) override { logs.push_back(l); }
-    void on_summary(const SummaryRecord& s) override { summary = s; }
-};
-
-Capture run(const RunConfig& config) {
-    Capture c;
-    Session session;
-    session.run(config, c);
-    return c;
-}
+using testing::Capture;
+using testing::run;
 
 RunConfig tiny(Mode mode = Mode::Pytorch) {
     RunConfig c;

@@ -135,6 +135,10 @@ struct ConfigProblem {
 // Every problem in the configuration, in option order; empty when it is valid.
 std::vector<ConfigProblem> validate(const RunConfig& config);
 
+// The same training as a measurement runs it (the planner's probes, the memory
+// estimate): no files, no pace, no budget, no resume, nothing printed, one process.
+RunConfig for_measurement(RunConfig config);
+
 // Parses sizes such as "512MiB", "2GiB", "1.5GB", "100000" (bytes), "0".
 // Binary (KiB, MiB, GiB) and decimal (KB, MB, GB) units; case-insensitive.
 std::optional<std::int64_t> parse_byte_size(const std::string& text);

@@ -201,10 +201,12 @@ CpuCounters cpu_counters() {
     c.peak = g_peak.load(std::memory_order_relaxed);
     c.window_peak = g_window_peak.load(std::memory_order_relaxed);
     c.budget = g_budget.load(std::memory_order_relaxed);
-    const std::lock_guard<std::mutex> lock(g_refusal_mutex);
-    c.denied_bytes = g_denied_bytes;
-    c.denied_in_use = g_denied_in_use;
     return c;
+}
+
+DeniedAllocation last_denied_allocation() {
+    const std::lock_guard<std::mutex> lock(g_refusal_mutex);
+    return {g_denied_bytes, g_denied_in_use};
 }
 
 void set_cpu_budget(std::int64_t bytes) { g_budget.store(bytes < 0 ? 0 : bytes); }

@@ -39,13 +39,17 @@ struct CpuCounters {
     std::int64_t peak = 0;        // peak since reset_run_peak()
     std::int64_t window_peak = 0; // peak since reset_window_peak()
     std::int64_t budget = 0;      // 0 = none
-    // The last allocation the budget refused since reset_run_peak() (0: none), and
-    // the bytes in use when it was asked for.
-    std::int64_t denied_bytes = 0;
-    std::int64_t denied_in_use = 0;
 };
 
-CpuCounters cpu_counters();
+// The last allocation the budget refused since reset_run_peak() (0: none), and
+// the bytes in use when it was asked for: read after an out-of-memory error.
+struct DeniedAllocation {
+    std::int64_t bytes = 0;
+    std::int64_t in_use = 0;
+};
+
+CpuCounters cpu_counters(); // lock-free: read on every step
+DeniedAllocation last_denied_allocation();
 void set_cpu_budget(std::int64_t bytes); // 0 = none
 void reset_run_peak();
 void reset_window_peak();

@@ -166,16 +166,7 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
     }
     if (stop_here()) return e;
 
-    // A run's config without its side effects: no files, no pace, no budget, no resume.
-    RunConfig c = config;
-    c.output_dir.clear();
-    c.metrics_file.clear();
-    c.resume_from.clear();
-    c.record_micro_steps = false;
-    c.micro_step_delay_s = 0;
-    c.memory_budget = "0";
-    c.nproc_per_node = 1;
-    c.nnodes = 1;
+    const RunConfig c = for_measurement(config);
 
     memory::install_counting_allocator();
     const KeepGeneratorState keep_generator;

@@ -117,6 +117,11 @@ c10::ScalarType autocast_dtype(c10::DeviceType device) {
 
 AutocastScope::AutocastScope(c10::DeviceType device, c10::ScalarType dtype, bool enabled, bool cache_enabled)
     : device_(device) {
+    enter(dtype, enabled, cache_enabled);
+}
+
+void AutocastScope::enter(c10::ScalarType dtype, bool enabled, bool cache_enabled) {
+    const auto device = device_;
     if (!has_autocast(device))
         throw ConfigError(std::string("autocast runs on the CPU or CUDA, not on ") + c10::DeviceTypeName(device));
     if (enabled) {
@@ -136,12 +141,18 @@ AutocastScope::AutocastScope(c10::DeviceType device, c10::ScalarType dtype, bool
     set_dtype(device, dtype);
     at::autocast::increment_nesting();
     at::autocast::set_autocast_cache_enabled(cache_enabled);
+    entered_ = true;
 }
 
-AutocastScope::AutocastScope(c10::DeviceType device, MixedPrecision precision)
-    : AutocastScope(device, autocast_dtype(precision), precision != MixedPrecision::No) {}
+AutocastScope::AutocastScope(c10::DeviceType device, MixedPrecision precision) : device_(device) {
+    // --mixed-precision no where autocast is off already (every micro-batch of
+    // an fp32 run): there is nothing to switch off, so no state is touched.
+    if (precision == MixedPrecision::No && (!has_autocast(device) || !autocast_enabled(device))) return;
+    enter(autocast_dtype(precision), precision != MixedPrecision::No, true);
+}
 
 AutocastScope::~AutocastScope() {
+    if (!entered_) return;
     // As torch.autocast.__exit__: the cast weights are dropped when the
     // outermost scope ends, then the previous state comes back.
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();

@@ -60,17 +60,21 @@ c10::ScalarType autocast_dtype(c10::DeviceType device);
 class AutocastScope {
 public:
     AutocastScope(c10::DeviceType device, c10::ScalarType dtype, bool enabled = true, bool cache_enabled = true);
-    // The scope a run's --mixed-precision asks for: off (but still a scope) for No.
+    // The scope a run's --mixed-precision asks for; for No, a scope that switches
+    // autocast off only where an outer scope had it on (else it touches nothing).
     AutocastScope(c10::DeviceType device, MixedPrecision precision);
     ~AutocastScope();
     AutocastScope(const AutocastScope&) = delete;
     AutocastScope& operator=(const AutocastScope&) = delete;
 
 private:
+    void enter(c10::ScalarType dtype, bool enabled, bool cache_enabled);
+
     c10::DeviceType device_;
-    bool previous_enabled_;
-    c10::ScalarType previous_dtype_;
-    bool previous_cache_enabled_;
+    bool entered_ = false; // whether the state was set (and is restored on exit)
+    bool previous_enabled_ = false;
+    c10::ScalarType previous_dtype_ = c10::ScalarType::BFloat16;
+    bool previous_cache_enabled_ = true;
 };
 
 } // namespace accum

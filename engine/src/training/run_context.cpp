@@ -473,7 +473,10 @@ bool RunContext::proceed() {
 void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch, std::int64_t index, bool sync) {
     // The peak since the last reading (loading the batch, forward, backward) less
     // the static part now, the largest it was (gradients are made in backward).
-    peak_meter_.after_backward(window_peak_and_reset(), static_memory_now());
+    // Parameters, gradients and optimizer state are the same after every backward
+    // of a window (its first makes the gradients): read once per window.
+    if (!window_static_) window_static_ = static_memory_now();
+    peak_meter_.after_backward(window_peak_and_reset(), *window_static_);
     ++progress.micro_steps;
     progress.samples_seen += batch.size * world_size(); // every rank's micro-batch (shards have equal lengths)
     // The window's loss: token losses over the window's tokens, or the mean of the
@@ -570,6 +573,7 @@ bool RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     r.memory_bytes = current_memory_bytes();
     // Clipping, the optimizer step and zero_grad since the last backward.
     peak_meter_.after_step(window_peak_and_reset(), static_memory_now());
+    window_static_.reset(); // the step made optimizer state; zero_grad may free the gradients
     const auto peak = peak_meter_.take_step();
     r.peak_memory_bytes = peak.peak_bytes;
     r.peak_activations_bytes = peak.peak_activations_bytes;

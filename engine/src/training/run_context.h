@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -234,6 +235,7 @@ private:
     // The step's peak and its peak of activations, read after each backward and
     // after the optimizer step (ActivationPeakMeter).
     memory::ActivationPeakMeter peak_meter_;
+    std::optional<memory::StaticMemory> window_static_; // after the window's first backward
     std::int64_t cuda_run_peak_ = 0; // CUDA's peak statistic is reset per window: the run's, kept here
     std::int64_t last_eval_step_ = -1;
     std::int64_t last_saved_step_ = -1;
