@@ -10,7 +10,9 @@ from round to round:
   eager:  1 process · 2 processes DDP (no_sync) · 2 processes DDP syncing every micro-batch
 
 and reports the median samples/s (every process's samples over the training
-time) and the ratios the issue asks for, with the machine's load average
+time), the engine's gradient sync time per update (its step records'
+allreduce_seconds), the ratios the issue asks for, what the measured sync time
+lets no_sync gain (no_sync_ceiling), with the machine's load average
 before and after. Writes bench/DP_RESULTS.md (--output to change).
 
     cmake --build build --target accum-run
@@ -46,8 +48,10 @@ def engine(build, model, steps, nproc, sync_each):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         summary = json.load(open(f"{out}/summary.json"))
         steps_ = [json.loads(l) for l in open(f"{out}/metrics.jsonl") if '"type":"step"' in l]
-        allreduces = sum(s["grad_allreduces"] for s in steps_) / max(1, len(steps_))
-        return summary["samples_per_second"], allreduces
+        n = max(1, len(steps_))
+        allreduces = sum(s["grad_allreduces"] for s in steps_) / n
+        allreduce_s = sum(s["allreduce_seconds"] for s in steps_) / n
+        return summary["samples_per_second"], (allreduces, allreduce_s)
 
 
 def eager(model, steps, nproc, sync_each):
@@ -99,6 +103,31 @@ def wait_until_quiet(limit, max_wait):
         time.sleep(5)
 
 
+def no_sync_ceiling(sps, sync_s, sync_each_s, syncs_each):
+    """What no_sync can gain, from the no_sync run's own figures. An update takes
+    T = 2 × 64 × 4 / samples/s, of which S syncing once (the engine's
+    allreduce_seconds: the all-reduce, the copies and the wait for the other
+    rank). No_sync saves only the K - 1 syncs it skips: if each costs what the one
+    does, syncing every micro-batch takes T + (K - 1) × S and no_sync / sync-each
+    is 1 + (K - 1) × S / T; a ratio r needs S = (r - 1) × T / (K - 1). The
+    sync-each runs' own sync time per update (K syncs) gives the ratio they
+    predict: (T - S + that time) / T."""
+    if not sync_s or not sps:
+        return []
+    update_s = 2 * 64 * 4 / sps
+    k = syncs_each or 4
+    text = (f"No_sync saves the syncs it skips and nothing else: the no_sync run's update takes "
+            f"{update_s * 1e3:.1f} ms, of which {sync_s * 1e3:.2f} ms syncing ({sync_s / update_s:.1%}); "
+            f"{k:g} such syncs per update instead of one make no_sync / sync-each "
+            f"{1 + (k - 1) * sync_s / update_s:.2f} ×")
+    if sync_each_s:
+        text += (f" (the sync-each runs spent {sync_each_s * 1e3:.2f} ms per update syncing, which predicts "
+                 f"{(update_s - sync_s + sync_each_s) / update_s:.2f} ×)")
+    text += (f"; 1.5 × would need syncs of {0.5 * update_s / (k - 1) * 1e3:.1f} ms each, "
+             f"{0.5 * update_s / (k - 1) / sync_s:.1f} × what one costs here.")
+    return [text, ""]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=3)
@@ -117,6 +146,7 @@ def main():
         steps = max(4, int(steps * scale))
         runs = {k: [] for k, _, _ in VARIANTS}
         allreduces = {}
+        sync_seconds = {k: [] for k, _, _ in VARIANTS}  # gradient sync time per update, per run
         for r in range(a.rounds):
             order = VARIANTS[r % len(VARIANTS):] + VARIANTS[:r % len(VARIANTS)]
             for key, label, run in order:
@@ -124,11 +154,12 @@ def main():
                 sps, ar = run(a.build, model, steps)
                 runs[key].append(sps)
                 if ar is not None:
-                    allreduces[key] = ar
+                    allreduces[key] = ar[0]
+                    sync_seconds[key].append(ar[1])
                 print(f"{name} round {r + 1}: {label}: {sps:,.0f} samples/s (others busy {others[-1]:.2f} "
                       f"cores before it, load {load():.2f})", flush=True)
             loads.append(load())
-        results[name] = (steps, runs, allreduces)
+        results[name] = (steps, runs, allreduces, sync_seconds)
 
     med = lambda xs: statistics.median(xs)  # noqa: E731
     lines = [
@@ -148,14 +179,15 @@ def main():
         "1.13, DistributedDataParallel on Gloo with model.no_sync() (bench/dp_reference.py).",
         "",
     ]
-    for name, (steps, runs, allreduces) in results.items():
+    for name, (steps, runs, allreduces, sync_seconds) in results.items():
         lines += [f"## {name} ({steps} updates per run)", "", "| variant | samples/s (median) | min … max | "
-                  "all-reduces / update |", "|---|---:|---:|---:|"]
+                  "all-reduces / update | sync ms / update |", "|---|---:|---:|---:|---:|"]
         for key, label, _ in VARIANTS:
             xs = runs[key]
             ar = allreduces.get(key)
+            ms = sync_seconds[key]
             lines.append(f"| {label} | {med(xs):,.0f} | {min(xs):,.0f} … {max(xs):,.0f} | "
-                         f"{'' if ar is None else f'{ar:g}'} |")
+                         f"{'' if ar is None else f'{ar:g}'} | {f'{med(ms) * 1e3:.2f}' if ms else ''} |")
         e1, e2, e2s, p1, p2, p2s = (med(runs[k]) for k in ("e1", "e2", "e2s", "p1", "p2", "p2s"))
         b1, b2, b2s, q1, q2, q2s = (max(runs[k]) for k in ("e1", "e2", "e2s", "p1", "p2", "p2s"))
         lines += ["", "| ratio (medians; best runs in brackets) | engine | eager |", "|---|---:|---:|",
@@ -163,6 +195,7 @@ def main():
                   f"| no_sync / sync every micro-batch | {e2 / e2s:.2f} × ({b2 / b2s:.2f} ×) | "
                   f"{p2 / p2s:.2f} × ({q2 / q2s:.2f} ×) |",
                   f"| engine 2 processes / eager DDP 2 processes | {e2 / p2:.2f} × ({b2 / q2:.2f} ×) | |", ""]
+        lines += no_sync_ceiling(e2, med(sync_seconds["e2"]), med(sync_seconds["e2s"]), allreduces.get("e2s"))
     with open(a.output, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
