@@ -8,6 +8,12 @@
 
 namespace accum {
 
+// The warning of a switch whose value is not understood: it names the switch,
+// the value and what applies instead.
+inline void switch_ignored(const char* name, const char* value, const char* what) {
+    std::fprintf(stderr, "accum: %s=%s is %s\n", name, value, what);
+}
+
 // True for NAME=0. Unset, empty or 1 leave the feature on; any other value
 // leaves it on too, with a warning on stderr that names the switch, so that
 // NAME=off or NAME=false does not silently measure the wrong thing.
@@ -16,9 +22,9 @@ inline bool switched_off(const char* name) {
     if (value == nullptr) return false;
     const std::string_view text(value);
     if (text == "0") return true;
-    if (!text.empty() && text != "1")
-        std::fprintf(stderr, "accum: %s=%s is neither 0 (off) nor 1 (on); leaving it on\n", name, value);
+    if (!text.empty() && text != "1") switch_ignored(name, value, "neither 0 (off) nor 1 (on); leaving it on");
     return false;
 }
+
 
 } // namespace accum

@@ -231,6 +231,39 @@ private Q_SLOTS:
         QVERIFY(largest_loss_difference(fits.steps, plain.steps) <= 1e-6);
     }
 
+    // An evaluation shares the training's budget: with checkpointing the CNN
+    // evaluates in the training's chunks, so a budget just above the checkpointed
+    // training's own peak (measured by a run without evaluation) holds the
+    // evaluations too — at full batch the first convolution's output alone is
+    // 24.5 MiB at 256 images, more than that peak — and they agree with those of
+    // a run without checkpointing (the same weights: its losses are the same).
+    void evaluationStaysUnderTheCheckpointedPeak() {
+        if (!have_fashion_mnist()) QSKIP("dataset-fashion-mnist is not installed");
+        auto c = short_run(ModelKind::Cnn, 256, 1, 2);
+        c.gradient_checkpointing = true;
+        const auto training = run(c);
+        QVERIFY2(training.summary.status == RunStatus::Completed, training.summary.message.c_str());
+        const auto peak = training.summary.peak_memory_bytes;
+        QVERIFY2(peak < (std::int64_t{24} << 20), qPrintable(QString::number(peak)));
+        c.eval_strategy = Strategy::Steps;
+        c.eval_steps = 1;
+        c.memory_budget = std::to_string(peak + peak / 20);
+        const auto evaluated = run(c);
+        QVERIFY2(evaluated.summary.status == RunStatus::Completed, evaluated.summary.message.c_str());
+        QCOMPARE(int(evaluated.evals.size()), 2);
+        QVERIFY(evaluated.summary.peak_memory_bytes <= peak + peak / 20);
+        c.gradient_checkpointing = false;
+        c.memory_budget = "0";
+        const auto plain = run(c);
+        QVERIFY2(plain.summary.status == RunStatus::Completed, plain.summary.message.c_str());
+        QCOMPARE(int(plain.evals.size()), 2);
+        for (std::size_t i = 0; i < plain.evals.size(); ++i) {
+            QVERIFY2(std::abs(plain.evals[i].eval_loss - evaluated.evals[i].eval_loss) <= 1e-5,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(plain.evals[i].eval_loss).arg(evaluated.evals[i].eval_loss)));
+            QCOMPARE(plain.evals[i].eval_accuracy, evaluated.evals[i].eval_accuracy);
+        }
+    }
+
     // Acceptance 4: the estimate for the CNN at 256 × 1 (one probe at 16 and 32
     // samples, no training) predicts the peak of a real run within 15 %.
     void estimatePredictsTheCnnPeak() {

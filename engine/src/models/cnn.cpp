@@ -37,6 +37,7 @@
 // are checkpointed whole. ACCUM_CNN_CHECKPOINT (below) sets other policies for
 // the benchmark.
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -52,10 +53,15 @@
 
 #include "models/gradient_checkpoint.h"
 #include "models/model.h"
+#include "switches.h"
 
 namespace accum {
 
 namespace {
+
+// Every convolution's zero padding ("same" for its 3 × 3 kernel): the modules
+// are built with it, and KernelSet::conv2d (the fused im2col + GEMM) is given it.
+constexpr std::int64_t kConvPadding = 1;
 
 // A conv block's modules in `features`: [begin, end), the last two ReLU and MaxPool2d.
 struct BlockRange {
@@ -77,7 +83,15 @@ BlockLever block_lever(std::size_t block, bool fused_pool) {
         std::vector<std::string> words;
         const char* text = std::getenv("ACCUM_CNN_CHECKPOINT");
         std::istringstream in(text ? text : "");
-        for (std::string word; std::getline(in, word, ',');) words.push_back(word);
+        bool understood = true;
+        for (std::string word; std::getline(in, word, ',');) {
+            understood = understood && (word.empty() || word == "plain" || word == "chunks" || word == "checkpoint");
+            words.push_back(word);
+        }
+        if (!understood || words.size() > 2)
+            switch_ignored("ACCUM_CNN_CHECKPOINT", text,
+                           "not two of plain, chunks or checkpoint (block 1, block 2); a block without one keeps "
+                           "the default");
         return words;
     }();
     const auto word = block < chosen.size() ? chosen[block] : std::string();
@@ -94,7 +108,8 @@ torch::Tensor run_block(const std::shared_ptr<torch::nn::SequentialImpl>& featur
                         BlockRange block, const torch::Tensor& input) {
     const auto pool_begin = block.end - 2;
     const auto conv = features->ptr(block.begin)->as<torch::nn::Conv2d>();
-    auto h = kernels.conv2d(input, conv->weight, conv->bias, 1, [conv](const torch::Tensor& x) { return conv->forward(x); });
+    auto h = kernels.conv2d(input, conv->weight, conv->bias, kConvPadding,
+                            [conv](const torch::Tensor& x) { return conv->forward(x); });
     for (auto i = block.begin + 1; i < pool_begin; ++i) h = (features->begin() + static_cast<std::ptrdiff_t>(i))->forward(h);
     return kernels.relu_max_pool(h, [&features, pool_begin](const torch::Tensor& x) {
         auto y = (features->begin() + static_cast<std::ptrdiff_t>(pool_begin))->forward(x);
@@ -109,7 +124,7 @@ public:
         torch::nn::Sequential f;
         auto conv_block = [&](std::int64_t in, std::int64_t out) {
             BlockRange block{f->size(), 0};
-            f->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(1)));
+            f->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(kConvPadding)));
             if (config.batch_norm) f->push_back(torch::nn::BatchNorm2d(out));
             f->push_back(torch::nn::ReLU());
             f->push_back(torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2)));
@@ -142,13 +157,20 @@ private:
     // Conv block i, with --gradient-checkpointing as the policy above says.
     torch::Tensor block_forward(std::size_t i, const torch::Tensor& x) {
         const auto block = blocks_[i];
-        if (!checkpoints()) return run_block(features_.ptr(), kernels(), block, x);
+        if (!gradient_checkpointing()) return run_block(features_.ptr(), kernels(), block, x);
         auto run = [features = features_.ptr(), kernels = kernels(), block](const std::vector<torch::Tensor>& in) {
             return std::vector<torch::Tensor>{run_block(features, kernels, block, in[0])};
         };
         const auto conv = features_->ptr(block.begin)->as<torch::nn::Conv2d>();
         const auto output_bytes = conv->options.out_channels() * x.size(2) * x.size(3) * x.element_size();
-        const auto chunks = batch_norm_ ? 1 : checkpoint_chunks(x.size(0), output_bytes);
+        // Without a graph to keep (evaluation: eval mode or no gradients) the
+        // same chunks bound the working set, so that an evaluation peaks no
+        // higher than the training whose budget it shares. BatchNorm needs the
+        // whole batch only in training mode (eval mode uses running statistics).
+        const bool whole_batch = batch_norm_ && is_training();
+        const auto chunks = whole_batch ? 1 : checkpoint_chunks(x.size(0), output_bytes);
+        if (!checkpoints() || !torch::GradMode::is_enabled())
+            return chunks > 1 ? run_in_chunks(run, {x}, chunks)[0] : run_block(features_.ptr(), kernels(), block, x);
         switch (batch_norm_ ? BlockLever::Checkpoint : block_lever(i, kernels().fuses_relu_max_pool(x))) {
         case BlockLever::Plain:
             return run_block(features_.ptr(), kernels(), block, x);
@@ -180,8 +202,15 @@ std::int64_t checkpoint_chunks(std::int64_t batch_size, std::int64_t bytes_per_s
     // ACCUM_CHECKPOINT_CHUNK_BYTES=N (bench/memory_levers): chunks of at most N bytes instead.
     static const std::int64_t limit = [] {
         const char* text = std::getenv("ACCUM_CHECKPOINT_CHUNK_BYTES");
-        const auto n = text ? std::atoll(text) : 0;
-        return n > 0 ? static_cast<std::int64_t>(n) : kCheckpointChunkBytes;
+        if (text == nullptr || *text == '\0') return kCheckpointChunkBytes;
+        std::int64_t n = 0;
+        const std::string_view view(text);
+        const auto r = std::from_chars(view.data(), view.data() + view.size(), n);
+        if (r.ec == std::errc() && r.ptr == view.data() + view.size() && n > 0) return n;
+        static const std::string instead =
+            "not a positive number of bytes; chunks of " + std::to_string(kCheckpointChunkBytes) + " bytes instead";
+        switch_ignored("ACCUM_CHECKPOINT_CHUNK_BYTES", text, instead.c_str());
+        return kCheckpointChunkBytes;
     }();
     const auto per_chunk = std::max<std::int64_t>(1, limit / std::max<std::int64_t>(1, bytes_per_sample));
     return std::max<std::int64_t>(1, (batch_size + per_chunk - 1) / per_chunk);

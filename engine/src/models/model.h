@@ -36,7 +36,8 @@ public:
     // --gradient-checkpointing: each block (the MLP's hidden layers, the
     // transformer's encoder layers) recomputes its activations in backward; the
     // CNN recomputes its first conv block and, on the CPU, runs its second in
-    // chunks (cnn.cpp says when and why). Applies in training mode with gradients on. make_model sets it
+    // chunks (cnn.cpp says when and why). Applies in training mode with gradients on
+    // (the CNN evaluates in the same chunks, without recompute). make_model sets it
     // from the config; a benchmark may switch it between windows.
     void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
     bool gradient_checkpointing() const { return checkpointing_; }
