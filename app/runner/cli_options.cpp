@@ -166,7 +166,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         if (c == "train" || c == "plan" || c == "estimate" || c == "devices" || c == "help")
             parsed.command = c;
         else
-            parsed.problems.push_back({"command", "unknown command '" + c + "' (choose train, plan, estimate, devices)"});
+            parsed.problems.push_back({"", "unknown command '" + c + "' (choose train, plan, estimate, devices)"});
         i = 1;
     }
     // First pass: find --config, so that flags override the file.
@@ -210,7 +210,16 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             continue;
         }
         if (arg.rfind("--", 0) != 0) {
-            parsed.problems.push_back({"arguments", "unexpected argument '" + arg + "' (options start with --)"});
+            // "--gradient-checkpointing yes": the word belongs to the switch before it.
+            const std::string previous = i > 0 ? args[i - 1] : std::string();
+            const auto switch_it = previous.rfind("--", 0) == 0 && previous.find('=') == std::string::npos
+                                       ? options().find(previous.substr(2))
+                                       : options().end();
+            if (switch_it != options().end() && !switch_it->second.takes_value())
+                parsed.problems.push_back({switch_it->first, "takes no value (a switch: it applies when given alone), got '" +
+                                                             arg + "'"});
+            else
+                parsed.problems.push_back({"", "unexpected argument '" + arg + "' (options start with --)"});
             continue;
         }
         std::string name = arg.substr(2), value;

@@ -66,7 +66,7 @@ std::string times(std::int64_t b, std::int64_t k) { return std::to_string(b) + "
 
 std::string ratio_text(double r) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2g", r);
+    std::snprintf(buf, sizeof buf, "%.2f", r);
     return buf;
 }
 

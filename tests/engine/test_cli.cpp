@@ -106,6 +106,10 @@ private Q_SLOTS:
         QTest::newRow("budget") << QStringList{"--memory-budget", "huge"} << "--memory-budget";
         QTest::newRow("no length") << QStringList{"--epochs", "0"} << "--epochs";
         QTest::newRow("config missing") << QStringList{"--config", "/nonexistent.json"} << "--config";
+        // A word after a switch is blamed on the switch, a stray word on nothing.
+        QTest::newRow("switch value") << QStringList{"--gradient-checkpointing", "maybe"}
+                                      << "--gradient-checkpointing: takes no value";
+        QTest::newRow("stray word") << QStringList{"--lr", "0.1", "stray"} << "accum-run: unexpected argument 'stray'";
     }
     void badArgumentsExit2() {
         QFETCH(QStringList, args);

@@ -125,11 +125,12 @@ struct RunConfig {
 };
 
 // One problem found in a configuration: the option it concerns (spelled as on
-// the command line, without dashes) and a sentence saying what is wrong.
+// the command line, without dashes; empty for a word that is no option's) and
+// a sentence saying what is wrong.
 struct ConfigProblem {
     std::string option;
     std::string message;
-    std::string to_string() const { return "--" + option + ": " + message; }
+    std::string to_string() const { return option.empty() ? message : "--" + option + ": " + message; }
 };
 
 // Every problem in the configuration, in option order; empty when it is valid.
