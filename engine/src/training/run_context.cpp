@@ -160,12 +160,10 @@ struct RunContext::DataParallel final : dist::SyncPassenger {
 
     std::vector<float> board(const dist::MicroBatchPart& current) override {
         // The window's loss so far with this micro-batch's, as micro_batch_done will add it.
-        double total = ctx.window_total_cpu_ + (ctx.window_total_.defined() ? ctx.window_total_.item<double>() : 0.0);
-        const auto& part = ctx.uses_token_normalization() ? current.loss_sum : current.loss;
+        const auto& part = ctx.window_part(current.loss, current.loss_sum);
         const auto value = cpu_scalar(part);
-        total += value ? *value : part.item<double>();
-        const double divisor =
-            static_cast<double>(ctx.window_divisor_ + (ctx.uses_token_normalization() ? current.items : 1));
+        const double total = ctx.window_total() + (value ? *value : part.item<double>());
+        const double divisor = static_cast<double>(ctx.window_divisor_ + ctx.window_count(current.items));
         std::vector<float> v(HeadSize + kMemoryFloats * rank_memory.size(), 0.0f);
         split(total, v[LossHi], v[LossLo]);
         split(divisor, v[DivisorHi], v[DivisorLo]);
@@ -483,12 +481,12 @@ void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch
     // micro-batch means. On the CPU the value is read where it lies (a tensor add
     // and a detach cost each micro-batch about 5 µs); on a GPU one tensor add, no
     // synchronisation until the step.
-    const auto& part = uses_token_normalization() ? outputs.loss_sum : outputs.loss;
+    const auto& part = window_part(outputs.loss, outputs.loss_sum);
     if (const auto value = cpu_scalar(part))
         window_total_cpu_ += *value;
     else
         window_total_ = window_total_.defined() ? window_total_ + part.detach() : part.detach();
-    window_divisor_ += uses_token_normalization() ? batch.num_items : 1;
+    window_divisor_ += window_count(batch.num_items);
 
     if (config.record_micro_steps) {
         const std::int64_t k = config.accumulation_steps;
@@ -519,11 +517,12 @@ void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch
         std::this_thread::sleep_for(std::chrono::duration<double>(config.micro_step_delay_s));
 }
 
+double RunContext::window_total() const {
+    return window_total_cpu_ + (window_total_.defined() ? window_total_.item<double>() : 0.0);
+}
+
 bool RunContext::window_is_finite(double grad_norm) {
-    window_loss_ = window_divisor_ > 0 ? (window_total_cpu_ + (window_total_.defined() ? window_total_.item<double>()
-                                                                                          : 0.0)) /
-                                             static_cast<double>(window_divisor_)
-                                       : 0.0;
+    window_loss_ = window_divisor_ > 0 ? window_total() / static_cast<double>(window_divisor_) : 0.0;
     // Several processes: the mean over every rank's micro-batches, summed at the
     // window's gradient sync.
     if (dp_ && dp_->window_synced) window_loss_ = dp_->window_loss;

@@ -227,6 +227,14 @@ private:
     torch::Tensor window_total_;       // sum of micro-batch mean losses, or of token losses (tokens), on a GPU
     double window_total_cpu_ = 0.0;    // the same sum, on the CPU
     std::int64_t window_divisor_ = 0;  // micro-batches, or label tokens (tokens)
+    // What a micro-batch adds to them: its mean loss and 1, or its token loss
+    // sum and its label tokens (tokens).
+    const torch::Tensor& window_part(const torch::Tensor& loss, const torch::Tensor& loss_sum) const {
+        return uses_token_normalization() ? loss_sum : loss;
+    }
+    std::int64_t window_count(std::int64_t label_items) const { return uses_token_normalization() ? label_items : 1; }
+    // The window's sum so far (reads a GPU's part).
+    double window_total() const;
     // What window_is_finite measured, for the step record.
     double window_loss_ = 0.0;
     double window_grad_norm_ = 0.0;
