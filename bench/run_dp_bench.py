@@ -6,7 +6,9 @@ on Fashion-MNIST), micro-batch 64 × K 4 per process, one thread per process,
 SGD with momentum. For each model, each round runs, in an order that rotates
 from round to round:
 
-  engine: 1 process · 2 processes (no_sync) · 2 processes --sync-each-micro-batch
+  engine: 1 process · 2 independent 1-process runs side by side (no communication:
+          the ceiling of 2 processes here) · 2 processes (no_sync) ·
+          2 processes --sync-each-micro-batch
   eager:  1 process · 2 processes DDP (no_sync) · 2 processes DDP syncing every micro-batch
 
 and reports the median samples/s (every process's samples over the training
@@ -35,12 +37,16 @@ PY = "/usr/bin/python3"
 MODELS = [("CNN", "cnn", 40), ("MLP", "mlp", 600)]
 
 
+def engine_command(build, model, steps, out):
+    return [f"{build}/app/accum-run", "--model", model, "--dataset", "fashion-mnist", "--batch-size", "64",
+            "--accumulation-steps", "4", "--max-steps", str(steps), "--threads", "1", "--lr", "0.05",
+            "--optimizer", "sgd", "--momentum", "0.9", "--eval-strategy", "no", "--save-strategy", "no",
+            "--quiet", "--output-dir", out]
+
+
 def engine(build, model, steps, nproc, sync_each):
     with tempfile.TemporaryDirectory() as out:
-        cmd = [f"{build}/app/accum-run", "--model", model, "--dataset", "fashion-mnist", "--batch-size", "64",
-               "--accumulation-steps", "4", "--max-steps", str(steps), "--threads", "1", "--lr", "0.05",
-               "--optimizer", "sgd", "--momentum", "0.9", "--eval-strategy", "no", "--save-strategy", "no",
-               "--quiet", "--output-dir", out]
+        cmd = engine_command(build, model, steps, out)
         if nproc > 1:
             cmd += ["--nproc-per-node", str(nproc), "--master-port", "0"]
         if sync_each:
@@ -52,6 +58,18 @@ def engine(build, model, steps, nproc, sync_each):
         allreduces = sum(s["grad_allreduces"] for s in steps_) / n
         allreduce_s = sum(s["allreduce_seconds"] for s in steps_) / n
         return summary["samples_per_second"], (allreduces, allreduce_s)
+
+
+def engine_side_by_side(build, model, steps):
+    """Two independent one-process runs at once, their samples/s summed: what 2
+    processes on this machine reach with no communication at all (the ceiling of
+    the 2 processes / 1 process ratio here)."""
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        runs = [subprocess.Popen(engine_command(build, model, steps, out), stdout=subprocess.DEVNULL) for out in (a, b)]
+        for r in runs:
+            if r.wait() != 0:
+                raise subprocess.CalledProcessError(r.returncode, r.args)
+        return sum(json.load(open(f"{out}/summary.json"))["samples_per_second"] for out in (a, b)), None
 
 
 def eager(model, steps, nproc, sync_each):
@@ -68,6 +86,8 @@ def eager(model, steps, nproc, sync_each):
 VARIANTS = [
     # key, label, runner(build, model, steps)
     ("e1", "engine, 1 process", lambda b, m, s: engine(b, m, s, 1, False)),
+    ("e1x2", "engine, 2 independent 1-process runs side by side (no communication)",
+     lambda b, m, s: engine_side_by_side(b, m, s)),
     ("e2", "engine, 2 processes (no_sync)", lambda b, m, s: engine(b, m, s, 2, False)),
     ("e2s", "engine, 2 processes, sync every micro-batch", lambda b, m, s: engine(b, m, s, 2, True)),
     ("p1", "eager, 1 process", lambda b, m, s: eager(m, s, 1, False)),
@@ -190,8 +210,11 @@ def main():
                          f"{'' if ar is None else f'{ar:g}'} | {f'{med(ms) * 1e3:.2f}' if ms else ''} |")
         e1, e2, e2s, p1, p2, p2s = (med(runs[k]) for k in ("e1", "e2", "e2s", "p1", "p2", "p2s"))
         b1, b2, b2s, q1, q2, q2s = (max(runs[k]) for k in ("e1", "e2", "e2s", "p1", "p2", "p2s"))
+        e1x2, b1x2 = med(runs["e1x2"]), max(runs["e1x2"])
         lines += ["", "| ratio (medians; best runs in brackets) | engine | eager |", "|---|---:|---:|",
                   f"| 2 processes / 1 process | {e2 / e1:.2f} × ({b2 / b1:.2f} ×) | {p2 / p1:.2f} × ({q2 / q1:.2f} ×) |",
+                  f"| 2 independent runs side by side / 1 process (the ceiling here) | {e1x2 / e1:.2f} × "
+                  f"({b1x2 / b1:.2f} ×) | |",
                   f"| no_sync / sync every micro-batch | {e2 / e2s:.2f} × ({b2 / b2s:.2f} ×) | "
                   f"{p2 / p2s:.2f} × ({q2 / q2s:.2f} ×) |",
                   f"| engine 2 processes / eager DDP 2 processes | {e2 / p2:.2f} × ({b2 / q2:.2f} ×) | |", ""]
