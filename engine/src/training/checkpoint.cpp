@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -49,20 +50,10 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int 
         ctx.optimizer->impl().save(archive);
         archive.save_to((tmp_dir / "optimizer.pt").string());
     }
-    if (rng_states.empty()) {
-        auto gen = at::detail::getDefaultCPUGenerator();
-        torch::Tensor state;
-        {
-            std::lock_guard<std::mutex> lock(gen.mutex());
-            state = gen.get_state();
-        }
-        torch::save(state, (tmp_dir / "rng_state.pt").string());
-    } else {
-        for (std::size_t r = 0; r < rng_states.size(); ++r)
-            torch::save(rng_states[r],
-                        (tmp_dir / (r == 0 ? std::string("rng_state.pt") : "rng_state_" + std::to_string(r) + ".pt"))
-                            .string());
-    }
+    if (rng_states.empty()) throw std::invalid_argument("save_checkpoint: no generator state to save");
+    for (std::size_t r = 0; r < rng_states.size(); ++r)
+        torch::save(rng_states[r],
+                    (tmp_dir / (r == 0 ? std::string("rng_state.pt") : "rng_state_" + std::to_string(r) + ".pt")).string());
     // On CUDA, dropout draws from the device's generator: keep its state too
     // (this process's: rank 0's in a data-parallel run).
     if (ctx.device.is_cuda()) {

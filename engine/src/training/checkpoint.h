@@ -18,10 +18,10 @@ class RunContext;
 // Writes output_dir/checkpoint-{global_step}/ (the run log's state goes into
 // trainer_state.json) and keeps at most `save_total_limit` checkpoints (0 = all),
 // deleting the oldest: the one just written is the newest and stays.
-// `rng_states`: the CPU generator's state of every rank, by rank (empty: this
-// process's own).
+// `rng_states`: the CPU generator's state of every rank, by rank
+// (RunContext::rng_states(); one in a run of one process).
 std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit,
-                            const std::vector<torch::Tensor>& rng_states = {});
+                            const std::vector<torch::Tensor>& rng_states);
 
 // Restores model, optimizer, scheduler, RNG, progress and the run log's state
 // from the newest complete checkpoint in `checkpoint_dir` (accum/run_directory.h).
