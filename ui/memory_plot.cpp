@@ -148,7 +148,8 @@ void MemoryPlot::clear() {
 
 void MemoryPlot::append(const RecordBatch& batch) {
     for (const auto& s : batch.steps) sync_times_.push_back(s.elapsed_s);
-    if (batch.memory.empty() && batch.steps.empty()) return;
+    ticks_dirty_ = ticks_dirty_ || !batch.steps.empty();
+    if (batch.memory.empty()) return;
     for (const auto& r : batch.memory) {
         if (r.rank == 0)
             records_.push_back(r);
@@ -293,10 +294,12 @@ void MemoryPlot::rebuild() {
 }
 
 void MemoryPlot::refresh() {
-    if (!dirty_) return;
-    dirty_ = false;
-    rebuild();
-    if (auto_range_) {
+    if (!dirty_ && !ticks_dirty_) return;
+    // Step ticks alone (between memory records): the curves stay as they are.
+    const bool rebuilt = dirty_;
+    dirty_ = ticks_dirty_ = false;
+    if (rebuilt) rebuild();
+    if (rebuilt && auto_range_) {
         plot_->rescaleAxes();
         const auto y = plot_->yAxis->range();
         plot_->yAxis->setRange(0.0, std::max(1.0, y.upper * 1.15));

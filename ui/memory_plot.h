@@ -82,7 +82,8 @@ private:
     bool oom_ = false;
     std::int64_t oom_peak_ = 0;
     PlotLook look_;
-    bool dirty_ = false;
+    bool dirty_ = false;       // the curves need rebuilding (memory records, a marker, a reset)
+    bool ticks_dirty_ = false; // only the optimizer-step ticks changed
     bool auto_range_ = true;
 };
 
