@@ -26,5 +26,4 @@ inline bool switched_off(const char* name) {
     return false;
 }
 
-
 } // namespace accum

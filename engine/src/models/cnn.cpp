@@ -41,6 +41,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <torch/nn/modules/activation.h>
