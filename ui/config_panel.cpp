@@ -385,7 +385,7 @@ void ConfigPanel::revalidate() {
     auto problems = accum::validate(c);
     // What the engine finds once --device auto is resolved: here there is no CUDA.
     if (c.mixed_precision == accum::MixedPrecision::Fp16 && !have_cuda_ && c.device != "cpu")
-        problems.push_back({"mixed-precision", "fp16 needs CUDA; use bf16 on the CPU"});
+        problems.push_back({"mixed-precision", std::string(accum::kFp16NeedsCuda)});
     QMap<QWidget*, QString> marked;
     QStringList lines;
     for (const auto& p : problems) {

@@ -259,7 +259,7 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
         add("micro-step-delay", "must be between 0 and 60 seconds");
 
     if (c.mixed_precision == MixedPrecision::Fp16 && (c.device == "cpu"))
-        add("mixed-precision", "fp16 needs CUDA; use bf16 on the CPU");
+        add("mixed-precision", std::string(kFp16NeedsCuda));
     if (!std::isfinite(c.loss_scale_init) || c.loss_scale_init <= 0)
         add("loss-scale-init", "must be a positive scale, got " + num(c.loss_scale_init));
     else if (c.loss_scale_init > static_cast<double>(std::numeric_limits<float>::max()))

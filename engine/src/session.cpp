@@ -25,15 +25,12 @@
 #include "memory/cuda_memory.h"
 #include "memory/estimate_guard.h"
 #include "memory/out_of_memory.h"
-#include "styles/pytorch_loop.h"
+#include "styles/styles.h"
 #include "switches.h"
 #include "training/control.h"
 #include "training/run_context.h"
 
 namespace accum {
-
-void run_accelerator_style(RunContext& ctx);
-void run_trainer_style(RunContext& ctx);
 
 struct Session::Control {
     RunControl control;
@@ -161,21 +158,6 @@ void prepare_memory(RunContext& ctx, std::int64_t budget) {
     }
     torch::NoGradGuard guard;
     for (auto& p : ctx.model->parameters()) p.set_data(p.clone());
-}
-
-// The style's loop, from a checkpoint when resuming (the Trainer resumes in its
-// own train(), as Transformers does).
-void run_style(RunContext& ctx) {
-    switch (ctx.config.mode) {
-    case Mode::Pytorch:
-        if (!ctx.config.resume_from.empty()) ctx.load_checkpoint(ctx.config.resume_from);
-        return run_pytorch_loop(ctx);
-    case Mode::Accelerator:
-        if (!ctx.config.resume_from.empty()) ctx.load_checkpoint(ctx.config.resume_from);
-        return run_accelerator_style(ctx);
-    case Mode::Trainer:
-        return run_trainer_style(ctx);
-    }
 }
 
 // On stop or divergence: a checkpoint of the last finished optimizer step (the

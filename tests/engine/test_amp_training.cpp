@@ -20,7 +20,7 @@
 #include "accum/sink.h"
 #include "kernels/kernels.h"
 #include "models/model.h"
-#include "styles/pytorch_loop.h"
+#include "styles/styles.h"
 #include "training/mixed_precision.h"
 #include "training/run_context.h"
 
@@ -28,12 +28,9 @@
 
 using namespace accum;
 
-namespace accum {
-void run_accelerator_style(RunContext& ctx);
-void run_trainer_style(RunContext& ctx);
-} // namespace accum
-
 namespace {
+
+using testing::snapshot;
 
 using testing::Capture;
 using testing::run;
@@ -57,18 +54,15 @@ RunConfig tiny(Mode mode, std::int64_t k = 4) {
 
 Mode mode_named(const QString& name) { return *parse_choice<Mode>(name.toStdString()); }
 
-void run_style(RunContext& ctx) {
-    switch (ctx.config.mode) {
-    case Mode::Pytorch: return run_pytorch_loop(ctx);
-    case Mode::Accelerator: return run_accelerator_style(ctx);
-    case Mode::Trainer: return run_trainer_style(ctx);
+// A data-driven test's rows: each style (column "mode"), and with `ks` each K
+// in each style (column "k").
+void add_style_rows(std::initializer_list<int> ks = {}) {
+    QTest::addColumn<QString>("mode");
+    if (ks.size() > 0) QTest::addColumn<int>("k");
+    for (const char* m : {"pytorch", "accelerator", "trainer"}) {
+        if (ks.size() == 0) QTest::newRow(m) << m;
+        for (int k : ks) QTest::addRow("%s K%d", m, k) << m << k;
     }
-}
-
-std::vector<torch::Tensor> snapshot(const std::vector<torch::Tensor>& params) {
-    std::vector<torch::Tensor> out;
-    for (const auto& p : params) out.push_back(p.detach().clone());
-    return out;
 }
 
 bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
@@ -167,8 +161,8 @@ private Q_SLOTS:
             runs.push_back(r.steps);
         }
         auto fp32 = run(tiny(Mode::Pytorch)).steps;
-        double from_fp32 = 0.0;
-        for (std::size_t i = 0; i < fp32.size(); ++i) from_fp32 = std::max(from_fp32, std::abs(fp32[i].loss - runs[0][i].loss));
+        QCOMPARE(fp32.size(), runs[0].size());
+        const double from_fp32 = testing::largest_loss_difference(fp32, runs[0]);
         QVERIFY2(from_fp32 > 1e-5, "bf16 gave fp32's losses");
         for (std::size_t s = 1; s < runs.size(); ++s) {
             QCOMPARE(runs[s].size(), runs[0].size());
@@ -314,8 +308,7 @@ private Q_SLOTS:
     // in windows, not micro-batches (K = 4 here; an update() per micro-batch would
     // double it every 3 micro-batches).
     void scaleGrowsPerWindow_data() {
-        QTest::addColumn<QString>("mode");
-        for (const char* m : {"pytorch", "accelerator", "trainer"}) QTest::newRow(m) << m;
+        add_style_rows();
     }
     void scaleGrowsPerWindow() {
         QFETCH(QString, mode);
@@ -345,10 +338,7 @@ private Q_SLOTS:
     // partial last window: 13 micro-batches per epoch here); the pitfall
     // (--scaler-per-micro-batch) runs it after every micro-batch.
     void unscaleOncePerWindow_data() {
-        QTest::addColumn<QString>("mode");
-        QTest::addColumn<int>("k");
-        for (const char* m : {"pytorch", "accelerator", "trainer"})
-            for (int k : {1, 3, 4}) QTest::addRow("%s K%d", m, k) << m << k;
+        add_style_rows({1, 3, 4});
     }
     void unscaleOncePerWindow() {
         QFETCH(QString, mode);
@@ -366,6 +356,7 @@ private Q_SLOTS:
         const std::int64_t updates = (13 + k - 1) / k;
         QCOMPARE(ctx.progress.global_step, updates);
         QCOMPARE(ctx.scaler->unscale_count(), updates);
+        QCOMPARE(inside.unscales.size(), std::size_t(updates));
         for (std::size_t i = 0; i < inside.unscales.size(); ++i) QCOMPARE(inside.unscales[i], std::int64_t(i + 1));
         if (mode != "pytorch" || k == 1) return;
         auto wrong = c;
@@ -381,8 +372,7 @@ private Q_SLOTS:
     // each step reports (before clipping) and the clipped trajectory equal the
     // unscaled run's.
     void clippingSeesUnscaledGradients_data() {
-        QTest::addColumn<QString>("mode");
-        for (const char* m : {"pytorch", "accelerator", "trainer"}) QTest::newRow(m) << m;
+        add_style_rows();
     }
     void clippingSeesUnscaledGradients() {
         QFETCH(QString, mode);
@@ -408,10 +398,7 @@ private Q_SLOTS:
     // the per-step losses equal those without, in each style, for K = 1, 3, 4 (S
     // is a power of two: scaling and unscaling are exact in floating point).
     void scalingWithoutOverflowChangesNothing_data() {
-        QTest::addColumn<QString>("mode");
-        QTest::addColumn<int>("k");
-        for (const char* m : {"pytorch", "accelerator", "trainer"})
-            for (int k : {1, 3, 4}) QTest::addRow("%s K%d", m, k) << m << k;
+        add_style_rows({1, 3, 4});
     }
     void scalingWithoutOverflowChangesNothing() {
         QFETCH(QString, mode);
@@ -472,8 +459,8 @@ private Q_SLOTS:
         QVERIFY(a.steps.back().loss < a.steps.front().loss); // it trains on
         QVERIFY(a.summary.message.find(std::to_string(skips) + " skipped for overflow by the loss scaler") !=
                 std::string::npos);
-        double apart = 0.0;
-        for (std::size_t i = 0; i < a.steps.size(); ++i) apart = std::max(apart, std::abs(a.steps[i].loss - b.steps[i].loss));
+        QCOMPARE(b.steps.size(), a.steps.size());
+        const double apart = testing::largest_loss_difference(a.steps, b.steps);
         QVERIFY2(apart > 1e-2, std::to_string(apart).c_str());
     }
 
@@ -482,8 +469,7 @@ private Q_SLOTS:
     // 1024 → 512, two good windows since), the run goes on as the uninterrupted
     // one — growth after the 3rd good window, the same scales and losses.
     void resumeKeepsTheScaler_data() {
-        QTest::addColumn<QString>("mode");
-        for (const char* m : {"pytorch", "accelerator", "trainer"}) QTest::newRow(m) << m;
+        add_style_rows();
     }
     void resumeKeepsTheScaler() {
         QFETCH(QString, mode);
@@ -525,8 +511,7 @@ private Q_SLOTS:
         Inside resumed;
         RunContext resumed_ctx(again, resumed, control); // the scaler's defaults: the checkpoint sets them
         resumed.ctx = &resumed_ctx;
-        if (again.mode != Mode::Trainer) resumed_ctx.load_checkpoint(again.resume_from); // the Trainer loads in train()
-        run_style(resumed_ctx);
+        run_style(resumed_ctx); // from again.resume_from, as the session resumes
         QCOMPARE(resumed.steps.size(), std::size_t(4));
         for (std::size_t i = 0; i < 4; ++i) {
             const auto& r = resumed.steps[i];

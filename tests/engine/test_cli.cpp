@@ -6,6 +6,8 @@
 
 #include "accum/metrics_io.h"
 
+#include "capture.h"
+
 using namespace accum;
 
 namespace {
@@ -51,7 +53,7 @@ constexpr int kKillNineSteps = 120;
 constexpr int kKillNineSteps = 400;
 #endif
 
-bool have_fashion_mnist() { return QFile::exists(ACCUM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz"); }
+using testing::have_fashion_mnist;
 
 } // namespace
 

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -32,6 +33,8 @@
 #include "data/data_loader.h"
 #include "data/dataset.h"
 #include "distributed/world.h"
+
+#include "capture.h"
 
 using namespace accum;
 
@@ -90,15 +93,6 @@ std::optional<SummaryRecord> summary_of(const QString& dir) {
     return s.back();
 }
 
-// The largest |Δ loss| over the steps both runs have; +inf when they share none.
-double max_loss_difference(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
-    std::map<std::int64_t, double> first;
-    for (const auto& s : a) first[s.step] = s.loss;
-    double worst = -1;
-    for (const auto& s : b)
-        if (const auto it = first.find(s.step); it != first.end()) worst = std::max(worst, std::abs(s.loss - it->second));
-    return worst < 0 ? std::numeric_limits<double>::infinity() : worst;
-}
 
 // A port something listens on, for as long as it lives.
 class TakenPort {
@@ -123,7 +117,7 @@ private:
     int port_ = 0;
 };
 
-bool have_fashion_mnist() { return QFile::exists(ACCUM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz"); }
+using testing::have_fashion_mnist;
 
 // The processes whose parent is `parent`.
 std::vector<pid_t> children_of(pid_t parent) {
@@ -181,11 +175,12 @@ public:
     }
 };
 
-// A long run of two processes as the studio starts it: rank 0 on a thread here,
-// rank 1 an accum-run worker; stopped and joined when it goes out of scope.
+// A run of two processes as the studio starts it: rank 0 on a thread here,
+// rank 1 an accum-run worker; a long one unless `adjust` changes its config.
+// Stopped (and released from a pause) and joined when it goes out of scope.
 class HostedRun {
 public:
-    explicit HostedRun(int dist_timeout_s = 60) {
+    explicit HostedRun(const std::function<void(RunConfig&)>& adjust = {}) {
         config.dataset = DatasetKind::SyntheticPairs;
         config.batch_size = 32;
         config.epochs = 0;
@@ -194,8 +189,8 @@ public:
         config.save_strategy = Strategy::No;
         config.nproc_per_node = 2;
         config.threads = 1;
-        config.dist_timeout_s = dist_timeout_s;
         config.micro_step_delay_s = 0.01;
+        if (adjust) adjust(config);
         session.set_worker_program(ACCUM_RUN_EXE);
         engine = std::thread([this] {
             summary = session.run(config, sink, stop.get_token());
@@ -203,9 +198,13 @@ public:
         });
     }
     ~HostedRun() {
+        if (!engine.joinable()) return;
         stop.request_stop();
-        if (engine.joinable()) engine.join();
+        session.resume();
+        engine.join();
     }
+    // Waits for the run to end by itself.
+    void join() { engine.join(); }
     HostedRun(const HostedRun&) = delete;
     HostedRun& operator=(const HostedRun&) = delete;
     // Asks the run to stop and waits for it: the seconds that took.
@@ -261,8 +260,8 @@ private Q_SLOTS:
         QCOMPARE(sa.size(), std::size_t(4));
         QCOMPARE(sb.size(), sa.size());
         QCOMPARE(sc.size(), sa.size());
-        QVERIFY2(max_loss_difference(sa, sb) <= 1e-5, qPrintable(QString::number(max_loss_difference(sa, sb))));
-        QVERIFY2(max_loss_difference(sa, sc) <= 1e-5, qPrintable(QString::number(max_loss_difference(sa, sc))));
+        QVERIFY2(testing::shared_steps_loss_difference(sa, sb) <= 1e-5, qPrintable(QString::number(testing::shared_steps_loss_difference(sa, sb))));
+        QVERIFY2(testing::shared_steps_loss_difference(sa, sc) <= 1e-5, qPrintable(QString::number(testing::shared_steps_loss_difference(sa, sc))));
         for (std::size_t i = 0; i < sa.size(); ++i) {
             QCOMPARE(sa[i].grad_allreduces, std::int64_t(0));
             QCOMPARE(sb[i].grad_allreduces, std::int64_t(1));
@@ -308,7 +307,7 @@ private Q_SLOTS:
         const auto sb = records_of<StepRecord>(read_records(two.filePath("metrics.jsonl")));
         QCOMPARE(sa.size(), std::size_t(3));
         QCOMPARE(sb.size(), std::size_t(3));
-        QVERIFY2(max_loss_difference(sa, sb) <= 1e-5, qPrintable(QString::number(max_loss_difference(sa, sb))));
+        QVERIFY2(testing::shared_steps_loss_difference(sa, sb) <= 1e-5, qPrintable(QString::number(testing::shared_steps_loss_difference(sa, sb))));
         for (const auto& s : sb) QCOMPARE(s.grad_allreduces, std::int64_t(1));
         QVERIFY(QFile::exists(two.filePath("checkpoint-3/rng_state.pt")));
         QVERIFY(QFile::exists(two.filePath("checkpoint-3/rng_state_1.pt")));
@@ -347,7 +346,7 @@ private Q_SLOTS:
             skipped += sa[i].skipped ? 1 : 0;
         }
         QVERIFY2(skipped >= 1, "no window overflowed: the test would not see the sum overflow");
-        QVERIFY2(max_loss_difference(sa, sb) <= 1e-5, qPrintable(QString::number(max_loss_difference(sa, sb))));
+        QVERIFY2(testing::shared_steps_loss_difference(sa, sb) <= 1e-5, qPrintable(QString::number(testing::shared_steps_loss_difference(sa, sb))));
     }
 
     // Acceptance 2: kill -9 of rank 1 mid-run ends rank 0 and the launcher with
@@ -399,8 +398,8 @@ private Q_SLOTS:
         const auto reference = records_of<StepRecord>(read_records(whole.filePath("metrics.jsonl")));
         QCOMPARE(reference.size(), std::size_t(16));
         QCOMPARE(steps.back().step, std::int64_t(16));
-        QVERIFY2(max_loss_difference(reference, steps) <= 1e-5,
-                 qPrintable(QString::number(max_loss_difference(reference, steps))));
+        QVERIFY2(testing::shared_steps_loss_difference(reference, steps) <= 1e-5,
+                 qPrintable(QString::number(testing::shared_steps_loss_difference(reference, steps))));
 
         // A different number of processes is refused, naming the option.
         const auto three = run_cli(tiny("pytorch", "sgd", 32, 18) +
@@ -475,7 +474,7 @@ private Q_SLOTS:
         const auto a = records_of<StepRecord>(read_records(reference.filePath("metrics.jsonl")));
         const auto b = records_of<StepRecord>(read_records(dir.filePath("metrics.jsonl")));
         QCOMPARE(b.size(), std::size_t(4));
-        QVERIFY(max_loss_difference(a, b) <= 1e-5);
+        QVERIFY(testing::shared_steps_loss_difference(a, b) <= 1e-5);
         QCOMPARE(summary_of(dir.path())->world_size, 2);
     }
 
@@ -570,38 +569,17 @@ private Q_SLOTS:
     // for longer than --dist-timeout, one micro-batch is stepped, and the run
     // then completes; no process is left behind.
     void sessionHostsRanksAndPausesTogether() {
-        RunConfig c;
-        c.dataset = DatasetKind::SyntheticPairs;
-        c.batch_size = 32;
-        c.accumulation_steps = 4;
-        c.epochs = 0;
-        c.max_steps = 30;
-        c.eval_strategy = Strategy::No;
-        c.save_strategy = Strategy::No;
-        c.nproc_per_node = 2;
-        c.dist_timeout_s = 2;
-        c.threads = 1;
-        c.record_micro_steps = true;
-        c.micro_step_delay_s = 0.02;
-        Session session;
-        session.set_worker_program(ACCUM_RUN_EXE);
-        RecordingSink sink;
-        SummaryRecord summary;
-        std::atomic<bool> over{false};
-        std::thread engine([&] {
-            summary = session.run(c, sink);
-            over = true;
+        HostedRun run([](RunConfig& c) {
+            c.accumulation_steps = 4;
+            c.max_steps = 30;
+            c.dist_timeout_s = 2;
+            c.record_micro_steps = true;
+            c.micro_step_delay_s = 0.02;
         });
-        struct Join {
-            std::thread& t;
-            Session& s;
-            ~Join() {
-                if (t.joinable()) {
-                    s.resume();
-                    t.join();
-                }
-            }
-        } join{engine, session};
+        auto& session = run.session;
+        auto& sink = run.sink;
+        const auto& summary = run.summary;
+        const auto& over = run.over;
         QTRY_VERIFY_WITH_TIMEOUT(sink.steps.load() >= 2 || over.load(), 60000);
         QVERIFY2(!over.load(), summary.message.c_str());
         session.pause();
@@ -615,7 +593,7 @@ private Q_SLOTS:
         QTest::qWait(300);
         QCOMPARE(sink.micro_steps.load(), held + 1);
         session.resume();
-        engine.join();
+        run.join();
         QCOMPARE(summary.status, RunStatus::Completed);
         QCOMPARE(summary.optimizer_steps, std::int64_t(30));
         QCOMPARE(summary.world_size, 2);
@@ -642,10 +620,10 @@ private Q_SLOTS:
     }
 
     // Stop while a rank is stalled (SIGSTOP): the studio does not wait out the
-    // timeout (60 s here): rank 0 gives the sync up 2 s after the stop, the
+    // timeout (60 s, the default): rank 0 gives the sync up 2 s after the stop, the
     // stopped worker is killed, and nothing is left behind.
     void sessionStopWithStalledRank() {
-        HostedRun run(60);
+        HostedRun run;
         QTRY_VERIFY_WITH_TIMEOUT(run.sink.steps.load() >= 1 || run.over.load(), 60000);
         QVERIFY2(!run.over.load(), run.summary.message.c_str());
         const auto workers = children_of(::getpid());

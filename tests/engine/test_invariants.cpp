@@ -16,26 +16,19 @@
 #include "memory/counting_allocator.h"
 #include "models/model.h"
 #include "styles/accelerator.h"
-#include "styles/pytorch_loop.h"
+#include "styles/styles.h"
 #include "switches.h"
 #include "training/lr_scheduler.h"
 #include "training/python_format.h"
 #include "training/run_context.h"
 
-using namespace accum;
+#include "capture.h"
 
-namespace accum {
-void run_accelerator_style(RunContext& ctx);
-void run_trainer_style(RunContext& ctx);
-} // namespace accum
+using namespace accum;
 
 namespace {
 
-std::vector<torch::Tensor> snapshot(const std::vector<torch::Tensor>& params) {
-    std::vector<torch::Tensor> out;
-    for (const auto& p : params) out.push_back(p.detach().clone());
-    return out;
-}
+using testing::snapshot;
 
 // A CSV with `rows` rows of 6 features and 3 classes, for exact micro-batch counts.
 std::string write_csv(const QTemporaryDir& dir, int rows) {
@@ -73,7 +66,7 @@ private Q_SLOTS:
         const auto x = torch::arange(1, 9, torch::kFloat32), y = 2 * x;
         // Through the Accelerator's pieces, exactly as the accelerator style uses them.
         Accelerator accelerator(k);
-        AcceleratedOptimizer optimizer(sgd, accelerator.gradient_state);
+        AcceleratedOptimizer optimizer(sgd, accelerator.gradient_state, accelerator.scaler());
         int steps = 0;
         for (int i = 0; i < 8 / batch; ++i) {
             accelerator.gradient_state.end_of_dataloader = (i + 1 == 8 / batch);

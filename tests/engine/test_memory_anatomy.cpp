@@ -28,6 +28,8 @@
 #include "models/gradient_checkpoint.h"
 #include "models/model.h"
 
+#include "capture.h"
+
 using namespace accum;
 using Tensors = std::vector<torch::Tensor>;
 namespace F = torch::nn::functional;
@@ -269,7 +271,7 @@ void release_gradients(const Tensors& params) {
 
 struct SummaryOnly : Sink {};
 
-bool have_fashion_mnist() { return QFile::exists(ACCUM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz"); }
+using testing::have_fashion_mnist;
 
 } // namespace
 

@@ -27,7 +27,7 @@ namespace {
 using testing::Capture;
 using testing::run;
 
-bool have_fashion_mnist() { return QFile::exists(ACCUM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz"); }
+using testing::have_fashion_mnist;
 
 RunConfig short_run(ModelKind model, std::int64_t batch, std::int64_t k, std::int64_t steps) {
     RunConfig c;
@@ -52,12 +52,7 @@ std::int64_t parameter_bytes(const RunConfig& config) {
     return bytes;
 }
 
-double largest_loss_difference(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
-    if (a.size() != b.size() || a.empty()) return INFINITY;
-    double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i].loss - b[i].loss));
-    return worst;
-}
+using testing::largest_loss_difference;
 
 } // namespace
 

@@ -16,22 +16,15 @@
 #include "accum/metrics_io.h"
 #include "accum/session.h"
 
+#include "capture.h"
+
 using namespace accum;
 
 namespace {
 
-struct Capture : Sink {
-    std::vector<std::string> logs;
-    SummaryRecord summary;
-    void on_log(const std::string& l) override { logs.push_back(l); }
-    void on_summary(const SummaryRecord& s) override { summary = s; }
-};
+using testing::Capture;
 
-SummaryRecord run(const RunConfig& config, std::stop_token stop = {}) {
-    Capture c;
-    Session session;
-    return session.run(config, c, stop);
-}
+SummaryRecord run(const RunConfig& config, std::stop_token stop = {}) { return testing::run(config, stop).summary; }
 
 RunConfig tiny() {
     RunConfig c;
@@ -59,7 +52,7 @@ RunConfig cnn_under_budget(std::int64_t batch, const std::string& budget) {
     return c;
 }
 
-bool have_fashion_mnist() { return QFile::exists(ACCUM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz"); }
+using testing::have_fashion_mnist;
 
 std::string arg(const SummaryRecord& s, const std::string& name) {
     const auto it = s.detail.args.find(name);

@@ -46,7 +46,8 @@ struct StepRecord {
     double allreduce_seconds = 0.0;
     std::int64_t allreduce_bytes = 0;
     double loss_scale = 1.0;         // the loss scaler's scale for this window (1 without scaling)
-    bool skipped = false;            // the update was skipped: non-finite gradients (overflow)
+    bool skipped = false;            // the update was skipped: the loss scaler found inf/NaN gradients
+                                     // (an overflow), or --skip-nonfinite a non-finite window
 };
 
 struct EvalRecord {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace accum {
@@ -25,6 +26,10 @@ enum class CpuKernels { Fused, Aten };
 enum class Backend { Auto, Gloo, Nccl };
 // Accelerate's mixed_precision: the forward under autocast in bf16 or fp16 (CUDA).
 enum class MixedPrecision { No, Bf16, Fp16 };
+// The message for fp16 asked of a device without it (validate() for --device
+// cpu, the run for --device auto without CUDA, the studio on such a machine).
+// Accelerate refuses fp16 on the CPU too; CPU autocast in LibTorch 1.13 knows only bf16.
+inline constexpr std::string_view kFp16NeedsCuda = "fp16 needs CUDA; use bf16 on the CPU";
 // The loss scaler: none, or dynamic (GradScaler's; on for fp16).
 enum class LossScaling { None, Dynamic };
 

@@ -37,8 +37,10 @@
 // are checkpointed whole. ACCUM_CNN_CHECKPOINT (below) sets other policies for
 // the benchmark.
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -80,25 +82,28 @@ enum class BlockLever { Plain, Chunks, Checkpoint };
 // ACCUM_CNN_CHECKPOINT=<lever>,<lever> (plain, chunks or checkpoint;
 // bench/memory_levers) sets others, for comparison.
 BlockLever block_lever(std::size_t block, bool fused_pool) {
-    static const std::vector<std::string> chosen = [] {
-        std::vector<std::string> words;
+    // Read once: the lever each block was given (none: the policy's).
+    static const std::array<std::optional<BlockLever>, 2> chosen = [] {
+        std::array<std::optional<BlockLever>, 2> levers;
         const char* text = std::getenv("ACCUM_CNN_CHECKPOINT");
         std::istringstream in(text ? text : "");
         bool understood = true;
-        for (std::string word; std::getline(in, word, ',');) {
-            understood = understood && (word.empty() || word == "plain" || word == "chunks" || word == "checkpoint");
-            words.push_back(word);
+        std::size_t i = 0;
+        for (std::string word; std::getline(in, word, ','); ++i) {
+            std::optional<BlockLever> lever;
+            if (word == "plain") lever = BlockLever::Plain;
+            if (word == "chunks") lever = BlockLever::Chunks;
+            if (word == "checkpoint") lever = BlockLever::Checkpoint;
+            understood = understood && i < levers.size() && (lever || word.empty());
+            if (i < levers.size()) levers[i] = lever;
         }
-        if (!understood || words.size() > 2)
+        if (!understood)
             switch_ignored("ACCUM_CNN_CHECKPOINT", text,
                            "not two of plain, chunks or checkpoint (block 1, block 2); a block without one keeps "
                            "the default");
-        return words;
+        return levers;
     }();
-    const auto word = block < chosen.size() ? chosen[block] : std::string();
-    if (word == "plain") return BlockLever::Plain;
-    if (word == "chunks") return BlockLever::Chunks;
-    if (word == "checkpoint") return BlockLever::Checkpoint;
+    if (block < chosen.size() && chosen[block]) return *chosen[block];
     return block > 0 && fused_pool ? BlockLever::Chunks : BlockLever::Checkpoint;
 }
 
@@ -158,10 +163,10 @@ private:
     // Conv block i, with --gradient-checkpointing as the policy above says.
     torch::Tensor block_forward(std::size_t i, const torch::Tensor& x) {
         const auto block = blocks_[i];
-        if (!gradient_checkpointing()) return run_block(features_.ptr(), kernels(), block, x);
         auto run = [features = features_.ptr(), kernels = kernels(), block](const std::vector<torch::Tensor>& in) {
             return std::vector<torch::Tensor>{run_block(features, kernels, block, in[0])};
         };
+        if (!gradient_checkpointing()) return run({x})[0];
         const auto conv = features_->ptr(block.begin)->as<torch::nn::Conv2d>();
         const auto output_bytes = conv->options.out_channels() * x.size(2) * x.size(3) * x.element_size();
         // Without a graph to keep (evaluation: eval mode or no gradients) the
@@ -171,10 +176,10 @@ private:
         const bool whole_batch = batch_norm_ && is_training();
         const auto chunks = whole_batch ? 1 : checkpoint_chunks(x.size(0), output_bytes);
         if (!checkpoints() || !torch::GradMode::is_enabled())
-            return chunks > 1 ? run_in_chunks(run, {x}, chunks)[0] : run_block(features_.ptr(), kernels(), block, x);
+            return chunks > 1 ? run_in_chunks(run, {x}, chunks)[0] : run({x})[0];
         switch (batch_norm_ ? BlockLever::Checkpoint : block_lever(i, kernels().fuses_relu_max_pool(x))) {
         case BlockLever::Plain:
-            return run_block(features_.ptr(), kernels(), block, x);
+            return run({x})[0];
         case BlockLever::Chunks:
             return run_in_chunks(run, {x}, chunks)[0];
         case BlockLever::Checkpoint:

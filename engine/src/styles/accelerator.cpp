@@ -1,4 +1,5 @@
 #include "styles/accelerator.h"
+#include "styles/styles.h"
 
 
 #include "data/data_loader.h"
@@ -18,16 +19,11 @@ ModelOutput PreparedModel::operator()(const Batch& batch) {
 void AcceleratedOptimizer::step() {
     if (!state_.sync_gradients) return;
     const bool may_step = !state_.may_step || state_.may_step(state_.last_grad_norm);
-    if (scaler_) {
-        // As Accelerate: scaler.step(optimizer), scaler.update(); an inf/NaN
-        // gradient made the scaler skip the step.
-        const bool stepped = may_step && scaler_->step(optimizer_);
-        scaler_->update();
-        step_was_skipped_ = !stepped;
-        return;
-    }
-    step_was_skipped_ = !may_step;
-    if (may_step) optimizer_.step();
+    // As Accelerate: scaler.step(optimizer), scaler.update(); an inf/NaN
+    // gradient made the scaler skip the step (a scaler that is off just steps).
+    const bool stepped = may_step && scaler_.step(optimizer_);
+    scaler_.update();
+    step_was_skipped_ = !stepped;
 }
 
 void AcceleratedOptimizer::zero_grad() {
@@ -88,9 +84,13 @@ std::int64_t PreparedDataLoader::items_in(std::int64_t first, std::int64_t last)
 
 Accelerator::Accelerator(std::int64_t gradient_accumulation_steps, torch::Device device,
                          MixedPrecision mixed_precision, LossScaler* scaler)
-    : device_(device), mixed_precision_(mixed_precision), scaler_(scaler) {
+    : device_(device), mixed_precision_(mixed_precision),
+      own_scaler_(scaler ? nullptr : std::make_unique<LossScaler>(GradScalerOptions{.enabled = false})),
+      scaler_(scaler ? *scaler : *own_scaler_) {
     gradient_state.num_steps = gradient_accumulation_steps;
 }
+
+Accelerator::~Accelerator() = default;
 
 Accelerator::Prepared Accelerator::prepare(Model& model, Optimizer& optimizer, DataLoader& loader,
                                            LrScheduler& scheduler) {
@@ -123,15 +123,11 @@ int Accelerator::num_processes() const {
 
 void Accelerator::backward(const torch::Tensor& loss) {
     const auto divided = gradient_state.num_steps > 1 ? loss / static_cast<double>(gradient_state.num_steps) : loss;
-    if (scaler_)
-        scaler_->scale(divided).backward();
-    else
-        divided.backward();
+    scaler_.scale(divided).backward();
 }
 
 void Accelerator::unscale_gradients() {
-    if (!scaler_) return;
-    for (auto* optimizer : optimizers_) scaler_->unscale_(*optimizer);
+    for (auto* optimizer : optimizers_) scaler_.unscale_(*optimizer);
 }
 
 double Accelerator::clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm) {

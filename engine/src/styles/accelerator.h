@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -62,7 +63,6 @@ public:
     ModelOutput operator()(const Batch& batch); // with autocast: DistributedDataParallel(model)(batch)
     void train(bool on = true) { ddp_.train(on); }
     std::vector<torch::Tensor> parameters() const { return ddp_.parameters(); }
-    Model& unwrap() { return ddp_.module; } // accelerator.unwrap_model(model)
     dist::DistributedDataParallel& ddp() { return ddp_; } // what accumulate()'s no_sync() acts on
 
 private:
@@ -73,10 +73,10 @@ private:
 
 class AcceleratedOptimizer {
 public:
-    AcceleratedOptimizer(Optimizer& optimizer, GradientState& state, LossScaler* scaler = nullptr)
+    AcceleratedOptimizer(Optimizer& optimizer, GradientState& state, LossScaler& scaler)
         : optimizer_(optimizer), state_(state), scaler_(scaler) {}
-    // Only when sync_gradients (and the window is finite): optimizer.step(), or
-    // with a scaler scaler.step(optimizer) then scaler.update().
+    // Only when sync_gradients (and the window is finite): scaler.step(optimizer)
+    // then scaler.update() (a scaler that is off just steps the optimizer).
     void step();
     void zero_grad(); // optimizer.zero_grad() only when sync_gradients
     bool step_was_skipped() const { return step_was_skipped_; }
@@ -85,7 +85,7 @@ public:
 private:
     Optimizer& optimizer_;
     GradientState& state_;
-    LossScaler* scaler_;
+    LossScaler& scaler_;
     bool step_was_skipped_ = false;
 };
 
@@ -145,15 +145,16 @@ class Accelerator {
 public:
     // `scaler`: the loss scaler backward(), clip_grad_norm_ and the prepared
     // optimizer use (Accelerate makes its own GradScaler for fp16; here the run's,
-    // which its checkpoints keep); none: no loss scaling.
+    // which its checkpoints keep); none: an own one that is off (no loss scaling).
     explicit Accelerator(std::int64_t gradient_accumulation_steps, torch::Device device = torch::kCPU,
                          MixedPrecision mixed_precision = MixedPrecision::No, LossScaler* scaler = nullptr);
+    ~Accelerator();
 
     // The prepared objects refer to each other, so they never move: prepare()
     // returns them as a prvalue (bind it, as `auto [model, optimizer, …] = …`).
     struct Prepared {
         Prepared(Model& m, Optimizer& o, DataLoader& d, LrScheduler& s, GradientState& state, torch::Device device,
-                 MixedPrecision mixed_precision, LossScaler* scaler)
+                 MixedPrecision mixed_precision, LossScaler& scaler)
             : model(m, device, mixed_precision), optimizer(o, state, scaler), train_dataloader(d, state, device),
               lr_scheduler(s, optimizer, state) {}
         Prepared(const Prepared&) = delete;
@@ -181,9 +182,6 @@ public:
         static dist::NoSync enter(Accelerator& accelerator, dist::DistributedDataParallel* model);
         dist::NoSync no_sync_;
     };
-    [[nodiscard]] AccumulateScope accumulate(dist::DistributedDataParallel& model) {
-        return AccumulateScope(*this, model);
-    }
     [[nodiscard]] AccumulateScope accumulate(PreparedModel& model) { return AccumulateScope(*this, model.ddp()); }
     template <typename M>
     [[nodiscard]] AccumulateScope accumulate(M& /*model*/) {
@@ -196,10 +194,10 @@ public:
     int num_processes() const;
     // unscale_gradients(), then torch.nn.utils.clip_grad_norm_.
     double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm);
-    // scaler.unscale_(optimizer) for each prepared optimizer (nothing without a scaler).
+    // scaler.unscale_(optimizer) for each prepared optimizer (nothing when the scaler is off).
     void unscale_gradients();
     const torch::Device& device() const { return device_; }
-    MixedPrecision mixed_precision() const { return mixed_precision_; }
+    LossScaler& scaler() { return scaler_; } // accelerator.scaler (off without loss scaling)
 
     GradientState gradient_state;
 
@@ -207,7 +205,8 @@ private:
     void do_sync();
     torch::Device device_;
     MixedPrecision mixed_precision_;
-    LossScaler* scaler_;
+    std::unique_ptr<LossScaler> own_scaler_; // when none was given
+    LossScaler& scaler_;
     std::vector<Optimizer*> optimizers_; // prepared
 };
 

@@ -49,7 +49,7 @@
 //
 // (a token loss is multiplied by the number of processes, which the average
 // divides out). With one process the wrapper changes nothing.
-#include "styles/pytorch_loop.h"
+#include "styles/styles.h"
 
 #include <algorithm>
 

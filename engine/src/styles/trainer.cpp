@@ -27,6 +27,7 @@
 //
 // The region between the listing marks is what the studio's code panel shows.
 #include "styles/trainer.h"
+#include "styles/styles.h"
 
 #include <algorithm>
 #include <cmath>

@@ -169,7 +169,7 @@ void load_checkpoint(RunContext& ctx, const std::string& requested) {
         // A checkpoint written without loss scaling leaves the scaler at its initial scale.
         if (ctx.scaler->is_enabled() && state.contains("scaler")) {
             const auto& s = state.at("scaler");
-            ctx.scaler->impl().load_state_dict(GradScalerState{
+            ctx.scaler->load_state_dict(GradScalerState{
                 s.at("scale").get<double>(), s.at("growth_factor").get<double>(), s.at("backoff_factor").get<double>(),
                 s.at("growth_interval").get<std::int64_t>(), s.at("_growth_tracker").get<std::int64_t>()});
         }

@@ -26,10 +26,6 @@ namespace accum {
 // --mixed-precision no|bf16|fp16 is accum::MixedPrecision (accum/run_config.h),
 // parsed with the other options.
 
-// The message for fp16 asked of a device without it. Accelerate refuses fp16
-// on the CPU too; CPU autocast in LibTorch 1.13 knows only bf16.
-inline constexpr std::string_view kFp16NeedsCuda = "fp16 needs CUDA; use bf16 on the CPU";
-
 // "" when `precision` can run on `device`, else why not (kFp16NeedsCuda for
 // fp16 anywhere but CUDA; a device without autocast for bf16).
 std::string mixed_precision_error(MixedPrecision precision, c10::DeviceType device);

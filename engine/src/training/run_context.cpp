@@ -231,7 +231,14 @@ struct RunContext::DataParallel final : dist::SyncPassenger {
     }
 };
 
-LossScaler::LossScaler(GradScalerOptions options) : impl_(options), window_scale_(impl_.get_scale()) {}
+namespace {
+// The scale as its float32 tensor holds it: get_scale() answers with the
+// configured double until the first scale() makes the tensor.
+double as_float32(double scale) { return static_cast<double>(static_cast<float>(scale)); }
+} // namespace
+
+LossScaler::LossScaler(GradScalerOptions options)
+    : impl_(options), scale_(as_float32(impl_.get_scale())), window_scale_(scale_) {}
 
 void LossScaler::unscale_(Optimizer& optimizer) {
     impl_.unscale_(optimizer.impl());
@@ -247,10 +254,16 @@ bool LossScaler::step(Optimizer& optimizer) {
 }
 
 void LossScaler::update() {
-    window_scale_ = impl_.get_scale();
+    window_scale_ = scale_;
     window_skipped_ = skipped_;
     skipped_ = false;
     impl_.update();
+    scale_ = impl_.get_scale();
+}
+
+void LossScaler::load_state_dict(const GradScalerState& state) {
+    impl_.load_state_dict(state);
+    scale_ = as_float32(impl_.get_scale());
 }
 
 void Optimizer::zero_grad() {

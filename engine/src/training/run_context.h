@@ -74,7 +74,9 @@ private:
 // Off (no --loss-scaling dynamic, no fp16), every call passes through, as
 // GradScaler(enabled=False): scale() returns the loss, step() steps. It keeps
 // what the step record reports: the scale of the window and whether its update
-// was skipped, as of the last update().
+// was skipped, as of the last update(). The scale changes only in update() (and
+// load_state_dict()): it is read from its tensor there, once, not at every
+// get_scale() (a device synchronisation on CUDA).
 class LossScaler {
 public:
     explicit LossScaler(GradScalerOptions options = {});
@@ -83,8 +85,9 @@ public:
     void unscale_(Optimizer& optimizer);
     bool step(Optimizer& optimizer);
     void update();
-    double get_scale() const { return impl_.get_scale(); }
-    GradScaler& impl() { return impl_; }
+    double get_scale() const { return scale_; }
+    void load_state_dict(const GradScalerState& state);
+    const GradScaler& impl() const { return impl_; }
 
     // How often the gradients were divided by S (unscale_, or step() doing it): once per window.
     std::int64_t unscale_count() const { return unscales_; }
@@ -95,6 +98,7 @@ public:
 
 private:
     GradScaler impl_;
+    double scale_;         // impl_'s scale, as of the last change
     std::int64_t unscales_ = 0;
     bool skipped_ = false; // step() skipped since the last update()
     double window_scale_ = 1.0;
