@@ -15,6 +15,8 @@
 #include <tuple>
 #include <qcustomplot.h>
 
+#include "plot_interaction.h"
+
 namespace studio {
 
 namespace {
@@ -79,12 +81,11 @@ enum Column { RunColumn, BatchColumn, FinalLossColumn, DeltaColumn, AccuracyColu
               SpeedColumn, AllReducesColumn, TimePerUpdateColumn, PeakActivationsColumn,
               SkippedColumn, ColumnCount };
 
+// The plot's y-axis choices, in the combo box's order.
+enum YAxisChoice { LossAxis, LearningRateAxis, LossScaleAxis };
+
 QString number_or_dash(double v, int precision, char format = 'f') {
     return std::isfinite(v) ? QString::number(v, format, precision) : QStringLiteral("–");
-}
-
-std::int64_t skipped_updates(const RunResult& r) {
-    return std::count_if(r.steps.begin(), r.steps.end(), [](const accum::StepRecord& s) { return s.skipped; });
 }
 
 // "2 (S → 8.5e+37)": the updates skipped and the loss scale the run ended with.
@@ -100,6 +101,10 @@ double allreduces_per_update(const RunResult& run) {
     double total = 0;
     for (const auto& s : run.steps) total += static_cast<double>(s.grad_allreduces);
     return total / static_cast<double>(run.steps.size());
+}
+
+std::int64_t skipped_updates(const RunResult& r) {
+    return std::count_if(r.steps.begin(), r.steps.end(), [](const accum::StepRecord& s) { return s.skipped; });
 }
 
 double seconds_per_update(const RunResult& run) {
@@ -129,6 +134,25 @@ MemoryBands memory_bands(const RunResult& run) {
                                  std::max<std::int64_t>(0, at_peak - m.parameters_bytes - m.optimizer_state_bytes));
     return m;
 }
+
+namespace {
+
+// A pitfall demo's two runs: `base` as it is, then with the switch `pitfall` on.
+void push_with_and_without(std::vector<PlannedRun>& runs, const accum::RunConfig& base, bool accum::RunConfig::*pitfall,
+                           const QString& without, const QString& with) {
+    auto on = base;
+    on.*pitfall = true;
+    runs.push_back({without, base});
+    runs.push_back({with, on});
+}
+
+// The dataset Fashion-MNIST (another dataset's --data path does not carry over).
+void use_fashion_mnist(accum::RunConfig& base) {
+    if (base.dataset != accum::DatasetKind::FashionMnist) base.data_path.clear();
+    base.dataset = accum::DatasetKind::FashionMnist;
+}
+
+} // namespace
 
 std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& config) {
     auto base = lab_base(config);
@@ -210,16 +234,13 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         base.node_rank = 0;
         const std::int64_t n = base.world_size();
         set_length(base, 30, full_windows(base, B * n, K));
-        auto sync_each = base;
-        sync_each.sync_each_micro_batch = true;
-        runs.push_back({LabPanel::tr("no_sync"), base});
-        runs.push_back({LabPanel::tr("sync every micro-batch"), sync_each});
+        push_with_and_without(runs, base, &accum::RunConfig::sync_each_micro_batch, LabPanel::tr("no_sync"),
+                              LabPanel::tr("sync every micro-batch"));
         break;
     }
     case Experiment::MemoryLevers: {
         // The CNN on Fashion-MNIST: its activations dwarf its parameters, so the bands show.
-        if (base.dataset != accum::DatasetKind::FashionMnist) base.data_path.clear();
-        base.dataset = accum::DatasetKind::FashionMnist;
+        use_fashion_mnist(base);
         base.model = accum::ModelKind::Cnn;
         base.batch_norm = false;
         base.dropout = 0.0;
@@ -242,11 +263,8 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         base.scheduler = accum::SchedulerKind::Linear;
         base.warmup_steps = 0;
         set_length(base, 60, full_windows(base, B, K));
-        auto right = base;
-        auto wrong = base;
-        wrong.scheduler_per_micro_batch = true;
-        runs.push_back({LabPanel::tr("scheduler per update (right)"), right});
-        runs.push_back({LabPanel::tr("scheduler per micro-batch (wrong)"), wrong});
+        push_with_and_without(runs, base, &accum::RunConfig::scheduler_per_micro_batch,
+                              LabPanel::tr("scheduler per update (right)"), LabPanel::tr("scheduler per micro-batch (wrong)"));
         break;
     }
     case Experiment::PitfallLossScale: {
@@ -256,8 +274,7 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         // such spikes. Measured (the MLP on Fashion-MNIST, 64 × 4, 40 updates, seeds
         // 0–5): one or two skipped windows in the right loop, around update 10.
         base.mode = accum::Mode::Pytorch;
-        if (base.dataset != accum::DatasetKind::FashionMnist) base.data_path.clear();
-        base.dataset = accum::DatasetKind::FashionMnist;
+        use_fashion_mnist(base);
         if (base.model == accum::ModelKind::Transformer) base.model = accum::ModelKind::Mlp;
         base.batch_norm = false;
         base.dropout = 0.0;
@@ -267,11 +284,8 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         base.loss_scale_init = kOverflowLossScale;
         if (base.accumulation_steps < 2) base.accumulation_steps = 4;
         set_length(base, 40, full_windows(base, base.batch_size, base.accumulation_steps));
-        auto right = base;
-        auto wrong = base;
-        wrong.scaler_per_micro_batch = true;
-        runs.push_back({LabPanel::tr("scaler per window (right)"), right});
-        runs.push_back({LabPanel::tr("scaler per micro-batch (wrong)"), wrong});
+        push_with_and_without(runs, base, &accum::RunConfig::scaler_per_micro_batch,
+                              LabPanel::tr("scaler per window (right)"), LabPanel::tr("scaler per micro-batch (wrong)"));
         break;
     }
     }
@@ -431,11 +445,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     look_.capture(plot_);
 
     // The loss scale of runs with a loss scaler, on the right axis (log-scaled).
-    plot_->yAxis2->setScaleType(QCPAxis::stLogarithmic);
-    plot_->yAxis2->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    plot_->yAxis2->setNumberFormat(QStringLiteral("eb"));
-    plot_->yAxis2->setNumberPrecision(0);
-    plot_->yAxis2->setLabel(tr("loss scale"));
+    use_scale_axis(plot_->yAxis2, tr("loss scale"));
     plot_->yAxis2->setVisible(false);
     // The memory levers' bars: each run's peak, stacked by category.
     memory_bars_ = new QCustomPlot;
@@ -554,9 +564,9 @@ void LabPanel::run_experiment(Experiment experiment) {
     table_->setRowCount(0);
     verdict_->setText(tr("Running %1 runs one after another…").arg(runs.size()));
     explanation_->setText(explanation(experiment));
-    y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler   ? 1
-                             : experiment == Experiment::PitfallLossScale ? 2
-                                                                          : 0);
+    y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler   ? LearningRateAxis
+                             : experiment == Experiment::PitfallLossScale ? LossScaleAxis
+                                                                          : LossAxis);
     x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation ? 1 : 0);
     memory_bars_->setVisible(experiment == Experiment::MemoryLevers);
     set_busy(true);
@@ -709,20 +719,21 @@ void LabPanel::fill_table() {
 
 void LabPanel::rebuild_plot() {
     plot_->clearGraphs();
-    const bool lr = y_axis_->currentIndex() == 1;
-    const bool scale_axis = y_axis_->currentIndex() == 2; // the loss scale, log-scaled, on the left
+    const bool lr = y_axis_->currentIndex() == LearningRateAxis;
+    const bool scale_axis = y_axis_->currentIndex() == LossScaleAxis; // log-scaled, on the left
     const bool samples = x_axis_->currentIndex() == 1;
     auto* delta_x = delta_rect_->axis(QCPAxis::atBottom);
     auto* delta_y = delta_rect_->axis(QCPAxis::atLeft);
     double worst = 0.0;
     bool scaling = false, crosses_in_legend = false;
-    double lowest_scale = 0.0, highest_scale = 0.0;
+    double lowest_scale = INFINITY, highest_scale = -INFINITY;
     for (std::size_t i = 0; i < shown_.size(); ++i) {
         const auto& r = shown_[i];
         const bool scaled = r.config.uses_loss_scaler();
         auto* g = plot_->addGraph();
         g->setName(r.label.isEmpty() ? tr("run %1").arg(i + 1) : r.label);
-        QPen pen(run_colours()[int(i) % run_colours().size()]);
+        const QColor colour = run_colours()[int(i) % run_colours().size()];
+        QPen pen(colour);
         pen.setWidthF(2.0 * scale_);
         // Later runs dashed, so curves that coincide stay visible.
         if (i == 1) pen.setStyle(Qt::DashLine);
@@ -743,8 +754,8 @@ void LabPanel::rebuild_plot() {
             if (scaled && std::isfinite(s.loss_scale) && s.loss_scale > 0) {
                 sx << at;
                 sy << s.loss_scale;
-                lowest_scale = scaling ? std::min(lowest_scale, s.loss_scale) : s.loss_scale;
-                highest_scale = scaling ? std::max(highest_scale, s.loss_scale) : s.loss_scale;
+                lowest_scale = std::min(lowest_scale, s.loss_scale);
+                highest_scale = std::max(highest_scale, s.loss_scale);
                 scaling = true;
             }
             if (s.skipped) {
@@ -756,7 +767,7 @@ void LabPanel::rebuild_plot() {
         if (scaled && !scale_axis && !sx.isEmpty()) { // beside a loss or a rate: the scale on the right axis
             auto* sg = plot_->addGraph(plot_->xAxis, plot_->yAxis2);
             sg->removeFromLegend(); // the right axis says what it is; its colour names the run
-            QPen scale_pen(run_colours()[int(i) % run_colours().size()].lighter(130));
+            QPen scale_pen(colour.lighter(130));
             scale_pen.setWidthF(1.6 * scale_);
             scale_pen.setStyle(Qt::DashDotLine);
             sg->setPen(scale_pen);
@@ -768,7 +779,7 @@ void LabPanel::rebuild_plot() {
             kg->setName(tr("update skipped (overflow)"));
             kg->setLineStyle(QCPGraph::lsNone);
             kg->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross,
-                                                QPen(run_colours()[int(i) % run_colours().size()], 2.5 * scale_),
+                                                QPen(colour, 2.5 * scale_),
                                                 Qt::NoBrush, 14 * scale_));
             kg->setData(kx, ky, true);
             if (crosses_in_legend) kg->removeFromLegend(); // one legend entry for the crosses
@@ -789,7 +800,7 @@ void LabPanel::rebuild_plot() {
         }
         auto* dg = plot_->addGraph(delta_x, delta_y);
         dg->removeFromLegend();
-        QPen delta_pen(run_colours()[int(i) % run_colours().size()]);
+        QPen delta_pen(colour);
         delta_pen.setWidthF(2.6 * scale_);
         dg->setPen(delta_pen);
         dg->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5.0 * scale_));
@@ -797,23 +808,19 @@ void LabPanel::rebuild_plot() {
     }
     // The |Δ loss| panel below carries the x axis's label.
     delta_x->setLabel(samples ? tr("samples seen") : tr("optimizer steps"));
-    plot_->yAxis->setLabel(lr ? tr("learning rate") : scale_axis ? tr("loss scale") : tr("loss"));
     if (scale_axis) {
-        plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
-        plot_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-        plot_->yAxis->setNumberFormat(QStringLiteral("eb"));
-        plot_->yAxis->setNumberPrecision(0);
-    } else if (plot_->yAxis->scaleType() != QCPAxis::stLinear) {
-        plot_->yAxis->setScaleType(QCPAxis::stLinear);
-        plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-        plot_->yAxis->setNumberFormat(QStringLiteral("gb"));
-        plot_->yAxis->setNumberPrecision(6);
+        use_scale_axis(plot_->yAxis, tr("loss scale"));
+    } else {
+        plot_->yAxis->setLabel(lr ? tr("learning rate") : tr("loss"));
+        if (plot_->yAxis->scaleType() != QCPAxis::stLinear) {
+            plot_->yAxis->setScaleType(QCPAxis::stLinear);
+            plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+            plot_->yAxis->setNumberFormat(QStringLiteral("gb"));
+            plot_->yAxis->setNumberPrecision(6);
+        }
     }
     plot_->rescaleAxes();
     if (lr) plot_->yAxis->setRangeLower(0.0);
-    // Whole decades around the scales, so a halving reads as a step on the log axis.
-    const QCPRange decades(std::pow(10.0, std::floor(std::log10(std::max(lowest_scale, 1e-300))) - 0.5),
-                           std::pow(10.0, std::ceil(std::log10(std::max(highest_scale, 1e-300))) + 0.5));
     // Room for the legend where the curves are not: losses fall from the top left, so
     // below them on the left; a learning rate falls to zero, so above it on the right;
     // a loss scale falls from its start, so below it.
@@ -831,7 +838,7 @@ void LabPanel::rebuild_plot() {
                                                            : scale_axis ? (Qt::AlignBottom | Qt::AlignRight)
                                                                         : (Qt::AlignBottom | Qt::AlignLeft));
     plot_->yAxis2->setVisible(scaling && !scale_axis);
-    if (scaling && !scale_axis) plot_->yAxis2->setRange(decades);
+    if (scaling && !scale_axis) plot_->yAxis2->setRange(decades_around(lowest_scale, highest_scale));
     // A fixed floor, and room up to the next decade above the largest difference.
     delta_y->setRange(kDeltaFloor, std::max(1.0, std::pow(10.0, std::ceil(std::log10(std::max(worst, 1e-12))))));
     delta_x->setRange(plot_->xAxis->range());

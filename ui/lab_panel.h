@@ -132,5 +132,7 @@ QString format_bytes(std::int64_t bytes);
 // records; 0 for one process), and its training time per update in seconds.
 double allreduces_per_update(const RunResult& run);
 double seconds_per_update(const RunResult& run);
+// The updates the run skipped (the loss scaler's overflows, --skip-nonfinite).
+std::int64_t skipped_updates(const RunResult& run);
 
 } // namespace studio

@@ -240,13 +240,11 @@ LessonVerdict loss_scale_check(const std::vector<RunResult>& runs) {
         return not_completed(runs);
     const auto& right = runs[0].steps;
     // Each skipped window halves the scale once; the others leave it (no growth in 40 windows).
-    int skipped = 0;
+    const auto skipped = skipped_updates(runs[0]);
     bool halved_once = true;
-    for (std::size_t i = 0; i + 1 < right.size(); ++i) {
-        if (right[i].skipped) ++skipped;
+    for (std::size_t i = 0; i + 1 < right.size(); ++i)
         if (right[i + 1].loss_scale != (right[i].skipped ? right[i].loss_scale / 2 : right[i].loss_scale))
             halved_once = false;
-    }
     const double d = max_loss_difference(runs[0], runs[1]);
     const bool ok = skipped >= 1 && halved_once && d >= kVisibleLossScaleDifference;
     return {ok, Lesson::tr("Once per window, the scaler skipped %1 of %2 updates for overflow and halved S once for "

@@ -48,11 +48,7 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     skipped_graph_->setName(tr("update skipped (inf/NaN gradients)"));
     skipped_graph_->setLineStyle(QCPGraph::lsNone);
     skipped_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(QColor(200, 30, 30), 2.5), Qt::NoBrush, 14));
-    plot_->yAxis2->setScaleType(QCPAxis::stLogarithmic);
-    plot_->yAxis2->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    plot_->yAxis2->setNumberFormat(QStringLiteral("eb"));
-    plot_->yAxis2->setNumberPrecision(0);
-    plot_->yAxis2->setLabel(tr("loss scale"));
+    use_scale_axis(plot_->yAxis2, tr("loss scale"));
     set_loss_scaling(false);
 
     place_legend(plot_, Qt::AlignTop | Qt::AlignRight);
@@ -259,9 +255,7 @@ void LossPlot::refresh() {
             // Whole decades around the scale, so a halving reads as a step on the log axis.
             bool found = false;
             const auto r = scale_graph_->getValueRange(found);
-            if (found)
-                plot_->yAxis2->setRange(std::pow(10.0, std::floor(std::log10(r.lower)) - 0.5),
-                                        std::pow(10.0, std::ceil(std::log10(r.upper)) + 0.5));
+            if (found) plot_->yAxis2->setRange(decades_around(r.lower, r.upper));
         }
         if (plot_->yAxis->scaleType() == QCPAxis::stLinear) {
             auto range = plot_->yAxis->range();

@@ -1,5 +1,8 @@
 #include "plot_interaction.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <qcustomplot.h>
 
 namespace studio {
@@ -25,6 +28,19 @@ void freeze_view_on_interaction(QCustomPlot* plot, QObject* context, bool* auto_
         *auto_range = true;
         refit();
     });
+}
+
+void use_scale_axis(QCPAxis* axis, const QString& label) {
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    axis->setNumberFormat(QStringLiteral("eb"));
+    axis->setNumberPrecision(0);
+    axis->setLabel(label);
+}
+
+QCPRange decades_around(double lowest, double highest) {
+    return QCPRange(std::pow(10.0, std::floor(std::log10(std::max(lowest, 1e-300))) - 0.5),
+                    std::pow(10.0, std::ceil(std::log10(std::max(highest, 1e-300))) + 0.5));
 }
 
 } // namespace studio

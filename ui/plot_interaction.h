@@ -6,8 +6,11 @@
 
 #include <Qt>
 
+class QCPAxis;
+class QCPRange;
 class QCustomPlot;
 class QObject;
+class QString;
 
 namespace studio {
 
@@ -23,5 +26,12 @@ void use_fast_drawing(QCustomPlot* plot);
 // Mouse press or wheel sets *auto_range to false; a double click sets it back
 // to true and calls `refit`. `context` owns the connections.
 void freeze_view_on_interaction(QCustomPlot* plot, QObject* context, bool* auto_range, std::function<void()> refit);
+
+// A loss scale's axis: logarithmic, ticks at powers of ten written as 10^n.
+void use_scale_axis(QCPAxis* axis, const QString& label);
+
+// Whole decades around [lowest, highest] (half a decade of margin each side),
+// so that a halving of the loss scale reads as a step on a log axis.
+QCPRange decades_around(double lowest, double highest);
 
 } // namespace studio
