@@ -32,7 +32,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 from cpu_quiet import cpu_sample, wait_for_idle
 
@@ -47,14 +46,14 @@ MODELS = [
     ("Transformer-LM", "transformer", "synthetic-lm", 40),
 ]
 VARIANTS = [
-    ("fp32", [], {}),
-    ("fp32-aten", ["--cpu-kernels", "aten"], {}),
-    ("bf16", ["--mixed-precision", "bf16"], {}),
-    ("bf16-aten-loss", ["--mixed-precision", "bf16", "--cpu-kernels", "aten"], {}),
+    ("fp32", []),
+    ("fp32-aten", ["--cpu-kernels", "aten"]),
+    ("bf16", ["--mixed-precision", "bf16"]),
+    ("bf16-aten-loss", ["--mixed-precision", "bf16", "--cpu-kernels", "aten"]),
 ]
 
 
-def accum_run(build, model, dataset, steps, args, env):
+def accum_run(build, model, dataset, steps, args):
     with tempfile.TemporaryDirectory() as out:
         cmd = [f"{build}/app/accum-run", "--model", model, "--dataset", dataset, "--batch-size", "64",
                "--accumulation-steps", "4", "--max-steps", str(steps), "--lr", "0.05", "--optimizer", "sgd",
@@ -64,7 +63,7 @@ def accum_run(build, model, dataset, steps, args, env):
         # busy time less the run's own (user + system, from its rusage).
         idle0, total0 = cpu_sample()
         child0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, **env))
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         child1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         idle1, total1 = cpu_sample()
         ticks = os.sysconf("SC_CLK_TCK")
@@ -72,6 +71,23 @@ def accum_run(build, model, dataset, steps, args, env):
         total = max(1, total1 - total0)
         others = max(0.0, (total - (idle1 - idle0) - own) / total)
         return json.load(open(f"{out}/summary.json")), others
+
+
+def measure(a, r, name, model, dataset, steps, variant, args):
+    """One variant's run, again (at most --retries times) while other processes took
+    more than 1 - IDLE of the CPUs: (samples/s, idle before, load, others' share)."""
+    for attempt in range(a.retries + 1):
+        idle = wait_for_idle(a.idle, a.wait)
+        load = os.getloadavg()[0]
+        summary, others = accum_run(a.build, model, dataset, steps, args)
+        sps = summary["samples_per_second"]
+        print(json.dumps({"round": r, "model": name, "variant": variant, "samples_per_second": round(sps),
+                          "idle_before": round(idle, 3), "others_during": round(others, 3),
+                          "load_1min": round(load, 2), "attempt": attempt,
+                          "cpu_kernels": summary.get("cpu_kernels")}), flush=True)
+        if others <= 1 - a.idle:
+            break
+    return sps, idle, load, others
 
 
 def main():
@@ -101,18 +117,8 @@ def main():
     for r in range(a.rounds):
         for name, model, dataset, steps in models:
             order = variants[r % len(variants):] + variants[:r % len(variants)]
-            for variant, args, env in order:
-                for attempt in range(a.retries + 1):
-                    idle = wait_for_idle(a.idle, a.wait)
-                    load = os.getloadavg()[0]
-                    summary, others = accum_run(a.build, model, dataset, steps, args, env)
-                    sps = summary["samples_per_second"]
-                    print(json.dumps({"round": r, "model": name, "variant": variant, "samples_per_second": round(sps),
-                                      "idle_before": round(idle, 3), "others_during": round(others, 3),
-                                      "load_1min": round(load, 2), "attempt": attempt,
-                                      "cpu_kernels": summary.get("cpu_kernels")}), flush=True)
-                    if others <= 1 - a.idle:
-                        break
+            for variant, args in order:
+                sps, idle, load, others = measure(a, r, name, model, dataset, steps, variant, args)
                 conditions.append((idle, load, others))
                 if others <= 1 - a.idle:  # else left out: other processes took the CPUs
                     results[(name, variant)].append(sps)

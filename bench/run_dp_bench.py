@@ -30,16 +30,20 @@ import subprocess
 import tempfile
 import time
 
+import cpu_quiet
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PY = "/usr/bin/python3"
+# Per process: micro-batch × K; 2 processes in the data-parallel variants.
+BATCH, K, PROCESSES = 64, 4, 2
 # name, model, optimizer steps per run (each run a few seconds on one core)
 MODELS = [("CNN", "cnn", 40), ("MLP", "mlp", 600)]
 
 
 def engine_command(build, model, steps, out):
-    return [f"{build}/app/accum-run", "--model", model, "--dataset", "fashion-mnist", "--batch-size", "64",
-            "--accumulation-steps", "4", "--max-steps", str(steps), "--threads", "1", "--lr", "0.05",
+    return [f"{build}/app/accum-run", "--model", model, "--dataset", "fashion-mnist", "--batch-size", str(BATCH),
+            "--accumulation-steps", str(K), "--max-steps", str(steps), "--threads", "1", "--lr", "0.05",
             "--optimizer", "sgd", "--momentum", "0.9", "--eval-strategy", "no", "--save-strategy", "no",
             "--quiet", "--output-dir", out]
 
@@ -102,15 +106,7 @@ def load():
 
 def busy_cores(seconds=2.0):
     """Cores busy over `seconds` while this benchmark runs nothing: other people's work."""
-    def sample():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        idle = v[3] + v[4]
-        return sum(v) - idle, sum(v)
-    b0, t0 = sample()
-    time.sleep(seconds)
-    b1, t1 = sample()
-    return (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
+    return (1.0 - cpu_quiet.cpu_idle(seconds)) * (os.cpu_count() or 1)
 
 
 def wait_until_quiet(limit, max_wait):
@@ -134,8 +130,8 @@ def no_sync_ceiling(sps, sync_s, sync_each_s, syncs_each):
     predict: (T - S + that time) / T."""
     if not sync_s or not sps:
         return []
-    update_s = 2 * 64 * 4 / sps
-    k = syncs_each or 4
+    update_s = PROCESSES * BATCH * K / sps
+    k = syncs_each or K
     text = (f"No_sync saves the syncs it skips and nothing else: the no_sync run's update takes "
             f"{update_s * 1e3:.1f} ms, of which {sync_s * 1e3:.2f} ms syncing ({sync_s / update_s:.1%}); "
             f"{k:g} such syncs per update instead of one make no_sync / sync-each "
