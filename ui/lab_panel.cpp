@@ -38,9 +38,13 @@ accum::RunConfig lab_base(const accum::RunConfig& c) {
     b.memory_budget = "0";
     b.auto_find_batch_size = false;
     b.save_strategy = accum::Strategy::No;
+    b.save_steps = 0; // --save-steps only goes with --save-strategy steps
     b.scheduler_per_micro_batch = false;
     b.scaler_per_micro_batch = false;
-    if (b.eval_strategy == accum::Strategy::Steps) b.eval_strategy = accum::Strategy::Epoch;
+    if (b.eval_strategy == accum::Strategy::Steps) { // --eval-steps goes with it (validate() refuses it alone)
+        b.eval_strategy = accum::Strategy::Epoch;
+        b.eval_steps = 0;
+    }
     return b;
 }
 

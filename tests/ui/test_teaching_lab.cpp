@@ -77,6 +77,7 @@ private Q_SLOTS:
     void compare_styles_same_trajectory();
     void compare_accumulation_less_memory();
     void pitfall_plans();
+    void plans_from_any_config_are_valid();
     void data_parallel_highlight_and_listings();
     void no_sync_demo_in_the_lab();
     void live_run_with_two_processes();
@@ -336,6 +337,27 @@ void TestTeachingLab::compare_accumulation_less_memory() {
     QVERIFY(runs[2].summary.peak_memory_bytes < runs[1].summary.peak_memory_bytes);
     // Invariant 2: same effective batch, same curve (float rounding only).
     QVERIFY(window.lab_panel()->max_loss_difference() < 1e-4);
+}
+
+// The lab takes the form's configuration as its base: from one that evaluates
+// and saves every 10 steps under a budget (what a teacher may have left there),
+// every demo's runs are still valid (they used to fail at once: the lab turned
+// --eval-strategy steps into epoch and left --eval-steps 10).
+void TestTeachingLab::plans_from_any_config_are_valid() {
+    auto base = tiny_config(16, 4, 12);
+    base.eval_strategy = accum::Strategy::Steps;
+    base.eval_steps = 10;
+    base.save_strategy = accum::Strategy::Steps;
+    base.save_steps = 10;
+    base.memory_budget = "26MiB";
+    base.gradient_checkpointing = true;
+    QVERIFY(accum::validate(base).empty());
+    for (int e = 0; e <= int(studio::Experiment::PitfallLossScale); ++e)
+        for (const auto& run : studio::plan_experiment(studio::Experiment(e), base)) {
+            const auto problems = accum::validate(run.config);
+            const QString first = problems.empty() ? QString() : QString::fromStdString(problems.front().to_string());
+            QVERIFY2(problems.empty(), qPrintable(QStringLiteral("experiment %1, %2: %3").arg(e).arg(run.label, first)));
+        }
 }
 
 void TestTeachingLab::pitfall_plans() {
