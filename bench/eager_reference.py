@@ -105,6 +105,7 @@ def main():
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu or cuda (scripts/gpu-check.sh)")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -114,6 +115,10 @@ def main():
     else:
         x, y, mask = load_fashion_mnist(a.data)
         model = Mlp() if a.model == "mlp" else Cnn()
+    device = torch.device(a.device)
+    model = model.to(device)
+    x, y = x.to(device), y.to(device)
+    mask = mask.to(device) if mask is not None else None
     optimizer = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9)
     lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
     K, B = a.accumulation_steps, a.batch_size
@@ -128,7 +133,7 @@ def main():
         order = torch.randperm(n, generator=torch.Generator().manual_seed(a.seed + epoch))
         batches = (n + B - 1) // B
         for index in range(batches):
-            idx = order[index * B:(index + 1) * B]
+            idx = order[index * B:(index + 1) * B].to(device)
             inputs, targets = x.index_select(0, idx), y.index_select(0, idx)
             m = mask.index_select(0, idx) if mask is not None else None
             logits = model(inputs, m)
@@ -147,6 +152,8 @@ def main():
                 if steps >= a.max_steps:
                     break
         epoch += 1
+    if device.type == "cuda":
+        torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
     print(json.dumps({"samples_per_second": samples / elapsed, "samples": samples, "elapsed_s": elapsed,
                       "optimizer_steps": steps, "micro_steps": micro, "last_loss": loss_value,

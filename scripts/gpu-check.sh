@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# The CUDA build, checked in one go on a machine with an NVIDIA GPU (no Qt needed):
+# The CUDA build, checked in one go on a machine with an NVIDIA GPU that has
+# little besides a Python torch 2.11 (cu130), nvcc, cmake and ninja (no Qt, no
+# Debian packages, no network):
 #  1. configures the engine, accum-run and the tests with the GUI off against an
 #     upstream LibTorch: $LIBTORCH (an unpacked LibTorch archive), else the
-#     Python torch's (torch.utils.cmake_prefix_path), else whatever CMake finds
-#     (Debian's CPU-only 1.13, which makes this a dry run);
+#     Python torch's (torch.utils.cmake_prefix_path), else whatever CMake finds;
+#     nlohmann-json's and zlib's headers and Fashion-MNIST come from
+#     $ACCUM_DEPS_DIR (default .gpu-deps, made here by scripts/gpu-deps.sh) where
+#     the machine has no packages of its own;
 #  2. builds accum-run and the CUDA tests;
 #  3. runs the CUDA tests (ctest -L cuda: the three styles agree on CUDA, CUDA
-#     against the CPU, memory records, --memory-budget, a real out-of-memory,
-#     data-parallel NCCL with 2 GPUs or more);
-#  4. runs a few accum-run commands (devices, a short run on each device, plan);
-#  5. writes a JSON report of all of it.
-# Without a CUDA device it does what it can (the CPU parts), says so, and exits 0
-# when those pass. Exit 1 when anything that ran failed.
+#     against the CPU, memory records whose categories add up to the caching
+#     allocator's allocated bytes, --memory-budget ending in exit 3 with a
+#     suggestion that fits, a real out-of-memory, NCCL with 2 GPUs or more);
+#  4. runs accum-run: devices; a short run on each device; fp16 with the dynamic
+#     loss scaler, a first scale that overflows (its window is skipped, the run
+#     goes on); bf16; NCCL with one rank; plan on CUDA;
+#  5. the three styles on CUDA against the CPU, 20 updates of the MLP and the
+#     CNN (tests/versions/compare_builds.py; tolerance 1e-2: cuDNN's
+#     convolutions use TF32 on Ampere and later, 10 bits of mantissa);
+#  6. samples/s of each model on CUDA, accum-run against eager PyTorch
+#     (bench/eager_reference.py with the same torch) side by side, alternating;
+#  7. writes one JSON report of all of it.
+# Without a CUDA device it builds, does what it can (the CPU parts), says there
+# is no GPU, and exits 0 when those pass. Exit 1 when anything that ran failed.
 #
-# Usage: scripts/gpu-check.sh [BUILD_DIR]          (default: build-gpu)
+# Usage: scripts/gpu-check.sh [BUILD_DIR [REPORT_DIR]]   (default: build-gpu, BUILD_DIR)
 # Environment: LIBTORCH=/path/to/libtorch   PYTHON=python3   JOBS=N
-#              ACCUM_GPU_CHECK_REPORT=file  (default: BUILD_DIR/gpu-check-report.json)
+#              ACCUM_DEPS_DIR=DIR (default: .gpu-deps when it exists)
 #              CUDAToolkit_ROOT / CUDACXX when nvcc is not on PATH (LibTorch's CMake
 #              files need the CUDA toolkit of the same major version as the build)
 set -uo pipefail
@@ -23,7 +35,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build-gpu}"
 mkdir -p "$BUILD"
 BUILD="$(cd "$BUILD" && pwd)"
-REPORT="${ACCUM_GPU_CHECK_REPORT:-$BUILD/gpu-check-report.json}"
+REPORT_DIR="${2:-$BUILD}"
+mkdir -p "$REPORT_DIR"
+REPORT="$(cd "$REPORT_DIR" && pwd)/gpu-check-report.json"
 PYTHON="${PYTHON:-python3}"
 JOBS="${JOBS:-$(nproc)}"
 STARTED="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -40,6 +54,8 @@ json_string() { # text → a JSON string literal
 }
 
 failures=0
+COMPARISON="{}"  # step 5's JSON
+SPEED="[]"       # step 6's JSON
 steps=()     # JSON objects, one per step
 tests=()     # JSON objects, one per CTest test
 commands=()  # JSON objects, one per accum-run command
@@ -64,7 +80,9 @@ write_report() {
     echo "  \"devices\": $(json_string "${DEVICES:-}"),"
     echo "  \"steps\": [$(IFS=,; echo "${steps[*]}")],"
     echo "  \"tests\": [$(IFS=,; echo "${tests[*]}")],"
-    echo "  \"commands\": [$(IFS=,; echo "${commands[*]}")]"
+    echo "  \"commands\": [$(IFS=,; echo "${commands[*]}")],"
+    echo "  \"cuda_against_cpu\": $COMPARISON,"
+    echo "  \"speed_against_eager\": $SPEED"
     echo "}"
   } >"$REPORT"
   say "report: $REPORT"
@@ -88,12 +106,22 @@ if command -v nvidia-smi >/dev/null; then
   say "nvidia-smi: ${NVIDIA_SMI//$'\n'/; }"
 fi
 
+DEPS="${ACCUM_DEPS_DIR:-$ROOT/.gpu-deps}"
+DEPS_ARGS=()
+if [[ -d "$DEPS" ]]; then
+  DEPS_ARGS=(-DACCUM_DEPS_DIR="$DEPS")
+  say "headers and data not installed on this machine come from $DEPS"
+  if [[ -z "${ACCUM_FASHION_MNIST_DIR:-}" && ! -d /usr/share/datasets/fashion-mnist && -d "$DEPS/fashion-mnist" ]]; then
+    export ACCUM_FASHION_MNIST_DIR="$DEPS/fashion-mnist"
+  fi
+fi
+FASHION="${ACCUM_FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}"
 LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 GENERATOR=()
 command -v ninja >/dev/null && GENERATOR=(-G Ninja)
 if cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DACCUM_BUILD_GUI=OFF \
-  -DACCUM_BUILD_TESTS=ON ${PREFIX_PATH:+-DCMAKE_PREFIX_PATH="$PREFIX_PATH"} "${LAUNCHER[@]}" \
+  -DACCUM_BUILD_TESTS=ON ${PREFIX_PATH:+-DCMAKE_PREFIX_PATH="$PREFIX_PATH"} "${LAUNCHER[@]}" "${DEPS_ARGS[@]}" \
   >"$BUILD/configure.log" 2>&1; then
   step configure passed "$(grep -m1 'Accumulate Studio: LibTorch' "$BUILD/configure.log" | sed 's/^-- //')"
 else
@@ -175,10 +203,23 @@ run_command() {
 }
 SHORT=(--dataset synthetic-pairs --model mlp --batch-size 32 --accumulation-steps 4 --max-steps 20 --eval-strategy no)
 run_command 0 "${SHORT[@]}" --device cpu --output-dir "$WORK/cpu"
+# A summary's field, and how many step records say "skipped".
+summary_field() { grep '"type":"summary"' "$1/metrics.jsonl" | sed -E "s/.*\"$2\":([^,}]*).*/\1/"; }
+skipped_windows() { grep -c '"skipped":true' "$1/metrics.jsonl"; }
 if $GPU; then
   run_command 0 "${SHORT[@]}" --device cuda --output-dir "$WORK/cuda"
   run_command 0 --dataset synthetic-lm --model transformer --batch-size 16 --accumulation-steps 4 --max-steps 20 \
     --loss-normalization tokens --eval-strategy no --device cuda --output-dir "$WORK/cuda-lm"
+  # fp16 with the dynamic scaler: a first scale of 2^40 overflows fp16's
+  # gradients, so the first window is skipped and the scale halves until the
+  # updates go through.
+  run_command 0 "${SHORT[@]}" --device cuda --mixed-precision fp16 --loss-scaling dynamic --loss-scale-init 1099511627776 \
+    --output-dir "$WORK/cuda-fp16"
+  skipped=$(skipped_windows "$WORK/cuda-fp16")
+  step "fp16: an overflowing scale skips its window" "$( ((skipped >= 1 && skipped < 20)) && echo passed || echo failed)" \
+    "$skipped of 20 windows skipped, then the scale fits"
+  run_command 0 "${SHORT[@]}" --device cuda --mixed-precision bf16 --output-dir "$WORK/cuda-bf16"
+  run_command 0 "${SHORT[@]}" --device cuda --nproc-per-node 1 --backend nccl --output-dir "$WORK/cuda-nccl1"
   run_command 0 plan --dataset synthetic-pairs --model transformer --target-batch 256 --memory-budget 256MiB \
     --device cuda --quiet
 else
@@ -188,7 +229,41 @@ fi
 step "accum-run commands" "$( ((command_failures == 0)) && echo passed || echo failed)" \
   "${#commands[@]} commands, $command_failures not as expected"
 
-# ---------------------------------------------------------------- 5. report
+# ---------------------------------------------------------------- 5. CUDA against the CPU
+if $GPU; then
+  if "$PYTHON" "$ROOT/tests/versions/compare_builds.py" "$RUN" "$RUN" --reference-device cpu --candidate-device cuda \
+    --kernels aten --tolerance 1e-2 --data "$FASHION" --work "$WORK/compare" --json "$WORK/compare.json" \
+    >"$BUILD/compare-devices.log" 2>&1; then
+    step "three styles, CUDA against the CPU" passed "$(tail -2 "$BUILD/compare-devices.log" | tr '\n' ' ')"
+  else
+    step "three styles, CUDA against the CPU" failed "see $BUILD/compare-devices.log: $(grep -m3 FAIL "$BUILD/compare-devices.log" | tr '\n' ' ')"
+  fi
+  [[ -s "$WORK/compare.json" ]] && COMPARISON=$(cat "$WORK/compare.json")
+
+# ---------------------------------------------------------------- 6. speed against eager PyTorch
+  rows=()
+  for model in mlp cnn transformer; do
+    dataset=fashion-mnist; [[ $model == transformer ]] && dataset=synthetic-pairs
+    engine=(); eager=()
+    for round in 1 2 3; do # alternating, the median of three each
+      out=$("$RUN" --mode pytorch --dataset "$dataset" --data "$FASHION" --model "$model" --batch-size 64 \
+        --accumulation-steps 4 --max-steps 200 --lr 0.05 --optimizer sgd --momentum 0.9 --eval-strategy no \
+        --save-strategy no --device cuda --output-dir "$WORK/speed-$model-$round" --quiet 2>&1) || true
+      engine+=("$(summary_field "$WORK/speed-$model-$round" samples_per_second)")
+      eager+=("$("$PYTHON" "$ROOT/bench/eager_reference.py" --model "$model" --batch-size 64 --accumulation-steps 4 \
+        --max-steps 200 --data "$FASHION" --device cuda 2>/dev/null | sed -E 's/.*"samples_per_second": ([0-9.e+-]+).*/\1/')")
+    done
+    median() { printf '%s\n' "$@" | grep -E '^[0-9.e+-]+$' | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "null")}'; }
+    e=$(median "${engine[@]}"); p=$(median "${eager[@]}")
+    ratio=$(awk -v e="$e" -v p="$p" 'BEGIN { if (e+0 > 0 && p+0 > 0) printf "%.2f", e / p; else print "null" }')
+    say "  $model 64 x 4 on CUDA: accum-run $e, eager PyTorch $p samples/s (x $ratio)"
+    rows+=("{\"model\": \"$model\", \"engine_samples_per_second\": $e, \"eager_samples_per_second\": $p, \"ratio\": $ratio}")
+  done
+  SPEED="[$(IFS=,; echo "${rows[*]}")]"
+  step "samples/s against eager PyTorch" passed "$(IFS=';'; echo "${rows[*]}")"
+fi
+
+# ---------------------------------------------------------------- 7. report
 if ((failures)); then
   write_report "$GPU" failed
   say "FAILED: $failures step(s) or command(s); report $REPORT"

@@ -1,34 +1,74 @@
 #!/usr/bin/env bash
-# Set everything up, build, and run the whole test suite through CTest:
-#  1. the Release build: engine, runner and studio tests (offscreen), a
-#     bounded libFuzzer run over the readers, and the CUDA tests (label cuda;
-#     they skip, saying why, on a machine without a CUDA device);
+# Set everything up, build, and run the whole test suite through CTest, against
+# both LibTorch versions the project supports:
+#  1. the default build (Debian's LibTorch 1.13, CPU) in build/: engine, runner
+#     and studio tests (offscreen), a bounded libFuzzer run over the readers,
+#     and the CUDA tests (label cuda; they skip, saying why, without a CUDA
+#     device);
 #  2. what a person installs, from that same build: the install tree and the
 #     Debian package (scripts/check-install.sh: desktop entry, metainfo, man
-#     pages, lintian, apt-get install and remove);
-#  3. an AddressSanitizer + UndefinedBehaviorSanitizer build of the engine and
+#     pages, lintian, apt-get install and remove, skipped where accum-studio is
+#     already installed so that a user's copy stays);
+#  3. the LibTorch 2.11 build with CUDA in build-libtorch2/
+#     (scripts/build-libtorch2.sh: the pinned torch 2.11 in a virtual
+#     environment in the cache folder, made once): every engine test, the CUDA
+#     tests (compiled, skipping here), the studio's window test, the install
+#     checks of the generated docs, and versions.losses_agree (the step losses
+#     of both builds' accum-run side by side);
+#  4. an AddressSanitizer + UndefinedBehaviorSanitizer build of the engine and
 #     its tests (no GUI), run through CTest as well.
-# ACCUM_SKIP_INSTALL=1 skips the second part, ACCUM_SKIP_SANITIZERS=1 the third
-# (a quicker local run).
+# ACCUM_SKIP_INSTALL=1 skips the second part, ACCUM_SKIP_LIBTORCH2=1 the third,
+# ACCUM_SKIP_SANITIZERS=1 the fourth (a quicker local run). Arguments go to the
+# first part's ctest. Each part prints its time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SECONDS=0
+leg_start=0
+leg() { # name: the time of the part before, then this one's heading
+  if ((leg_start || SECONDS)); then echo "run-tests: that part took $((SECONDS - leg_start)) s"; fi
+  leg_start=$SECONDS
+  echo "run-tests: === $1 ==="
+}
+
+leg "LibTorch 1.13 (Debian): build and ctest"
 "$ROOT/scripts/setup.sh" "$ROOT/build"
-cd "$ROOT/build"
-QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 "$@"
+(cd "$ROOT/build" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 "$@")
 
 if [[ "${ACCUM_SKIP_INSTALL:-0}" != 1 ]]; then
+  leg "install tree and Debian package"
   "$ROOT/scripts/check-install.sh" "$ROOT/build"
 fi
 
+if [[ "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]] && ! command -v "${CUDACXX:-nvcc}" >/dev/null; then
+  echo "run-tests: the LibTorch 2.11 part is skipped: its CUDA build's CMake files need nvcc (the CUDA toolkit" \
+    "13.0) on PATH or in CUDACXX, and this machine has none"
+  ACCUM_SKIP_LIBTORCH2=1
+fi
+if [[ "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]]; then
+  leg "LibTorch 2.11 (CUDA build, on the CPU): build and ctest"
+  ACCUM_CMAKE_ARGS="${ACCUM_CMAKE_ARGS:-} -DACCUM_REFERENCE_RUN=$ROOT/build/app/accum-run" \
+    "$ROOT/scripts/build-libtorch2.sh" "$ROOT/build-libtorch2"
+  ENGINE_TESTS=$(sed -n 's/^accum_engine_test(\(test_[a-z_]*\).*/\1/p' "$ROOT/tests/engine/CMakeLists.txt")
+  (cd "$ROOT/build-libtorch2" &&
+    QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 \
+      -R "^($(echo $ENGINE_TESTS | tr ' ' '|')|cuda\..*|install\..*|ui\.test_studio_window|versions\..*)\$")
+fi
+
 if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then
+  leg "AddressSanitizer + UBSan (LibTorch 1.13): build and ctest"
   # Every engine test, instrumented; tests/engine/CMakeLists.txt gives each the
   # sanitizers' options (leak checking on, LibTorch's one-time allocations
   # suppressed by name in tests/engine/lsan.supp) and timeouts that fit.
   SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+  LAUNCHER=()
+  if command -v ccache >/dev/null; then
+    LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    export CCACHE_BASEDIR="$ROOT" CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
+  fi
   cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCUM_BUILD_GUI=OFF \
-    -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" ${ACCUM_CMAKE_ARGS:-} >/dev/null
+    "${LAUNCHER[@]}" -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" ${ACCUM_CMAKE_ARGS:-} >/dev/null
   ENGINE_TESTS=$(sed -n 's/^accum_engine_test(\(test_[a-z_]*\).*/\1/p' "$ROOT/tests/engine/CMakeLists.txt")
   cmake --build "$ROOT/build-asan" --parallel "$(nproc)" --target $ENGINE_TESTS accum-run
-  cd "$ROOT/build-asan"
-  ctest --output-on-failure -R "^($(echo $ENGINE_TESTS | tr ' ' '|'))\$"
+  (cd "$ROOT/build-asan" && ctest --output-on-failure -R "^($(echo $ENGINE_TESTS | tr ' ' '|'))\$")
 fi
+echo "run-tests: that part took $((SECONDS - leg_start)) s; all parts passed in $SECONDS s"

@@ -1,34 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages that are missing, then configures and builds.
+# Installs the Debian packages that are missing, then configures and builds
+# against Debian's LibTorch 1.13 (the default build).
 # Usage: scripts/setup.sh [BUILD_DIR]   (default: build)
+# For LibTorch 2.11 (CUDA build) see scripts/build-libtorch2.sh.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${1:-$ROOT/build}"
-
-mapfile -t PACKAGES < <(grep -v '^\s*#' "$ROOT/scripts/debian-packages.txt" | sed '/^\s*$/d')
-MISSING=()
-for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    MISSING+=("$p")
-  fi
-done
-if ((${#MISSING[@]})); then
-  echo "setup: installing ${MISSING[*]}"
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${MISSING[@]}"
-fi
-
-# OpenBLAS instead of the reference BLAS: 25x faster for the MLP here.
-if command -v update-alternatives >/dev/null; then
-  current="$(update-alternatives --query libblas.so.3-x86_64-linux-gnu 2>/dev/null | awk '/^Value:/ {print $2}')"
-  if [[ -n "$current" && "$current" != *openblas* ]]; then
-    echo "setup: note: libblas.so.3 points to $current; OpenBLAS (libopenblas0-pthread) is much faster"
-  fi
-fi
-
-GENERATOR=()
-command -v ninja >/dev/null && GENERATOR=(-G Ninja)
-cmake -S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release ${ACCUM_CMAKE_ARGS:-}
-cmake --build "$BUILD_DIR" --parallel "$(nproc)"
+"$ROOT/scripts/install-packages.sh"
+"$ROOT/scripts/cmake-build.sh" "$BUILD_DIR"

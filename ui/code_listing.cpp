@@ -29,9 +29,10 @@ std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record, int 
     const bool data_parallel = world_size > 1;
     const bool scaling = record.loss_scale > 0;
     std::vector<LineRole> roles;
+    roles.reserve(11); // every role at most once
     if (data_parallel && record.grad_allreduces == 0) roles.push_back(LineRole::NoSync);
     if (record.autocast) roles.push_back(LineRole::Autocast);
-    roles.insert(roles.end(), {LineRole::Forward, LineRole::LossScale, LineRole::Backward});
+    for (const auto role : {LineRole::Forward, LineRole::LossScale, LineRole::Backward}) roles.push_back(role);
     if (data_parallel && record.grad_allreduces > 0) roles.push_back(LineRole::AllReduce);
     if (record.sync) {
         if (scaling) roles.push_back(LineRole::Unscale);

@@ -488,6 +488,7 @@ void MainWindow::start_run() {
     loss_plot_->set_loss_scaling(running_config_.uses_loss_scaler());
     loss_plot_->clear();
     memory_plot_->clear();
+    memory_plot_->set_device(QString::fromStdString(running_config_.device));
     eval_table_->setRowCount(0);
     log_view_->clear();
     oom_banner_->hide();

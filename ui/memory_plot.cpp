@@ -11,6 +11,8 @@
 #include <array>
 #include <qcustomplot.h>
 
+#include "accum/session.h"
+
 namespace studio {
 
 namespace {
@@ -132,6 +134,23 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     layout->addWidget(plot_, 1);
     layout->addWidget(caption_);
 }
+
+void MemoryPlot::set_device(const QString& device) {
+    // The device the engine resolves the request to: "auto" and "cuda" are cuda:0.
+    const QString wanted = device == QLatin1String("auto") || device == QLatin1String("cuda") ? QStringLiteral("cuda:0")
+                                                                                            : device;
+    cuda_device_.clear();
+    for (const auto& d : accum::list_devices())
+        if (d.available && QString::fromStdString(d.name) == wanted) {
+            const auto description = QString::fromStdString(d.description); // "NVIDIA H200 (139 GiB)"
+            const auto open = description.lastIndexOf(QLatin1Char('('));
+            cuda_device_ = open > 0 ? description.left(open).trimmed() + QStringLiteral(", ") +
+                                          description.mid(open + 1).chopped(1)
+                                    : description;
+        }
+}
+
+QString MemoryPlot::title_text() const { return title_->text(); }
 
 void MemoryPlot::clear() {
     records_.clear();
@@ -255,7 +274,9 @@ void MemoryPlot::rebuild() {
         graph->setData(rt, rv, true);
     }
     cuda_ = !records_.empty() && records_.back().cuda;
-    title_->setText(cuda_ ? tr("GPU memory (allocated by tensors)") : tr("CPU tensor memory"));
+    title_->setText(!cuda_                 ? tr("CPU tensor memory")
+                    : cuda_device_.isEmpty() ? tr("GPU memory (allocated by tensors)")
+                                             : tr("GPU memory: %1 (allocated by tensors)").arg(cuda_device_));
     if (cuda_) {
         reserved_graph_->setData(t, reserved, true);
         reserved_graph_->addToLegend();

@@ -32,6 +32,10 @@ public:
     explicit MemoryPlot(QWidget* parent = nullptr);
 
     void clear();
+    // The device the run asked for ("auto", "cpu", "cuda:1"): on CUDA the title
+    // names it with its memory, e.g. "GPU memory: NVIDIA H200, 139 GiB".
+    void set_device(const QString& device);
+    QString title_text() const;
     void append(const RecordBatch& batch);
     // Marks the end of the run as out of memory (at the last record's time).
     void mark_out_of_memory(std::int64_t peak_bytes);
@@ -64,6 +68,7 @@ private:
 
     QCustomPlot* plot_ = nullptr;
     QCPTextElement* title_ = nullptr;
+    QString cuda_device_;               // "NVIDIA H200, 139 GiB" for the title; "" until known
     QCPGraph* current_graph_ = nullptr; // the total: the stack's top edge
     std::vector<QCPGraph*> bands_;      // parameters, +gradients, +optimizer state, +activations (cumulative)
     QCPGraph* sync_graph_ = nullptr;    // faint ticks at optimizer steps

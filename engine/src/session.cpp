@@ -565,11 +565,13 @@ std::vector<DeviceInfo> list_devices() {
         devices.push_back({"cuda", "CUDA", false, "no CUDA device is available"});
         return devices;
     }
-    for (std::size_t i = 0; i < torch::cuda::device_count(); ++i) {
-        const auto stats = memory::cuda_stats(static_cast<int>(i));
-        devices.push_back({"cuda:" + std::to_string(i),
-                           "CUDA device " + std::to_string(i) + " (" + format_byte_size(stats.device_total) + ")", true,
-                           ""});
+    const auto count = static_cast<int>(torch::cuda::device_count()); // an int8_t DeviceIndex in 2.x
+    for (int i = 0; i < count; ++i) {
+        const auto stats = memory::cuda_stats(i);
+        auto name = memory::cuda_device_name(i);
+        if (name.empty()) name = "CUDA device " + std::to_string(i);
+        devices.push_back({"cuda:" + std::to_string(i), name + " (" + format_byte_size(stats.device_total) + ")", true,
+                           "", stats.device_total});
     }
     return devices;
 }

@@ -1708,6 +1708,10 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>Bộ nhớ GPU (tensor đã cấp phát)</translation>
     </message>
     <message>
+        <source>GPU memory: %1 (allocated by tensors)</source>
+        <translation>Bộ nhớ GPU: %1 (tensor đã cấp phát)</translation>
+    </message>
+    <message>
         <source>budget %1</source>
         <translation>ngân sách %1</translation>
     </message>

@@ -4,6 +4,7 @@
 #include <QAction>
 #include <QComboBox>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
@@ -21,6 +22,7 @@
 #include <memory>
 
 #include "accum/run_config.h"
+#include "accum/session.h"
 #include "config_panel.h"
 #include "loss_plot.h"
 #include "main_window.h"
@@ -51,6 +53,7 @@ private Q_SLOTS:
     void each_run_gets_its_own_directory();
     void refresh_budget_intervals();
     void memory_estimate_beside_effective_batch();
+    void cuda_asked_for_without_a_gpu();
 
 private:
     template <typename T>
@@ -405,6 +408,38 @@ void TestStudioWindow::each_run_gets_its_own_directory() {
         for (const char* file : {"config.json", "metrics.jsonl", "summary.json"})
             QVERIFY2(QFile::exists(folder.filePath(d + "/" + file)), qPrintable(d + "/" + file));
     QVERIFY(QDir(folder.filePath("someone-elses")).isEmpty());
+}
+
+// A configuration that asks for CUDA on a machine without a CUDA device (or a
+// build without CUDA): the run ends with the engine's words for it, the window
+// stays, and the memory plot keeps its CPU title.
+void TestStudioWindow::cuda_asked_for_without_a_gpu() {
+    for (const auto& d : accum::list_devices())
+        if (d.available && d.name != "cpu") QSKIP("this machine has a CUDA device: nothing to refuse");
+    configure_tiny_run(32, 2, 2);
+    auto config = window_->config_panel()->config();
+    config.device = "cuda";
+    QTemporaryDir dir;
+    const auto path = dir.filePath("cuda.json");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray::fromStdString(accum::to_json_text(config)));
+    file.close();
+    QString error;
+    QVERIFY2(window_->load_config(path, &error), qPrintable(error));
+    QCOMPARE(window_->config_panel()->config().device, std::string("cuda"));
+    accum::SummaryRecord summary;
+    QVERIFY(run_to_end(summary));
+    QVERIFY2(summary.status != accum::RunStatus::Completed, summary.message.c_str());
+    const auto status = child<QLabel>("status_label")->text();
+    QVERIFY2(status.contains(QStringLiteral("no CUDA device")) || status.contains(QStringLiteral("has no CUDA")),
+             qPrintable(status));
+    QVERIFY(window_->isVisible());
+    QVERIFY(!window_->memory_plot()->title_text().contains(QStringLiteral("GPU")));
+    // The window is still usable: a CPU run after it completes.
+    set_combo("device", QStringLiteral("cpu"));
+    QVERIFY(run_to_end(summary));
+    QCOMPARE(summary.status, accum::RunStatus::Completed);
 }
 
 QTEST_MAIN(TestStudioWindow)

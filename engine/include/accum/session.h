@@ -3,6 +3,7 @@
 // stop token given to run(); pause(), resume() and step_once() may be called from
 // any other thread. The run polls them between micro-batches.
 
+#include <cstdint>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -66,6 +67,7 @@ struct DeviceInfo {
     std::string description; // "CPU (2 threads)", "NVIDIA H200 (139 GiB)"
     bool available = false;
     std::string reason;      // why not, when unavailable
+    std::int64_t total_bytes = 0; // the device's memory (CUDA), 0 for the CPU
 };
 std::vector<DeviceInfo> list_devices();
 std::string engine_version(); // "accum engine 0.1.0, LibTorch 1.13.1, CUDA: no"

@@ -3,35 +3,22 @@
 #include <algorithm>
 #include <dlfcn.h>
 
-#include <ATen/autocast_mode.h>
 #include <ATen/ops/thnn_conv2d.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
-#include <torch/version.h>
 
 #include "kernels/fused_attention.h"
 #include "kernels/fused_dense.h"
 #include "kernels/fused_loss.h"
 #include "kernels/fused_pool.h"
+#include "torch_compat.h"
 
 namespace accum {
-
-namespace {
-
-bool cpu_autocast_enabled() {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-    return at::autocast::is_autocast_enabled(at::kCPU); // 2.4 deprecated is_cpu_enabled()
-#else
-    return at::autocast::is_cpu_enabled();
-#endif
-}
-
-} // namespace
 
 bool KernelSet::fused() const {
     // Under autocast the operators choose their own precision; the fused kernels
     // are float32 only and step aside.
-    return choice_ == CpuKernels::Fused && !cpu_autocast_enabled();
+    return choice_ == CpuKernels::Fused && !compat::autocast_enabled(c10::DeviceType::CPU);
 }
 
 at::Tensor KernelSet::dense_stack(const at::Tensor& input, const std::vector<at::Tensor>& params,

@@ -50,6 +50,15 @@ CudaStats cuda_stats(int device) {
     return s;
 }
 
+std::string cuda_device_name(int device) {
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
+        cudaGetLastError();
+        return {};
+    }
+    return properties.name;
+}
+
 void cuda_reset_peak(int device) { allocator::resetPeakStats(index_of(device)); }
 
 void cuda_set_memory_fraction(double fraction, int device) {
@@ -62,6 +71,7 @@ void cuda_empty_cache() { allocator::emptyCache(); }
 
 bool cuda_compiled() { return false; }
 CudaStats cuda_stats(int) { return {}; }
+std::string cuda_device_name(int) { return {}; }
 void cuda_reset_peak(int) {}
 void cuda_set_memory_fraction(double, int) {}
 void cuda_empty_cache() {}

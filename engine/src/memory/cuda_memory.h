@@ -4,6 +4,7 @@
 // "unavailable" and do nothing.
 
 #include <cstdint>
+#include <string>
 
 namespace accum::memory {
 
@@ -20,6 +21,8 @@ struct CudaStats {
 
 bool cuda_compiled();
 CudaStats cuda_stats(int device);
+// The device's own name ("NVIDIA H200"); "" when it cannot be read.
+std::string cuda_device_name(int device);
 void cuda_reset_peak(int device);
 // Limits the caching allocator to `fraction` of the device (budget / total).
 void cuda_set_memory_fraction(double fraction, int device);

@@ -16,7 +16,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/nn/module.h>
-#include <torch/version.h>
+#include "torch_compat.h"
 
 namespace accum {
 
@@ -93,8 +93,7 @@ std::vector<at::Tensor> run_chunks(const CheckpointBlock& block, const std::vect
     return outputs;
 }
 
-// Autocast as the forward had it. LibTorch 2.4 replaced the CPU/GPU-specific
-// functions by ones that take the device type.
+// Autocast as the forward had it.
 struct AutocastState {
     bool cpu = false;
     at::ScalarType cpu_dtype = at::kBFloat16;
@@ -102,29 +101,16 @@ struct AutocastState {
     at::ScalarType gpu_dtype = at::kHalf;
 };
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
 AutocastState current_autocast() {
-    return {at::autocast::is_autocast_enabled(at::kCPU), at::autocast::get_autocast_dtype(at::kCPU),
-            at::autocast::is_autocast_enabled(at::kCUDA), at::autocast::get_autocast_dtype(at::kCUDA)};
+    return {compat::autocast_enabled(at::kCPU), compat::autocast_dtype(at::kCPU), compat::autocast_enabled(at::kCUDA),
+            compat::autocast_dtype(at::kCUDA)};
 }
 void set_autocast(const AutocastState& s) {
-    at::autocast::set_autocast_enabled(at::kCPU, s.cpu);
-    at::autocast::set_autocast_dtype(at::kCPU, s.cpu_dtype);
-    at::autocast::set_autocast_enabled(at::kCUDA, s.gpu);
-    at::autocast::set_autocast_dtype(at::kCUDA, s.gpu_dtype);
+    compat::set_autocast_enabled(at::kCPU, s.cpu);
+    compat::set_autocast_dtype(at::kCPU, s.cpu_dtype);
+    compat::set_autocast_enabled(at::kCUDA, s.gpu);
+    compat::set_autocast_dtype(at::kCUDA, s.gpu_dtype);
 }
-#else
-AutocastState current_autocast() {
-    return {at::autocast::is_cpu_enabled(), at::autocast::get_autocast_cpu_dtype(), at::autocast::is_enabled(),
-            at::autocast::get_autocast_gpu_dtype()};
-}
-void set_autocast(const AutocastState& s) {
-    at::autocast::set_cpu_enabled(s.cpu);
-    at::autocast::set_autocast_cpu_dtype(s.cpu_dtype);
-    at::autocast::set_enabled(s.gpu);
-    at::autocast::set_autocast_gpu_dtype(s.gpu_dtype);
-}
-#endif
 
 // Everything the backward needs besides the saved tensors. Held by the autograd
 // node (in its context's saved_data, as a capsule) until the node goes.

@@ -10,6 +10,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "accum/errors.h"
+#include "torch_compat.h"
 
 namespace accum {
 
@@ -84,12 +85,12 @@ void GradScaler::unscale_grads(torch::optim::Optimizer& optimizer, OptimizerStat
         auto found_inf = at::zeros(at::IntArrayRef{}, at::TensorOptions().dtype(at::kFloat).device(device.device));
         const auto inv = inv_scale.to(device.device, at::kFloat, /*non_blocking=*/true);
         for (auto& [dtype, tensors] : device.by_dtype) {
-            if (device.device.is_cuda()) {
+            if (device.device.is_cuda() || compat::kAmpOpsOnCpu) {
                 at::_amp_foreach_non_finite_check_and_unscale_(tensors, found_inf, inv);
                 continue;
             }
-            // The same on the CPU: check each gradient as it came out of backward,
-            // then multiply it by 1/S.
+            // The same on the CPU before LibTorch 2.3 (no CPU kernel): check each
+            // gradient as it came out of backward, then multiply it by 1/S.
             for (auto& g : tensors) {
                 if (!at::isfinite(g).all().item<bool>()) found_inf.fill_(1.0);
                 g.mul_(inv);
@@ -139,10 +140,10 @@ void GradScaler::update() {
             found_inf = found_inf.defined() ? found_inf + here : here;
         }
     if (!found_inf.defined()) throw std::logic_error("No inf checks were recorded prior to update().");
-    if (scale_.is_cuda()) {
+    if (scale_.is_cuda() || compat::kAmpOpsOnCpu) {
         at::_amp_update_scale_(scale_, growth_tracker_, found_inf, growth_factor_, backoff_factor_, growth_interval_);
     } else {
-        // _amp_update_scale_'s arithmetic: the scale is a float32, multiplied in
+        // _amp_update_scale_'s arithmetic (no CPU kernel before 2.3): the scale is a float32, multiplied in
         // double and rounded; it does not grow past float32's range to inf.
         auto scale = scale_.item<float>();
         std::int64_t tracker = growth_tracker_.item<int>();

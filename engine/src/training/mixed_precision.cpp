@@ -1,27 +1,13 @@
 #include "training/mixed_precision.h"
 
 #include <ATen/autocast_mode.h>
-#include <torch/version.h>
 
 #ifdef ACCUM_WITH_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
 #include "accum/errors.h"
-
-// LibTorch 2.4 made the autocast functions device-generic (pytorch PR 124359):
-//   is_autocast_enabled(device), set_autocast_enabled(device, on),
-//   get_autocast_dtype(device), set_autocast_dtype(device, dtype)
-// and deprecated the per-device ones that 1.13 to 2.3 have:
-//   CPU:  is_cpu_enabled(), set_cpu_enabled(on), get/set_autocast_cpu_dtype()
-//   CUDA: is_enabled(), set_enabled(on), get/set_autocast_gpu_dtype()
-// The cache and nesting functions (is/set_autocast_cache_enabled,
-// increment/decrement_nesting, clear_cache) kept their names.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define ACCUM_AUTOCAST_DEVICE_API 1
-#else
-#define ACCUM_AUTOCAST_DEVICE_API 0
-#endif
+#include "torch_compat.h"
 
 namespace accum {
 
@@ -29,28 +15,6 @@ namespace {
 
 bool has_autocast(c10::DeviceType device) {
     return device == c10::DeviceType::CPU || device == c10::DeviceType::CUDA;
-}
-
-void set_enabled(c10::DeviceType device, bool enabled) {
-#if ACCUM_AUTOCAST_DEVICE_API
-    at::autocast::set_autocast_enabled(device, enabled);
-#else
-    if (device == c10::DeviceType::CPU)
-        at::autocast::set_cpu_enabled(enabled);
-    else
-        at::autocast::set_enabled(enabled);
-#endif
-}
-
-void set_dtype(c10::DeviceType device, c10::ScalarType dtype) {
-#if ACCUM_AUTOCAST_DEVICE_API
-    at::autocast::set_autocast_dtype(device, dtype);
-#else
-    if (device == c10::DeviceType::CPU)
-        at::autocast::set_autocast_cpu_dtype(dtype);
-    else
-        at::autocast::set_autocast_gpu_dtype(dtype);
-#endif
 }
 
 const char* device_name(c10::DeviceType device) {
@@ -96,23 +60,10 @@ c10::ScalarType autocast_dtype(MixedPrecision precision) {
     return c10::ScalarType::Float;
 }
 
-bool autocast_enabled(c10::DeviceType device) {
-    if (!has_autocast(device)) return false;
-#if ACCUM_AUTOCAST_DEVICE_API
-    return at::autocast::is_autocast_enabled(device);
-#else
-    return device == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
-#endif
-}
+bool autocast_enabled(c10::DeviceType device) { return has_autocast(device) && compat::autocast_enabled(device); }
 
 c10::ScalarType autocast_dtype(c10::DeviceType device) {
-    if (!has_autocast(device)) return c10::ScalarType::Float;
-#if ACCUM_AUTOCAST_DEVICE_API
-    return at::autocast::get_autocast_dtype(device);
-#else
-    return device == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
-                                          : at::autocast::get_autocast_gpu_dtype();
-#endif
+    return has_autocast(device) ? compat::autocast_dtype(device) : c10::ScalarType::Float;
 }
 
 AutocastScope::AutocastScope(c10::DeviceType device, c10::ScalarType dtype, bool enabled, bool cache_enabled)
@@ -137,8 +88,8 @@ void AutocastScope::enter(c10::ScalarType dtype, bool enabled, bool cache_enable
     previous_cache_enabled_ = at::autocast::is_autocast_cache_enabled();
     previous_enabled_ = autocast_enabled(device);
     previous_dtype_ = autocast_dtype(device);
-    set_enabled(device, enabled);
-    set_dtype(device, dtype);
+    compat::set_autocast_enabled(device, enabled);
+    compat::set_autocast_dtype(device, dtype);
     at::autocast::increment_nesting();
     at::autocast::set_autocast_cache_enabled(cache_enabled);
     entered_ = true;
@@ -156,8 +107,8 @@ AutocastScope::~AutocastScope() {
     // As torch.autocast.__exit__: the cast weights are dropped when the
     // outermost scope ends, then the previous state comes back.
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    set_enabled(device_, previous_enabled_);
-    set_dtype(device_, previous_dtype_);
+    compat::set_autocast_enabled(device_, previous_enabled_);
+    compat::set_autocast_dtype(device_, previous_dtype_);
     at::autocast::set_autocast_cache_enabled(previous_cache_enabled_);
 }
 

@@ -29,11 +29,15 @@ std::string python_float(double value) {
         if (c != '.') digits += c;
     // Python's repr: scientific when the exponent is below -4 or at least 16.
     if (exponent < -4 || exponent >= 16) {
-        out += digits.substr(0, 1);
-        if (digits.size() > 1) out += "." + digits.substr(1);
-        char exp[8];
-        std::snprintf(exp, sizeof exp, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
-        return out + exp;
+        out += digits.front();
+        if (digits.size() > 1) {
+            out += '.';
+            out.append(digits, 1);
+        }
+        const auto magnitude = std::to_string(std::abs(exponent)); // at least two digits, as Python's "e-05"
+        out += exponent < 0 ? "e-" : "e+";
+        if (magnitude.size() < 2) out += '0';
+        return out + magnitude;
     }
     if (exponent < 0) return out + "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
     const auto whole = static_cast<std::size_t>(exponent) + 1;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# LibTorch 2.11 in one command: a Python virtual environment in a cache folder
+# outside the source tree, holding the pinned packages of
+# scripts/requirements-torch2.txt (torch 2.11.0 as PyPI serves it by default, the
+# CUDA 13.0 build, whose wheel carries the C++ LibTorch; accelerate,
+# transformers). Made once and reused while the pins stay the same; made again
+# when they change. Prints the environment's CMAKE_PREFIX_PATH on the last line of
+# standard output (messages go to standard error) and keeps it in the file
+# cmake-prefix-path inside the environment.
+#
+# Usage: scripts/setup-libtorch2.sh          prints the prefix path
+#        scripts/setup-libtorch2.sh --python  prints the environment's python instead
+# Environment: ACCUM_CACHE_DIR (default: $XDG_CACHE_HOME/accum-studio, else
+#              ~/.cache/accum-studio), ACCUM_TORCH2_VENV (the environment's folder;
+#              default: $ACCUM_CACHE_DIR/venv-torch2.11), PYTHON (default: /usr/bin/python3,
+#              Debian's, with python3-venv).
+# A user with their own LibTorch (an unpacked archive, a Python torch) needs none
+# of this: pass its path as -DCMAKE_PREFIX_PATH (README: GPU build).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${ACCUM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/accum-studio}"
+VENV="${ACCUM_TORCH2_VENV:-$CACHE/venv-torch2.11}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+REQUIREMENTS="$ROOT/scripts/requirements-torch2.txt"
+STAMP="$VENV/accum-requirements.txt"   # the pins the environment was made with, written last
+
+say() { echo "setup-libtorch2: $*" >&2; }
+
+mkdir -p "$(dirname "$VENV")"
+# One set-up at a time (two test runs, a build beside them).
+exec 9>"$VENV.lock"
+flock 9
+
+if [[ -f "$STAMP" ]] && cmp -s "$STAMP" "$REQUIREMENTS" && [[ -x "$VENV/bin/python" ]]; then
+  say "reusing $VENV"
+else
+  if [[ -e "$VENV" ]]; then
+    say "the pins changed or an earlier set-up did not finish: making $VENV again"
+    rm -rf "$VENV"
+  fi
+  if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
+    say "$PYTHON cannot make a virtual environment (Debian: apt-get install python3-venv)"
+    exit 1
+  fi
+  say "making $VENV (torch 2.11 with CUDA is a download of about 3 GB, once)"
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS"
+  cp "$REQUIREMENTS" "$STAMP"
+fi
+
+read -r VERSION CUDA PREFIX < <("$VENV/bin/python" -c \
+  'import torch, torch.utils; print(torch.__version__, torch.version.cuda, torch.utils.cmake_prefix_path)' 2>/dev/null)
+case "$VERSION" in
+  2.11.*) ;;
+  *) say "$VENV holds torch $VERSION, not 2.11"; exit 1 ;;
+esac
+say "torch $VERSION, CUDA $CUDA"
+if [[ "$CUDA" != None ]]; then
+  if ! command -v "${CUDACXX:-nvcc}" >/dev/null; then
+    say "warning: this LibTorch is built with CUDA $CUDA and its CMake files need nvcc (the CUDA toolkit $CUDA): put it on PATH or set CUDACXX"
+  else
+    NVCC_VERSION=$("${CUDACXX:-nvcc}" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
+    [[ "${NVCC_VERSION%%.*}" == "${CUDA%%.*}" ]] ||
+      say "warning: nvcc is CUDA $NVCC_VERSION, this LibTorch CUDA $CUDA: LibTorch's CMake files want the same major version"
+  fi
+fi
+echo "$PREFIX" >"$VENV/cmake-prefix-path"
+if [[ "${1:-}" == --python ]]; then
+  echo "$VENV/bin/python"
+else
+  say "CMAKE_PREFIX_PATH=$PREFIX"
+  echo "$PREFIX"
+fi
