@@ -1,7 +1,10 @@
 #pragma once
-// The one place where the LibTorch versions the engine supports differ: Debian's
-// 1.13 (the default build) and the 2.x line (2.11 tested, with CUDA). Everything
-// else in the engine is written once, against names that both serve.
+// Where the LibTorch versions the engine supports differ: Debian's 1.13 (the
+// default build) and the 2.x line (2.11 tested, with CUDA). The engine is
+// written once against the names below; the two other places that depend on
+// the version use this header's ACCUM_TORCH_AT_LEAST (memory/counting_allocator.cpp,
+// the allocator's virtuals) or name the c10d base class themselves
+// (distributed/process_group.cpp, the one file that includes c10d).
 //
 //   autocast     2.4 made the functions device-generic (is/set_autocast_enabled
 //                and get/set_autocast_dtype take a device type); 1.13-2.3 have

@@ -1,6 +1,8 @@
 // Memory anatomy (issue 19): gradient checkpointing, memory by category, the
 // estimate before a run. Torch first, then Qt Test (this target sets
 // QT_NO_KEYWORDS).
+#include <type_traits>
+
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
@@ -754,7 +756,17 @@ private Q_SLOTS:
 
         struct OwnState : torch::optim::OptimizerCloneableParamState<OwnState> {};
         torch::optim::SGD sgd({a}, torch::optim::SGDOptions(0.1));
-        sgd.state()["own"] = std::make_unique<OwnState>();
+        // The state's key: a string in LibTorch 1.13, the parameter's TensorImpl
+        // address (void*) from 2.0; any key that is not a parameter's will do.
+        using StateKey = std::decay_t<decltype(sgd.state())>::key_type;
+        const auto key = [&](auto type) {
+            using K = typename decltype(type)::type;
+            if constexpr (std::is_pointer_v<K>)
+                return K(&sgd);
+            else
+                return K("own");
+        }(std::type_identity<StateKey>{});
+        sgd.state()[key] = std::make_unique<OwnState>();
         QVERIFY_EXCEPTION_THROWN(memory::optimizer_state_tensors(sgd), std::invalid_argument);
     }
 
