@@ -6,6 +6,7 @@ loss over its label tokens, as accum-run records it in every style), the
 learning rate the step used, the gradient norm before clipping and the
 fractional epoch; per evaluation eval_loss, eval_accuracy and eval_f1."""
 import contextlib
+import json
 import math
 import os
 
@@ -13,6 +14,7 @@ import torch
 import torch.nn as nn
 
 import peers
+from peers import pytorch_loop
 
 
 def make_optimizer(cfg, params):
@@ -35,6 +37,15 @@ def make_scheduler(cfg, optimizer, total_steps):
 def updates_per_epoch(cfg, train):
     L = math.ceil(len(train) / cfg["batch-size"])
     return L, math.ceil(L / cfg["accumulation-steps"])
+
+
+def run_length(cfg, train):
+    """(epochs, optimizer steps) as accum-run counts them: --max-steps S runs
+    ceil(S / per_epoch) epochs, the last cut short; else --epochs E."""
+    _, per_epoch = updates_per_epoch(cfg, train)
+    if cfg.get("max-steps", 0) > 0:
+        return math.ceil(cfg["max-steps"] / per_epoch), cfg["max-steps"]
+    return cfg["epochs"], per_epoch * cfg["epochs"]
 
 
 def token_loss(cfg):
@@ -67,25 +78,43 @@ class Window:
         return v
 
 
-def plain_loop(cfg, data, init, vocab=0):
+def resume_state(cfg, model, optimizer, lr_scheduler, resume):
+    """Continue an accum-run checkpoint: its weights, SGD's momentum buffers, the
+    schedule at its step; returns (epoch, next micro-batch, optimizer steps done)."""
+    if resume is None:
+        return 0, 0, 0
+    state = json.load(open(os.path.join(resume, "trainer_state.json")))
+    peers.load_weights(model, resume)
+    if cfg["optimizer"] != "sgd":
+        raise ValueError("resuming an accum-run checkpoint here restores SGD's state only")
+    pytorch_loop.restore(resume, model, optimizer)
+    for _ in range(state["scheduler"]["step_count"]):
+        lr_scheduler.step()
+    return state["progress"]["epoch"], state["progress"]["next_index"], state["global_step"]
+
+
+def plain_loop(cfg, data, init, vocab=0, resume=None):
     """The code panel's plain loop (resources/code/pytorch_loop.py) in torch 2.11:
     loss / K, backward, step on (index + 1) % K == 0, and the epoch's partial
     window flushed at its end (the engine's documented choice)."""
     model = peers.make_model(cfg["model"], init, vocab)
     optimizer = make_optimizer(cfg, model.parameters())
     L, per_epoch = updates_per_epoch(cfg, data["train"])
-    epochs = cfg["epochs"]
-    lr_scheduler = make_scheduler(cfg, optimizer, per_epoch * epochs)
+    epochs, total = run_length(cfg, data["train"])
+    lr_scheduler = make_scheduler(cfg, optimizer, total)
     sampler = peers.EngineOrder(len(data["train"]), cfg["seed"])
     loader = torch.utils.data.DataLoader(data["train"], batch_size=cfg["batch-size"], sampler=sampler,
                                          collate_fn=peers.collate)
     K, max_norm = cfg["accumulation-steps"], cfg.get("max-grad-norm", 0.0)
     steps, evals, window = [], [], Window(token_loss(cfg))
-    for epoch in range(epochs):
+    start_epoch, start_index, done = resume_state(cfg, model, optimizer, lr_scheduler, resume)
+    for epoch in range(start_epoch, epochs):
         model.train()
         sampler.set_epoch(epoch)
         batches = list(loader)
         for index, batch in enumerate(batches):
+            if epoch == start_epoch and index < start_index:
+                continue                                     # resuming mid-epoch
             if token_loss(cfg) and index % K == 0:
                 num_items_in_batch = window_items(batches[index:index + K])
             outputs = model(batch["inputs"], labels=batch["labels"])
@@ -103,11 +132,13 @@ def plain_loop(cfg, data, init, vocab=0):
                 optimizer.zero_grad()
                 steps.append({"loss": window.take(), "learning_rate": lr, "grad_norm": float(grad_norm),
                               "epoch": epoch + (index + 1) / L})
-        evals.append(dict(peers.evaluate(model, data["eval"], cfg["batch-size"]), epoch=epoch + 1.0))
+                if len(steps) + done == total:
+                    break
+        evals.append(dict(peers.evaluate(model, data["eval"], cfg["batch-size"]), epoch=steps[-1]["epoch"]))
     return {"steps": steps, "evals": evals}
 
 
-def accelerate_loop(cfg, data, init, vocab=0):
+def accelerate_loop(cfg, data, init, vocab=0, resume=None):
     """Accelerate's own loop: Accelerator(gradient_accumulation_steps=K), prepare,
     accumulate(model), accelerator.backward(loss), and optimizer.step(),
     lr_scheduler.step(), optimizer.zero_grad() on every micro-batch."""
@@ -116,20 +147,26 @@ def accelerate_loop(cfg, data, init, vocab=0):
     model = peers.make_model(cfg["model"], init, vocab)
     optimizer = make_optimizer(cfg, model.parameters())
     L, per_epoch = updates_per_epoch(cfg, data["train"])
-    epochs = cfg["epochs"]
-    lr_scheduler = make_scheduler(cfg, optimizer, per_epoch * epochs)
+    epochs, total = run_length(cfg, data["train"])
+    lr_scheduler = make_scheduler(cfg, optimizer, total)
     sampler = peers.EngineOrder(len(data["train"]), cfg["seed"])
     loader = torch.utils.data.DataLoader(data["train"], batch_size=cfg["batch-size"], sampler=sampler,
                                          collate_fn=peers.collate)
+    start_epoch, start_index, done = resume_state(cfg, model, optimizer, lr_scheduler, resume)
     model, optimizer, loader, lr_scheduler = accelerator.prepare(model, optimizer, loader, lr_scheduler)
     K, max_norm = cfg["accumulation-steps"], cfg.get("max-grad-norm", 0.0)
     clip_to = max_norm if max_norm > 0 else math.inf
     steps, evals, window = [], [], Window(token_loss(cfg))
-    for epoch in range(epochs):
+    for epoch in range(start_epoch, epochs):
         model.train()
         loader.set_epoch(epoch)
+        epoch_loader, first = loader, 0
+        if epoch == start_epoch and start_index:
+            # Resuming mid-epoch: Accelerate's skip_first_batches (it keeps the
+            # loader's epoch: its iteration count carries over).
+            epoch_loader, first = accelerator.skip_first_batches(loader, start_index), start_index
         if not token_loss(cfg):
-            for index, batch in enumerate(loader):
+            for index, batch in enumerate(epoch_loader, start=first):
                 with accelerator.accumulate(model):
                     outputs = model(batch["inputs"], labels=batch["labels"])
                     window.add(outputs, batch)
@@ -143,6 +180,8 @@ def accelerate_loop(cfg, data, init, vocab=0):
                 if accelerator.sync_gradients:
                     steps.append({"loss": window.take(), "learning_rate": lr, "grad_norm": float(grad_norm),
                                   "epoch": epoch + (index + 1) / L})
+                    if len(steps) + done == total:
+                        break
         else:
             # Accelerate's documented recipe for a token-normalised loss (its
             # gradient accumulation guide): read the window ahead, count its label
@@ -170,8 +209,10 @@ def accelerate_loop(cfg, data, init, vocab=0):
                 optimizer.zero_grad()
                 steps.append({"loss": window.take(), "learning_rate": lr, "grad_norm": float(grad_norm),
                               "epoch": epoch + index / L})
+                if len(steps) == total:
+                    break
         evals.append(dict(peers.evaluate(accelerator.unwrap_model(model), data["eval"], cfg["batch-size"]),
-                          epoch=epoch + 1.0))
+                          epoch=steps[-1]["epoch"]))
     return {"steps": steps, "evals": evals}
 
 
@@ -202,11 +243,14 @@ def trainer_run(cfg, data, init, out_dir, vocab=0, accepts_loss_kwargs=None, res
     class PeerTrainer(Trainer):
         window_loss = 0.0
         grad_norms = []
+        saw_num_items = False
 
         def _get_train_sampler(self, train_dataset=None):
             return peers.EngineOrder(len(self.train_dataset), cfg["seed"])
 
         def training_step(self, model, inputs, num_items_in_batch=None):
+            if num_items_in_batch is not None:
+                self.saw_num_items = True
             loss = super().training_step(model, inputs, num_items_in_batch)
             self.window_loss += loss.item()
             return loss
@@ -232,19 +276,21 @@ def trainer_run(cfg, data, init, out_dir, vocab=0, accepts_loss_kwargs=None, res
         save_strategy=save, save_steps=cfg.get("save-steps", 500) if save == "steps" else 500,
         save_total_limit=cfg.get("save-total-limit") or None, seed=cfg["seed"], report_to="none",
         disable_tqdm=True, use_cpu=True, dataloader_num_workers=0, remove_unused_columns=False,
-        optim="adamw_torch" if cfg["optimizer"] == "adamw" else "sgd")
-    kwargs = {}
+        max_steps=cfg.get("max-steps", -1))
+    kwargs = {}  # AdamW: the Trainer's own default (adamw_torch_fused from torch 2.8), its weight-decay groups
     if cfg["optimizer"] == "sgd":
         # The kwargs are the optimizer's whole set (the Trainer adds no lr to them).
         kwargs["optimizer_cls_and_kwargs"] = (torch.optim.SGD, {"lr": cfg["lr"], "momentum": cfg.get("momentum", 0.9)})
     trainer = PeerTrainer(model=model, args=args, train_dataset=data["train"], eval_dataset=data["eval"],
                           data_collator=peers.collate, compute_metrics=compute_metrics_for(vocab), **kwargs)
+    trainer.grad_norms = []
     probe = Probe()
     trainer.add_callback(probe)
     trainer.train(resume_from_checkpoint=resume)
     evals = [{k: l[k] for k in ("eval_loss", "eval_accuracy", "eval_f1", "epoch")} for l in probe.logs
              if "eval_loss" in l]
-    return {"steps": probe.steps, "evals": evals, "logs": probe.logs, "trainer": trainer,
+    return {"steps": probe.steps, "evals": evals, "logs": probe.logs, "trainer": trainer, "out_dir": out_dir,
+            "saw_num_items": trainer.saw_num_items,
             "checkpoints": peers.checkpoint_names(out_dir), "log_history": trainer.state.log_history}
 
 

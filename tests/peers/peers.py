@@ -302,6 +302,21 @@ def evaluate(model, split, batch_size):
     return {"eval_loss": loss_sum / items, "eval_accuracy": m["accuracy"], "eval_f1": m["f1"]}
 
 
+@torch.no_grad()
+def evaluate_per_batch_mean(model, split, batch_size):
+    """The Trainer's eval_loss: each eval batch's loss (the model's token mean)
+    weighted by the batch's number of samples (evaluation_loop repeats the loss
+    batch_size times), then the mean."""
+    was = model.training
+    model.eval()
+    total = 0.0
+    for b in range(0, len(split), batch_size):
+        x, y = split.inputs[b:b + batch_size], split.labels[b:b + batch_size]
+        total += model(x, labels=y).loss.item() * len(y)
+    model.train(was)
+    return total / len(split)
+
+
 # ------------------------------------------------------------------ the engine
 
 class EngineRun:
@@ -415,6 +430,10 @@ class Report:
             i = int(d.argmax())
             self.failures.append("%s: %.3g > %.0e at %d (engine %r, peer %r)" % (what, worst, tol, i, a[i], b[i]))
         return worst
+
+    def note(self, text):
+        self.rows.append({"note": text})
+        print("note " + text, flush=True)
 
     def equal(self, what, a, b):
         ok = a == b

@@ -16,6 +16,7 @@ Where each number comes from:
           on_log dicts and log_history, and the folders it left.
 """
 import argparse
+import json
 import math
 import os
 import sys
@@ -43,20 +44,38 @@ CASES = {
     "mlp_sgd_k3_linear_clip": dict(model="mlp", optimizer="sgd", **{"accumulation-steps": 3, "scheduler": "linear",
                                    "warmup-steps": 2, "max-grad-norm": 1.0, "save-strategy": "steps",
                                    "save-steps": 3, "save-total-limit": 2}),
+    # Weight decay: torch.optim decays every parameter given model.parameters()
+    # (the plain loop, Accelerate); the Trainer all but biases and LayerNorm's.
     "mlp_adamw_k4_constant_warmup": dict(model="mlp", optimizer="adamw", lr=1e-3, **{
-        "accumulation-steps": 4, "scheduler": "constant", "warmup-steps": 3, "logging-steps": 3}),
-    "cnn_sgd_k4_linear": dict(model="cnn", optimizer="sgd", lr=0.02, **{"accumulation-steps": 4,
+        "accumulation-steps": 4, "scheduler": "constant", "warmup-steps": 3, "logging-steps": 3,
+        "weight-decay": 0.05}),
+    "cnn_sgd_k4_linear": dict(model="cnn", optimizer="sgd", lr=0.02, **{"accumulation-steps": 4, "weight-decay": 0.01,
                               "scheduler": "linear", "warmup-steps": 1, "save-strategy": "steps", "save-steps": 2,
                               "save-total-limit": 3}),
     "cnn_adamw_k3_clip": dict(model="cnn", optimizer="adamw", lr=1e-3, **{"accumulation-steps": 3,
                               "scheduler": "constant", "max-grad-norm": 0.5}),
+    # checkpoint-3 lies inside the first epoch (after micro-batch 9 of 13).
+    "resume_mid_epoch_k3": dict(kind="resume", model="mlp", optimizer="sgd", **{"accumulation-steps": 3,
+                                "scheduler": "linear", "warmup-steps": 2, "max-grad-norm": 1.0,
+                                "save-strategy": "steps", "save-steps": 3, "resume-at": 3}),
+    # Each style's Python tab continues its accum-run's checkpoint-4 (inside the first epoch).
+    "python_tabs": dict(kind="tabs", **{"accumulation-steps": 3, "scheduler": "linear", "warmup-steps": 2,
+                        "save-strategy": "steps", "save-steps": 4, "resume-at": 4, "epochs": 2}),
+    # The synthetic LM (2000 sequences of 8 to 64 tokens), micro-batches of 8
+    # sequences, K = 4, 12 optimizer steps of an epoch of 250 micro-batches.
+    "lm_tokens_k4": dict(kind="lm", model="mlp", dataset="synthetic-lm", optimizer="adamw", lr=3e-3, **{
+        "batch-size": 8, "accumulation-steps": 4, "max-steps": 12, "epochs": 0, "scheduler": "linear",
+        "warmup-steps": 2, "max-grad-norm": 1.0, "loss-normalization": "tokens", "logging-steps": 4,
+        "save-strategy": "steps", "save-steps": 5, "save-total-limit": 2}),
 }
 
 
 def engine_options(cfg, mode):
-    skip = {"n-train", "n-eval"}
+    skip = {"n-train", "n-eval", "kind"}
     o = {k: v for k, v in cfg.items() if k not in skip}
     o["mode"] = mode
+    if o.get("max-steps"):
+        o.pop("epochs", None)
     if o.get("save-total-limit") is None:
         o.pop("save-total-limit", None)
     return o
@@ -96,17 +115,45 @@ def kinds(logs):
     return out
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=sorted(CASES))
-    parser.add_argument("--work", required=True)
-    a = parser.parse_args()
-    torch.set_num_threads(1)
-    started = time.time()
-    cfg = dict(BASE, **CASES[a.case])
-    work = os.path.abspath(a.work)
-    os.makedirs(work, exist_ok=True)
-    report = peers.Report(a.case)
+def compare_log_history(report, engine_dir, hf_dir):
+    """trainer_state.json's log_history in the last checkpoint both kept: the same
+    entries (keys, steps) and the same numbers (runtimes and speeds aside)."""
+    common = [c for c in peers.checkpoint_names(engine_dir) if c in peers.checkpoint_names(hf_dir)]
+    if not report.count("a checkpoint both kept", common[-1:], 1):
+        return
+    e, h = (json.load(open(os.path.join(d, common[-1], "trainer_state.json")))["log_history"]
+            for d in (engine_dir, hf_dir))
+    if not report.count("log_history entries in %s (engine)" % common[-1], e, len(h)):
+        return
+    report.equal("log_history keys and steps in " + common[-1], [(sorted(x), x["step"]) for x in e],
+                 [(sorted(x), x["step"]) for x in h])
+    for key, tol in (("loss", LOSS_TOL), ("learning_rate", LR_TOL), ("epoch", 1e-12), ("eval_loss", EVAL_TOL),
+                     ("eval_accuracy", EVAL_TOL), ("eval_f1", EVAL_TOL)):
+        pairs = [(a[key], b[key]) for a, b in zip(e, h) if key in a and key in b]
+        if pairs:
+            report.close("log_history %s" % key, [a for a, _ in pairs], [b for _, b in pairs], tol, len(pairs))
+
+
+def compare_trainer(report, cfg, engine_run, tr, n, n_evals, evals=True):
+    name = "Trainer (transformers %s)" % __import__("transformers").__version__
+    compare_steps(report, name, engine_run.steps, tr["steps"], n)
+    if evals:
+        compare_evals(report, "Trainer", engine_run.evals, tr["evals"], n_evals)
+    # The log lines: the same kinds, keys and order, at the same epochs.
+    e_lines, p_lines = engine_run.dict_lines, tr["logs"]
+    if report.count("Trainer log lines (engine)", e_lines, len(p_lines)):
+        report.equal("Trainer log lines' keys", kinds(e_lines), kinds(p_lines))
+        report.close("Trainer log lines' epochs", [l["epoch"] for l in e_lines], [l["epoch"] for l in p_lines],
+                     1e-12, len(p_lines))
+        loss_lines = [(e, p) for e, p in zip(e_lines, p_lines) if "loss" in p and "loss" in e]
+        report.close("Trainer logged loss", [e["loss"] for e, _ in loss_lines], [p["loss"] for _, p in loss_lines],
+                     LOSS_TOL, len(loss_lines))
+    report.equal("checkpoint folders kept (save_total_limit %s)" % cfg.get("save-total-limit"),
+                 engine_run.checkpoints(), tr["checkpoints"])
+    compare_log_history(report, engine_run.out_dir, tr["out_dir"])
+
+
+def fashion_case(report, cfg, work):
     data_dir = peers.write_fashion_subset(os.path.join(work, "fashion-mnist"), cfg["n-train"], cfg["n-eval"])
     cfg["data"] = data_dir
     data = peers.load_fashion(data_dir)
@@ -128,22 +175,148 @@ def main():
                   acc["steps"], n)
     compare_evals(report, "Accelerator", engine["accelerator"].evals, acc["evals"], cfg["epochs"])
 
-    import transformers
     tr = peer_loops.trainer_run(cfg, data, init, os.path.join(work, "hf-trainer"))
-    name = "Trainer (transformers %s)" % transformers.__version__
-    compare_steps(report, name, engine["trainer"].steps, tr["steps"], n)
-    compare_evals(report, "Trainer", engine["trainer"].evals, tr["evals"], cfg["epochs"])
-    # The log lines: the same kinds, keys and order, at the same epochs.
-    e_lines, p_lines = engine["trainer"].dict_lines, tr["logs"]
-    if report.count("Trainer log lines (engine)", e_lines, len(p_lines)):
-        report.equal("Trainer log lines' keys", kinds(e_lines), kinds(p_lines))
-        report.close("Trainer log lines' epochs", [l["epoch"] for l in e_lines], [l["epoch"] for l in p_lines],
-                     1e-12, len(p_lines))
-        loss_lines = [(e, p) for e, p in zip(e_lines, p_lines) if "loss" in p and "loss" in e]
-        report.close("Trainer logged loss", [e["loss"] for e, _ in loss_lines], [p["loss"] for _, p in loss_lines],
-                     LOSS_TOL, len(loss_lines))
-    report.equal("checkpoint folders kept (save_total_limit %s)" % cfg.get("save-total-limit"),
-                 engine["trainer"].checkpoints(), tr["checkpoints"])
+    compare_trainer(report, cfg, engine["trainer"], tr, n, cfg["epochs"])
+
+
+def lm_case(report, cfg, work):
+    """The token-normalised loss on the synthetic LM (sequences of 8 to 64
+    tokens): every micro-batch's summed token loss over the window's label
+    tokens, against the Trainer's num_items_in_batch (a model that takes loss
+    kwargs), Accelerate's recipe and the plain loop; and the naive mean (each
+    micro-batch's token mean / K, what Transformers before 4.46 did) against a
+    Trainer whose model takes no loss kwargs."""
+    data = peers.synthetic_lm(cfg["seed"])
+    vocab = 64
+    n = cfg["max-steps"]
+    init = peers.initial_weights(work, cfg)
+    engine = {mode: peers.run_engine(os.path.join(work, "engine-" + mode), engine_options(cfg, mode))
+              for mode in ("pytorch", "accelerator", "trainer")}
+    mean_cfg = dict(cfg, **{"loss-normalization": "mean"})
+    engine_mean = peers.run_engine(os.path.join(work, "engine-trainer-mean"), engine_options(mean_cfg, "trainer"))
+    for mode, run in list(engine.items()) + [("trainer mean", engine_mean)]:
+        report.count("engine %s summary" % mode, [run.summary] if run.summary else [], 1)
+
+    plain = peer_loops.plain_loop(cfg, data, init, vocab)
+    compare_steps(report, "plain loop tokens", engine["pytorch"].steps, plain["steps"], n)
+    compare_evals(report, "plain loop", engine["pytorch"].evals, plain["evals"], 1)
+    acc = peer_loops.accelerate_loop(cfg, data, init, vocab)
+    compare_steps(report, "Accelerator tokens", engine["accelerator"].steps, acc["steps"], n)
+    compare_evals(report, "Accelerator", engine["accelerator"].evals, acc["evals"], 1)
+
+    tr = peer_loops.trainer_run(cfg, data, init, os.path.join(work, "hf-trainer"), vocab, accepts_loss_kwargs=True)
+    report.count("Trainer passed num_items_in_batch", [1] if tr["saw_num_items"] else [], 1)
+    # The Trainer's eval_loss is the mean over sequences of each eval batch's token
+    # mean (evaluation_loop: losses.repeat(batch_size)); the engine's, the plain
+    # loop's and Accelerate's the mean over every label token. Its accuracy and F1
+    # (over tokens, compute_metrics) compare; its eval_loss is compared with that
+    # of its own definition, computed here from the engine's final weights' twin.
+    compare_trainer(report, cfg, engine["trainer"], tr, n, 1, evals=False)
+    for key in ("eval_accuracy", "eval_f1"):
+        report.close("Trainer " + key, [e[key] for e in engine["trainer"].evals], [e[key] for e in tr["evals"]],
+                     EVAL_TOL, 1)
+    per_sequence = peers.evaluate_per_batch_mean(tr["trainer"].model, data["eval"], cfg["batch-size"])
+    report.close("Trainer eval_loss (its batch-weighted mean, recomputed)", [per_sequence],
+                 [tr["evals"][-1]["eval_loss"]] if tr["evals"] else [], EVAL_TOL, 1)
+    report.note("Trainer eval_loss: batch-weighted mean of batch token means %.7f, engine's token mean %.7f"
+                % (tr["evals"][-1]["eval_loss"] if tr["evals"] else float("nan"),
+                   engine["trainer"].evals[-1]["eval_loss"] if engine["trainer"].evals else float("nan")))
+
+    naive = peer_loops.trainer_run(mean_cfg, data, init, os.path.join(work, "hf-trainer-mean"), vocab,
+                                   accepts_loss_kwargs=False)
+    report.count("Trainer without loss kwargs passed no num_items_in_batch", [] if naive["saw_num_items"] else [1], 1)
+    compare_steps(report, "Trainer naive mean", engine_mean.steps, naive["steps"], n)
+    # The two normalisations must really differ here, or the case tests nothing.
+    apart = max(abs(a["loss"] - b["loss"]) for a, b in zip(engine["trainer"].steps, engine_mean.steps))
+    report.note("token vs naive mean: largest |Δ loss| per step %.3g" % apart)
+    if apart < 1e-3:
+        report.fail("token-normalised and mean losses differ by only %.3g: the case does not exercise them" % apart)
+
+
+def resume_case(report, cfg, work):
+    """Resume from a checkpoint inside an epoch: the engine's --resume against
+    the Trainer's resume_from_checkpoint (each from its own checkpoint of the same
+    step), and the plain loop and Accelerate (skip_first_batches) continuing the
+    engine's own checkpoint (weights, momentum, schedule, position); each equals
+    the uninterrupted run from that step on."""
+    data_dir = peers.write_fashion_subset(os.path.join(work, "fashion-mnist"), cfg["n-train"], cfg["n-eval"])
+    cfg["data"] = data_dir
+    data = peers.load_fashion(data_dir)
+    n = expected_steps(cfg, cfg["n-train"])
+    at = cfg.pop("resume-at")
+    init = peers.initial_weights(work, cfg)
+    full, resumed = {}, {}
+    for mode in ("pytorch", "accelerator", "trainer"):
+        full[mode] = peers.run_engine(os.path.join(work, "engine-" + mode), engine_options(cfg, mode))
+        checkpoint = os.path.join(full[mode].out_dir, "checkpoint-%d" % at)
+        state = json.load(open(os.path.join(checkpoint, "trainer_state.json")))
+        if not 0 < state["progress"]["next_index"] < math.ceil(cfg["n-train"] / cfg["batch-size"]):
+            report.fail("checkpoint-%d is not inside an epoch: %s" % (at, state["progress"]))
+        resumed[mode] = peers.run_engine(os.path.join(work, "engine-%s-resumed" % mode),
+                                         dict(engine_options(cfg, mode), resume=checkpoint))
+        compare_steps(report, "engine %s resumed vs uninterrupted" % mode, resumed[mode].steps, full[mode].steps[at:],
+                      n - at)
+
+    plain = peer_loops.plain_loop(cfg, data, init, resume=os.path.join(full["pytorch"].out_dir, "checkpoint-%d" % at))
+    compare_steps(report, "plain loop continuing the engine's checkpoint", resumed["pytorch"].steps, plain["steps"],
+                  n - at)
+    compare_evals(report, "plain loop resumed", resumed["pytorch"].evals, plain["evals"], len(plain["evals"]))
+    acc = peer_loops.accelerate_loop(cfg, data, init,
+                                     resume=os.path.join(full["accelerator"].out_dir, "checkpoint-%d" % at))
+    compare_steps(report, "Accelerator continuing the engine's checkpoint", resumed["accelerator"].steps,
+                  acc["steps"], n - at)
+    compare_evals(report, "Accelerator resumed", resumed["accelerator"].evals, acc["evals"], len(acc["evals"]))
+
+    hf_full = peer_loops.trainer_run(cfg, data, init, os.path.join(work, "hf-trainer"))
+    compare_steps(report, "Trainer uninterrupted", full["trainer"].steps, hf_full["steps"], n)
+    hf = peer_loops.trainer_run(cfg, data, init, os.path.join(work, "hf-trainer-resumed"),
+                                resume=os.path.join(work, "hf-trainer", "checkpoint-%d" % at))
+    compare_trainer(report, cfg, resumed["trainer"], hf, n - at, len(hf["evals"]))
+
+
+SCRIPTS = os.path.join(peers.ROOT, "resources", "code")
+
+
+def python_tabs_case(report, cfg, work):
+    """The code panel's Python tabs are scripts that run: each continues a
+    checkpoint of its style's accum-run inside an epoch with the real library and
+    prints {"step", "loss"} per optimizer step, which must be the engine's."""
+    import subprocess
+    data_dir = peers.write_fashion_subset(os.path.join(work, "fashion-mnist"), cfg["n-train"], cfg["n-eval"])
+    n = expected_steps(cfg, cfg["n-train"])
+    tabs = [("pytorch", "pytorch_loop.py", dict(model="mlp", optimizer="sgd")),
+            ("accelerator", "accelerator.py", dict(model="cnn", optimizer="adamw", lr=1e-3)),
+            ("trainer", "trainer.py", dict(model="mlp", optimizer="sgd", **{"max-grad-norm": 1.0}))]
+    at = cfg.pop("resume-at")
+    for mode, script, extra in tabs:
+        c = dict(cfg, data=data_dir, **extra)
+        run = peers.run_engine(os.path.join(work, "engine-" + mode), engine_options(c, mode))
+        report.count("engine %s steps" % mode, run.steps, n)
+        argv = [sys.executable, os.path.join(SCRIPTS, script), "--checkpoint",
+                os.path.join(run.out_dir, "checkpoint-%d" % at), "--steps", str(n - at), "--data", data_dir]
+        if mode == "trainer":
+            argv += ["--output-dir", os.path.join(work, "hf-" + mode)]
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180)
+        lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"step"')]
+        if p.returncode != 0:
+            report.fail("%s exited %d: %s" % (script, p.returncode, p.stdout[-2000:]))
+        report.equal("%s steps" % script, [l["step"] for l in lines], list(range(at + 1, n + 1)))
+        report.close("%s continuing checkpoint-%d: loss per step" % (script, at), [s["loss"] for s in run.steps[at:]],
+                     [l["loss"] for l in lines], LOSS_TOL, n - at)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("case", choices=sorted(CASES))
+    parser.add_argument("--work", required=True)
+    a = parser.parse_args()
+    torch.set_num_threads(1)
+    started = time.time()
+    cfg = dict(BASE, **CASES[a.case])
+    work = os.path.abspath(a.work)
+    os.makedirs(work, exist_ok=True)
+    report = peers.Report(a.case)
+    {"fashion": fashion_case, "lm": lm_case, "resume": resume_case, "tabs": python_tabs_case}[cfg.pop("kind", "fashion")](report, cfg, work)
     print("case %s: %.1f s" % (a.case, time.time() - started))
     report.finish(work)
 
