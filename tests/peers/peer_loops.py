@@ -24,11 +24,14 @@ def make_optimizer(cfg, params):
                            weight_decay=cfg.get("weight-decay", 0.0))
 
 
-def make_scheduler(cfg, optimizer, total_steps):
+def make_scheduler(cfg, optimizer, total_steps, steps_per_update=1):
     """Transformers' schedules: the engine's --scheduler constant with --warmup-steps
-    is get_constant_schedule_with_warmup, linear get_linear_schedule_with_warmup."""
+    is get_constant_schedule_with_warmup, linear get_linear_schedule_with_warmup.
+    steps_per_update: how many times the schedule moves per optimizer step (N for
+    Accelerate's prepared scheduler with N processes), which stretches it N times."""
     import transformers
-    warmup = cfg.get("warmup-steps", 0)
+    warmup = cfg.get("warmup-steps", 0) * steps_per_update
+    total_steps *= steps_per_update
     if cfg["scheduler"] == "linear":
         return transformers.get_linear_schedule_with_warmup(optimizer, warmup, total_steps)
     return transformers.get_constant_schedule_with_warmup(optimizer, warmup)
@@ -74,6 +77,7 @@ class Window:
 
     def take(self):
         v = self.total / self.divisor
+        self.last = {"loss_sum": self.total, "items": self.divisor}  # for a sum over processes
         self.total, self.divisor = 0.0, 0
         return v
 
@@ -138,7 +142,7 @@ def plain_loop(cfg, data, init, vocab=0, resume=None):
     return {"steps": steps, "evals": evals}
 
 
-def accelerate_loop(cfg, data, init, vocab=0, resume=None):
+def accelerate_loop(cfg, data, init, vocab=0, resume=None, scheduler_steps_per_update=1):
     """Accelerate's own loop: Accelerator(gradient_accumulation_steps=K), prepare,
     accumulate(model), accelerator.backward(loss), and optimizer.step(),
     lr_scheduler.step(), optimizer.zero_grad() on every micro-batch."""
@@ -146,14 +150,26 @@ def accelerate_loop(cfg, data, init, vocab=0, resume=None):
     accelerator = Accelerator(gradient_accumulation_steps=cfg["accumulation-steps"], cpu=True)
     model = peers.make_model(cfg["model"], init, vocab)
     optimizer = make_optimizer(cfg, model.parameters())
-    L, per_epoch = updates_per_epoch(cfg, data["train"])
-    epochs, total = run_length(cfg, data["train"])
-    lr_scheduler = make_scheduler(cfg, optimizer, total)
+    # With N processes each takes every N-th batch of the order (BatchSamplerShard):
+    # L micro-batches per process and epoch, as accum-run's DistributedSampler shards.
+    world = accelerator.num_processes
+    L = math.ceil(math.ceil(len(data["train"]) / cfg["batch-size"]) / world)
+    per_epoch = math.ceil(L / cfg["accumulation-steps"])
+    if cfg.get("max-steps", 0) > 0:
+        epochs, total = math.ceil(cfg["max-steps"] / per_epoch), cfg["max-steps"]
+    else:
+        epochs, total = cfg["epochs"], per_epoch * cfg["epochs"]
+    # Accelerate's prepared scheduler steps N times per optimizer step (split_batches
+    # False, its documented behaviour): a schedule of N × the steps and the warmup
+    # moves as accum-run's per step.
+    lr_scheduler = make_scheduler(cfg, optimizer, total, scheduler_steps_per_update)
     sampler = peers.EngineOrder(len(data["train"]), cfg["seed"])
     loader = torch.utils.data.DataLoader(data["train"], batch_size=cfg["batch-size"], sampler=sampler,
                                          collate_fn=peers.collate)
     start_epoch, start_index, done = resume_state(cfg, model, optimizer, lr_scheduler, resume)
     model, optimizer, loader, lr_scheduler = accelerator.prepare(model, optimizer, loader, lr_scheduler)
+    if len(loader) != L:
+        raise AssertionError("the prepared loader has %d batches per process, expected %d" % (len(loader), L))
     K, max_norm = cfg["accumulation-steps"], cfg.get("max-grad-norm", 0.0)
     clip_to = max_norm if max_norm > 0 else math.inf
     steps, evals, window = [], [], Window(token_loss(cfg))
@@ -208,7 +224,7 @@ def accelerate_loop(cfg, data, init, vocab=0, resume=None):
                 lr_scheduler.step()
                 optimizer.zero_grad()
                 steps.append({"loss": window.take(), "learning_rate": lr, "grad_norm": float(grad_norm),
-                              "epoch": epoch + index / L})
+                              "epoch": epoch + index / L, **window.last})
                 if len(steps) == total:
                     break
         evals.append(dict(peers.evaluate(accelerator.unwrap_model(model), data["eval"], cfg["batch-size"]),

@@ -331,7 +331,9 @@ class EngineRun:
         self.evals = [r for r in self.records if r["type"] == "eval"]
         self.summary = next((r for r in self.records if r["type"] == "summary"), None)
         # The Trainer's dict lines, as printed.
-        self.dict_lines = [ast.literal_eval(l) for l in stdout.splitlines() if l.startswith("{'")]
+        # (With several processes rank 0 prints them, its lines prefixed "[rank 0] ".)
+        lines = [l[len("[rank 0] "):] if l.startswith("[rank 0] ") else l for l in stdout.splitlines()]
+        self.dict_lines = [ast.literal_eval(l) for l in lines if l.startswith("{'")]
         self.stdout = stdout
 
     def checkpoints(self):

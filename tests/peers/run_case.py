@@ -61,6 +61,16 @@ CASES = {
     # Each style's Python tab continues its accum-run's checkpoint-4 (inside the first epoch).
     "python_tabs": dict(kind="tabs", **{"accumulation-steps": 3, "scheduler": "linear", "warmup-steps": 2,
                         "save-strategy": "steps", "save-steps": 4, "resume-at": 4, "epochs": 2}),
+    # Two processes × micro-batch 8 (208 images: 13 per process and epoch, every
+    # batch full), K = 3, the linear schedule with warmup.
+    "ddp2_mlp_k3_linear": dict(kind="ddp", model="mlp", optimizer="sgd", **{"batch-size": 8, "n-train": 208,
+                               "n-eval": 96, "accumulation-steps": 3, "scheduler": "linear", "warmup-steps": 2,
+                               "max-grad-norm": 1.0, "save-strategy": "steps", "save-steps": 4,
+                               "save-total-limit": 2}),
+    # Two processes × 4 sequences of the synthetic LM, K = 4, the token loss.
+    "ddp2_lm_tokens_k4": dict(kind="ddp", model="mlp", dataset="synthetic-lm", optimizer="adamw", lr=3e-3, **{
+        "batch-size": 4, "accumulation-steps": 4, "max-steps": 8, "epochs": 0, "scheduler": "constant",
+        "loss-normalization": "tokens", "logging-steps": 4, "save-strategy": "steps", "save-steps": 4}),
     # The synthetic LM (2000 sequences of 8 to 64 tokens), micro-batches of 8
     # sequences, K = 4, 12 optimizer steps of an epoch of 250 micro-batches.
     "lm_tokens_k4": dict(kind="lm", model="mlp", dataset="synthetic-lm", optimizer="adamw", lr=3e-3, **{
@@ -305,6 +315,68 @@ def python_tabs_case(report, cfg, work):
                      [l["loss"] for l in lines], LOSS_TOL, n - at)
 
 
+def ddp_case(report, cfg, work):
+    """Two processes: accum-run --nproc-per-node 2 (Gloo) against the real
+    Accelerator and the real Trainer under torchrun (Gloo), each rank a micro-batch
+    of B: the gradients all-reduced once per window (no_sync on the others: the
+    engine's records count 1 all-reduce per step), and with the token loss the
+    window's label tokens counted over both ranks (Accelerate's recipe gathers
+    them, the Trainer's get_batch_samples too, and both multiply by N)."""
+    import subprocess
+    import signal
+    world = 2
+    if cfg["dataset"] == "fashion-mnist":
+        cfg["data"] = peers.write_fashion_subset(os.path.join(work, "fashion-mnist"), cfg["n-train"], cfg["n-eval"])
+        n_train = cfg["n-train"]
+    else:
+        n_train = 2000
+    L = math.ceil(math.ceil(n_train / world) / cfg["batch-size"])
+    per_epoch = math.ceil(L / cfg["accumulation-steps"])
+    n = cfg["max-steps"] if cfg.get("max-steps") else per_epoch * cfg["epochs"]
+    n_evals = 1 if cfg.get("max-steps") else cfg["epochs"]
+    init = peers.initial_weights(work, cfg)
+    cfg_file = os.path.join(work, "config.json")
+    json.dump(cfg, open(cfg_file, "w"))
+    for peer, mode in (("accelerate", "accelerator"), ("trainer", "trainer")):
+        options = dict(engine_options(cfg, mode), **{"nproc-per-node": world, "master-port": peers.free_port(),
+                                                     "backend": "gloo"})
+        engine = peers.run_engine(os.path.join(work, "engine-" + mode), options)
+        report.equal("engine %s: one all-reduce per optimizer step (no_sync on the others)" % mode,
+                     [s.get("grad_allreduces") for s in engine.steps], [1] * n)
+        out = os.path.join(work, "peer-%s.json" % peer)
+        argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world), "--master-addr",
+                "127.0.0.1", "--master-port", str(peers.free_port()), os.path.join(peers.HERE, "ddp_peer.py"), peer,
+                "--config", cfg_file, "--init", init, "--out", out, "--work", os.path.join(work, "peer-" + peer)]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+        try:
+            output, _ = proc.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # torchrun and both ranks
+            output, _ = proc.communicate()
+            report.fail("torchrun %s: over 240 s" % peer)
+        if proc.returncode != 0 or not os.path.exists(out):
+            report.fail("torchrun %s exited %s:\n%s" % (peer, proc.returncode, output[-3000:]))
+            continue
+        result = json.load(open(out))
+        report.equal("torchrun %s world size" % peer, result["world_size"], world)
+        name = "%s, 2 processes" % ("Accelerator" if peer == "accelerate" else "Trainer")
+        compare_steps(report, name, engine.steps, result["steps"], n)
+        keys = ("eval_loss", "eval_accuracy", "eval_f1")
+        if peer == "trainer" and cfg["dataset"] == "synthetic-lm":
+            keys = ("eval_accuracy", "eval_f1")  # its eval_loss: a mean of batch means (see lm_tokens_k4)
+        for key in keys:
+            report.close("%s %s" % (name, key), [e[key] for e in engine.evals], [e[key] for e in result["evals"]],
+                         EVAL_TOL, n_evals)
+        if peer == "trainer":
+            e_lines, p_lines = engine.dict_lines, result["logs"]
+            if report.count("Trainer log lines, 2 processes (engine)", e_lines, len(p_lines)):
+                report.equal("Trainer log lines' keys, 2 processes", kinds(e_lines), kinds(p_lines))
+                report.close("Trainer log lines' epochs, 2 processes", [l["epoch"] for l in e_lines],
+                             [l["epoch"] for l in p_lines], 1e-12, len(p_lines))
+            report.equal("checkpoint folders, 2 processes", engine.checkpoints(), result["checkpoints"])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("case", choices=sorted(CASES))
@@ -316,7 +388,7 @@ def main():
     work = os.path.abspath(a.work)
     os.makedirs(work, exist_ok=True)
     report = peers.Report(a.case)
-    {"fashion": fashion_case, "lm": lm_case, "resume": resume_case, "tabs": python_tabs_case}[cfg.pop("kind", "fashion")](report, cfg, work)
+    {"fashion": fashion_case, "lm": lm_case, "resume": resume_case, "tabs": python_tabs_case, "ddp": ddp_case}[cfg.pop("kind", "fashion")](report, cfg, work)
     print("case %s: %.1f s" % (a.case, time.time() - started))
     report.finish(work)
 
