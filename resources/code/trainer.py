@@ -61,18 +61,12 @@ class Model(torch.nn.Module):
         return {"loss": outputs.loss, "logits": outputs.logits}
 
 
-def training_arguments(config, state, output_dir):
-    from transformers import TrainingArguments
-    warmup = config["warmup-steps"]
-    kind = config["scheduler"] if config["scheduler"] != "constant" else (
-        "constant_with_warmup" if warmup else "constant")
-    return TrainingArguments(
-        output_dir=output_dir, per_device_train_batch_size=config["batch-size"],
-        gradient_accumulation_steps=config["accumulation-steps"], learning_rate=config["lr"],
-        max_steps=state["max_steps"], lr_scheduler_type=kind, warmup_steps=warmup,
-        weight_decay=config["weight-decay"], max_grad_norm=config["max-grad-norm"],
-        logging_steps=1, eval_strategy="no", save_strategy="no", seed=config["seed"], report_to="none",
-        disable_tqdm=True, use_cpu=True, remove_unused_columns=False)
+def schedule_name(config):
+    """The engine's --scheduler as lr_scheduler_type: constant with a warmup is
+    constant_with_warmup (the Trainer's constant has none)."""
+    if config["scheduler"] != "constant":
+        return config["scheduler"]
+    return "constant_with_warmup" if config["warmup-steps"] else "constant"
 
 
 def trainer_checkpoint(trainer, engine_checkpoint, state, output_dir):
@@ -106,7 +100,7 @@ def main():
     parser.add_argument("--output-dir", required=True, help="the Trainer's output_dir (a new directory)")
     cli = parser.parse_args()
     config, state = load_run(cli.checkpoint, "trainer")
-    from transformers import Trainer, TrainerCallback
+    from transformers import Trainer, TrainerCallback, TrainingArguments
 
     torch.set_num_threads(1)
     x, y = load_fashion_mnist(cli.data)
@@ -131,7 +125,13 @@ def main():
                  "sgd": (torch.optim.SGD, {"lr": config["lr"], "momentum": config["momentum"]})}[config["optimizer"]]
 
     # listing:begin
-    args = training_arguments(config, state, cli.output_dir)   # gradient_accumulation_steps=K, …
+    args = TrainingArguments(output_dir=cli.output_dir, per_device_train_batch_size=config["batch-size"],
+                             gradient_accumulation_steps=config["accumulation-steps"],   # K
+                             learning_rate=config["lr"], max_steps=state["max_steps"],
+                             lr_scheduler_type=schedule_name(config), warmup_steps=config["warmup-steps"],
+                             weight_decay=config["weight-decay"], max_grad_norm=config["max-grad-norm"],
+                             logging_steps=1, save_strategy="no", seed=config["seed"], use_cpu=True,
+                             report_to="none", disable_tqdm=True, remove_unused_columns=False)
     trainer = EngineOrderTrainer(model=model, args=args, train_dataset=train,
                                  optimizer_cls_and_kwargs=optimizer, callbacks=[PrintLoss()])
     checkpoint = trainer_checkpoint(trainer, cli.checkpoint, state, cli.output_dir)   # of accum-run's
