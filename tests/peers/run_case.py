@@ -195,11 +195,12 @@ def fashion_case(report, cfg, work):
     # steps before it are full windows, the same in every style, so at its step the
     # weights agree and the gradient norms (before clipping) stand as the losses'
     # divisors: Accelerate's (and the plain loop's) r/K of the Trainer's, which
-    # divides by the window's real size r.
+    # divides by the window's real size r. (Not with weight decay: the Trainer
+    # decays fewer parameters, so the weights part before that step.)
     K = cfg["accumulation-steps"]
     L = math.ceil(cfg["n-train"] / cfg["batch-size"])
     r = L % K
-    if r:
+    if r and not cfg.get("weight-decay"):
         at = math.ceil(L / K) - 1
         for who, accel, trainer in (("engine", engine["accelerator"].steps, engine["trainer"].steps),
                                     ("Accelerate / Transformers", acc["steps"], tr["steps"])):
