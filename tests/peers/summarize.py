@@ -7,7 +7,8 @@ import json
 import os
 import sys
 
-KINDS = [("loss per step", "per-step loss"), ("logged loss", "logged loss"), ("learning rate", "learning rate"),
+KINDS = [("partial window", "partial window r/K (relative)"), ("train_loss", "train_loss"),
+         ("loss per step", "per-step loss"), ("logged loss", "logged loss"), ("learning rate", "learning rate"),
          ("grad_norm", "grad_norm (relative)"), ("epoch", "epoch values"), ("eval_loss", "eval_loss"),
          ("eval_accuracy", "eval_accuracy"), ("eval_f1", "eval_f1")]
 
