@@ -20,6 +20,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -364,11 +365,19 @@ def run_engine(out_dir, options, timeout=240, env=None):
     argv += ["--output-dir", out_dir, "--device", "cpu"]
     if "threads" not in options:
         argv += ["--threads", "1"]
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
-                       env=env)
+    # In a session of its own, so that a run past its time ends with every rank it
+    # launched (--nproc-per-node), not the launcher alone.
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise AssertionError("accum-run ran past %d s: %s" % (timeout, " ".join(argv)))
     if p.returncode != 0:
-        raise AssertionError("accum-run exited %d:\n%s\n%s" % (p.returncode, " ".join(argv), p.stdout[-3000:]))
-    return EngineRun(out_dir, p.stdout)
+        raise AssertionError("accum-run exited %d:\n%s\n%s" % (p.returncode, " ".join(argv), out[-3000:]))
+    return EngineRun(out_dir, out)
 
 
 def initial_weights(work, options):
