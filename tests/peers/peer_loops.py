@@ -17,6 +17,22 @@ import peers
 from peers import pytorch_loop
 
 
+ALLREDUCES = [0]  # gradient all-reduces (DDP bucket calls) in this process so far
+
+
+def count_allreduces(ddp_model):
+    """Counts DistributedDataParallel's gradient all-reduces: a communication hook
+    that does what the default does (allreduce_hook: sum / world size) and counts.
+    A micro-batch under no_sync() calls none."""
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+
+    def hook(state, bucket):
+        ALLREDUCES[0] += 1
+        return allreduce_hook(state, bucket)
+
+    ddp_model.register_comm_hook(None, hook)
+
+
 def make_optimizer(cfg, params):
     if cfg["optimizer"] == "adamw":
         return torch.optim.AdamW(params, lr=cfg["lr"], weight_decay=cfg.get("weight-decay", 0.0))
@@ -170,6 +186,13 @@ def accelerate_loop(cfg, data, init, vocab=0, resume=None, scheduler_steps_per_u
     model, optimizer, loader, lr_scheduler = accelerator.prepare(model, optimizer, loader, lr_scheduler)
     if len(loader) != L:
         raise AssertionError("the prepared loader has %d batches per process, expected %d" % (len(loader), L))
+    if world > 1:
+        count_allreduces(model)
+    seen = [0]
+
+    def allreduces():
+        n, seen[0] = ALLREDUCES[0] - seen[0], ALLREDUCES[0]
+        return n
     K, max_norm = cfg["accumulation-steps"], cfg.get("max-grad-norm", 0.0)
     clip_to = max_norm if max_norm > 0 else math.inf
     steps, evals, window = [], [], Window(token_loss(cfg))
@@ -195,7 +218,7 @@ def accelerate_loop(cfg, data, init, vocab=0, resume=None, scheduler_steps_per_u
                     optimizer.zero_grad()
                 if accelerator.sync_gradients:
                     steps.append({"loss": window.take(), "learning_rate": lr, "grad_norm": float(grad_norm),
-                                  "epoch": epoch + (index + 1) / L})
+                                  "epoch": epoch + (index + 1) / L, "allreduces": allreduces()})
                     if len(steps) + done == total:
                         break
         else:
@@ -224,7 +247,7 @@ def accelerate_loop(cfg, data, init, vocab=0, resume=None, scheduler_steps_per_u
                 lr_scheduler.step()
                 optimizer.zero_grad()
                 steps.append({"loss": window.take(), "learning_rate": lr, "grad_norm": float(grad_norm),
-                              "epoch": epoch + index / L, **window.last})
+                              "epoch": epoch + index / L, "allreduces": allreduces(), **window.last})
                 if len(steps) == total:
                     break
         evals.append(dict(peers.evaluate(accelerator.unwrap_model(model), data["eval"], cfg["batch-size"]),
@@ -245,12 +268,19 @@ def trainer_run(cfg, data, init, out_dir, vocab=0, accepts_loss_kwargs=None, res
         def __init__(self):
             self.steps, self.logs, self.lr = [], [], None
 
+        def on_train_begin(self, args, state, control, **kwargs):
+            if isinstance(trainer.model_wrapped, torch.nn.parallel.DistributedDataParallel):
+                count_allreduces(trainer.model_wrapped)
+            self.seen = ALLREDUCES[0]
+
         def on_pre_optimizer_step(self, args, state, control, optimizer=None, **kwargs):
             self.lr = optimizer.param_groups[0]["lr"]
 
         def on_step_end(self, args, state, control, **kwargs):
             self.steps.append({"loss": trainer.window_loss, "learning_rate": self.lr,
-                               "grad_norm": trainer.grad_norms[-1], "epoch": state.epoch, "step": state.global_step})
+                               "grad_norm": trainer.grad_norms[-1], "epoch": state.epoch, "step": state.global_step,
+                               "allreduces": ALLREDUCES[0] - self.seen})
+            self.seen = ALLREDUCES[0]
             trainer.window_loss = 0.0
 
         def on_log(self, args, state, control, logs=None, **kwargs):

@@ -5,6 +5,12 @@ the same order (the engine's seeded shuffle, reproduced as a Sampler).
 
     ACCUM_RUN=build/app/accum-run venv/bin/python tests/peers/run_case.py CASE --work DIR
 
+Not compared, and why: dropout (the engine's random generator is LibTorch's, not
+reproduced here: the cases run without it), bf16 and the loss scaler (fp32 only),
+the Trainer's speed figures (timings). Where the engine cannot load the other
+side's state (a Trainer checkpoint), each side resumes from its own checkpoint of
+the same step.
+
 Where each number comes from:
   engine  metrics.jsonl "step" records (loss, learning_rate, grad_norm, epoch),
           "eval" records, the Trainer's printed dict lines, checkpoint-N folders;
@@ -386,6 +392,8 @@ def ddp_case(report, cfg, work):
         result = json.load(open(out))
         report.equal("torchrun %s world size" % peer, result["world_size"], world)
         name = "%s, 2 processes" % ("Accelerator" if peer == "accelerate" else "Trainer")
+        report.equal("%s: one all-reduce per optimizer step (DDP's comm hook counts them)" % name,
+                     [s.get("allreduces") for s in result["steps"]], [1] * n)
         compare_steps(report, name, engine.steps, result["steps"], n)
         keys = ("eval_loss", "eval_accuracy", "eval_f1")
         if peer == "trainer" and cfg["dataset"] == "synthetic-lm":
