@@ -119,7 +119,8 @@ CodeListing load_listing(const QString& style, const QString& language) {
         const bool cpp = language == QLatin1String("cpp");
         const QString title = cpp ? QStringLiteral("engine/src/styles/%1.cpp — the loop that runs")
                                         .arg(style == QLatin1String("pytorch") ? QStringLiteral("pytorch_loop") : style)
-                                  : QStringLiteral("resources/code/pytorch_loop.py — a script that runs");
+                                  : QStringLiteral("resources/code/%1.py — a script that runs")
+                                        .arg(style == QLatin1String("pytorch") ? QStringLiteral("pytorch_loop") : style);
         return listing_from_source(QString::fromUtf8(source.readAll()), cpp ? QStringLiteral("//") : QStringLiteral("#"),
                                    title);
     }

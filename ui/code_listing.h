@@ -2,12 +2,12 @@
 // A style's training loop as a listing for the code panel, and which of its
 // lines a micro-batch executes. The C++ listings are the region between
 // "// listing:begin" and "// listing:end" of each style's own source
-// (engine/src/styles/), the plain loop's Python listing that of
-// resources/code/pytorch_loop.py, a script that runs; a trailing "//@forward"
-// or "#@scale,backward" names the roles a line plays and is not shown. The
-// Accelerator's and the Trainer's Python originals are tagged listings
-// (resources/code/*.py.listing), where a line may start with "[forward]". Pure
-// logic (QtCore only), so the highlight sequence is tested without a window.
+// (engine/src/styles/), the Python listings that of a script that runs with the
+// real library (resources/code/pytorch_loop.py, accelerator.py, trainer.py); a
+// trailing "//@forward" or "#@scale,backward" names the roles a line plays and is
+// not shown. A tagged listing (parse_listing), where a line may start with
+// "[forward]", is read where no source is compiled in. Pure logic (QtCore only),
+// so the highlight sequence is tested without a window.
 
 #include <QList>
 #include <QMap>

@@ -154,6 +154,20 @@ class Mlp(nn.Module):
         return SimpleNamespace(loss=F.cross_entropy(logits, labels), logits=logits)
 
 
+class Cnn(nn.Module):
+    """The engine's cnn: two blocks of conv 3 × 3 (padded 1), ReLU, max-pool 2, then 3136-128-10."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                      nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Sequential(nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+
+    def forward(self, inputs, labels):
+        logits = self.head(self.features(inputs).flatten(1))
+        return SimpleNamespace(loss=F.cross_entropy(logits, labels), logits=logits)
+
+
 def schedule(kind, warmup, total):
     """Transformers' get_*_schedule_with_warmup factors, as the engine's scheduler."""
     def factor(s):
@@ -167,7 +181,8 @@ def schedule(kind, warmup, total):
 
 
 def restore(checkpoint, model, optimizer):
-    """Weights and momentum buffers from the engine's model.pt and optimizer.pt."""
+    """Weights and the optimizer's state from the engine's model.pt and optimizer.pt:
+    SGD's momentum buffers, or AdamW's step count and moments."""
     saved = dict(torch.jit.load(os.path.join(checkpoint, "model.pt")).named_parameters())
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -180,6 +195,10 @@ def restore(checkpoint, model, optimizer):
         state = dict(archive.state.named_children()).get(key)
         if state is not None and state._c.hasattr("momentum_buffer"):
             optimizer.state[p]["momentum_buffer"] = state._c.getattr("momentum_buffer").clone()
+        if state is not None and state._c.hasattr("exp_avg"):
+            optimizer.state[p]["step"] = torch.tensor(float(state._c.getattr("step")))
+            optimizer.state[p]["exp_avg"] = state._c.getattr("exp_avg").clone()
+            optimizer.state[p]["exp_avg_sq"] = state._c.getattr("exp_avg_sq").clone()
 
 
 def init_process_group():
@@ -191,7 +210,9 @@ def init_process_group():
 
 
 def log_step(step, window_loss):
-    """The window's loss over every process's micro-batches (their mean), printed by rank 0."""
+    """window_loss: the mean of this process's micro-batch losses in the window
+    (a partial window at an epoch's end too: not the sum of its losses / K)."""
+    # The window's loss over every process's micro-batches (their mean), printed by rank 0.
     loss = torch.tensor([window_loss], dtype=torch.float64)
     dist.all_reduce(loss)
     if dist.get_rank() == 0:
@@ -257,7 +278,7 @@ def main():
     last_step = global_step + args.steps
     updates_per_epoch = -(-len(train_loader) // gradient_accumulation_steps)
     num_epochs = start_epoch + 1 + args.steps // updates_per_epoch  # enough for --steps more updates
-    window_loss = 0.0
+    micro_losses = []  # the window's micro-batch losses: accum-run logs their mean
 
     # listing:begin
     model = DistributedDataParallel(model)           # averages .grad across the processes
@@ -274,7 +295,7 @@ def main():
                     outputs = model(inputs, labels=targets)          #@forward
                     loss = outputs.loss / K                          #@scale
                 scaler.scale(loss).backward()    # all-reduce on sync  #@backward,all_reduce
-            window_loss += loss.item()
+            micro_losses.append(outputs.loss.item())
             if sync:
                 scaler.unscale_(optimizer)           # .grad /= S, once per window  #@unscale
                 if max_grad_norm > 0:
@@ -286,8 +307,8 @@ def main():
                     lr_scheduler.step()                                  #@scheduler
                 optimizer.zero_grad()                                #@zero_grad
                 global_step += 1
-                log_step(global_step, window_loss)
-                window_loss = 0.0
+                log_step(global_step, sum(micro_losses) / len(micro_losses))
+                micro_losses = []
                 if global_step == last_step:
                     return
     # listing:end

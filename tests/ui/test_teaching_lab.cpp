@@ -201,7 +201,7 @@ void TestTeachingLab::listings_tag_every_role() {
 }
 
 // The code panel's C++ tab is the marked region of each style's own source, and
-// the plain loop's Python tab that of a script that runs: line for line against
+// its Python tab that of a script that runs with the real library: line for line against
 // the files as they are now on disk (a source edited without the panel following
 // fails here), and the lines a learner is told about are there.
 void TestTeachingLab::listings_are_the_sources_data() {
@@ -235,6 +235,17 @@ void TestTeachingLab::listings_are_the_sources_data() {
                                                "loss = outputs.loss / K", "scaler.scale(loss).backward()",
                                                "scaler.unscale_(optimizer)", "scaler.step(optimizer)",
                                                "scaler.update()", "optimizer.zero_grad()"};
+    QTest::newRow("accelerator.py") << "accelerator" << "py" << "resources/code/accelerator.py"
+                                    << QStringList{"Accelerator(gradient_accumulation_steps=", "accelerator.prepare(",
+                                                   "with accelerator.accumulate(model):", "accelerator.backward(loss)",
+                                                   "accelerator.clip_grad_norm_(", "optimizer.step()",
+                                                   "lr_scheduler.step()", "optimizer.zero_grad()"};
+    QTest::newRow("trainer.py") << "trainer" << "py" << "resources/code/trainer.py"
+                                << QStringList{"TrainingArguments(", "gradient_accumulation_steps=",
+                                               "trainer.train(resume_from_checkpoint=",
+                                               "accelerator.no_sync", "outputs = model(**inputs)",
+                                               "accelerator.backward(loss)", "lr_scheduler.step()",
+                                               "model.zero_grad()"};
 }
 
 void TestTeachingLab::listings_are_the_sources() {
@@ -255,12 +266,15 @@ void TestTeachingLab::listings_are_the_sources() {
         QVERIFY2(std::any_of(shown.lines.begin(), shown.lines.end(), [&](const QString& l) { return l.contains(text); }),
                  qPrintable(text));
     for (const auto& line : shown.lines) QVERIFY2(!line.contains(QStringLiteral("@")), qPrintable(line)); // no tags
-    // The Accelerator clips inside `if (accelerator.sync_gradients())`, as Accelerate users write it.
+    // The Accelerator clips inside `if (accelerator.sync_gradients())` (in Python
+    // `if accelerator.sync_gradients`), as Accelerate users write it.
     if (style == "accelerator") {
         const auto at = std::find_if(shown.lines.begin(), shown.lines.end(), [](const QString& l) {
             return l.contains(QStringLiteral("accelerator.clip_grad_norm_"));
         });
-        QVERIFY(at != shown.lines.begin() && (at - 1)->contains(QStringLiteral("if (accelerator.sync_gradients())")));
+        const auto condition = language == "cpp" ? QStringLiteral("if (accelerator.sync_gradients())")
+                                                 : QStringLiteral("if accelerator.sync_gradients");
+        QVERIFY(at != shown.lines.begin() && (at - 1)->contains(condition));
     }
 }
 

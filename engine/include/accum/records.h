@@ -56,6 +56,11 @@ struct EvalRecord {
     double eval_loss = 0.0;
     double eval_accuracy = 0.0;
     double eval_f1 = 0.0;
+    // How long the evaluation took and what it covered (the Trainer's
+    // eval_runtime, eval_samples_per_second, eval_steps_per_second).
+    double runtime_s = 0.0;
+    std::int64_t samples = 0;
+    std::int64_t batches = 0;
 };
 
 struct MemoryRecord {

@@ -58,7 +58,11 @@ json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(); }
 
 // The Trainer's state and log lines (TrainerState.log_history, best_metric, the
 // loss since the last log): {'loss': …, 'grad_norm': …, 'learning_rate': …,
-// 'epoch': …} every args.logging_steps optimizer steps, and the evaluation's dict.
+// 'epoch': …} every args.logging_steps optimizer steps, and the evaluation's dict,
+// with the keys, their order and the cadence of Transformers 5.24's Trainer
+// (tests/peers compares them with the real one). The values print as Python's
+// repr of the float; the real Trainer's console callbacks print them as
+// f"{v:.4g}" strings, and its log_history, as ours, keeps the numbers.
 class TrainerLog final : public RunLog {
 public:
     explicit TrainerLog(const TrainingArguments& args) : args_(args) {}
@@ -67,8 +71,11 @@ public:
         tr_loss_ += r.loss;
         ++steps_since_log_;
         total_loss_ += r.loss;
+        session_loss_ += r.loss;
+        ++session_steps_;
         if (r.step % args_.logging_steps != 0) return; // _maybe_log_save_evaluate: should_log
-        const double loss = python_round(tr_loss_ / static_cast<double>(steps_since_log_), 4);
+        // The mean since the last line, unrounded: Transformers 5 logs it so (4.x rounded to 4 decimals).
+        const double loss = tr_loss_ / static_cast<double>(steps_since_log_);
         tr_loss_ = 0;
         steps_since_log_ = 0;
         log_history_.push_back(json{{"loss", number_or_null(loss)}, {"grad_norm", number_or_null(r.grad_norm)},
@@ -77,12 +84,21 @@ public:
                              {"epoch", r.epoch}}));
     }
 
+    // evaluate(): evaluation_loop's metrics (eval_loss first, then compute_metrics'
+    // keys prefixed), speed_metrics("eval", …) (runtime rounded to 4 decimals, the
+    // rates to 3), and log() adds the epoch last.
     void on_eval(RunContext& ctx, const EvalRecord& r) override {
         if (!(best_metric_ <= r.eval_loss)) best_metric_ = r.eval_loss;
+        const double runtime = python_round(r.runtime_s, 4);
+        const double samples_per_second = r.runtime_s > 0 ? python_round(static_cast<double>(r.samples) / r.runtime_s, 3) : 0.0;
+        const double steps_per_second = r.runtime_s > 0 ? python_round(static_cast<double>(r.batches) / r.runtime_s, 3) : 0.0;
         log_history_.push_back(json{{"eval_loss", number_or_null(r.eval_loss)}, {"eval_accuracy", r.eval_accuracy},
-                                    {"eval_f1", r.eval_f1}, {"epoch", r.epoch}, {"step", r.step}});
-        ctx.log(python_dict({{"epoch", r.epoch}, {"eval_loss", r.eval_loss}, {"eval_accuracy", r.eval_accuracy},
-                             {"eval_f1", r.eval_f1}}));
+                                    {"eval_f1", r.eval_f1}, {"eval_runtime", runtime},
+                                    {"eval_samples_per_second", samples_per_second},
+                                    {"eval_steps_per_second", steps_per_second}, {"epoch", r.epoch}, {"step", r.step}});
+        ctx.log(python_dict({{"eval_loss", r.eval_loss}, {"eval_accuracy", r.eval_accuracy}, {"eval_f1", r.eval_f1},
+                             {"eval_runtime", runtime}, {"eval_samples_per_second", samples_per_second},
+                             {"eval_steps_per_second", steps_per_second}, {"epoch", r.epoch}}));
     }
 
     json state() const override {
@@ -99,8 +115,11 @@ public:
             total_loss_ = state["total_loss"].get<double>();
     }
 
-    double train_loss(std::int64_t global_step) const {
-        return global_step > 0 ? total_loss_ / static_cast<double>(global_step) : 0.0;
+    // _finalize_training's train_loss: the mean window loss of the steps this
+    // train() ran (a resumed run's, not the whole run's: _total_loss_scalar
+    // starts at 0 in every _inner_training_loop).
+    double train_loss() const {
+        return session_steps_ > 0 ? session_loss_ / static_cast<double>(session_steps_) : 0.0;
     }
 
 private:
@@ -109,7 +128,9 @@ private:
     double best_metric_ = std::nan("");
     double tr_loss_ = 0.0;           // window losses since the last log line
     std::int64_t steps_since_log_ = 0;
-    double total_loss_ = 0.0;        // all window losses (train_loss)
+    double total_loss_ = 0.0;        // all window losses (kept in checkpoints)
+    double session_loss_ = 0.0;      // the window losses of this train() (train_loss)
+    std::int64_t session_steps_ = 0;
 };
 
 } // namespace
@@ -144,7 +165,7 @@ Trainer::Trainer(RunContext& ctx, TrainingArguments args) : ctx_(ctx), args_(std
 }
 
 Metrics Trainer::evaluate() {
-    const auto r = ctx_.evaluate(); // logs {'epoch': …, 'eval_loss': …, 'eval_accuracy': …, 'eval_f1': …}
+    const auto r = ctx_.evaluate(); // logs {'eval_loss': …, 'eval_accuracy': …, 'eval_f1': …, …, 'epoch': …}
     return Metrics{{"eval_loss", r.eval_loss}, {"eval_accuracy", r.eval_accuracy}, {"eval_f1", r.eval_f1}};
 }
 
@@ -160,7 +181,7 @@ void Trainer::train(const std::string& resume_from_checkpoint) {
         {{"train_runtime", python_round(runtime, 4)},
          {"train_samples_per_second", python_round(runtime > 0 ? ctx_.progress.samples_seen / runtime : 0.0, 3)},
          {"train_steps_per_second", python_round(runtime > 0 ? steps / runtime : 0.0, 3)},
-         {"train_loss", log.train_loss(steps)},
+         {"train_loss", log.train_loss()},
          {"epoch", ctx_.fractional_epoch(ctx_.progress.next_index)}}));
 }
 

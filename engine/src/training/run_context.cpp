@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <torch/cuda.h>
+#include <torch/nn/modules/normalization.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
@@ -326,16 +327,46 @@ void RunContext::build() {
     model = make_model(config, data.train, KernelSet(config.cpu_kernels, /*gradients_in_place=*/true));
     model->to(device);
 
+    // The Trainer decays the weights but not biases nor LayerNorm's parameters
+    // (Trainer.create_optimizer: get_decay_parameter_names, two groups, the second
+    // with weight_decay 0.0); the plain loop and Accelerate hand model.parameters()
+    // to the optimizer, which decays them all. Without weight decay the groups
+    // would not differ: one group then, as before.
+    const auto groups = [&](const torch::optim::OptimizerOptions& options) {
+        std::vector<torch::optim::OptimizerParamGroup> out;
+        if (config.mode != Mode::Trainer || config.weight_decay == 0.0) {
+            out.emplace_back(model->parameters(), options.clone());
+            return out;
+        }
+        std::vector<torch::Tensor> layer_norm;
+        for (const auto& m : model->modules(/*include_self=*/false))
+            if (m->as<torch::nn::LayerNorm>())
+                for (const auto& p : m->parameters(/*recurse=*/false)) layer_norm.push_back(p);
+        std::vector<torch::Tensor> decay, no_decay;
+        for (const auto& item : model->named_parameters()) {
+            const bool norm = std::any_of(layer_norm.begin(), layer_norm.end(),
+                                          [&](const torch::Tensor& p) { return p.is_same(item.value()); });
+            (norm || item.key().find("bias") != std::string::npos ? no_decay : decay).push_back(item.value());
+        }
+        out.emplace_back(decay, options.clone());
+        auto without = options.clone();
+        if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(without.get())) adamw->weight_decay(0.0);
+        if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(without.get())) sgd->weight_decay(0.0);
+        out.emplace_back(no_decay, std::move(without));
+        return out;
+    };
     switch (config.optimizer) {
-    case OptimizerKind::AdamW:
-        optimizer = std::make_unique<Optimizer>(std::make_unique<torch::optim::AdamW>(
-            model->parameters(), torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay)));
+    case OptimizerKind::AdamW: {
+        const auto options = torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay);
+        optimizer = std::make_unique<Optimizer>(std::make_unique<torch::optim::AdamW>(groups(options), options));
         break;
-    case OptimizerKind::Sgd:
-        optimizer = std::make_unique<Optimizer>(std::make_unique<torch::optim::SGD>(
-            model->parameters(),
-            torch::optim::SGDOptions(config.learning_rate).momentum(config.momentum).weight_decay(config.weight_decay)));
+    }
+    case OptimizerKind::Sgd: {
+        const auto options =
+            torch::optim::SGDOptions(config.learning_rate).momentum(config.momentum).weight_decay(config.weight_decay);
+        optimizer = std::make_unique<Optimizer>(std::make_unique<torch::optim::SGD>(groups(options), options));
         break;
+    }
     }
 
     if (config.batch_size > data.train.size())
@@ -607,12 +638,23 @@ bool RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     sink.on_step(r);
     log_->on_step(*this, r);
 
-    const bool mid_epoch_end = reached_max_steps() && done_in_epoch < micro_batches_per_epoch();
-    if (config.eval_strategy == Strategy::Steps && progress.global_step % config.eval_steps == 0) evaluate();
-    // --max-steps inside an epoch ends the run here: the evaluation it would miss,
-    // and the final checkpoint. At an epoch's end, epoch_done() does both.
-    if (mid_epoch_end && config.eval_strategy != Strategy::No && last_eval_step_ != progress.global_step) evaluate();
-    if (checkpoint_due(false) || (mid_epoch_end && config.save_strategy != Strategy::No)) save_checkpoint();
+    // In the Trainer's order: DefaultFlowCallback.on_step_end decides, then
+    // _maybe_log_save_evaluate evaluates and then saves. At the run's last step a
+    // steps strategy evaluates (unless it just did) and saves; an epoch strategy
+    // waits for the epoch's end, which --max-steps inside an epoch brings here (the
+    // Trainer's loop breaks to on_epoch_end): so with --eval-strategy epoch and
+    // --save-strategy steps the last checkpoint is written before the last evaluation,
+    // as the Trainer writes it (tests/peers compares their log_history).
+    const bool last = reached_max_steps();
+    const bool mid_epoch_end = last && done_in_epoch < micro_batches_per_epoch();
+    if (config.eval_strategy == Strategy::Steps && last_eval_step_ != progress.global_step &&
+        (progress.global_step % config.eval_steps == 0 || last))
+        evaluate();
+    if (checkpoint_due(false) || (last && config.save_strategy == Strategy::Steps)) save_checkpoint();
+    if (mid_epoch_end) {
+        if (config.eval_strategy == Strategy::Epoch && last_eval_step_ != progress.global_step) evaluate();
+        if (config.save_strategy == Strategy::Epoch) save_checkpoint();
+    }
     return !mid_epoch_end;
 }
 
@@ -697,7 +739,9 @@ EvalRecord RunContext::evaluate() {
     }
     // In the run's precision, as Accelerate's prepared model and the Trainer evaluate.
     AutocastScope autocast(device.type(), config.mixed_precision);
+    const auto eval_start = std::chrono::steady_clock::now();
     const auto result = evaluate_model(*model, *eval_loader, device);
+    const double eval_runtime = std::chrono::duration<double>(std::chrono::steady_clock::now() - eval_start).count();
     window_peak_and_reset(); // evaluation's memory is not the next step's activations
     EvalRecord r;
     r.step = progress.global_step;
@@ -705,6 +749,9 @@ EvalRecord RunContext::evaluate() {
     r.eval_loss = result.loss;
     r.eval_accuracy = result.metrics.accuracy;
     r.eval_f1 = result.metrics.f1;
+    r.runtime_s = eval_runtime;
+    r.samples = eval_loader->dataset().size();
+    r.batches = eval_loader->size();
     sink.on_eval(r);
     log_->on_eval(*this, r);
     return r;
