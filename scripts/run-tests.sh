@@ -3,8 +3,10 @@
 # both LibTorch versions the project supports:
 #  1. the default build (Debian's LibTorch 1.13, CPU) in build/: engine, runner
 #     and studio tests (offscreen), a bounded libFuzzer run over the readers,
-#     and the CUDA tests (label cuda; they skip, saying why, without a CUDA
-#     device);
+#     the CUDA tests (label cuda; they skip, saying why, without a CUDA
+#     device), and the peers suite (tests/peers: the same experiments in the
+#     real torch 2.11, Accelerate and Transformers, from the environment of
+#     scripts/setup-libtorch2.sh, made first);
 #  2. what a person installs, from that same build: the install tree and the
 #     Debian package (scripts/check-install.sh: desktop entry, metainfo, man
 #     pages, lintian, apt-get install and remove, skipped where accum-studio is
@@ -32,6 +34,9 @@ leg() { # name: the time of the part before, then this one's heading
 
 leg "LibTorch 1.13 (Debian): build and ctest"
 "$ROOT/scripts/setup.sh" "$ROOT/build"
+# The real Python libraries for the peers suite and torchrun (tests/peers,
+# test_torchrun): the pinned torch 2.11 environment, made once in the cache folder.
+"$ROOT/scripts/setup-libtorch2.sh" >/dev/null
 (cd "$ROOT/build" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 "$@")
 
 if [[ "${ACCUM_SKIP_INSTALL:-0}" != 1 ]]; then

@@ -67,7 +67,7 @@ void set_length(accum::RunConfig& c, std::int64_t default_steps, std::int64_t ca
 
 // The |Δ loss| panel's floor: bit-identical updates (Δ = 0) are drawn on it.
 constexpr double kDeltaFloor = 1e-9;
-// Float rounding: runs within this of each other are the same (DESIGN invariant 2).
+// Float rounding: runs within this of each other are the same (ARCHITECTURE.md I1).
 constexpr double kRoundingLevel = 1e-5;
 
 QString batching(const accum::RunConfig& c) {

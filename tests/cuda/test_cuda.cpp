@@ -311,7 +311,7 @@ std::vector<std::string> common(const std::string& model, const std::string& dat
 
 // ---------------------------------------------------------------- cases
 
-// DESIGN invariant 7: the plain loop, the Accelerator and the Trainer give the
+// ARCHITECTURE.md I7 (the three styles agree): the plain loop, the Accelerator and the Trainer give the
 // same trajectory when the windows divide the epoch; on CUDA as on the CPU.
 void styles_agree() {
     require_cuda();
@@ -482,7 +482,7 @@ void real_out_of_memory() {
          std::to_string(run.summary.value("suggested_accumulation_steps", std::int64_t(0))));
 }
 
-// DESIGN invariant 9 with NCCL: 2 processes × 16 × 2 equal 1 process × 32 × 2
+// ARCHITECTURE.md I14 (N ranks equal one process) with NCCL: 2 processes × 16 × 2 equal 1 process × 32 × 2
 // step for step, with one gradient all-reduce per optimizer step.
 void data_parallel_nccl() {
     require_cuda(2);

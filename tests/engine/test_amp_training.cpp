@@ -104,7 +104,7 @@ class TestAmpTraining : public QObject {
 private Q_SLOTS:
     // Acceptance 1: the default experiment (MLP 784-256-128-10 on Fashion-MNIST,
     // SGD lr 0.05 momentum 0.9, 64 × 4, 3 epochs) in bf16 on the CPU reaches eval
-    // accuracy ≥ 0.85 (fp32: 0.856 in eager PyTorch, DESIGN.md), and its per-step
+    // accuracy ≥ 0.85 (fp32: eager PyTorch's same experiment reaches 0.856), and its per-step
     // losses stay within 2 % of fp32's over the first 100 steps — on average: the
     // mean of |bf16 − fp32| / fp32 over the 100 steps is at most 2 % (measured
     // 0.43–0.93 % for seeds 0–4). Not every single step: this training amplifies
@@ -394,7 +394,7 @@ private Q_SLOTS:
         }
     }
 
-    // Acceptance 3 (DESIGN invariant 10): with loss scaling on and no overflow
+    // Acceptance 3 (ARCHITECTURE.md I13, scaling without overflow changes nothing): with loss scaling on and no overflow
     // the per-step losses equal those without, in each style, for K = 1, 3, 4 (S
     // is a power of two: scaling and unscaling are exact in floating point).
     void scalingWithoutOverflowChangesNothing_data() {

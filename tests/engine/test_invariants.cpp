@@ -1,4 +1,4 @@
-// Numerical invariants of DESIGN.md that need to look inside the engine
+// Numerical invariants (docs/ARCHITECTURE.md §2) that need to look inside the engine
 // (weights, .grad, the Accelerator's pieces). Torch first, then Qt Test
 // (this target sets QT_NO_KEYWORDS).
 #include <torch/nn/functional/loss.h>
@@ -47,7 +47,7 @@ std::string write_csv(const QTemporaryDir& dir, int rows) {
 class TestInvariants : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    // Invariant 1 (DESIGN.md): x = 1..8, y = 2x, w0 = 0, MSE, SGD lr 0.02.
+    // ARCHITECTURE.md I1 (accumulation equals the large batch), exactly: x = 1..8, y = 2x, w0 = 0, MSE, SGD lr 0.02.
     // dL/dw = mean(2 (w x - y) x) = -4 mean(x^2) = -4 * 204/8 = -102, so one
     // update gives w = 0.02 * 102 = 2.04, with batch 8 × K 1 and batch 2 × K 4.
     void toyOneUpdate_data() {
@@ -74,7 +74,7 @@ private Q_SLOTS:
             const auto xb = x.slice(0, i * batch, (i + 1) * batch), yb = y.slice(0, i * batch, (i + 1) * batch);
             accelerator.backward(torch::mse_loss(w * xb, yb));
             if (!accelerator.sync_gradients()) {
-                // Invariant 3: between syncs the weight has not moved.
+                // ARCHITECTURE.md I3: between syncs the weight has not moved.
                 optimizer.step();
                 optimizer.zero_grad();
                 QCOMPARE(w.item<float>(), 0.0f);
@@ -88,7 +88,7 @@ private Q_SLOTS:
         QVERIFY2(std::abs(w.item<double>() - 2.04) <= 1e-6, std::to_string(w.item<double>()).c_str());
     }
 
-    // Invariant 3 on the real engine, in each style's own loop: between syncs the
+    // ARCHITECTURE.md I3 on the real engine, in each style's own loop: between syncs the
     // weights are bit-identical to the window's start and .grad equals (1/K) Σ gᵢ
     // of the micro-batches so far. The sink looks at the model after every
     // micro-batch's backward (before the optimizer steps on the K-th); gᵢ comes
@@ -152,7 +152,7 @@ private Q_SLOTS:
         QVERIFY2(watch.failure.empty(), watch.failure.c_str());
     }
 
-    // Invariant 5: a partial last window of r < K micro-batches. The Trainer divides
+    // ARCHITECTURE.md I5: a partial last window of r < K micro-batches. The Trainer divides
     // it by r (mean of the r); the PyTorch loop and the Accelerator divide by K, so
     // their update is r/K of the Trainer's (plain SGD, same state before the window).
     void partialWindowScaling_data() {

@@ -284,7 +284,7 @@ private Q_SLOTS:
 
     // ---- Gradient checkpointing ------------------------------------------
 
-    // DESIGN.md invariant 11: checkpointing changes memory and time, never the
+    // ARCHITECTURE.md I11: checkpointing changes memory and time, never the
     // numbers. The re-run computes the same operators on the same inputs with
     // the same dropout masks, so the figures agree to rounding (1e-6 is the
     // issue's tolerance); three micro-batches accumulate in .grad.

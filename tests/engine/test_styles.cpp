@@ -70,7 +70,7 @@ double max_relative_difference(const std::vector<StepRecord>& a, const std::vect
 class TestStyles : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    // Invariant 4: E epochs of L micro-batches give E·ceil(L/K) optimizer steps in
+    // ARCHITECTURE.md I4: E epochs of L micro-batches give E·ceil(L/K) optimizer steps in
     // every style, also when L % K != 0 (the last partial window is flushed).
     void stepCounts_data() {
         QTest::addColumn<QString>("mode");
@@ -97,7 +97,7 @@ private Q_SLOTS:
         QCOMPARE(r.summary.samples_seen, std::int64_t(200));
     }
 
-    // Invariant 2: micro-batch B × K equals batch B·K (same data order) for SGD,
+    // ARCHITECTURE.md I1: micro-batch B × K equals batch B·K (same data order) for SGD,
     // SGD with momentum and AdamW, within 1e-5 relative, at every step.
     void accumulationEqualsLargeBatch_data() {
         QTest::addColumn<QString>("mode");
@@ -157,7 +157,7 @@ private Q_SLOTS:
         QVERIFY2(max_relative_difference(a.steps, b.steps) > 1e-3, "BatchNorm runs should differ");
     }
 
-    // Invariant 7: the three styles give the same trajectory when L % K == 0.
+    // ARCHITECTURE.md I7: the three styles give the same trajectory when L % K == 0.
     void threeStylesAgree() {
         const auto p = run(tiny(Mode::Pytorch)), a = run(tiny(Mode::Accelerator)), t = run(tiny(Mode::Trainer));
         QCOMPARE(p.steps.size(), std::size_t(12));
@@ -168,7 +168,7 @@ private Q_SLOTS:
         }
     }
 
-    // Invariant 6: with variable-length sequences, token normalisation makes
+    // ARCHITECTURE.md I6: with variable-length sequences, token normalisation makes
     // micro-batch 4 × K 4 match 16 × 1; the per-micro-batch mean does not.
     void tokenNormalisation_data() {
         QTest::addColumn<QString>("mode");
@@ -207,7 +207,7 @@ private Q_SLOTS:
         QVERIFY2(worst > 1e-3, std::to_string(worst).c_str());
     }
 
-    // Invariant 8 (first half): peak memory is set by the micro-batch, not by K.
+    // ARCHITECTURE.md I9: peak memory is set by the micro-batch, not by K.
     void peakMemoryFollowsMicroBatch() {
         RunConfig c = tiny();
         c.dataset = DatasetKind::FashionMnist;

@@ -322,7 +322,7 @@ void TestTeachingLab::compare_styles_same_trajectory() {
     QCOMPARE(runs[0].config.mode, accum::Mode::Pytorch);
     QCOMPARE(runs[1].config.mode, accum::Mode::Accelerator);
     QCOMPARE(runs[2].config.mode, accum::Mode::Trainer);
-    // DESIGN invariant 7: the three styles give the same trajectory when L % K == 0.
+    // ARCHITECTURE.md I7: the three styles give the same trajectory when L % K == 0.
     const double worst = window.lab_panel()->max_loss_difference();
     QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
     QCOMPARE(window.lab_panel()->table()->rowCount(), 3);
@@ -346,10 +346,10 @@ void TestTeachingLab::compare_accumulation_less_memory() {
     for (const auto& r : runs) QCOMPARE(int(r.summary.status), int(accum::RunStatus::Completed));
     qInfo("peak memory %lld / %lld / %lld bytes", (long long)runs[0].summary.peak_memory_bytes,
           (long long)runs[1].summary.peak_memory_bytes, (long long)runs[2].summary.peak_memory_bytes);
-    // DESIGN invariant 8: memory is set by the micro-batch.
+    // ARCHITECTURE.md I9: memory is set by the micro-batch.
     QVERIFY(runs[1].summary.peak_memory_bytes < runs[0].summary.peak_memory_bytes);
     QVERIFY(runs[2].summary.peak_memory_bytes < runs[1].summary.peak_memory_bytes);
-    // Invariant 2: same effective batch, same curve (float rounding only).
+    // ARCHITECTURE.md I1: same effective batch, same curve (float rounding only).
     QVERIFY(window.lab_panel()->max_loss_difference() < 1e-4);
 }
 
@@ -469,7 +469,7 @@ void TestTeachingLab::no_sync_demo_in_the_lab() {
     }
     QCOMPARE(studio::allreduces_per_update(runs[0]), 1.0);
     QCOMPARE(studio::allreduces_per_update(runs[1]), 4.0);
-    // DESIGN invariant 9: syncing every micro-batch averages the same sums.
+    // ARCHITECTURE.md I15: syncing every micro-batch averages the same sums.
     QVERIFY(window.lab_panel()->max_loss_difference() < 1e-5);
     auto* table = window.lab_panel()->table();
     QCOMPARE(table->rowCount(), 2);

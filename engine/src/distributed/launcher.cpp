@@ -27,7 +27,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Exit code of a rank that failed because another rank failed first (a
-// distributed failure, DESIGN.md's exit codes): a consequence, not a cause.
+// distributed failure, ARCHITECTURE.md §3.4, exit codes): a consequence, not a cause.
 constexpr int kDistributedFailureExit = 6;
 // How long the launcher waits for the cause after the first failure it sees is
 // only a consequence (a rank reporting a lost peer may be reaped before the peer).

@@ -8,7 +8,7 @@
 //             + max(activations(B), the optimizer step's temporaries)
 //
 // The number of accumulation steps K does not enter: the micro-batch sets the
-// peak (DESIGN.md, invariant 8).
+// peak (ARCHITECTURE.md I9, memory is set by the micro-batch).
 #pragma once
 
 #include <cstdint>
