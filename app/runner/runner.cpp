@@ -231,6 +231,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         out << summary_text(summary) << std::endl;
     else
         err << rank_prefix << "accum-run: " << summary.message << "\n" << summary_text(summary) << std::endl;
+    if (!sink.summary_error().empty()) {
+        // The summary above is all there is of it: the disk refused it too.
+        err << rank_prefix << "accum-run: the summary could not be written: " << sink.summary_error() << std::endl;
+        if (summary.exit_code == exit_code::completed || summary.exit_code == exit_code::interrupted)
+            return exit_code::write_failed;
+    }
     return summary.exit_code;
 }
 

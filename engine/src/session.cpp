@@ -17,6 +17,7 @@
 #include "accum/engine_messages.h"
 #include "accum/errors.h"
 #include "accum/memory_planner.h"
+#include "checked_file.h"
 #include "distributed/data_parallel.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
@@ -279,6 +280,13 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::distributed_failure;
         set_message(summary, distributed_message(e));
+    } catch (const WriteError& e) {
+        // A checkpoint or a record could not be written: the run ends here, the
+        // checkpoint's temporary directory removed, the earlier ones as they
+        // were. No checkpoint on the way out: the disk that refused one would.
+        summary.status = RunStatus::Error;
+        summary.exit_code = exit_code::write_failed;
+        set_message(summary, e.detail());
     } catch (const DivergedError& e) {
         summary.status = RunStatus::Diverged;
         summary.exit_code = exit_code::diverged;
@@ -304,7 +312,17 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         }
     }
     summarise(ctx.get(), wall_start, summary);
-    if (ctx) ctx->emit_memory_record();
+    if (ctx) {
+        try {
+            ctx->emit_memory_record();
+        } catch (const WriteError& e) { // the run's last record: a run that had not failed fails with it
+            if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped) {
+                summary.status = RunStatus::Error;
+                summary.exit_code = exit_code::write_failed;
+                set_message(summary, e.detail());
+            }
+        }
+    }
     // Release everything the run held before reporting, so the next run starts clean.
     const bool was_cuda = ctx && ctx->device.is_cuda();
     ctx.reset();
@@ -399,7 +417,12 @@ public:
                                              std::filesystem::temp_directory_path().string());
         ::close(fd);
         path_ = pattern;
-        std::ofstream(path_) << to_json_text(config) << "\n";
+        try {
+            io::write_file(path_, to_json_text(config) + "\n"); // WriteError: the run cannot start
+        } catch (...) {
+            ::unlink(path_.c_str());
+            throw;
+        }
     }
     ~ConfigFile() {
         std::error_code ec;
@@ -437,6 +460,8 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
     try {
         file = std::make_unique<ConfigFile>(config);
         options.plan = {config.nproc_per_node, 1, 0, "127.0.0.1", dist::pick_free_port("127.0.0.1")};
+    } catch (const WriteError& e) {
+        return failed_summary(RunStatus::Error, exit_code::write_failed, e.detail(), world_size);
     } catch (const std::exception& e) {
         return failed_summary(RunStatus::Error, exit_code::failure,
                               make_message(message_code::internal_error, {{"error", e.what()}}), world_size);

@@ -600,6 +600,50 @@
         <translation>không dùng được thư mục cho các lần chạy (--output-dir): %1</translation>
     </message>
     <message>
+        <source>no space left on the disk</source>
+        <translation>ổ đĩa đã hết chỗ trống</translation>
+    </message>
+    <message>
+        <source>the disk quota is used up</source>
+        <translation>đã dùng hết hạn mức đĩa</translation>
+    </message>
+    <message>
+        <source>an input/output error</source>
+        <translation>lỗi vào/ra</translation>
+    </message>
+    <message>
+        <source>the file system is read-only</source>
+        <translation>hệ thống tệp chỉ cho đọc</translation>
+    </message>
+    <message>
+        <source>the folder no longer exists</source>
+        <translation>thư mục không còn nữa</translation>
+    </message>
+    <message>
+        <source>permission denied</source>
+        <translation>không có quyền</translation>
+    </message>
+    <message>
+        <source>cannot create %1: %2</source>
+        <translation>không tạo được %1: %2</translation>
+    </message>
+    <message>
+        <source>cannot rename %1 to %2: %3</source>
+        <translation>không đổi được tên %1 thành %2: %3</translation>
+    </message>
+    <message>
+        <source>cannot save %1 to the disk: %2</source>
+        <translation>không lưu được %1 xuống đĩa: %2</translation>
+    </message>
+    <message>
+        <source>cannot remove %1: %2</source>
+        <translation>không xoá được %1: %2</translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation>không ghi được %1: %2</translation>
+    </message>
+    <message>
         <source>the data cannot be used: %1</source>
         <translation>không dùng được dữ liệu: %1</translation>
     </message>
