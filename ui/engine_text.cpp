@@ -257,6 +257,9 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
         if (kind == "peer-lost")
             what = a.has("peer") ? EngineText::tr("rank %1 was lost (its process ended)").arg(a["peer"])
                                  : EngineText::tr("a rank was lost (its process ended)");
+        else if (kind == "peer-failed")
+            what = a.has("peer") ? EngineText::tr("rank %1 failed and said why").arg(a["peer"])
+                                 : EngineText::tr("a rank failed and said why");
         else if (kind == "timeout")
             what = EngineText::tr("the other ranks did not answer within --dist-timeout");
         else if (kind == "address-in-use")

@@ -361,9 +361,15 @@ EngineMessage config_message(const std::string& text) {
 SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sink& sink, RunControl& control,
                        std::function<bool()> abandon = {}) {
     RunConfig config = given;
+    // A rank that cannot join says why where the others wait for it (they stop
+    // within seconds, naming it), then ends.
+    auto refused = [&](int code, EngineMessage message) {
+        auto summary = failed_summary(RunStatus::Error, code, std::move(message), world.world_size);
+        dist::announce_failure(world, config.dist_timeout_s, summary.message);
+        return summary;
+    };
     if (const auto problems = validate(config); !problems.empty())
-        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, problems_message(problems),
-                              world.world_size);
+        return refused(exit_code::invalid_arguments, problems_message(problems));
     // Ranks on one machine with CUDA: one device each, by local rank.
     if (runs_on_cuda(config) && (config.device == "auto" || config.device == "cuda") && torch::cuda::device_count() > 0)
         config.device = "cuda:" + std::to_string(world.local_rank % static_cast<int>(torch::cuda::device_count()));
@@ -385,7 +391,7 @@ SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sin
         options.abort = [&control] { return control.stop_requested_for() > std::chrono::seconds(2); };
         state = std::make_unique<dist::DistributedState>(dist::ProcessGroup::connect(options), world);
     } catch (const ConfigError& e) {
-        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, e.detail(), world.world_size);
+        return refused(exit_code::invalid_arguments, e.detail());
     } catch (const DistributedError& e) {
         if (control.stop_requested())
             return failed_summary(RunStatus::Stopped, exit_code::interrupted,
@@ -395,6 +401,12 @@ SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sin
     }
     const dist::DefaultStateScope scope(state.get());
     SummaryRecord summary = run_once(config, sink, control, nullptr, world.local_world_size);
+    // A failure of this rank's own (a write that failed, out of memory, bad
+    // data): the others, waiting for it at the next sync, learn it at once. A
+    // failure of the group is theirs as much as this rank's.
+    if (summary.status != RunStatus::Completed && summary.status != RunStatus::Stopped &&
+        summary.exit_code != exit_code::distributed_failure)
+        state->group().announce_failure(summary.message);
     if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped) {
         try {
             state->group().barrier();

@@ -732,6 +732,14 @@
         <translation>một rank đã mất (tiến trình của nó đã kết thúc)</translation>
     </message>
     <message>
+        <source>rank %1 failed and said why</source>
+        <translation>rank %1 bị lỗi và đã nói lý do</translation>
+    </message>
+    <message>
+        <source>a rank failed and said why</source>
+        <translation>một rank bị lỗi và đã nói lý do</translation>
+    </message>
+    <message>
         <source>the other ranks did not answer within --dist-timeout</source>
         <translation>các rank khác không trả lời trong thời hạn --dist-timeout</translation>
     </message>

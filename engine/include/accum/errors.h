@@ -95,6 +95,7 @@ public:
         Timeout,      // a rendezvous or a collective did not complete in time
         AddressInUse, // the master could not listen on its port
         Unreachable,  // the master did not accept or did not answer
+        PeerFailed,   // a peer failed and said why (its message is quoted)
         Failed,       // any other error of the backend, or an earlier failure
     };
     DistributedError(Kind kind, int rank, int peer, const std::string& message)
