@@ -206,21 +206,23 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
         return EngineText::tr("the folder for runs cannot be used (--output-dir): %1").arg(a["error"]);
     // ------------------------------------------------------------ the run's files
     if (c == code::write_failed) {
-        // The reasons a write meets, said here; any other in the system's words.
+        // The reasons a write meets, translated (in English the system's own
+        // words, as accum-run prints them); any other in the system's words.
         const auto err = a.raw("errno");
-        const QString reason = err == "ENOSPC"                    ? EngineText::tr("no space left on the disk")
-                               : err == "EDQUOT"                  ? EngineText::tr("the disk quota is used up")
-                               : err == "EIO"                     ? EngineText::tr("an input/output error")
-                               : err == "EROFS"                   ? EngineText::tr("the file system is read-only")
-                               : err == "ENOENT"                  ? EngineText::tr("the folder no longer exists")
-                               : err == "EACCES" || err == "EPERM" ? EngineText::tr("permission denied")
+        const QString reason = err == "ENOSPC"                     ? EngineText::tr("no space left on device")
+                               : err == "EDQUOT"                   ? EngineText::tr("disk quota exceeded")
+                               : err == "EIO"                      ? EngineText::tr("input/output error")
+                               : err == "EROFS"                    ? EngineText::tr("read-only file system")
+                               : err == "ENOENT"                   ? EngineText::tr("no such file or directory")
+                               : err == "EACCES"                   ? EngineText::tr("permission denied")
                                                                    : a["reason"];
         const auto action = a.raw("action");
-        if (action == "creating") return EngineText::tr("cannot create %1: %2").arg(a["path"], reason);
-        if (action == "renaming") return EngineText::tr("cannot rename %1 to %2: %3").arg(a["path"], a["to"], reason);
-        if (action == "syncing") return EngineText::tr("cannot save %1 to the disk: %2").arg(a["path"], reason);
-        if (action == "removing") return EngineText::tr("cannot remove %1: %2").arg(a["path"], reason);
-        return EngineText::tr("cannot write %1: %2").arg(a["path"], reason);
+        if (action == "creating") return EngineText::tr("%1 while creating %2").arg(reason, a["path"]);
+        if (action == "renaming")
+            return EngineText::tr("%1 while renaming %2 to %3").arg(reason, a["path"], a["to"]);
+        if (action == "syncing") return EngineText::tr("%1 while syncing %2").arg(reason, a["path"]);
+        if (action == "removing") return EngineText::tr("%1 while removing %2").arg(reason, a["path"]);
+        return EngineText::tr("%1 while writing %2").arg(reason, a["path"]);
     }
     // ----------------------------------------------------------------- data
     if (c == code::data_error) return EngineText::tr("the data cannot be used: %1").arg(a["detail"]);

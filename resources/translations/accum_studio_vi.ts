@@ -600,48 +600,48 @@
         <translation>không dùng được thư mục cho các lần chạy (--output-dir): %1</translation>
     </message>
     <message>
-        <source>no space left on the disk</source>
+        <source>no space left on device</source>
         <translation>ổ đĩa đã hết chỗ trống</translation>
     </message>
     <message>
-        <source>the disk quota is used up</source>
+        <source>disk quota exceeded</source>
         <translation>đã dùng hết hạn mức đĩa</translation>
     </message>
     <message>
-        <source>an input/output error</source>
+        <source>input/output error</source>
         <translation>lỗi vào/ra</translation>
     </message>
     <message>
-        <source>the file system is read-only</source>
+        <source>read-only file system</source>
         <translation>hệ thống tệp chỉ cho đọc</translation>
     </message>
     <message>
-        <source>the folder no longer exists</source>
-        <translation>thư mục không còn nữa</translation>
+        <source>no such file or directory</source>
+        <translation>không còn tệp hay thư mục đó</translation>
     </message>
     <message>
         <source>permission denied</source>
         <translation>không có quyền</translation>
     </message>
     <message>
-        <source>cannot create %1: %2</source>
-        <translation>không tạo được %1: %2</translation>
+        <source>%1 while creating %2</source>
+        <translation>%1 khi tạo %2</translation>
     </message>
     <message>
-        <source>cannot rename %1 to %2: %3</source>
-        <translation>không đổi được tên %1 thành %2: %3</translation>
+        <source>%1 while renaming %2 to %3</source>
+        <translation>%1 khi đổi tên %2 thành %3</translation>
     </message>
     <message>
-        <source>cannot save %1 to the disk: %2</source>
-        <translation>không lưu được %1 xuống đĩa: %2</translation>
+        <source>%1 while syncing %2</source>
+        <translation>%1 khi lưu %2 xuống đĩa</translation>
     </message>
     <message>
-        <source>cannot remove %1: %2</source>
-        <translation>không xoá được %1: %2</translation>
+        <source>%1 while removing %2</source>
+        <translation>%1 khi xoá %2</translation>
     </message>
     <message>
-        <source>cannot write %1: %2</source>
-        <translation>không ghi được %1: %2</translation>
+        <source>%1 while writing %2</source>
+        <translation>%1 khi ghi %2</translation>
     </message>
     <message>
         <source>the data cannot be used: %1</source>

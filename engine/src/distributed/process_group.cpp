@@ -297,6 +297,8 @@ struct ProcessGroup::Impl {
                 return;
             }
             detail = "this rank was asked to stop while its peers did not answer";
+        } catch (const DistributedError&) {
+            throw; // fail_for_peer: a peer's own failure, said as it is
         } catch (const std::exception& e) {
             detail = message_of(e);
         }
