@@ -200,6 +200,7 @@ struct ProcessGroup::Impl {
     c10::intrusive_ptr<C10dBackend> backend;
     std::string self_host;
     std::string failure; // set once a collective failed
+    bool store_silent = false; // the store stopped answering: peers' failures are not looked for
     Kind failure_kind = Kind::Failed;
     int failure_peer = -1;
 
@@ -285,9 +286,13 @@ struct ProcessGroup::Impl {
                 aborted = options.abort();
                 // A peer that failed (a write that failed, say) and said so before
                 // leaving: stop now, naming it, not when its process has ended.
-                if (!aborted && Clock::now() >= next_look) {
+                if (!aborted && !store_silent && Clock::now() >= next_look) {
+                    const auto asked = Clock::now();
                     if (const auto said = published_failure(meeting, rank(), options.world.world_size))
                         fail_for_peer(*said, what);
+                    // A store that takes a second to answer (its process stopped)
+                    // is asked no more: the wait must keep looking at `abort`.
+                    store_silent = Clock::now() - asked > std::chrono::seconds(1);
                     next_look = Clock::now() + kFailureLook;
                 }
                 if (!aborted) std::this_thread::sleep_for(std::chrono::milliseconds(1));
