@@ -204,6 +204,26 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
             .arg(a["batch_size"], a["samples"], a["dataset"]);
     if (c == code::output_dir_unusable)
         return EngineText::tr("the folder for runs cannot be used (--output-dir): %1").arg(a["error"]);
+    // ------------------------------------------------------------ the run's files
+    if (c == code::write_failed) {
+        // The reasons a write meets, translated (in English the system's own
+        // words, as accum-run prints them); any other in the system's words.
+        const auto err = a.raw("errno");
+        const QString reason = err == "ENOSPC"                     ? EngineText::tr("no space left on device")
+                               : err == "EDQUOT"                   ? EngineText::tr("disk quota exceeded")
+                               : err == "EIO"                      ? EngineText::tr("input/output error")
+                               : err == "EROFS"                    ? EngineText::tr("read-only file system")
+                               : err == "ENOENT"                   ? EngineText::tr("no such file or directory")
+                               : err == "EACCES"                   ? EngineText::tr("permission denied")
+                                                                   : a["reason"];
+        const auto action = a.raw("action");
+        if (action == "creating") return EngineText::tr("%1 while creating %2").arg(reason, a["path"]);
+        if (action == "renaming")
+            return EngineText::tr("%1 while renaming %2 to %3").arg(reason, a["path"], a["to"]);
+        if (action == "syncing") return EngineText::tr("%1 while syncing %2").arg(reason, a["path"]);
+        if (action == "removing") return EngineText::tr("%1 while removing %2").arg(reason, a["path"]);
+        return EngineText::tr("%1 while writing %2").arg(reason, a["path"]);
+    }
     // ----------------------------------------------------------------- data
     if (c == code::data_error) return EngineText::tr("the data cannot be used: %1").arg(a["detail"]);
     if (c == code::data_directory_missing)
@@ -239,6 +259,9 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
         if (kind == "peer-lost")
             what = a.has("peer") ? EngineText::tr("rank %1 was lost (its process ended)").arg(a["peer"])
                                  : EngineText::tr("a rank was lost (its process ended)");
+        else if (kind == "peer-failed")
+            what = a.has("peer") ? EngineText::tr("rank %1 failed and said why").arg(a["peer"])
+                                 : EngineText::tr("a rank failed and said why");
         else if (kind == "timeout")
             what = EngineText::tr("the other ranks did not answer within --dist-timeout");
         else if (kind == "address-in-use")

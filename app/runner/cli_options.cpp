@@ -154,7 +154,9 @@ std::string usage() {
     out << "  --target-batch N\n      (plan) effective batch to reach\n";
     out << "  --json\n      (estimate) print the estimate as a JSON object\n";
     out << "\nExit codes: 0 completed, 2 invalid arguments, 3 out of memory, 4 data missing or corrupt,\n"
-           "5 diverged, 6 distributed failure (a peer lost, a rendezvous timed out, a port in use), 130 interrupted.\n";
+           "5 diverged, 6 distributed failure (a peer lost, a rendezvous timed out, a port in use),\n"
+           "7 a file of the run could not be written (disk full, I/O error, read-only or vanished directory;\n"
+           "the message names the file and the reason), 130 interrupted.\n";
     return out.str();
 }
 

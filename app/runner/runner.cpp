@@ -120,10 +120,36 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         if (world && world->world_size <= 1) world.reset();
         if (world) config = dist::config_for_world(config, *world);
     } catch (const ConfigError& e) {
-        err << "accum-run: " << e.what() << "\n";
+        err << (world ? "[rank " + std::to_string(world->rank) + "] " : "") << "accum-run: " << e.what() << "\n";
+        if (world) dist::announce_failure(*world, config.dist_timeout_s, e.what());
         return exit_code::invalid_arguments;
     }
     const std::string rank_prefix = world ? "[rank " + std::to_string(world->rank) + "] " : "";
+    // A rank that ends before it has joined the others tells them why (they stop
+    // within seconds, naming it, instead of waiting out --dist-timeout).
+    auto refuse = [&](int code, const std::string& message) {
+        err << rank_prefix << "accum-run: " << message << "\n";
+        if (world) dist::announce_failure(*world, config.dist_timeout_s, message);
+        return code;
+    };
+    // torchrun restarted the worker group (--max-restarts): the run continues
+    // from its output directory's latest complete checkpoint, as --resume would,
+    // or starts over when the failed attempt saved none.
+    std::string restart_note;
+    if (world && world->restart_count > 0 && config.resume_from.empty()) {
+        const std::string attempt = "torchrun restart " + std::to_string(world->restart_count) +
+                                    " (TORCHELASTIC_RESTART_COUNT=" + std::to_string(world->restart_count) + "): ";
+        if (config.output_dir.empty()) {
+            restart_note = attempt + "no --output-dir to resume from; the run starts over in a new directory";
+        } else if (const auto latest = latest_checkpoint(config.output_dir); !latest.empty()) {
+            config.resume_from = config.output_dir;
+            restart_note = attempt + "resuming from " + latest + ", the latest complete checkpoint in " +
+                           config.output_dir;
+        } else {
+            config.overwrite_output_dir = true; // the failed attempt's files: this attempt's own run, from the start
+            restart_note = attempt + "no complete checkpoint in " + config.output_dir + " yet; the run starts over";
+        }
+    }
     if (world && world->rank != 0) {
         // Not rank 0: trains and takes part in every collective, writes nothing.
         QuietSink quiet;
@@ -154,19 +180,14 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (config.output_dir.empty()) {
         std::string error;
         config.output_dir = create_run_directory("runs", error); // a new one, even for two runs in one second
-        if (config.output_dir.empty()) {
-            err << "accum-run: --output-dir: " << error << "\n";
-            return exit_code::invalid_arguments;
-        }
+        if (config.output_dir.empty()) return refuse(exit_code::invalid_arguments, "--output-dir: " + error);
     } else if (const auto problem = output_dir_problem(config); !problem.empty()) {
-        err << "accum-run: --output-dir: " << problem << "\n"; // the first run's files stay as they are
-        return exit_code::invalid_arguments;
+        return refuse(exit_code::invalid_arguments, "--output-dir: " + problem); // the first run's files stay as they are
     }
     fs::create_directories(config.output_dir, ec);
-    if (ec) {
-        err << "accum-run: --output-dir: cannot create " << config.output_dir << ": " << ec.message() << "\n";
-        return exit_code::invalid_arguments;
-    }
+    if (ec)
+        return refuse(exit_code::invalid_arguments,
+                      "--output-dir: cannot create " + config.output_dir + ": " + ec.message());
     if (!world && config.world_size() > 1) {
         // The launcher (torchrun's part): this machine's ranks are copies of this
         // program; rank 0 of the run writes into the directory chosen here.
@@ -190,17 +211,13 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     if (config.overwrite_output_dir && config.resume_from.empty()) {
         std::string error;
-        if (!clear_run(config.output_dir, error)) {
-            err << "accum-run: --overwrite-output-dir: " << error << "\n";
-            return exit_code::invalid_arguments;
-        }
+        if (!clear_run(config.output_dir, error))
+            return refuse(exit_code::invalid_arguments, "--overwrite-output-dir: " + error);
     }
     const std::string prefix = rank_prefix + (config.mode == Mode::Trainer ? "" : "[" + to_string(config.mode) + "] ");
     RunnerSink sink(out, config.quiet, prefix);
-    if (std::string error; !sink.open(config, error)) {
-        err << "accum-run: " << error << "\n";
-        return exit_code::invalid_arguments;
-    }
+    if (std::string error; !sink.open(config, error)) return refuse(exit_code::write_failed, error);
+    if (!restart_note.empty()) out << prefix << restart_note << std::endl; // even with --quiet: the run resumed
     if (!config.quiet)
         out << prefix << "micro-batch " << config.batch_size << " × " << config.accumulation_steps
             << " accumulation steps"
@@ -231,6 +248,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         out << summary_text(summary) << std::endl;
     else
         err << rank_prefix << "accum-run: " << summary.message << "\n" << summary_text(summary) << std::endl;
+    if (!sink.summary_error().empty()) {
+        // The summary above is all there is of it: the disk refused it too.
+        err << rank_prefix << "accum-run: the summary could not be written: " << sink.summary_error() << std::endl;
+        if (summary.exit_code == exit_code::completed || summary.exit_code == exit_code::interrupted)
+            return exit_code::write_failed;
+    }
     return summary.exit_code;
 }
 

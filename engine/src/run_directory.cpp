@@ -92,8 +92,10 @@ std::string output_dir_problem(const RunConfig& config) {
     if (config.output_dir.empty() || config.overwrite_output_dir) return {};
     if (!config.resume_from.empty() && within(config.resume_from, config.output_dir)) return {};
     std::error_code ec;
-    const bool metrics_elsewhere_exists = !config.metrics_file.empty() && fs::exists(config.metrics_file, ec) &&
-                                          fs::file_size(config.metrics_file, ec) > 0;
+    // A regular file with records (not /dev/stdout: file_size fails there, and its error value is no size).
+    const bool metrics_elsewhere_exists = !config.metrics_file.empty() &&
+                                          fs::is_regular_file(config.metrics_file, ec) &&
+                                          fs::file_size(config.metrics_file, ec) > 0 && !ec;
     if (!holds_run(config.output_dir) && !metrics_elsewhere_exists) return {};
     const std::string what =
         holds_run(config.output_dir) ? config.output_dir + " already holds a run"

@@ -2,52 +2,59 @@
 
 #include <filesystem>
 
+#include "accum/errors.h"
 #include "accum/metrics_io.h"
 #include "accum/run_directory.h"
+#include "checked_file.h"
 
 namespace accum {
 
 namespace fs = std::filesystem;
 
-bool write_file_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp);
-        if (!f) return false;
-        f << text;
-        if (!f.flush()) return false;
+bool write_file_atomically(const std::string& path, const std::string& text, std::string* error) {
+    try {
+        io::write_file_atomically(path, text);
+        return true;
+    } catch (const WriteError& e) {
+        if (error) *error = e.what();
+        return false;
     }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    return !ec;
 }
 
 bool RunWriter::open(const RunConfig& config, std::string& error) {
     directory_ = config.output_dir;
+    failed_ = false;
+    summary_error_.clear();
     const fs::path dir(config.output_dir);
     metrics_path_ = config.metrics_file.empty() ? (dir / "metrics.jsonl").string() : config.metrics_file;
     std::vector<std::string> kept;
     std::error_code ec;
     if (!config.resume_from.empty() && fs::exists(metrics_path_, ec))
         kept = records_through_step(metrics_path_, checkpoint_global_step(latest_checkpoint(config.resume_from)));
-    metrics_.open(metrics_path_, std::ios::trunc);
-    for (const auto& line : kept) metrics_ << line << '\n';
-    metrics_.flush();
-    if (!metrics_) {
-        error = "--metrics: cannot write " + metrics_path_;
+    std::string text;
+    for (const auto& line : kept) text += line + '\n';
+    try {
+        io::append_to_file(metrics_path_, text, /*truncate=*/true);
+    } catch (const WriteError& e) {
+        error = std::string(config.metrics_file.empty() ? "--output-dir: " : "--metrics: ") + e.what();
         return false;
     }
-    if (!write_file_atomically((dir / "config.json").string(), to_json_text(config))) {
-        error = "--output-dir: cannot write " + (dir / "config.json").string();
+    std::string why;
+    if (!write_file_atomically((dir / "config.json").string(), to_json_text(config), &why)) {
+        error = "--output-dir: " + why;
         return false;
     }
     return true;
 }
 
 void RunWriter::write(const std::string& line) {
-    if (!metrics_.is_open()) return;
-    metrics_ << line << '\n';
-    metrics_.flush();
+    if (metrics_path_.empty() || failed_) return;
+    try {
+        io::append_to_file(metrics_path_, line + '\n');
+    } catch (const WriteError&) {
+        failed_ = true; // the run ends with this error; what follows is not written
+        throw;
+    }
 }
 
 void RunWriter::on_micro_step(const MicroStepRecord& r) { write(to_json_line(r)); }
@@ -56,9 +63,21 @@ void RunWriter::on_eval(const EvalRecord& r) { write(to_json_line(r)); }
 void RunWriter::on_memory(const MemoryRecord& r) { write(to_json_line(r)); }
 
 void RunWriter::on_summary(const SummaryRecord& r) {
+    // The run is over: a failure here is reported (summary_error), not thrown.
     const auto line = to_json_line(r);
-    write(line);
-    if (!directory_.empty()) write_file_atomically((fs::path(directory_) / "summary.json").string(), line + "\n");
+    try {
+        if (!metrics_path_.empty()) {
+            io::append_to_file(metrics_path_, line + '\n');
+            io::sync_file(metrics_path_);
+        }
+    } catch (const WriteError& e) {
+        summary_error_ = e.what();
+    }
+    if (directory_.empty()) return;
+    std::string why;
+    if (!write_file_atomically((fs::path(directory_) / "summary.json").string(), line + "\n", &why) &&
+        summary_error_.empty())
+        summary_error_ = why;
 }
 
 } // namespace accum

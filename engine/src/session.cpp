@@ -17,6 +17,7 @@
 #include "accum/engine_messages.h"
 #include "accum/errors.h"
 #include "accum/memory_planner.h"
+#include "checked_file.h"
 #include "distributed/data_parallel.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
@@ -279,6 +280,13 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::distributed_failure;
         set_message(summary, distributed_message(e));
+    } catch (const WriteError& e) {
+        // A checkpoint or a record could not be written: the run ends here, the
+        // checkpoint's temporary directory removed, the earlier ones as they
+        // were. No checkpoint on the way out: the disk that refused one would.
+        summary.status = RunStatus::Error;
+        summary.exit_code = exit_code::write_failed;
+        set_message(summary, e.detail());
     } catch (const DivergedError& e) {
         summary.status = RunStatus::Diverged;
         summary.exit_code = exit_code::diverged;
@@ -304,7 +312,17 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         }
     }
     summarise(ctx.get(), wall_start, summary);
-    if (ctx) ctx->emit_memory_record();
+    if (ctx) {
+        try {
+            ctx->emit_memory_record();
+        } catch (const WriteError& e) { // the run's last record: a run that had not failed fails with it
+            if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped) {
+                summary.status = RunStatus::Error;
+                summary.exit_code = exit_code::write_failed;
+                set_message(summary, e.detail());
+            }
+        }
+    }
     // Release everything the run held before reporting, so the next run starts clean.
     const bool was_cuda = ctx && ctx->device.is_cuda();
     ctx.reset();
@@ -343,9 +361,15 @@ EngineMessage config_message(const std::string& text) {
 SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sink& sink, RunControl& control,
                        std::function<bool()> abandon = {}) {
     RunConfig config = given;
+    // A rank that cannot join says why where the others wait for it (they stop
+    // within seconds, naming it), then ends.
+    auto refused = [&](int code, EngineMessage message) {
+        auto summary = failed_summary(RunStatus::Error, code, std::move(message), world.world_size);
+        dist::announce_failure(world, config.dist_timeout_s, summary.message);
+        return summary;
+    };
     if (const auto problems = validate(config); !problems.empty())
-        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, problems_message(problems),
-                              world.world_size);
+        return refused(exit_code::invalid_arguments, problems_message(problems));
     // Ranks on one machine with CUDA: one device each, by local rank.
     if (runs_on_cuda(config) && (config.device == "auto" || config.device == "cuda") && torch::cuda::device_count() > 0)
         config.device = "cuda:" + std::to_string(world.local_rank % static_cast<int>(torch::cuda::device_count()));
@@ -367,7 +391,7 @@ SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sin
         options.abort = [&control] { return control.stop_requested_for() > std::chrono::seconds(2); };
         state = std::make_unique<dist::DistributedState>(dist::ProcessGroup::connect(options), world);
     } catch (const ConfigError& e) {
-        return failed_summary(RunStatus::Error, exit_code::invalid_arguments, e.detail(), world.world_size);
+        return refused(exit_code::invalid_arguments, e.detail());
     } catch (const DistributedError& e) {
         if (control.stop_requested())
             return failed_summary(RunStatus::Stopped, exit_code::interrupted,
@@ -377,6 +401,12 @@ SummaryRecord run_rank(const RunConfig& given, const dist::WorldInfo& world, Sin
     }
     const dist::DefaultStateScope scope(state.get());
     SummaryRecord summary = run_once(config, sink, control, nullptr, world.local_world_size);
+    // A failure of this rank's own (a write that failed, out of memory, bad
+    // data): the others, waiting for it at the next sync, learn it at once. A
+    // failure of the group is theirs as much as this rank's.
+    if (summary.status != RunStatus::Completed && summary.status != RunStatus::Stopped &&
+        summary.exit_code != exit_code::distributed_failure)
+        state->group().announce_failure(summary.message);
     if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped) {
         try {
             state->group().barrier();
@@ -399,7 +429,12 @@ public:
                                              std::filesystem::temp_directory_path().string());
         ::close(fd);
         path_ = pattern;
-        std::ofstream(path_) << to_json_text(config) << "\n";
+        try {
+            io::write_file(path_, to_json_text(config) + "\n"); // WriteError: the run cannot start
+        } catch (...) {
+            ::unlink(path_.c_str());
+            throw;
+        }
     }
     ~ConfigFile() {
         std::error_code ec;
@@ -437,6 +472,8 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
     try {
         file = std::make_unique<ConfigFile>(config);
         options.plan = {config.nproc_per_node, 1, 0, "127.0.0.1", dist::pick_free_port("127.0.0.1")};
+    } catch (const WriteError& e) {
+        return failed_summary(RunStatus::Error, exit_code::write_failed, e.detail(), world_size);
     } catch (const std::exception& e) {
         return failed_summary(RunStatus::Error, exit_code::failure,
                               make_message(message_code::internal_error, {{"error", e.what()}}), world_size);

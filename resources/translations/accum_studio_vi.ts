@@ -600,6 +600,50 @@
         <translation>không dùng được thư mục cho các lần chạy (--output-dir): %1</translation>
     </message>
     <message>
+        <source>no space left on device</source>
+        <translation>ổ đĩa đã hết chỗ trống</translation>
+    </message>
+    <message>
+        <source>disk quota exceeded</source>
+        <translation>đã dùng hết hạn mức đĩa</translation>
+    </message>
+    <message>
+        <source>input/output error</source>
+        <translation>lỗi vào/ra</translation>
+    </message>
+    <message>
+        <source>read-only file system</source>
+        <translation>hệ thống tệp chỉ cho đọc</translation>
+    </message>
+    <message>
+        <source>no such file or directory</source>
+        <translation>không còn tệp hay thư mục đó</translation>
+    </message>
+    <message>
+        <source>permission denied</source>
+        <translation>không có quyền</translation>
+    </message>
+    <message>
+        <source>%1 while creating %2</source>
+        <translation>%1 khi tạo %2</translation>
+    </message>
+    <message>
+        <source>%1 while renaming %2 to %3</source>
+        <translation>%1 khi đổi tên %2 thành %3</translation>
+    </message>
+    <message>
+        <source>%1 while syncing %2</source>
+        <translation>%1 khi lưu %2 xuống đĩa</translation>
+    </message>
+    <message>
+        <source>%1 while removing %2</source>
+        <translation>%1 khi xoá %2</translation>
+    </message>
+    <message>
+        <source>%1 while writing %2</source>
+        <translation>%1 khi ghi %2</translation>
+    </message>
+    <message>
         <source>the data cannot be used: %1</source>
         <translation>không dùng được dữ liệu: %1</translation>
     </message>
@@ -686,6 +730,14 @@
     <message>
         <source>a rank was lost (its process ended)</source>
         <translation>một rank đã mất (tiến trình của nó đã kết thúc)</translation>
+    </message>
+    <message>
+        <source>rank %1 failed and said why</source>
+        <translation>rank %1 bị lỗi và đã nói lý do</translation>
+    </message>
+    <message>
+        <source>a rank failed and said why</source>
+        <translation>một rank bị lỗi và đã nói lý do</translation>
     </message>
     <message>
         <source>the other ranks did not answer within --dist-timeout</source>

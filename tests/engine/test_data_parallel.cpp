@@ -564,6 +564,76 @@ private Q_SLOTS:
         QVERIFY2(retry.err.contains("--auto-find-batch-size"), qPrintable(retry.err));
     }
 
+    // Issue 28, part 3: a rank that fails before the rendezvous is noticed fast.
+    // Ranks started by hand (no launcher to stop the rest), --dist-timeout 60:
+    // rank 0 refusing its output directory (a check only rank 0 makes) or unable
+    // to listen (another program holds the port), or rank 1 with an option
+    // against its environment — the other rank stops within seconds, naming the
+    // failure where it can learn it, instead of after the 60 s.
+    void failureBeforeTheRendezvousIsSeenFast_data() {
+        QTest::addColumn<QString>("what");
+        QTest::newRow("rank 0: output directory holds a run") << "output-dir";
+        QTest::newRow("rank 0: port taken") << "port";
+        QTest::newRow("rank 1: option against WORLD_SIZE") << "rank1-option";
+    }
+    void failureBeforeTheRendezvousIsSeenFast() {
+        QFETCH(QString, what);
+        QTemporaryDir dir;
+        TakenPort taken; // held for the "port" row only
+        const int port = what == "port" ? taken.port() : dist::pick_free_port();
+        QVERIFY(port > 0);
+        if (what == "output-dir") {
+            QFile config(dir.filePath("config.json"));
+            QVERIFY(config.open(QIODevice::WriteOnly));
+            config.write("{}\n");
+        }
+        auto start_rank = [&](QProcess& p, int rank, const QStringList& extra) {
+            auto e = QProcessEnvironment::systemEnvironment();
+            e.insert("RANK", QString::number(rank));
+            e.insert("WORLD_SIZE", "2");
+            e.insert("MASTER_ADDR", "127.0.0.1");
+            e.insert("MASTER_PORT", QString::number(port));
+            p.setProcessEnvironment(e);
+            p.start(ACCUM_RUN_EXE, tiny("pytorch", "sgd", 32) + extra +
+                                       QStringList{"--dist-timeout", "60", "--output-dir", dir.path()});
+        };
+        QProcess r0, r1;
+        const auto started = Clock::now();
+        start_rank(r1, 1, what == "rank1-option" ? QStringList{"--nproc-per-node", "4"} : QStringList{});
+        start_rank(r0, 0, {});
+        // The one that did not fail by itself: it must end within seconds.
+        QProcess& waiting = what == "rank1-option" ? r0 : r1;
+        QProcess& failing = what == "rank1-option" ? r1 : r0;
+        const bool ended = waiting.waitForFinished(30000);
+        const double took = std::chrono::duration<double>(Clock::now() - started).count();
+        failing.waitForFinished(30000);
+        for (QProcess* p : {&r0, &r1})
+            if (p->state() != QProcess::NotRunning) {
+                p->kill();
+                p->waitForFinished();
+            }
+        const auto waiting_err = QString::fromUtf8(waiting.readAllStandardError());
+        const auto failing_err = QString::fromUtf8(failing.readAllStandardError());
+        QVERIFY2(ended, "the other rank waited out --dist-timeout");
+        QVERIFY2(took < 15, qPrintable(QString::number(took)));
+        QCOMPARE(waiting.exitCode(), 6);
+        if (what == "output-dir") {
+            QCOMPARE(failing.exitCode(), 2);
+            QVERIFY2(waiting_err.contains("rank 1: rank 0 failed before the rendezvous: --output-dir: " + dir.path() +
+                                          " already holds a run"),
+                     qPrintable(waiting_err));
+        } else if (what == "port") {
+            QCOMPARE(failing.exitCode(), 6);
+            QVERIFY2(failing_err.contains("already in use"), qPrintable(failing_err));
+            QVERIFY2(waiting_err.contains("is not rank 0's store") && waiting_err.contains(QString::number(port)),
+                     qPrintable(waiting_err));
+        } else {
+            QCOMPARE(failing.exitCode(), 2);
+            QVERIFY2(waiting_err.contains("rank 0: rank 1 failed before the rendezvous: --nproc-per-node 4"),
+                     qPrintable(waiting_err));
+        }
+    }
+
     // The studio's way: a Session trains as rank 0 on its own thread and starts
     // rank 1 as accum-run. A pause holds both ranks (agreed at the next sync)
     // for longer than --dist-timeout, one micro-batch is stepped, and the run

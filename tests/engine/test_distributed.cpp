@@ -31,7 +31,11 @@
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
 #include "distributed/sharding.h"
+#include "distributed/store_client.h"
 #include "distributed/world.h"
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
 
 using namespace accum;
 using namespace accum::dist;
@@ -350,9 +354,11 @@ struct Rank {
     }
 };
 
-std::unique_ptr<Rank> start_rank(int rank, int world, int port, const QStringList& args) {
+std::unique_ptr<Rank> start_rank(int rank, int world, int port, const QStringList& args,
+                                 const QStringList& extra_env = {}) {
     auto r = std::make_unique<Rank>();
     auto env = QProcessEnvironment::systemEnvironment();
+    for (const auto& kv : extra_env) env.insert(kv.section('=', 0, 0), kv.section('=', 1));
     env.insert("RANK", QString::number(rank));
     env.insert("LOCAL_RANK", QString::number(rank));
     env.insert("WORLD_SIZE", QString::number(world));
@@ -485,6 +491,25 @@ private Q_SLOTS:
             lookup({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "1234"}}));
         QCOMPARE(single->local_rank, 1);
         QCOMPARE(single->local_world_size, 2);
+        QVERIFY(!single->agent_store);
+        QCOMPARE(single->restart_count, 0);
+        // torchrun's agent serves the store (its str(bool): "True") and counts its restarts.
+        const auto agent = world_from_environment(lookup({{"RANK", "1"},
+                                                          {"WORLD_SIZE", "2"},
+                                                          {"MASTER_ADDR", "127.0.0.1"},
+                                                          {"MASTER_PORT", "29500"},
+                                                          {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                                                          {"TORCHELASTIC_RESTART_COUNT", "2"}}));
+        QVERIFY(agent->agent_store);
+        QCOMPARE(agent->restart_count, 2);
+        // As torch.distributed reads it: only "True" is true.
+        for (const char* value : {"False", "true", "1"})
+            QVERIFY(!world_from_environment(lookup({{"RANK", "0"},
+                                                    {"WORLD_SIZE", "2"},
+                                                    {"MASTER_ADDR", "h"},
+                                                    {"MASTER_PORT", "1"},
+                                                    {"TORCHELASTIC_USE_AGENT_STORE", value}}))
+                         ->agent_store);
     }
 
     void environmentErrorsNameTheVariable_data() {
@@ -503,6 +528,8 @@ private Q_SLOTS:
         QTest::newRow("port out of range") << "MASTER_ADDR=h;MASTER_PORT=70000;RANK=0;WORLD_SIZE=2" << "MASTER_PORT=70000";
         QTest::newRow("local rank") << ok + "RANK=0;WORLD_SIZE=2;LOCAL_RANK=2;LOCAL_WORLD_SIZE=2" << "LOCAL_RANK=2";
         QTest::newRow("local world") << ok + "RANK=0;WORLD_SIZE=2;LOCAL_WORLD_SIZE=3" << "LOCAL_WORLD_SIZE=3";
+        QTest::newRow("restart count") << ok + "RANK=0;WORLD_SIZE=2;TORCHELASTIC_RESTART_COUNT=x"
+                                       << "TORCHELASTIC_RESTART_COUNT='x'";
     }
     void environmentErrorsNameTheVariable() {
         QFETCH(QString, vars);
@@ -780,6 +807,112 @@ private Q_SLOTS:
             QCOMPARE(r.workers[rank].exit_code, 128 + SIGTERM);
         }
         verify_all_reaped(r);
+    }
+
+    // ------------------------------------------------ the store's wire protocol
+
+    // The engine's store client against c10d's own TCPStore server of this
+    // build: it finds the server's protocol (a 1.x server closes a 2.x VALIDATE;
+    // a 2.x one answers its PING), and both see the same keys (c10d's clients
+    // put "/" before each). Against torch 2.11's agent store the torchrun tests
+    // run it.
+    void storeClientSpeaksTheServersProtocol() {
+        const int port = pick_free_port();
+        c10d::TCPStoreOptions so;
+        so.port = static_cast<std::uint16_t>(port);
+        so.isServer = true;
+        so.numWorkers = 2;
+        so.waitWorkers = false;
+        so.timeout = std::chrono::seconds(10);
+        auto server = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
+        const auto expected = TORCH_VERSION_MAJOR >= 2 ? StoreProtocol::Torch2 : StoreProtocol::Torch1;
+        for (const auto first : {StoreProtocol::Torch2, StoreProtocol::Torch1}) {
+            auto client = StoreConnection::open("127.0.0.1", port, Clock::now() + std::chrono::seconds(10), first,
+                                                std::chrono::seconds(3));
+            QCOMPARE(int(client->protocol()), int(expected));
+            const std::string key = std::string("probe/") + store_protocol_name(first);
+            client->set(key, {'h', 'i'});
+            QCOMPARE(server->get(key), (std::vector<uint8_t>{'h', 'i'}));
+            server->set(key + "/back", {'o', 'k'});
+            QCOMPARE(*client->get_if_present(key + "/back"), (std::vector<uint8_t>{'o', 'k'}));
+            QVERIFY(!client->get_if_present(key + "/absent").has_value());
+            QVERIFY(client->check({key, key + "/back"}));
+            QVERIFY(!client->check({key, key + "/absent"}));
+            QCOMPARE(client->add(key + "/n", 5), std::int64_t(5));
+            QCOMPARE(server->add(key + "/n", 2), std::int64_t(7));
+            QVERIFY(client->delete_key(key + "/n"));
+            QVERIFY(!server->check({key + "/n"}));
+            QVERIFY(client->num_keys() >= 2);
+        }
+        // The c10d::Store over it, as Gloo uses it: wait() gives up with "timed out".
+        auto store = make_client_store(StoreConnection::open("127.0.0.1", port, Clock::now() + std::chrono::seconds(10),
+                                                             expected, std::chrono::seconds(3)),
+                                       std::chrono::milliseconds(300));
+        server->set("later", {'x'});
+        QCOMPARE(store->get("later"), std::vector<uint8_t>{'x'});
+        const auto start = Clock::now();
+        try {
+            store->wait({"never"}, std::chrono::milliseconds(300));
+            QFAIL("wait() returned for a key nobody set");
+        } catch (const std::exception& e) {
+            QVERIFY2(QString(e.what()).contains("timed out"), e.what());
+        }
+        QVERIFY(seconds_since(start) < 5);
+    }
+
+    // torchrun's agent serves the store and keeps it over restarts: the ranks
+    // of every attempt join it as clients (rank 0 too) and meet under rank 0's
+    // fresh token — the second attempt's rank 1, started first, finds the first
+    // attempt's token and roster and must not take them for its own.
+    void agentStoreServesEveryAttempt() {
+        const int port = pick_free_port();
+        c10d::TCPStoreOptions so;
+        so.port = static_cast<std::uint16_t>(port);
+        so.isServer = true;
+        so.numWorkers = 1;
+        so.waitWorkers = false;
+        so.timeout = std::chrono::seconds(30);
+        auto agent = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so); // the agent's, on MASTER_PORT
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            const QStringList env{"TORCHELASTIC_USE_AGENT_STORE=True",
+                                  "TORCHELASTIC_RESTART_COUNT=" + QString::number(attempt)};
+            auto r1 = start_rank(1, 2, port, {"allreduce", "20"}, env);
+            QTest::qWait(attempt == 1 ? 500 : 0);
+            auto r0 = start_rank(0, 2, port, {"allreduce", "20"}, env);
+            for (auto* r : {r0.get(), r1.get()}) {
+                const auto o = finish(*r, 60000);
+                QVERIFY2(o.finished, "a rank hung");
+                QVERIFY2(o.exit_code == 0, (o.out + o.err).constData());
+            }
+        }
+        QVERIFY(agent->check({"accum/leader"})); // they met in the agent's store
+    }
+
+    // A program on the port that accepts and never answers is not a store: said
+    // within the answer timeout, not after --dist-timeout. Nothing listening is
+    // retried until the deadline, then said so.
+    void storeClientGivesUpOnWhatIsNotAStore() {
+        SilentListener silent;
+        QVERIFY(silent.port() > 0);
+        const auto start = Clock::now();
+        try {
+            StoreConnection::open("127.0.0.1", silent.port(), Clock::now() + std::chrono::seconds(60),
+                                  StoreProtocol::Torch2, std::chrono::milliseconds(500));
+            QFAIL("a silent listener was taken for a store");
+        } catch (const StoreError& e) {
+            QCOMPARE(int(e.kind()), int(StoreError::Kind::NotAStore));
+            QVERIFY2(QString(e.what()).contains("does not answer as a c10d store"), e.what());
+        }
+        QVERIFY(seconds_since(start) < 5);
+        const auto refused_at = Clock::now();
+        try {
+            StoreConnection::open("127.0.0.1", pick_free_port(), Clock::now() + std::chrono::milliseconds(500),
+                                  StoreProtocol::Torch1, std::chrono::milliseconds(500));
+            QFAIL("nothing listening, yet connected");
+        } catch (const StoreError& e) {
+            QCOMPARE(int(e.kind()), int(StoreError::Kind::Refused));
+        }
+        QVERIFY(seconds_since(refused_at) < 5);
     }
 
     // ------------------------------------------------ process group

@@ -54,6 +54,7 @@ private Q_SLOTS:
     void refresh_budget_intervals();
     void memory_estimate_beside_effective_batch();
     void cuda_asked_for_without_a_gpu();
+    void write_failure_keeps_the_window();
 
 private:
     template <typename T>
@@ -440,6 +441,43 @@ void TestStudioWindow::cuda_asked_for_without_a_gpu() {
     set_combo("device", QStringLiteral("cpu"));
     QVERIFY(run_to_end(summary));
     QCOMPARE(summary.status, accum::RunStatus::Completed);
+}
+
+// Issue 28: a run whose files cannot be written any more (its directory pulled
+// away mid-run) ends with the message accum-run prints — the file and the
+// reason — in the status line; the window stays, and the next run runs.
+void TestStudioWindow::write_failure_keeps_the_window() {
+    QTemporaryDir folder, elsewhere;
+    configure_tiny_run(32, 2, 100000);
+    set_spin("pace_ms", 5); // long enough to take its directory away
+    child<QLineEdit>("output_dir")->setText(folder.path());
+    QSignalSpy finished(window_.get(), &MainWindow::run_finished);
+    window_->run_action()->trigger();
+    QString run_dir;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            const auto dirs = QDir(folder.path()).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+            if (dirs.size() != 1) return false;
+            run_dir = folder.filePath(dirs.front());
+            return QFileInfo(run_dir + "/metrics.jsonl").size() > 1000;
+        }(),
+        30000);
+    QVERIFY(QDir().rename(run_dir, elsewhere.filePath("moved")));
+    QVERIFY2(finished.wait(20000), "the run did not end after its directory vanished");
+    const auto summary = finished.takeFirst().at(0).value<accum::SummaryRecord>();
+    QCOMPARE(int(summary.status), int(accum::RunStatus::Error));
+    QCOMPARE(summary.exit_code, accum::exit_code::write_failed);
+    const QString expected = "no such file or directory while writing " + run_dir + "/metrics.jsonl";
+    QCOMPARE(QString::fromStdString(summary.message), expected);
+    const QString status = child<QLabel>("status_label")->text();
+    QVERIFY2(status.contains(expected), qPrintable(status)); // the words accum-run prints
+    QVERIFY(window_->isVisible());
+    QVERIFY(window_->run_action()->isEnabled());
+    set_spin("max_steps", 2);
+    set_spin("pace_ms", 0);
+    accum::SummaryRecord again;
+    QVERIFY(run_to_end(again));
+    QCOMPARE(int(again.status), int(accum::RunStatus::Completed));
 }
 
 QTEST_MAIN(TestStudioWindow)

@@ -56,6 +56,8 @@ inline constexpr const char* device_unavailable = "device_unavailable";
 inline constexpr const char* device_missing = "device_missing";
 inline constexpr const char* batch_larger_than_data = "batch_larger_than_data";
 inline constexpr const char* output_dir_unusable = "output_dir_unusable";
+// The run's files.
+inline constexpr const char* write_failed = "write_failed";
 // The data.
 inline constexpr const char* data_error = "data_error";
 inline constexpr const char* data_directory_missing = "data_directory_missing";
@@ -166,6 +168,12 @@ inline constexpr MessageTemplate message_templates[] = {
     {message_code::batch_larger_than_data, "batch_size, samples, dataset",
      "--batch-size: {batch_size} is larger than the {samples} training samples of {dataset}; use at most {samples}"},
     {message_code::output_dir_unusable, "error", "--output-dir: {error}"},
+    // ------------------------------------------------------------ the run's files
+    // path: the file or directory (a checkpoint's by its final name); reason: the
+    // system's words (strerror, lower case); errno: ENOSPC, EIO, EROFS, ENOENT,
+    // EACCES, … when it is one of those; action: writing, creating, renaming,
+    // syncing or removing; to: a rename's target.
+    {message_code::write_failed, "path, reason, errno?, action, to?", "{reason} while {action} {path}{to? to {to}}"},
     // ----------------------------------------------------------------- data
     {message_code::data_error, "detail", "{detail}"},
     {message_code::data_directory_missing, "path",

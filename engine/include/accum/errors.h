@@ -2,6 +2,7 @@
 // Exceptions the engine throws for failures that are the input's fault.
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -57,6 +58,32 @@ public:
     explicit DivergedError(EngineMessage detail) : CodedError(std::move(detail)) {}
 };
 
+// A file of the run could not be written (accum-run exits with 7): the disk is
+// full, an I/O error, the directory is read-only or gone. The message names the
+// file and the reason: "no space left on device while writing OUT/checkpoint-10/model.pt".
+// `action`: writing, creating, renaming, syncing or removing; `to`: a rename's target.
+class WriteError : public CodedError {
+public:
+    WriteError(const std::string& path, int error_number, const std::string& reason, const char* errno_name,
+               const char* action = "writing", const std::string& to = {})
+        : CodedError(make_message(message_code::write_failed, arguments(path, reason, errno_name, action, to))),
+          path_(path), error_number_(error_number) {}
+    const std::string& path() const { return path_; }
+    int error_number() const { return error_number_; }
+
+private:
+    static std::map<std::string, std::string> arguments(const std::string& path, const std::string& reason,
+                                                        const char* errno_name, const char* action,
+                                                        const std::string& to) {
+        std::map<std::string, std::string> args{{"path", path}, {"reason", reason}, {"action", action}};
+        if (errno_name && *errno_name) args["errno"] = errno_name;
+        if (!to.empty()) args["to"] = to;
+        return args;
+    }
+    std::string path_;
+    int error_number_;
+};
+
 // A failure of the data-parallel process group (accum-run exits with 6): a peer
 // lost, a rendezvous or a collective past its timeout, the master's port taken,
 // a master that cannot be reached. `rank()` is the rank that saw the failure;
@@ -68,6 +95,7 @@ public:
         Timeout,      // a rendezvous or a collective did not complete in time
         AddressInUse, // the master could not listen on its port
         Unreachable,  // the master did not accept or did not answer
+        PeerFailed,   // a peer failed and said why (its message is quoted)
         Failed,       // any other error of the backend, or an earlier failure
     };
     DistributedError(Kind kind, int rank, int peer, const std::string& message)

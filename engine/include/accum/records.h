@@ -121,6 +121,7 @@ inline constexpr int out_of_memory = 3;
 inline constexpr int data_error = 4;
 inline constexpr int diverged = 5;
 inline constexpr int distributed_failure = 6; // a peer lost, a rendezvous timed out, a port in use
+inline constexpr int write_failed = 7;        // a file of the run could not be written (disk full, I/O error, read-only or vanished directory)
 inline constexpr int interrupted = 130;
 } // namespace exit_code
 

@@ -1,9 +1,15 @@
 #pragma once
 // Writes a run's files into its directory as the run goes: config.json at the
-// start, metrics.jsonl one flushed JSON line per record, summary.json at the end.
-// A Sink, so a caller passes it to Session::run (directly, or behind its own).
+// start, metrics.jsonl one JSON line per record (each appended whole with
+// checked system calls), summary.json at the end. A Sink, so a caller passes
+// it to Session::run (directly, or behind its own).
+//
+// A record that cannot be written (the disk full, an I/O error, the directory
+// read-only or gone) throws WriteError (accum/errors.h) from the sink's call:
+// the run ends with it (exit code 7), and nothing after it is written. The
+// summary is still tried: on_summary never throws, and summary_error() says
+// what could not be written.
 
-#include <fstream>
 #include <string>
 
 #include "accum/run_config.h"
@@ -25,18 +31,22 @@ public:
     void on_step(const StepRecord& r) override;
     void on_eval(const EvalRecord& r) override;
     void on_memory(const MemoryRecord& r) override;
-    // The summary's line, and summary.json.
+    // The summary's line, and summary.json (both synced).
     void on_summary(const SummaryRecord& r) override;
+    // Why the summary could not be written ("" when it was): the file and the reason.
+    const std::string& summary_error() const { return summary_error_; }
 
 private:
     void write(const std::string& line);
-    std::ofstream metrics_;
     std::string metrics_path_;
     std::string directory_;
+    bool failed_ = false; // a record could not be written: the run is ending
+    std::string summary_error_;
 };
 
-// Writes `text` to `path` through a temporary file and a rename, so the file is
-// either the old one or the whole new one.
-bool write_file_atomically(const std::string& path, const std::string& text);
+// Writes `text` to `path` through a temporary file, fsync and a rename, so the
+// file is either the old one or the whole new one. False, with `error` naming
+// the file and the reason, when it could not be written.
+bool write_file_atomically(const std::string& path, const std::string& text, std::string* error = nullptr);
 
 } // namespace accum

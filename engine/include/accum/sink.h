@@ -1,6 +1,10 @@
 #pragma once
 // Where a run's records go. The engine calls these on its own thread; an
-// implementation that hands them to another thread must copy them.
+// implementation that hands them to another thread must copy them. A record
+// that cannot be kept may end the run: on_micro_step, on_step, on_eval and
+// on_memory may throw WriteError (accum/errors.h; RunWriter does when the disk
+// refuses), and the run ends with exit code 7 and that message. on_summary
+// must not throw: the run is over.
 
 #include <string>
 

@@ -17,7 +17,6 @@
 
 #include <ATen/ATen.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/version.h>
 #ifdef ACCUM_WITH_GLOO
@@ -28,6 +27,7 @@
 #endif
 
 #include "accum/errors.h"
+#include "distributed/rendezvous.h"
 
 namespace accum::dist {
 
@@ -62,6 +62,9 @@ constexpr auto kWaitSlack = std::chrono::seconds(2);
 // sched_yield() lets any thread that is ready run first (Gloo's own, another
 // program's), so the wait takes nobody's turn; a peer later than this sleeps.
 constexpr auto kYieldingWait = std::chrono::milliseconds(50);
+// While a collective waits longer, the store is asked every this often whether
+// a peer has left its failure there (one round trip).
+constexpr auto kFailureLook = std::chrono::milliseconds(200);
 
 std::string seconds_text(std::chrono::milliseconds t) {
     std::ostringstream s;
@@ -102,46 +105,6 @@ Kind classify(const std::string& message) {
     return Kind::Failed;
 }
 
-// This machine, told apart from others (and from a reboot of itself).
-std::string host_identity() {
-    char name[256] = {};
-    ::gethostname(name, sizeof name - 1);
-    std::string boot;
-    std::ifstream f("/proc/sys/kernel/random/boot_id");
-    std::getline(f, boot);
-    return std::string(name) + "/" + boot;
-}
-
-// False once the process is gone or a zombie (its parent has not reaped it yet).
-bool process_alive(int pid) {
-    if (pid <= 0) return false;
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat;
-    std::getline(f, stat);
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 >= stat.size()) return true; // exists, state unreadable
-    const char state = stat[close + 2];
-    return state != 'Z' && state != 'X';
-}
-
-struct Peer {
-    std::string host;
-    int pid = -1;
-};
-
-std::string identity_text(const Peer& p) { return std::to_string(p.pid) + " " + p.host; }
-
-Peer parse_identity(const std::vector<uint8_t>& bytes) {
-    const std::string s(bytes.begin(), bytes.end());
-    Peer p;
-    const auto space = s.find(' ');
-    if (space == std::string::npos) return p;
-    p.pid = std::atoi(s.substr(0, space).c_str());
-    p.host = s.substr(space + 1);
-    return p;
-}
-
 bool is_loopback(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
@@ -154,9 +117,8 @@ struct Join {
     bool done = false;
     std::exception_ptr error;
     std::atomic<int> stage{0}; // 0: reaching the master, 1: waiting for the ranks, 2: connecting the backend
-    c10::intrusive_ptr<c10d::Store> store;
+    Meeting meeting;           // the store, this meeting's keys, the peers (rendezvous.h)
     c10::intrusive_ptr<C10dBackend> backend;
-    std::vector<Peer> peers;
 };
 
 } // namespace
@@ -220,6 +182,7 @@ const char* failure_kind_name(DistributedError::Kind kind) {
     case Kind::Timeout: return "timeout";
     case Kind::AddressInUse: return "address-in-use";
     case Kind::Unreachable: return "unreachable";
+    case Kind::PeerFailed: return "peer-failed";
     case Kind::Failed: return "failed";
     }
     return "failed";
@@ -233,11 +196,11 @@ std::chrono::milliseconds parse_dist_timeout(double seconds) {
 
 struct ProcessGroup::Impl {
     GroupOptions options;
-    c10::intrusive_ptr<c10d::Store> store;
+    Meeting meeting; // its store outlives the backend, which holds it too
     c10::intrusive_ptr<C10dBackend> backend;
-    std::vector<Peer> peers;
     std::string self_host;
     std::string failure; // set once a collective failed
+    bool store_silent = false; // the store stopped answering: peers' failures are not looked for
     Kind failure_kind = Kind::Failed;
     int failure_peer = -1;
 
@@ -252,6 +215,7 @@ struct ProcessGroup::Impl {
         const auto until = Clock::now() + std::chrono::seconds(1);
         for (;;) {
             std::vector<int> gone;
+            const auto& peers = meeting.peers;
             for (std::size_t r = 0; r < peers.size(); ++r) {
                 if (static_cast<int>(r) == rank() || peers[r].host != self_host) continue;
                 if (!process_alive(peers[r].pid)) gone.push_back(static_cast<int>(r));
@@ -263,13 +227,19 @@ struct ProcessGroup::Impl {
 
     [[noreturn]] void fail(const std::string& what, const std::string& detail) {
         Kind kind = classify(detail);
+        // A peer that failed for a reason of its own may have said which (it
+        // is the cause; the lost connection only its consequence).
+        const auto said = kind == Kind::PeerLost || kind == Kind::Timeout
+                              ? published_failure(meeting, rank(), options.world.world_size)
+                              : std::nullopt;
+        if (said) fail_for_peer(*said, what);
         const auto lost = (kind == Kind::PeerLost || kind == Kind::Timeout) ? find_lost_peers() : std::vector<int>{};
         std::string message = "rank " + std::to_string(rank()) + ": ";
         if (!lost.empty()) {
             kind = Kind::PeerLost;
             for (std::size_t i = 0; i < lost.size(); ++i)
                 message += std::string(i ? ", " : (lost.size() > 1 ? "ranks " : "rank ")) + std::to_string(lost[i]) +
-                           " (pid " + std::to_string(peers[lost[i]].pid) + ")";
+                           " (pid " + std::to_string(meeting.peers[lost[i]].pid) + ")";
             message += std::string(lost.size() > 1 ? " were" : " was") + " lost during " + what;
         } else if (kind == Kind::PeerLost) {
             message += "a peer was lost during " + what;
@@ -283,6 +253,14 @@ struct ProcessGroup::Impl {
         failure_kind = kind;
         failure_peer = lost.empty() ? -1 : lost.front();
         throw DistributedError(kind, rank(), failure_peer, message);
+    }
+
+    [[noreturn]] void fail_for_peer(const std::pair<int, std::string>& said, const std::string& what) {
+        failure = "rank " + std::to_string(rank()) + ": rank " + std::to_string(said.first) + " failed (" + what +
+                  " given up): " + said.second;
+        failure_kind = Kind::PeerFailed;
+        failure_peer = said.first;
+        throw DistributedError(failure_kind, rank(), failure_peer, failure);
     }
 
     void check_usable() const {
@@ -302,9 +280,21 @@ struct ProcessGroup::Impl {
             const auto start = Clock::now();
             while (!work->isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
             bool aborted = false;
+            auto next_look = start + kFailureLook;
             while (options.abort && !aborted && !work->isCompleted() &&
                    Clock::now() < start + options.timeout + kWaitSlack) {
                 aborted = options.abort();
+                // A peer that failed (a write that failed, say) and said so before
+                // leaving: stop now, naming it, not when its process has ended.
+                if (!aborted && !store_silent && Clock::now() >= next_look) {
+                    const auto asked = Clock::now();
+                    if (const auto said = published_failure(meeting, rank(), options.world.world_size))
+                        fail_for_peer(*said, what);
+                    // A store that takes a second to answer (its process stopped)
+                    // is asked no more: the wait must keep looking at `abort`.
+                    store_silent = Clock::now() - asked > std::chrono::seconds(1);
+                    next_look = Clock::now() + kFailureLook;
+                }
                 if (!aborted) std::this_thread::sleep_for(std::chrono::milliseconds(1));
             }
             if (!aborted) {
@@ -312,6 +302,8 @@ struct ProcessGroup::Impl {
                 return;
             }
             detail = "this rank was asked to stop while its peers did not answer";
+        } catch (const DistributedError&) {
+            throw; // fail_for_peer: a peer's own failure, said as it is
         } catch (const std::exception& e) {
             detail = message_of(e);
         }
@@ -338,51 +330,12 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 // Runs on its own thread: store, arrival of every rank, backend.
 void join_group(const GroupOptions& o, const std::shared_ptr<Join>& join) {
     const int rank = o.world.rank, world = o.world.world_size;
-    const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
-    c10d::TCPStoreOptions so;
-    so.port = static_cast<std::uint16_t>(o.world.master_port);
-    so.isServer = rank == 0;
-    so.numWorkers = static_cast<std::size_t>(world);
-    so.waitWorkers = false; // arrivals are awaited below, with a deadline and the missing ranks named
-    so.timeout = o.timeout;
-    c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(o.world.master_addr, so);
-    // A first question the master must answer: a connection alone does not show
-    // that a store listens there (and in 1.13 the wait for this answer has no
-    // deadline; the caller's is the one that holds).
-    store->check({"accum/hello"});
-    join->stage = 1;
-
-    const std::string self_host = host_identity();
-    auto key = [](int r) { return "accum/rank/" + std::to_string(r); };
-    const std::string me = identity_text(Peer{self_host, static_cast<int>(::getpid())});
-    store->set(key(rank), std::vector<uint8_t>(me.begin(), me.end()));
-    std::vector<std::string> keys;
-    for (int r = 0; r < world; ++r) keys.push_back(key(r));
-    try {
-        store->wait(keys, o.timeout);
-    } catch (const std::exception& e) {
-        const std::string detail = message_of(e);
-        std::vector<int> missing;
-        try {
-            for (int r = 0; r < world; ++r)
-                if (!store->check({key(r)})) missing.push_back(r);
-        } catch (const std::exception&) {
-            missing.clear();
-        }
-        std::string who;
-        for (std::size_t i = 0; i < missing.size(); ++i) who += (i ? ", " : "") + std::to_string(missing[i]);
-        const std::string absent = missing.empty()       ? std::string("not every rank arrived")
-                                   : missing.size() == 1 ? "rank " + who + " did not arrive"
-                                                         : "ranks " + who + " did not arrive";
-        const std::string message = "rank " + std::to_string(rank) + ": " + absent + " at " + master + " within " +
-                                    seconds_text(o.timeout) + " (--dist-timeout): " + detail;
-        throw DistributedError(Kind::Timeout, rank, missing.empty() ? -1 : missing.front(), message);
-    }
-    std::vector<Peer> peers;
-    for (int r = 0; r < world; ++r) peers.push_back(parse_identity(store->get(key(r))));
+    // The store (rank 0's own, or torchrun's agent's) and every rank of this
+    // launch in it (rendezvous.h).
+    Meeting meeting = meet(o, join->stage);
     join->stage = 2;
 
-    auto scoped = c10::make_intrusive<c10d::PrefixStore>("accum/pg", store);
+    auto scoped = c10::make_intrusive<c10d::PrefixStore>(meeting.prefix + "/pg", meeting.store);
     c10::intrusive_ptr<C10dBackend> backend;
     if (o.backend == Backend::Gloo) {
 #ifdef ACCUM_WITH_GLOO
@@ -418,9 +371,8 @@ void join_group(const GroupOptions& o, const std::shared_ptr<Join>& join) {
     if (!backend) throw ConfigError(std::string("backend ") + backend_name(o.backend) + " is not in this build");
 
     std::lock_guard<std::mutex> lock(join->mutex);
-    join->store = store;
+    join->meeting = std::move(meeting);
     join->backend = backend;
-    join->peers = std::move(peers);
 }
 
 } // namespace
@@ -535,9 +487,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
 
     auto impl = std::make_unique<Impl>();
     impl->options = options;
-    impl->store = join->store;
+    impl->meeting = join->meeting;
     impl->backend = join->backend;
-    impl->peers = join->peers;
     impl->self_host = host_identity();
     return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
 }
@@ -551,7 +502,7 @@ ProcessGroup::~ProcessGroup() {
         // timeout, and destroying the group would join them: leave the backend
         // and the store to the end of the process instead.
         (void)impl_->backend.release();
-        (void)impl_->store.release();
+        (void)impl_->meeting.store.release();
     }
 }
 
@@ -561,6 +512,10 @@ Backend ProcessGroup::backend() const { return impl_->options.backend; }
 std::chrono::milliseconds ProcessGroup::timeout() const { return impl_->options.timeout; }
 at::Device ProcessGroup::device() const { return impl_->device(); }
 bool ProcessGroup::failed() const { return !impl_->failure.empty(); }
+
+void ProcessGroup::announce_failure(const std::string& message) {
+    publish_failure(impl_->meeting, rank(), world_size(), message);
+}
 
 void ProcessGroup::all_reduce(at::Tensor& tensor, ReduceOp op) {
     impl_->run("all-reduce", [&] {

@@ -1,9 +1,10 @@
 #pragma once
 // The ranks of a data-parallel run joined by LibTorch's own distributed engine,
-// c10d: rank 0 serves a TCPStore at MASTER_ADDR:MASTER_PORT, every rank meets
-// the others there, and the collectives run on ProcessGroupGloo (CPU tensors),
-// or on ProcessGroupNCCL (CUDA tensors) where the LibTorch found at build time
-// has CUDA and NCCL.
+// c10d: rank 0 serves a TCPStore at MASTER_ADDR:MASTER_PORT (or torchrun's
+// agent serves it, TORCHELASTIC_USE_AGENT_STORE=True), every rank meets the
+// others there (rendezvous.h), and the collectives run on ProcessGroupGloo (CPU
+// tensors), or on ProcessGroupNCCL (CUDA tensors) where the LibTorch found at
+// build time has CUDA and NCCL.
 //
 // Every wait is bounded by the timeout (--dist-timeout, default 60 s): joining
 // fails within 1.5 × timeout (at most timeout + 5 s), a collective within
@@ -97,6 +98,13 @@ public:
     bool all_agree(std::uint64_t value);
 
     bool failed() const;
+
+    // This rank failed for a reason of its own (a write that failed, out of
+    // memory): `message` goes where the others look while they wait in a
+    // collective, so that they stop within a second or so naming it. From the
+    // process that serves the store (rank 0 without torchrun's agent), waits at
+    // most 3 s for them to have read it. Never throws.
+    void announce_failure(const std::string& message);
 
 private:
     struct Impl;

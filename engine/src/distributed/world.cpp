@@ -78,6 +78,12 @@ std::optional<WorldInfo> world_from_environment(const EnvLookup& env) {
     }
     if (addr && !addr->empty()) w.master_addr = *addr;
     if (port) w.master_port = parse_int(*port, "environment variable MASTER_PORT", 1, 65535);
+    // torchrun (torch/distributed/elastic/agent/server/local_elastic_agent.py)
+    // writes Python's str(bool); torch.distributed's _torchelastic_use_agent_store()
+    // reads == "True", and so does this.
+    w.agent_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
+    if (const auto restarts = env("TORCHELASTIC_RESTART_COUNT"))
+        w.restart_count = parse_int(*restarts, "environment variable TORCHELASTIC_RESTART_COUNT", 0, kMaxRanks);
     return w;
 }
 

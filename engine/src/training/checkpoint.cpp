@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
-
-#include <fcntl.h>
-#include <unistd.h>
+#include <utility>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
@@ -15,6 +14,7 @@
 
 #include "accum/errors.h"
 #include "accum/run_directory.h"
+#include "checked_file.h"
 #include "training/run_context.h"
 
 namespace accum {
@@ -24,36 +24,70 @@ using nlohmann::json;
 
 namespace {
 
-void fsync_path(const fs::path& p) {
-    const int fd = ::open(p.c_str(), O_RDONLY);
-    if (fd >= 0) {
-        ::fsync(fd);
-        ::close(fd);
-    }
+// LibTorch's serialisation into bytes in memory. The zip writer writes into a
+// string, which cannot fail (but for memory); a writer that fails half-way, as
+// a file on a full disk does, makes LibTorch throw from a destructor and end
+// the process.
+using ByteWriter = std::function<std::size_t(const void*, std::size_t)>;
+
+ByteWriter appending_to(std::string& bytes) {
+    return [&bytes](const void* data, std::size_t size) -> std::size_t {
+        bytes.append(static_cast<const char*>(data), size);
+        return size;
+    };
 }
+
+std::string archive_bytes(torch::serialize::OutputArchive& archive) {
+    std::string bytes;
+    archive.save_to(appending_to(bytes));
+    return bytes;
+}
+
+std::string tensor_bytes(const torch::Tensor& tensor) {
+    std::string bytes;
+    torch::save(tensor, appending_to(bytes)); // the file torch::save(tensor, path) writes
+    return bytes;
+}
+
+// Removes the temporary directory of a checkpoint that was not finished.
+class TemporaryDirectory {
+public:
+    explicit TemporaryDirectory(std::string path) : path_(std::move(path)) {}
+    ~TemporaryDirectory() {
+        if (!path_.empty()) io::remove_tree_quietly(path_);
+    }
+    TemporaryDirectory(const TemporaryDirectory&) = delete;
+    TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+    void keep() { path_.clear(); }
+
+private:
+    std::string path_;
+};
 
 } // namespace
 
-std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit,
-                            const std::vector<torch::Tensor>& rng_states) {
-    const fs::path final_dir = fs::path(output_dir) / ("checkpoint-" + std::to_string(ctx.progress.global_step));
-    const fs::path tmp_dir = fs::path(output_dir) / (".checkpoint-" + std::to_string(ctx.progress.global_step) + ".tmp");
-    fs::remove_all(tmp_dir);
-    fs::create_directories(tmp_dir);
+CheckpointSaved save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit,
+                                const std::vector<torch::Tensor>& rng_states) {
+    const std::string name = "checkpoint-" + std::to_string(ctx.progress.global_step);
+    const fs::path final_dir = fs::path(output_dir) / name;
+    const fs::path tmp_dir = fs::path(output_dir) / ("." + name + ".tmp");
+    if (rng_states.empty()) throw std::invalid_argument("save_checkpoint: no generator state to save");
+
+    // Every file's bytes, in memory first; then written with checked calls only.
+    std::vector<std::pair<std::string, std::string>> files;
     {
         torch::serialize::OutputArchive archive;
         ctx.model->save(archive);
-        archive.save_to((tmp_dir / "model.pt").string());
+        files.emplace_back("model.pt", archive_bytes(archive));
     }
     {
         torch::serialize::OutputArchive archive;
         ctx.optimizer->impl().save(archive);
-        archive.save_to((tmp_dir / "optimizer.pt").string());
+        files.emplace_back("optimizer.pt", archive_bytes(archive));
     }
-    if (rng_states.empty()) throw std::invalid_argument("save_checkpoint: no generator state to save");
     for (std::size_t r = 0; r < rng_states.size(); ++r)
-        torch::save(rng_states[r],
-                    (tmp_dir / (r == 0 ? std::string("rng_state.pt") : "rng_state_" + std::to_string(r) + ".pt")).string());
+        files.emplace_back(r == 0 ? std::string("rng_state.pt") : "rng_state_" + std::to_string(r) + ".pt",
+                           tensor_bytes(rng_states[r]));
     // On CUDA, dropout draws from the device's generator: keep its state too
     // (this process's: rank 0's in a data-parallel run).
     if (ctx.device.is_cuda()) {
@@ -63,7 +97,7 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int 
             std::lock_guard<std::mutex> lock(cuda_gen.mutex());
             cuda_state = cuda_gen.get_state();
         }
-        torch::save(cuda_state, (tmp_dir / "cuda_rng_state.pt").string());
+        files.emplace_back("cuda_rng_state.pt", tensor_bytes(cuda_state));
     }
     json state = ctx.run_log().state(); // the Trainer's log_history and best_metric
     state["global_step"] = ctx.progress.global_step;
@@ -92,24 +126,38 @@ std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int 
     state["train_batch_size"] = ctx.config.batch_size;
     state["gradient_accumulation_steps"] = ctx.config.accumulation_steps;
     state["world_size"] = ctx.world_size();
-    {
-        std::ofstream f(tmp_dir / "trainer_state.json");
-        f << state.dump(2) << "\n";
-    }
-    for (const auto& entry : fs::directory_iterator(tmp_dir)) fsync_path(entry.path());
-    fsync_path(tmp_dir);
-    fs::remove_all(final_dir);
-    fs::rename(tmp_dir, final_dir);
-    fsync_path(output_dir);
+    files.emplace_back("trainer_state.json", state.dump(2) + "\n");
 
+    // Written into .checkpoint-N.tmp/, each file synced, then renamed: the
+    // directory is complete or absent. A failure removes the temporary
+    // directory and leaves the earlier checkpoints as they were; its message
+    // names the file as the checkpoint will call it (checkpoint-N/model.pt).
+    io::remove_tree(tmp_dir.string()); // a stale one, from a run killed while saving
+    io::create_directory(tmp_dir.string(), final_dir.string());
+    TemporaryDirectory unfinished(tmp_dir.string());
+    for (const auto& [file, bytes] : files)
+        io::write_file((tmp_dir / file).string(), bytes, (final_dir / file).string());
+    io::sync_directory(tmp_dir.string(), final_dir.string());
+    io::remove_tree(final_dir.string()); // this step's, saved again (a stop right after a periodic save)
+    io::rename_path(tmp_dir.string(), final_dir.string(), tmp_dir.string());
+    unfinished.keep();
+    io::sync_directory(output_dir);
+
+    CheckpointSaved saved{final_dir.string(), {}};
     if (save_total_limit > 0) {
         auto all = checkpoints_in(output_dir); // oldest first
         while (static_cast<int>(all.size()) > save_total_limit) {
-            fs::remove_all(all.front());
+            // The new checkpoint is complete: an old one that cannot go is a note, not a failure.
+            try {
+                io::remove_tree(all.front());
+            } catch (const WriteError& e) {
+                saved.notes.push_back(std::string("--save-total-limit: ") + e.what());
+                break;
+            }
             all.erase(all.begin());
         }
     }
-    return final_dir.string();
+    return saved;
 }
 
 void load_checkpoint(RunContext& ctx, const std::string& requested) {

@@ -3,8 +3,11 @@
 // rng_state.pt and trainer_state.json (progress, scheduler, log history); a
 // data-parallel run adds rng_state_{rank}.pt for ranks 1 … N−1 (rng_state.pt
 // is rank 0's), as Transformers keeps one RNG state per process.
-// Written into a temporary directory, synced, then renamed, so a half-written
-// checkpoint is never the latest.
+// Serialised into memory, then written into a temporary directory with checked
+// system calls (checked_file.h), synced, then renamed, so a half-written
+// checkpoint is never the latest; a write that fails (disk full, I/O error,
+// read-only or vanished directory) throws WriteError, the temporary directory
+// removed and the earlier checkpoints as they were.
 
 #include <string>
 #include <vector>
@@ -15,13 +18,18 @@ namespace accum {
 
 class RunContext;
 
+struct CheckpointSaved {
+    std::string directory;          // output_dir/checkpoint-{global_step}
+    std::vector<std::string> notes; // an old checkpoint --save-total-limit could not delete
+};
+
 // Writes output_dir/checkpoint-{global_step}/ (the run log's state goes into
 // trainer_state.json) and keeps at most `save_total_limit` checkpoints (0 = all),
 // deleting the oldest: the one just written is the newest and stays.
 // `rng_states`: the CPU generator's state of every rank, by rank
-// (RunContext::rng_states(); one in a run of one process).
-std::string save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit,
-                            const std::vector<torch::Tensor>& rng_states);
+// (RunContext::rng_states(); one in a run of one process). Throws WriteError.
+CheckpointSaved save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit,
+                                const std::vector<torch::Tensor>& rng_states);
 
 // Restores model, optimizer, scheduler, RNG, progress and the run log's state
 // from the newest complete checkpoint in `checkpoint_dir` (accum/run_directory.h).

@@ -717,10 +717,11 @@ std::string RunContext::save_checkpoint() {
         std::int64_t bytes;
         ~RestoreBudget() { memory::set_cpu_budget(bytes); }
     } restore{budget};
-    auto dir = accum::save_checkpoint(*this, config.output_dir, static_cast<int>(config.save_total_limit), states);
+    auto saved = accum::save_checkpoint(*this, config.output_dir, static_cast<int>(config.save_total_limit), states);
     last_saved_step_ = progress.global_step;
     window_peak_and_reset(); // what saving held is not the next step's
-    return dir;
+    for (const auto& note : saved.notes) log("note: " + note);
+    return saved.directory;
 }
 
 void RunContext::load_checkpoint(const std::string& dir) {

@@ -1,0 +1,392 @@
+#include "distributed/rendezvous.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
+
+#include "accum/data_parallel.h"
+#include "accum/errors.h"
+#include "distributed/store_client.h"
+
+namespace accum::dist {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Kind = DistributedError::Kind;
+using Bytes = std::vector<uint8_t>;
+
+constexpr auto kPoll = std::chrono::milliseconds(20);
+// How long a store may take to answer one query before it counts as gone.
+constexpr auto kAnswer = std::chrono::seconds(3);
+// The protocol of a store this program serves (rank 0's c10d::TCPStore).
+constexpr StoreProtocol kOwnProtocol = TORCH_VERSION_MAJOR >= 2 ? StoreProtocol::Torch2 : StoreProtocol::Torch1;
+
+const std::string kLeader = "accum/leader";
+
+std::string seconds_text(std::chrono::milliseconds t) {
+    std::ostringstream s;
+    s << static_cast<double>(t.count()) / 1000.0 << " s";
+    return s.str();
+}
+
+std::string random_token() {
+    std::random_device device;
+    std::ostringstream s;
+    s << std::hex << device() << device() << "-" << ::getpid();
+    return s.str();
+}
+
+Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
+std::string text_of(const Bytes& b) { return std::string(b.begin(), b.end()); }
+
+// The value of `key`, or nullopt when it is not (yet) in the store.
+std::optional<std::string> read_if_present(c10d::Store& store, const std::string& key) {
+    if (!store.check({key})) return std::nullopt;
+    return text_of(store.get(key));
+}
+
+std::chrono::milliseconds answer_timeout(std::chrono::milliseconds timeout) {
+    return std::clamp<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(200), kAnswer);
+}
+
+// A client of the store at the world's master, or nothing listens by `deadline`.
+c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
+                                             Clock::time_point deadline, StoreProtocol first) {
+    auto connection = StoreConnection::open(w.master_addr, w.master_port, deadline, first, answer_timeout(timeout));
+    return make_client_store(std::move(connection), timeout);
+}
+
+// Rank 0's own store, listening on MASTER_PORT on every interface.
+c10::intrusive_ptr<c10d::Store> served_store(const WorldInfo& w, std::chrono::milliseconds timeout) {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(w.master_port);
+    so.isServer = true;
+    so.numWorkers = static_cast<std::size_t>(w.world_size);
+    so.waitWorkers = false; // arrivals are awaited in meet(), with a deadline and the missing ranks named
+    so.timeout = timeout;
+    return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+}
+
+// "accum/leader": rank 0's token and its TORCHELASTIC_RESTART_COUNT.
+std::string leader_text(const std::string& token, int restart_count) {
+    return token + " " + std::to_string(restart_count);
+}
+std::pair<std::string, int> parse_leader(const std::string& text) {
+    std::istringstream in(text);
+    std::string token;
+    int attempt = -1;
+    in >> token >> attempt;
+    return {token, attempt};
+}
+
+struct Identity {
+    Peer peer;
+    std::string nonce;
+};
+
+std::string identity_text(const Identity& i) { return std::to_string(i.peer.pid) + " " + i.nonce + " " + i.peer.host; }
+
+Identity parse_identity(const std::string& s) {
+    Identity i;
+    std::istringstream in(s);
+    in >> i.peer.pid >> i.nonce >> i.peer.host;
+    return i;
+}
+
+// The first failure published under `prefix` by a rank other than `self`.
+std::optional<std::pair<int, std::string>> failure_under(c10d::Store& store, const std::string& prefix, int self,
+                                                         int world) {
+    if (!store.check({prefix + "/failures"})) return std::nullopt;
+    for (int r = 0; r < world; ++r) {
+        if (r == self) continue;
+        if (auto message = read_if_present(store, prefix + "/failed/" + std::to_string(r))) {
+            store.add(prefix + "/failed_seen", 1);
+            return std::make_pair(r, std::move(*message));
+        }
+    }
+    return std::nullopt;
+}
+
+// "failed_seen" counts the ranks that need the store no more: those that read
+// a failure, and those that left one (and end) while not serving the store.
+void leave_failure(c10d::Store& store, const std::string& prefix, int rank, const std::string& message,
+                   bool serves_store) {
+    store.set(prefix + "/failed/" + std::to_string(rank), bytes_of(message));
+    store.add(prefix + "/failures", 1);
+    if (!serves_store) store.add(prefix + "/failed_seen", 1);
+}
+
+// Until every other rank has read a failure or left (or `linger` is over): the
+// store ends with this process.
+void linger_until_read(c10d::Store& store, const std::string& prefix, int readers, std::chrono::milliseconds linger) {
+    const auto until = Clock::now() + linger;
+    while (Clock::now() < until && store.add(prefix + "/failed_seen", 0) < readers) std::this_thread::sleep_for(kPoll);
+}
+
+// The ranks other than rank 0 registered under the meeting's prefix.
+int registered_peers(c10d::Store& store, const std::string& prefix, int world) {
+    int n = 0;
+    for (int r = 1; r < world; ++r) n += store.check({prefix + "/rank/" + std::to_string(r)}) ? 1 : 0;
+    return n;
+}
+
+[[noreturn]] void peer_failed(int rank, int peer, const std::string& message, const char* when) {
+    throw DistributedError(Kind::PeerFailed, rank, peer,
+                           "rank " + std::to_string(rank) + ": rank " + std::to_string(peer) + " failed" + when + ": " +
+                               message);
+}
+
+// Rank 0: opens the meeting under a fresh token and waits for every rank.
+std::vector<Identity> gather(c10d::Store& store, Meeting& m, const GroupOptions& o, const Identity& me,
+                             Clock::time_point deadline) {
+    const int world = o.world.world_size;
+    const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
+    const std::string token = random_token();
+    m.prefix = "accum/" + token;
+    auto key = [&](int r) { return m.prefix + "/rank/" + std::to_string(r); };
+    store.set(key(0), bytes_of(identity_text(me)));
+    store.set(kLeader, bytes_of(leader_text(token, o.world.restart_count)));
+    std::vector<std::string> keys;
+    for (int r = 0; r < world; ++r) keys.push_back(key(r));
+    for (;;) {
+        if (auto failure = failure_under(store, m.prefix, 0, world))
+            peer_failed(0, failure->first, failure->second, " before the rendezvous");
+        if (store.check(keys)) break;
+        if (Clock::now() >= deadline) {
+            std::vector<int> missing;
+            for (int r = 1; r < world; ++r)
+                if (!store.check({key(r)})) missing.push_back(r);
+            std::string who;
+            for (std::size_t i = 0; i < missing.size(); ++i) who += (i ? ", " : "") + std::to_string(missing[i]);
+            const std::string absent = missing.empty()       ? std::string("not every rank arrived")
+                                       : missing.size() == 1 ? "rank " + who + " did not arrive"
+                                                             : "ranks " + who + " did not arrive";
+            throw DistributedError(Kind::Timeout, 0, missing.empty() ? -1 : missing.front(),
+                                   "rank 0: " + absent + " at " + master + " within " + seconds_text(o.timeout) +
+                                       " (--dist-timeout)");
+        }
+        std::this_thread::sleep_for(kPoll);
+    }
+    std::vector<Identity> all;
+    std::string roster;
+    for (int r = 0; r < world; ++r) {
+        const std::string text = text_of(store.get(key(r)));
+        all.push_back(parse_identity(text));
+        roster += text + "\n";
+    }
+    store.set(m.prefix + "/roster", bytes_of(roster));
+    return all;
+}
+
+// Rank r > 0: registers under rank 0's current token until rank 0 lists it.
+std::vector<Identity> join(c10d::Store& store, Meeting& m, const GroupOptions& o, const Identity& me,
+                           Clock::time_point deadline) {
+    const int rank = o.world.rank, world = o.world.world_size;
+    const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
+    const std::string mine = identity_text(me);
+    std::string token;
+    bool same_attempt = false;
+    for (;;) {
+        if (auto leader = read_if_present(store, kLeader)) {
+            const auto [newest, attempt] = parse_leader(*leader);
+            if (newest != token) {
+                token = newest;
+                same_attempt = attempt == o.world.restart_count;
+                m.prefix = "accum/" + token;
+                store.set(m.prefix + "/rank/" + std::to_string(rank), bytes_of(mine));
+            }
+        }
+        if (!token.empty()) {
+            // A failure left under an earlier attempt's token is that attempt's:
+            // only the leader of this restart count is believed (the roster's
+            // nonce tells the meeting itself apart whatever the counts).
+            if (auto failure = same_attempt ? failure_under(store, m.prefix, rank, world) : std::nullopt)
+                peer_failed(rank, failure->first, failure->second, " before the rendezvous");
+            if (auto roster = read_if_present(store, m.prefix + "/roster")) {
+                std::vector<Identity> all;
+                std::istringstream lines(*roster);
+                for (std::string line; std::getline(lines, line);) all.push_back(parse_identity(line));
+                // An earlier attempt's roster (torchrun's store keeps it) lacks this nonce.
+                if (static_cast<int>(all.size()) == world && all[rank].nonce == me.nonce) return all;
+            }
+        }
+        if (Clock::now() >= deadline) {
+            if (token.empty())
+                throw DistributedError(Kind::Timeout, rank, 0,
+                                       "rank " + std::to_string(rank) + ": rank 0 did not open the rendezvous at " +
+                                           master + " within " + seconds_text(o.timeout) + " (--dist-timeout)");
+            std::vector<int> missing;
+            for (int r = 0; r < world; ++r)
+                if (!store.check({m.prefix + "/rank/" + std::to_string(r)})) missing.push_back(r);
+            std::string who;
+            for (std::size_t i = 0; i < missing.size(); ++i) who += (i ? ", " : "") + std::to_string(missing[i]);
+            throw DistributedError(Kind::Timeout, rank, missing.empty() ? -1 : missing.front(),
+                                   "rank " + std::to_string(rank) + ": " +
+                                       (missing.empty() ? std::string("rank 0 did not list this rank")
+                                                        : (missing.size() == 1 ? "rank " : "ranks ") + who +
+                                                              " did not arrive") +
+                                       " at " + master + " within " + seconds_text(o.timeout) + " (--dist-timeout)");
+        }
+        std::this_thread::sleep_for(kPoll);
+    }
+}
+
+// The store's errors while reaching it, as the process group reports them.
+[[noreturn]] void unreachable(const WorldInfo& w, std::chrono::milliseconds timeout, const StoreError& e) {
+    const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
+    const std::string who = "rank " + std::to_string(w.rank) + ": ";
+    const std::string server = w.agent_store ? "torchrun's agent store" : "rank 0's store";
+    switch (e.kind()) {
+    case StoreError::Kind::Refused:
+        throw DistributedError(Kind::Unreachable, w.rank, w.agent_store ? -1 : 0,
+                               who + "cannot reach " + server + " at " + master + " within " + seconds_text(timeout) +
+                                   " (--dist-timeout): " + e.what());
+    case StoreError::Kind::NotAStore:
+        throw DistributedError(Kind::Unreachable, w.rank, w.agent_store ? -1 : 0,
+                               who + "what listens at " + master + " is not " + server +
+                                   (w.agent_store ? "" : " (another program holds the port; rank 0 cannot listen there)") +
+                                   ": " + e.what());
+    default:
+        throw DistributedError(e.kind() == StoreError::Kind::Closed ? Kind::PeerLost : Kind::Unreachable, w.rank,
+                               w.agent_store ? -1 : 0, who + "cannot use " + server + " at " + master + ": " + e.what());
+    }
+}
+
+} // namespace
+
+std::string host_identity() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    std::string boot;
+    std::ifstream f("/proc/sys/kernel/random/boot_id");
+    std::getline(f, boot);
+    std::string host = std::string(name) + "/" + boot;
+    std::replace(host.begin(), host.end(), ' ', '_');
+    return host;
+}
+
+bool process_alive(int pid) {
+    if (pid <= 0) return false;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(f, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) return true; // exists, state unreadable
+    const char state = stat[close + 2];
+    return state != 'Z' && state != 'X';
+}
+
+Meeting meet(const GroupOptions& o, std::atomic<int>& stage) {
+    const auto& w = o.world;
+    const auto deadline = Clock::now() + o.timeout;
+    Meeting m;
+    m.serves_store = w.rank == 0 && !w.agent_store;
+    try {
+        // An agent's store speaks Python's torch (2.x today; a 1.x one closes the
+        // first query and the other protocol is tried); rank 0's, this build's.
+        m.store = m.serves_store ? served_store(w, o.timeout)
+                                 : client_store(w, o.timeout, deadline,
+                                                w.agent_store ? StoreProtocol::Torch2 : kOwnProtocol);
+    } catch (const StoreError& e) {
+        unreachable(w, o.timeout, e);
+    }
+    stage = 1;
+    const Identity me{{host_identity(), static_cast<int>(::getpid())}, random_token()};
+    std::vector<Identity> all;
+    try {
+        all = w.rank == 0 ? gather(*m.store, m, o, me, deadline) : join(*m.store, m, o, me, deadline);
+    } catch (const StoreError& e) {
+        unreachable(w, o.timeout, e);
+    } catch (const DistributedError& e) {
+        // Rank 0's failure to gather is every rank's: say so to those waiting for the roster.
+        if (w.rank == 0 && !m.prefix.empty()) {
+            int waiting = 0;
+            try {
+                waiting = registered_peers(*m.store, m.prefix, w.world_size);
+            } catch (const std::exception&) {
+            }
+            if (waiting > 0) publish_failure(m, 0, w.world_size, e.what(), std::chrono::seconds(3), waiting);
+        }
+        throw;
+    }
+    for (const auto& i : all) m.peers.push_back(i.peer);
+    return m;
+}
+
+void publish_failure(const Meeting& m, int rank, int world_size, const std::string& message,
+                     std::chrono::milliseconds linger, int readers) {
+    if (!m.store || m.prefix.empty() || world_size < 2) return;
+    try {
+        leave_failure(*m.store, m.prefix, rank, message, m.serves_store);
+        if (m.serves_store) linger_until_read(*m.store, m.prefix, readers < 0 ? world_size - 1 : readers, linger);
+    } catch (const std::exception&) {
+        // The store is gone (its process ended): nobody is left to tell.
+    }
+}
+
+std::optional<std::pair<int, std::string>> published_failure(const Meeting& m, int self, int world_size) {
+    if (!m.store || m.prefix.empty()) return std::nullopt;
+    try {
+        return failure_under(*m.store, m.prefix, self, world_size);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+void announce_failure_before_joining(const WorldInfo& w, std::chrono::milliseconds timeout,
+                                     const std::string& message) {
+    if (w.world_size < 2 || w.master_port < 1) return;
+    const auto limit = std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(3));
+    const auto deadline = Clock::now() + limit;
+    try {
+        Meeting m;
+        m.serves_store = w.rank == 0 && !w.agent_store;
+        m.store = m.serves_store ? served_store(w, timeout)
+                                 : client_store(w, limit, deadline, w.agent_store ? StoreProtocol::Torch2 : kOwnProtocol);
+        if (w.rank == 0) {
+            const std::string token = random_token();
+            m.prefix = "accum/" + token;
+            m.store->set(kLeader, bytes_of(leader_text(token, w.restart_count)));
+        } else {
+            // Rank 0 opens the meeting: under its token of this restart count (an
+            // agent's store may still hold an earlier attempt's).
+            while (Clock::now() < deadline) {
+                if (auto leader = read_if_present(*m.store, kLeader)) {
+                    const auto [token, attempt] = parse_leader(*leader);
+                    if (attempt == w.restart_count) m.prefix = "accum/" + token;
+                }
+                if (!m.prefix.empty()) break;
+                std::this_thread::sleep_for(kPoll);
+            }
+        }
+        if (m.prefix.empty()) return;
+        leave_failure(*m.store, m.prefix, w.rank, message, m.serves_store);
+        if (m.serves_store) linger_until_read(*m.store, m.prefix, w.world_size - 1, limit);
+    } catch (const std::exception&) {
+        // Best effort: the port taken, no store, a store that does not answer.
+    }
+}
+
+void announce_failure(const WorldInfo& world, double dist_timeout_s, const std::string& message) {
+    std::chrono::milliseconds timeout(std::chrono::seconds(60));
+    try {
+        timeout = parse_dist_timeout(dist_timeout_s);
+    } catch (const ConfigError&) {
+        // an invalid --dist-timeout is the failure itself: the default
+    }
+    announce_failure_before_joining(world, timeout, message);
+}
+
+} // namespace accum::dist

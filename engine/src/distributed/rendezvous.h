@@ -1,0 +1,77 @@
+#pragma once
+// How the ranks of a run meet before their backend connects: the store, and
+// who is there.
+//
+// The store is rank 0's own c10d::TCPStore at MASTER_ADDR:MASTER_PORT, or —
+// when torchrun says TORCHELASTIC_USE_AGENT_STORE=True — the one its agent
+// serves there, which every rank, rank 0 too, joins as a client
+// (store_client.h), as torch.distributed's env:// does. An agent's store
+// outlives its workers: after a restart it still holds the keys of the last
+// attempt (and torchrun's restart counts, TORCHELASTIC_RESTART_COUNT, can
+// differ between agents). So every meeting has keys of its own: rank 0 opens
+// it under a fresh token ("accum/leader"), each rank registers under the token
+// with a nonce of its own, and rank 0 lists them ("roster") once all are
+// there; a rank that finds a roster without its nonce has read an earlier
+// attempt's and waits for the new token. The backend's keys are under the
+// meeting's prefix too.
+//
+// A rank that fails — before the meeting (a bad option, an unusable output
+// directory) or during the run (a write that failed) — leaves its message in
+// the store ("failed/<rank>"): the others stop within a second or two, naming
+// it, instead of waiting out --dist-timeout. Rank 0, whose process serves its
+// own store, waits a moment (at most 3 s) for the others to have read it.
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "distributed/process_group.h"
+
+namespace accum::dist {
+
+// A rank's process: where it runs, so that a peer on the same machine can
+// tell whether it is still alive.
+struct Peer {
+    std::string host; // host_identity()
+    int pid = -1;
+};
+
+// This machine, told apart from others (and from a reboot of itself).
+std::string host_identity();
+// False once the process is gone or a zombie (its parent has not reaped it yet).
+bool process_alive(int pid);
+
+struct Meeting {
+    c10::intrusive_ptr<c10d::Store> store;
+    std::string prefix;       // "accum/<token>": this meeting's keys
+    std::vector<Peer> peers;  // by rank
+    bool serves_store = false; // this process serves the store (rank 0 without an agent)
+};
+
+// Meets the other ranks: reaches the store (`stage` 0), waits until every rank
+// has registered under rank 0's token (`stage` 1). Throws DistributedError:
+// AddressInUse (rank 0 cannot listen), Unreachable, Timeout (naming the ranks
+// that did not arrive), PeerFailed (a rank left its failure: quoted).
+Meeting meet(const GroupOptions& options, std::atomic<int>& stage);
+
+// For a rank that cannot train: leaves `message` where the others look
+// (opening the meeting itself when it is rank 0), so that they stop within
+// seconds. Bounded (a few seconds, at most `timeout`); never throws.
+void announce_failure_before_joining(const WorldInfo& world, std::chrono::milliseconds timeout,
+                                     const std::string& message);
+
+// During the run: this rank's failure for the others to read (and, from the
+// process that serves the store, a wait of at most `linger` until `readers` of
+// them have; -1: all the others). Never throws.
+void publish_failure(const Meeting& meeting, int rank, int world_size, const std::string& message,
+                     std::chrono::milliseconds linger = std::chrono::seconds(3), int readers = -1);
+// A failure another rank published: its rank and its message. Marks it read.
+// Bounded by the store's answer (a store that is gone: nullopt).
+std::optional<std::pair<int, std::string>> published_failure(const Meeting& meeting, int self, int world_size);
+
+} // namespace accum::dist
