@@ -3,8 +3,8 @@
 // started by an external launcher; and the studio's way of running ranks (a
 // Session that trains as rank 0 and starts the others), paused past the timeout.
 //
-// Where the numbers come from: DESIGN.md's invariant 9 — N ranks × B × K update
-// as 1 rank × (N·B) × K, step for step — within 1e-5 (invariant 2's tolerance;
+// Where the numbers come from: ARCHITECTURE.md I14 (N ranks equal one process) — N ranks × B × K update
+// as 1 rank × (N·B) × K, step for step — within 1e-5 (I1's tolerance;
 // measured here 1e-7 … 6e-7, float rounding of a different summation order).
 // The MLP and the CNN have one gradient bucket (235,146 / 421,642 floats, under
 // DDP's 25 MiB): one all-reduce per update, K of them with

@@ -679,7 +679,7 @@ private Q_SLOTS:
         }
     }
 
-    // Invariant 9 (DESIGN.md): the ranks' j-th micro-batches of B together are the
+    // ARCHITECTURE.md I14: the ranks' j-th micro-batches of B together are the
     // j-th micro-batch of N·B of one rank, whenever N·B divides the padded length.
     void shardsInterleaveIntoTheSingleRunsBatches() {
         std::vector<std::int64_t> order(96);
@@ -747,7 +747,7 @@ private Q_SLOTS:
 
     void launcherReportsADeathBySignal() {
         const auto r = launch_workers(worker_launch(2, {"signal", QString::number(SIGKILL), "0", "200"}));
-        QCOMPARE(r.exit_code, 6); // a rank lost: a distributed failure (DESIGN.md's exit codes)
+        QCOMPARE(r.exit_code, 6); // a rank lost: a distributed failure (ARCHITECTURE.md §3.4, exit codes)
         QCOMPARE(r.failed_rank, 0);
         QCOMPARE(r.workers[0].signal, SIGKILL);
         QVERIFY2(QString::fromStdString(r.message).contains("SIGKILL"), r.message.c_str());
