@@ -7,26 +7,14 @@
 #include "accum/metrics_io.h"
 
 #include "capture.h"
+#include "processes.h"
 
 using namespace accum;
 
 namespace {
 
-struct Result {
-    int exit_code = -1;
-    QString out, err;
-};
-
-Result run_cli(const QStringList& args, int timeout_ms = 240000) {
-    QProcess p;
-    p.start(ACCUM_RUN_EXE, args);
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
+using Result = testing::CliResult;
+using testing::run_cli;
 
 std::vector<AnyRecord> read_records(const QString& path) {
     QFile f(path);

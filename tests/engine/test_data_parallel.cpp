@@ -35,6 +35,7 @@
 #include "distributed/world.h"
 
 #include "capture.h"
+#include "processes.h"
 
 using namespace accum;
 
@@ -119,25 +120,7 @@ private:
 
 using testing::have_fashion_mnist;
 
-// The processes whose parent is `parent`.
-std::vector<pid_t> children_of(pid_t parent) {
-    std::vector<pid_t> out;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-        const auto name = e.path().filename().string();
-        if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-        std::ifstream f(e.path() / "stat");
-        std::string stat;
-        std::getline(f, stat);
-        const auto close = stat.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream rest(stat.substr(close + 2));
-        char state;
-        pid_t ppid = 0;
-        rest >> state >> ppid;
-        if (ppid == parent && state != 'Z') out.push_back(static_cast<pid_t>(std::stoi(name)));
-    }
-    return out;
-}
+using testing::children_of;
 
 // RANK of a process started by the launcher (its environment).
 int rank_of(pid_t pid) {

@@ -25,6 +25,7 @@
 
 #include "accum/metrics_io.h"
 #include "distributed/world.h"
+#include "processes.h"
 
 using namespace accum;
 
@@ -112,25 +113,7 @@ std::vector<StepRecord> one_process(const QStringList& args, const QString& dir)
     return steps_of(dir);
 }
 
-// The processes whose parent is `parent` (torchrun's workers are its children).
-std::vector<pid_t> children_of(pid_t parent) {
-    std::vector<pid_t> out;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-        const auto name = e.path().filename().string();
-        if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-        std::ifstream f(e.path() / "stat");
-        std::string stat;
-        std::getline(f, stat);
-        const auto close = stat.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream rest(stat.substr(close + 2));
-        char state;
-        pid_t ppid = 0;
-        rest >> state >> ppid;
-        if (ppid == parent && state != 'Z') out.push_back(static_cast<pid_t>(std::stoi(name)));
-    }
-    return out;
-}
+using testing::children_of;
 
 std::string environment_of(pid_t pid, const std::string& name) {
     std::ifstream f("/proc/" + std::to_string(pid) + "/environ");

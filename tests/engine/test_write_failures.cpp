@@ -25,26 +25,14 @@
 #include "accum/errors.h"
 #include "accum/metrics_io.h"
 #include "checked_file.h"
+#include "processes.h"
 
 using namespace accum;
 
 namespace {
 
-struct Result {
-    int exit_code = -1;
-    QString out, err;
-};
-
-Result run_cli(const QStringList& args, int timeout_ms = 120000) {
-    QProcess p;
-    p.start(ACCUM_RUN_EXE, args);
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
+using Result = testing::CliResult;
+Result run_cli(const QStringList& args, int timeout_ms = 120000) { return testing::run_cli(args, timeout_ms); }
 
 // Every line of a metrics file, parsed; nullopt (with a warning) when one does not parse.
 std::optional<std::vector<AnyRecord>> read_records(const QString& path) {

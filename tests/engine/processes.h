@@ -1,0 +1,57 @@
+#pragma once
+// Child processes in the engine tests: accum-run run to its end, and the
+// processes a launcher started.
+
+#include <sys/types.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+
+namespace accum::testing {
+
+struct CliResult {
+    int exit_code = -1; // -1 when it crashed or was killed at the timeout
+    QString out, err;
+};
+
+// accum-run (ACCUM_RUN_EXE) with `args`, killed when it outlasts `timeout_ms`.
+inline CliResult run_cli(const QStringList& args, int timeout_ms = 240000) {
+    QProcess p;
+    p.start(ACCUM_RUN_EXE, args);
+    if (!p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+// The live processes whose parent is `parent` (a launcher's ranks, torchrun's workers).
+inline std::vector<pid_t> children_of(pid_t parent) {
+    std::vector<pid_t> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const auto name = e.path().filename().string();
+        if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+        std::ifstream f(e.path() / "stat");
+        std::string stat;
+        std::getline(f, stat);
+        const auto close = stat.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(stat.substr(close + 2));
+        char state;
+        pid_t ppid = 0;
+        rest >> state >> ppid;
+        if (ppid == parent && state != 'Z') out.push_back(static_cast<pid_t>(std::stoi(name)));
+    }
+    return out;
+}
+
+} // namespace accum::testing
