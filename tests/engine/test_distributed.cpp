@@ -813,9 +813,9 @@ private Q_SLOTS:
 
     // The engine's store client against c10d's own TCPStore server of this
     // build: it finds the server's protocol (a 1.x server closes a 2.x VALIDATE;
-    // a 2.x one answers its PING), and both see the same keys (c10d's clients
-    // put "/" before each). Against torch 2.11's agent store the torchrun tests
-    // run it.
+    // a 2.x one answers its PING and leaves a 1.x query unanswered), and both
+    // see the same keys (c10d's clients put "/" before each). Against torch
+    // 2.11's agent store the torchrun tests run it.
     void storeClientSpeaksTheServersProtocol() {
         const int port = pick_free_port();
         c10d::TCPStoreOptions so;
@@ -826,7 +826,17 @@ private Q_SLOTS:
         so.timeout = std::chrono::seconds(10);
         auto server = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
         const auto expected = TORCH_VERSION_MAJOR >= 2 ? StoreProtocol::Torch2 : StoreProtocol::Torch1;
-        for (const auto first : {StoreProtocol::Torch2, StoreProtocol::Torch1}) {
+        std::vector<StoreProtocol> firsts{StoreProtocol::Torch2, StoreProtocol::Torch1};
+#if defined(__SANITIZE_ADDRESS__) && TORCH_VERSION_MAJOR < 2
+        // A 1.x server reads a 2.x VALIDATE as a SET whose key is ~30 PB long
+        // and asks operator new for it; AddressSanitizer, which this server runs
+        // under here, ends the process for a request that size instead of
+        // throwing std::bad_alloc (the server's own reply, uninstrumented, is
+        // to close the connection: the first part of the test command checks
+        // that). Only the server's protocol first, then.
+        firsts = {expected};
+#endif
+        for (const auto first : firsts) {
             auto client = StoreConnection::open("127.0.0.1", port, Clock::now() + std::chrono::seconds(10), first,
                                                 std::chrono::seconds(3));
             QCOMPARE(int(client->protocol()), int(expected));

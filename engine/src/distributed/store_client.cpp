@@ -192,9 +192,11 @@ std::unique_ptr<StoreConnection> StoreConnection::open(const std::string& host, 
             }
             return connection;
         } catch (const StoreError& e) {
-            // A 1.x server closes a connection whose first query it cannot read;
-            // try the other protocol once. Silence is no store of either kind.
-            if (e.kind() != Kind::Closed || attempt == 1) {
+            // A 1.x server closes a connection whose first query it cannot read,
+            // a 2.x one (libuv's) leaves a query before VALIDATE unanswered: try
+            // the other protocol once. Silence to both is no store of either kind.
+            const bool other_may_answer = e.kind() == Kind::Closed || e.kind() == Kind::Timeout;
+            if (!other_may_answer || attempt == 1) {
                 const std::string also = closed_by.empty() ? "" : " (" + closed_by + ")";
                 throw StoreError(e.kind() == Kind::Closed || e.kind() == Kind::Timeout ? Kind::NotAStore : e.kind(),
                                  "the program at " + endpoint + " accepted the connection but does not answer as a "
