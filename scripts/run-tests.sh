@@ -13,16 +13,16 @@
 #     already installed so that a user's copy stays);
 #  3. the LibTorch 2.11 build with CUDA in build-libtorch2/
 #     (scripts/build-libtorch2.sh: the pinned torch 2.11 in a virtual
-#     environment in the cache folder, made once): everything is built; the
-#     engine tests that have passed against it so far, the CUDA tests
-#     (compiled, skipping here), the install checks of the generated docs, and
-#     versions.losses_agree (the step losses of both builds' accum-run side by
-#     side);
+#     environment in the cache folder, made once): everything is built; every
+#     engine test, two studio tests, the CUDA tests (compiled, skipping here),
+#     the install checks of the generated docs, and versions.losses_agree (the
+#     step losses of both builds' accum-run side by side);
 #  4. an AddressSanitizer + UndefinedBehaviorSanitizer build of the engine and
-#     its tests (no GUI), run through CTest as well.
+#     its tests (no GUI), run through CTest as well (all but four, named there).
 # ACCUM_SKIP_INSTALL=1 skips the second part, ACCUM_SKIP_LIBTORCH2=1 the third,
 # ACCUM_SKIP_SANITIZERS=1 the fourth (a quicker local run). Arguments go to the
-# first part's ctest. Each part prints its time.
+# first part's ctest; ACCUM_TEST_JOBS sets how many tests run at once (the
+# number of cores by default). Each part prints its time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS=0
@@ -33,12 +33,19 @@ leg() { # name: the time of the part before, then this one's heading
   echo "run-tests: === $1 ==="
 }
 
+# The engine tests, as tests/engine/CMakeLists.txt registers them.
+ENGINE_TESTS=$(sed -n 's/^accum_engine_test(\(test_[a-z_]*\).*/\1/p' "$ROOT/tests/engine/CMakeLists.txt")
+alternation() { echo "$@" | tr ' ' '|'; }
+
 leg "LibTorch 1.13 (Debian): build and ctest"
 "$ROOT/scripts/setup.sh" "$ROOT/build"
 # The real Python libraries for the peers suite and torchrun (tests/peers,
 # test_torchrun): the pinned torch 2.11 environment, made once in the cache folder.
 "$ROOT/scripts/setup-libtorch2.sh" >/dev/null
-(cd "$ROOT/build" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 "$@")
+# Two tests at a time (as many as cores): most tests are one process on one
+# core, and every bound a test checks leaves room for a neighbour.
+JOBS="${ACCUM_TEST_JOBS:-$(nproc)}"
+(cd "$ROOT/build" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 -j"$JOBS" "$@")
 
 if [[ "${ACCUM_SKIP_INSTALL:-0}" != 1 ]]; then
   leg "install tree and Debian package"
@@ -54,18 +61,18 @@ if [[ "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]]; then
   leg "LibTorch 2.11 (CUDA build, on the CPU): build and ctest"
   ACCUM_CMAKE_ARGS="${ACCUM_CMAKE_ARGS:-} -DACCUM_REFERENCE_RUN=$ROOT/build/app/accum-run" \
     "$ROOT/scripts/build-libtorch2.sh" "$ROOT/build-libtorch2"
-  # The tests this build has passed so far (the rest of the engine tests and the
-  # studio's are built here too, and are to join this list once they have run
-  # green against 2.11).
-  LIBTORCH2_TESTS="test_config|test_readers|test_invariants|test_kernels|test_mixed_precision"
+  # Every engine test, the CUDA tests (compiled, skipping here), the install
+  # checks of the generated docs, versions.losses_agree, and of the studio's
+  # tests (all built here) the ones that start the engine from the window.
+  LIBTORCH2_UI_TESTS="ui.test_studio_window|ui.test_engine_text"
   (cd "$ROOT/build-libtorch2" &&
-    QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 \
-      -R "^($LIBTORCH2_TESTS|cuda\..*|install\..*|versions\..*)\$")
+    QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 -j"$JOBS" \
+      -R "^($(alternation $ENGINE_TESTS)|$LIBTORCH2_UI_TESTS|cuda\..*|install\..*|versions\..*)\$")
 fi
 
 if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then
   leg "AddressSanitizer + UBSan (LibTorch 1.13): build and ctest"
-  # Every engine test, instrumented; tests/engine/CMakeLists.txt gives each the
+  # The engine tests, instrumented; tests/engine/CMakeLists.txt gives each the
   # sanitizers' options (leak checking on, LibTorch's one-time allocations
   # suppressed by name in tests/engine/lsan.supp) and timeouts that fit.
   SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
@@ -74,13 +81,19 @@ if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then
     LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
     export CCACHE_BASEDIR="$ROOT" CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
   fi
+  # -g1: line tables for the sanitizers' reports, without the full debug
+  # information that makes LibTorch-heavy objects slow to write and link.
   cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCUM_BUILD_GUI=OFF \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     "${LAUNCHER[@]}" -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" ${ACCUM_CMAKE_ARGS:-} >/dev/null
-  # test_write_failures and test_torchrun are new and have not yet been run
-  # instrumented; they run in the first part.
-  ENGINE_TESTS=$(sed -n 's/^accum_engine_test(\(test_[a-z_]*\).*/\1/p' "$ROOT/tests/engine/CMakeLists.txt" |
-    grep -vxE 'test_write_failures|test_torchrun')
-  cmake --build "$ROOT/build-asan" --parallel "$(nproc)" --target $ENGINE_TESTS accum-run
-  (cd "$ROOT/build-asan" && ctest --output-on-failure -R "^($(echo $ENGINE_TESTS | tr ' ' '|'))\$")
+  # Left out here: test_write_failures and test_torchrun (not yet run
+  # instrumented), test_amp_training and test_styles (the longest; the code
+  # they run also runs instrumented here: the loss scaler in
+  # test_mixed_precision and test_data_parallel, the three styles and their
+  # checkpoints in test_cli, test_soak and test_data_parallel); all four run
+  # in both other parts.
+  SAN_TESTS=$(printf '%s\n' $ENGINE_TESTS | grep -vxE 'test_write_failures|test_torchrun|test_amp_training|test_styles')
+  cmake --build "$ROOT/build-asan" --parallel "$(nproc)" --target $SAN_TESTS accum-run
+  (cd "$ROOT/build-asan" && ctest --output-on-failure -j"$JOBS" -R "^($(alternation $SAN_TESTS))\$")
 fi
 echo "run-tests: that part took $((SECONDS - leg_start)) s; all parts passed in $SECONDS s"

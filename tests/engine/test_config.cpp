@@ -1,6 +1,10 @@
 // RunConfig validation, sizes and JSON; the CLI's option parsing.
 #include <QtTest/QtTest>
 
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "accum/run_config.h"
@@ -25,6 +29,28 @@ std::string all_text(const std::vector<ConfigProblem>& problems) {
 class TestConfig : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // The std::filesystem this program calls is the system libstdc++'s, not
+    // the copy PyPI's LibTorch 2.x exports, whose remove_all jumps to address 0
+    // (CMakeLists.txt names libstdc++ first on every link line); clearing a
+    // run, which removes its checkpoint folders with remove_all, then works.
+    void filesystemIsTheSystemLibstdcxxs() {
+        void* remove_all = dlsym(RTLD_DEFAULT, "_ZNSt10filesystem10remove_allERKNS_7__cxx114pathERSt10error_code");
+        QVERIFY(remove_all);
+        Dl_info info{};
+        QVERIFY(dladdr(remove_all, &info) != 0 && info.dli_fname);
+        QVERIFY2(QByteArray(info.dli_fname).contains("libstdc++"), info.dli_fname);
+
+        QTemporaryDir dir;
+        const std::filesystem::path run(dir.path().toStdString());
+        std::filesystem::create_directories(run / "checkpoint-4");
+        std::ofstream(run / "checkpoint-4" / "model.pt") << "x";
+        std::ofstream(run / "metrics.jsonl") << "{}\n";
+        std::string error;
+        QVERIFY2(clear_run(run.string(), error), error.c_str());
+        QVERIFY(!std::filesystem::exists(run / "checkpoint-4"));
+        QVERIFY(!std::filesystem::exists(run / "metrics.jsonl"));
+    }
+
     void defaultsAreValid() { QVERIFY2(validate(RunConfig{}).empty(), all_text(validate(RunConfig{})).c_str()); }
 
     void invalidValuesNameTheOption_data() {

@@ -143,17 +143,25 @@ class TestTorchrun : public QObject {
 private Q_SLOTS:
     // torchrun --no-python --nproc-per-node 2: the agent's store on MASTER_PORT,
     // joined by both workers (rank 0 serving one of its own there would fail,
-    // "address already in use"); 2 × 16 × 4 = 1 × 32 × 4 step for step.
+    // "address already in use"); 2 × 16 × 4 = 1 × 32 × 4 step for step, within
+    // 1e-5. With AdamW only the first 4 of the 8 steps are held to 1e-5 (as in
+    // test_data_parallel), the rest to 1e-3: AdamW divides each coordinate by
+    // its own running RMS, so a coordinate whose gradient is rounding noise
+    // gets an update of order lr from it, and LibTorch 2.11's GEMM rounds a
+    // 16-row and a 32-row batch differently (measured there: 5e-6 at step 6,
+    // 1.2e-4 at step 7; 1.13: under 5e-8 at every step).
     void staticRendezvous_data() {
         QTest::addColumn<QString>("mode");
         QTest::addColumn<QString>("optimizer");
-        QTest::newRow("pytorch sgd") << "pytorch" << "sgd";
-        QTest::newRow("trainer adamw") << "trainer" << "adamw";
+        QTest::addColumn<int>("strict_steps");
+        QTest::newRow("pytorch sgd") << "pytorch" << "sgd" << 8;
+        QTest::newRow("trainer adamw") << "trainer" << "adamw" << 4;
     }
     void staticRendezvous() {
         if (const auto why = torchrun_missing(); !why.isEmpty()) QSKIP(why.constData());
         QFETCH(QString, mode);
         QFETCH(QString, optimizer);
+        QFETCH(int, strict_steps);
         QTemporaryDir one, two;
         const auto reference = one_process(training(mode, optimizer, 32, 8), one.path());
         QCOMPARE(reference.size(), std::size_t(8));
@@ -165,7 +173,12 @@ private Q_SLOTS:
         const auto steps = steps_of(two.path());
         QCOMPARE(steps.size(), std::size_t(8));
         const double diff = loss_difference(reference, steps);
-        QVERIFY2(diff <= 1e-5, qPrintable(QString::number(diff)));
+        const auto first = [&](const std::vector<StepRecord>& v) {
+            return std::vector<StepRecord>(v.begin(), v.begin() + strict_steps);
+        };
+        const double strict = loss_difference(first(reference), first(steps));
+        QVERIFY2(strict <= 1e-5, qPrintable(QString::number(strict)));
+        QVERIFY2(diff <= (strict_steps == 8 ? 1e-5 : 1e-3), qPrintable(QString::number(diff)));
         for (const auto& s : steps) QCOMPARE(s.grad_allreduces, std::int64_t(1));
         const auto summary = summary_of(two.path());
         QVERIFY(summary);

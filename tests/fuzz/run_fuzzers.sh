@@ -11,20 +11,32 @@ SECONDS_PER_TARGET="${1:-20}"
 WORK="${2:-$(mktemp -d)}"
 CXX="${FUZZ_CXX:-clang++}"
 mkdir -p "$WORK"
-FLAGS=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -I"$ROOT/engine/include" -I"$ROOT/engine/src")
+COMMON=(-std=c++20 -O1 -g -fno-sanitize-recover=undefined -I"$ROOT/engine/include" -I"$ROOT/engine/src")
+FLAGS=("${COMMON[@]}" -fsanitize=fuzzer,address,undefined)
 CORE=("$ROOT/engine/src/run_config.cpp" "$ROOT/engine/src/metrics_io.cpp" "$ROOT/engine/src/engine_messages.cpp"
       "$ROOT/engine/src/data/idx_reader.cpp" "$ROOT/engine/src/data/csv_reader.cpp")
+HEADERS=("$ROOT"/engine/include/accum/*.h "$ROOT"/engine/src/data/*_reader.h)
+newer_than() { # exe sources...: whether a source is newer than exe (or exe is missing)
+  local exe="$1" src; shift
+  [[ -e "$exe" ]] || return 0
+  for src in "$@"; do [[ "$src" -nt "$exe" ]] && return 0; done
+  return 1
+}
+# The readers are compiled once, instrumented for coverage (fuzzer-no-link: no
+# libFuzzer main in them), and linked into each target.
+CORE_OBJS=()
+for src in "${CORE[@]}"; do
+  obj="$WORK/core_$(basename "$src" .cpp).o"
+  if newer_than "$obj" "$src" "${HEADERS[@]}"; then
+    "$CXX" "${COMMON[@]}" -fsanitize=fuzzer-no-link,address,undefined -c "$src" -o "$obj"
+  fi
+  CORE_OBJS+=("$obj")
+done
 status=0
 for target in idx csv config; do
   exe="$WORK/fuzz_$target"
-  stale=0
-  [[ -x "$exe" ]] || stale=1
-  for src in "$HERE/fuzz_$target.cpp" "${CORE[@]}" "$ROOT"/engine/include/accum/*.h "$ROOT"/engine/src/data/*_reader.h; do
-    [[ "$src" -nt "$exe" ]] && stale=1
-  done
-  if ((stale)); then
-    "$CXX" "${FLAGS[@]}" "$HERE/fuzz_$target.cpp" "${CORE[@]}" -lz -o "$exe"
+  if newer_than "$exe" "$HERE/fuzz_$target.cpp" "${CORE_OBJS[@]}" "${HEADERS[@]}"; then
+    "$CXX" "${FLAGS[@]}" "$HERE/fuzz_$target.cpp" "${CORE_OBJS[@]}" -lz -o "$exe"
   fi
   mkdir -p "$WORK/corpus_$target"
   echo "fuzz_$target: ${SECONDS_PER_TARGET}s"

@@ -30,6 +30,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,8 @@ def steps_of(metrics):
 
 
 def run(exe, args, out):
+    # A rerun starts clean: the folder is this script's own (WORK/ref-…, cand-…).
+    shutil.rmtree(out, ignore_errors=True)
     cmd = [exe, *args, "--output-dir", out, "--quiet"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
     if p.returncode != 0:
