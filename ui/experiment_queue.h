@@ -35,7 +35,7 @@ public:
 
 Q_SIGNALS:
     void run_started(int index, const QString& label);
-    void progress(int index, const studio::RunResult& partial); // records so far (≤30 Hz)
+    void progress(int index, const studio::RunResult& partial); // records so far (at most every 100 ms)
     void run_finished(int index, const studio::RunResult& result);
     void all_finished();
 
