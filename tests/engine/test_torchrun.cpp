@@ -27,6 +27,8 @@
 #include "distributed/world.h"
 #include "processes.h"
 
+#include <torch/version.h>
+
 using namespace accum;
 
 namespace {
@@ -144,12 +146,13 @@ private Q_SLOTS:
     // torchrun --no-python --nproc-per-node 2: the agent's store on MASTER_PORT,
     // joined by both workers (rank 0 serving one of its own there would fail,
     // "address already in use"); 2 × 16 × 4 = 1 × 32 × 4 step for step, within
-    // 1e-5. With AdamW only the first 4 of the 8 steps are held to 1e-5 (as in
-    // test_data_parallel), the rest to 1e-3: AdamW divides each coordinate by
-    // its own running RMS, so a coordinate whose gradient is rounding noise
-    // gets an update of order lr from it, and LibTorch 2.11's GEMM rounds a
-    // 16-row and a 32-row batch differently (measured there: 5e-6 at step 6,
-    // 1.2e-4 at step 7; 1.13: under 5e-8 at every step).
+    // 1e-5. Against LibTorch 2.x, AdamW's steps after the fourth are held to
+    // 1e-3: AdamW divides each coordinate by its own running RMS, so where a
+    // coordinate's gradient is near zero, the rounding by which an all-reduced
+    // mean differs from one process's sum becomes an update of order lr. Seed 0
+    // meets such a point at step 6 on 2.11 (measured: 5e-6 at step 6, 1.2e-4 at
+    // step 7; seeds 1-3 stay under 6e-8 at every step there, and every seed on
+    // 1.13), so it is no fault of the launch, which the first 4 steps check.
     void staticRendezvous_data() {
         QTest::addColumn<QString>("mode");
         QTest::addColumn<QString>("optimizer");
@@ -178,7 +181,7 @@ private Q_SLOTS:
         };
         const double strict = loss_difference(first(reference), first(steps));
         QVERIFY2(strict <= 1e-5, qPrintable(QString::number(strict)));
-        QVERIFY2(diff <= (strict_steps == 8 ? 1e-5 : 1e-3), qPrintable(QString::number(diff)));
+        QVERIFY2(diff <= (TORCH_VERSION_MAJOR < 2 || strict_steps == 8 ? 1e-5 : 1e-3), qPrintable(QString::number(diff)));
         for (const auto& s : steps) QCOMPARE(s.grad_allreduces, std::int64_t(1));
         const auto summary = summary_of(two.path());
         QVERIFY(summary);
