@@ -88,7 +88,7 @@ if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then
   # -O1 (AddressSanitizer's own advice) and -g1: line tables for the reports,
   # without the full debug information that makes LibTorch-heavy objects slow
   # to write and link. Measured on one file here (run_directory.cpp): 76 s
-  # with -O2 -g and every check, 23 s like this, 11 s uninstrumented.
+  # at -O2 with every check, 23 s like this, 11 s uninstrumented.
   cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCUM_BUILD_GUI=OFF \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     "${LAUNCHER[@]}" -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" ${ACCUM_CMAKE_ARGS:-} >/dev/null
