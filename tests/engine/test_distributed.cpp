@@ -875,6 +875,15 @@ private Q_SLOTS:
     // fresh token — the second attempt's rank 1, started first, finds the first
     // attempt's token and roster and must not take them for its own.
     void agentStoreServesEveryAttempt() {
+#if defined(__SANITIZE_ADDRESS__) && TORCH_VERSION_MAJOR < 2
+        // The ranks greet an agent's store in 2.x first (torchrun's agents are
+        // torch 2.x); the 1.x server standing in for the agent here would ask
+        // for a ~30 PB key under AddressSanitizer, which ends the process (see
+        // storeClientSpeaksTheServersProtocol). Uninstrumented, this runs in
+        // the test command's LibTorch 1.13 part, and against a 2.x server in
+        // its 2.11 part.
+        QSKIP("a LibTorch 1.x store under AddressSanitizer cannot read a 2.x greeting; run uninstrumented");
+#endif
         const int port = pick_free_port();
         c10d::TCPStoreOptions so;
         so.port = static_cast<std::uint16_t>(port);
