@@ -36,15 +36,19 @@ leg() { # name: the time of the part before, then this one's heading
 # The engine tests, as tests/engine/CMakeLists.txt registers them.
 ENGINE_TESTS=$(sed -n 's/^accum_engine_test(\(test_[a-z_]*\).*/\1/p' "$ROOT/tests/engine/CMakeLists.txt")
 alternation() { echo "$@" | tr ' ' '|'; }
+# As many tests at once as cores (two here): most tests are one process on one
+# core, and every bound a test checks leaves room for a neighbour.
+JOBS="${ACCUM_TEST_JOBS:-$(nproc)}"
+if ! [[ "$JOBS" =~ ^[1-9][0-9]*$ ]]; then
+  echo "run-tests: ACCUM_TEST_JOBS must be a whole number of tests to run at once (1 or more), not '$JOBS'" >&2
+  exit 2
+fi
 
 leg "LibTorch 1.13 (Debian): build and ctest"
 "$ROOT/scripts/setup.sh" "$ROOT/build"
 # The real Python libraries for the peers suite and torchrun (tests/peers,
 # test_torchrun): the pinned torch 2.11 environment, made once in the cache folder.
 "$ROOT/scripts/setup-libtorch2.sh" >/dev/null
-# Two tests at a time (as many as cores): most tests are one process on one
-# core, and every bound a test checks leaves room for a neighbour.
-JOBS="${ACCUM_TEST_JOBS:-$(nproc)}"
 (cd "$ROOT/build" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 -j"$JOBS" "$@")
 
 if [[ "${ACCUM_SKIP_INSTALL:-0}" != 1 ]]; then

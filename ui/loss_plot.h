@@ -3,8 +3,9 @@
 // (window) loss (bold, optionally EMA-smoothed), eval losses as markers; with
 // a loss scaler, its scale per window on the right axis (log scale) and the
 // updates it skipped (overflow) as crosses on the loss curve.
-// append() only stores; refresh() (called by the window's timer, every 100 to 500 ms (RefreshBudget))
-// rebuilds the graphs when something changed and queues one replot.
+// append() only stores; refresh() (called by the window's timer, every 100 to
+// 500 ms: RefreshBudget) rebuilds the graphs when something changed and queues
+// one replot.
 
 #include <QWidget>
 #include <vector>

@@ -2,8 +2,9 @@
 // Lives on the controller's QThread and runs one engine Session at a time.
 // The engine calls the Sink methods on this thread; they gather records and
 // hand them over in batches at most every 100 ms (flush_interval_ms), so a
-// fast model never floods the GUI's event loop. stop()/pause()/resume() are plain thread-safe calls,
-// not slots: a blocking run cannot receive a queued call.
+// fast model never floods the GUI's event loop. stop()/pause()/resume() are
+// plain thread-safe calls, not slots: a blocking run cannot receive a queued
+// call.
 
 #include <QElapsedTimer>
 #include <QObject>

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
 
@@ -20,18 +22,38 @@ namespace accum::testing {
 struct CliResult {
     int exit_code = -1; // -1 when it crashed or was killed at the timeout
     QString out, err;
+    double seconds = 0; // from start to end (run_program and run_cli)
 };
 
-// accum-run (ACCUM_RUN_EXE) with `args`, killed when it outlasts `timeout_ms`.
-inline CliResult run_cli(const QStringList& args, int timeout_ms = 240000) {
-    QProcess p;
-    p.start(ACCUM_RUN_EXE, args);
+// Waits for a started process, killing it when it outlasts `timeout_ms`.
+inline CliResult finish(QProcess& p, int timeout_ms) {
     if (!p.waitForFinished(timeout_ms)) {
         p.kill();
         p.waitForFinished();
     }
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
             QString::fromUtf8(p.readAllStandardError())};
+}
+
+// `program` with `args` and, when given, extra environment ("NAME=value").
+inline CliResult run_program(const QString& program, const QStringList& args, int timeout_ms = 240000,
+                             const QStringList& env = {}) {
+    QProcess p;
+    if (!env.isEmpty()) {
+        auto e = QProcessEnvironment::systemEnvironment();
+        for (const auto& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
+        p.setProcessEnvironment(e);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    p.start(program, args);
+    auto result = finish(p, timeout_ms);
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+// accum-run (ACCUM_RUN_EXE) run to its end.
+inline CliResult run_cli(const QStringList& args, int timeout_ms = 240000, const QStringList& env = {}) {
+    return run_program(ACCUM_RUN_EXE, args, timeout_ms, env);
 }
 
 // The live processes whose parent is `parent` (a launcher's ranks, torchrun's workers).

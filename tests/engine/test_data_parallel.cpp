@@ -43,29 +43,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Result {
-    int exit_code = -1;
-    QString out, err;
-    double seconds = 0;
-};
-
+using Result = testing::CliResult;
 // accum-run with `args` (and extra environment); killed when it outlives `timeout_ms`.
 Result run_cli(const QStringList& args, int timeout_ms = 120000, const QStringList& env = {}) {
-    QProcess p;
-    if (!env.isEmpty()) {
-        auto e = QProcessEnvironment::systemEnvironment();
-        for (const auto& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
-        p.setProcessEnvironment(e);
-    }
-    const auto start = Clock::now();
-    p.start(ACCUM_RUN_EXE, args);
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError()),
-            std::chrono::duration<double>(Clock::now() - start).count()};
+    return testing::run_cli(args, timeout_ms, env);
 }
 
 std::vector<AnyRecord> read_records(const QString& path) {

@@ -16,10 +16,10 @@ FLAGS=("${COMMON[@]}" -fsanitize=fuzzer,address,undefined)
 CORE=("$ROOT/engine/src/run_config.cpp" "$ROOT/engine/src/metrics_io.cpp" "$ROOT/engine/src/engine_messages.cpp"
       "$ROOT/engine/src/data/idx_reader.cpp" "$ROOT/engine/src/data/csv_reader.cpp")
 HEADERS=("$ROOT"/engine/include/accum/*.h "$ROOT"/engine/src/data/*_reader.h)
-newer_than() { # exe sources...: whether a source is newer than exe (or exe is missing)
-  local exe="$1" src; shift
-  [[ -e "$exe" ]] || return 0
-  for src in "$@"; do [[ "$src" -nt "$exe" ]] && return 0; done
+newer_than() { # output inputs...: whether output is missing or older than an input
+  local output="$1" input; shift
+  [[ -e "$output" ]] || return 0
+  for input in "$@"; do [[ "$input" -nt "$output" ]] && return 0; done
   return 1
 }
 # The readers are compiled once, instrumented for coverage (fuzzer-no-link: no

@@ -2,9 +2,10 @@
 // Gradients averaged across the ranks as DistributedDataParallel's reducer
 // does it: the tensors are copied into a few flat buffers of at most
 // bucket_bytes each (DDP's bucket_cap_mb = 25 MiB), each buffer is divided by
-// the world size and one all-reduce sums it across the ranks (the mean, divided
-// first as DDP's reducer divides: a sum of scaled gradients must not overflow
-// where their mean does not), and the result is copied back. The MLP's and the CNN's gradients fit one bucket: one call per sync.
+// the world size and one all-reduce sums it across the ranks (divided first,
+// as DDP's reducer divides: a sum of scaled gradients must not overflow where
+// their mean does not), and the mean is copied back. The MLP's and the CNN's
+// gradients fit one bucket: one call per sync.
 // Which micro-batches sync (once per window, or each one in the pitfall) is
 // the caller's decision, made before forward as DDP's no_sync() makes it.
 

@@ -154,7 +154,7 @@ std::unique_ptr<StoreConnection> StoreConnection::open(const std::string& host, 
                                                        const std::function<bool()>& abandon) {
     const std::string endpoint = host + ":" + std::to_string(port);
     const StoreProtocol order[2] = {first, first == StoreProtocol::Torch1 ? StoreProtocol::Torch2 : StoreProtocol::Torch1};
-    std::string closed_by; // what the first protocol's attempt met
+    std::string first_answer; // what the first protocol's attempt met
     for (int attempt = 0; attempt < 2; ++attempt) {
         const StoreProtocol protocol = order[attempt];
         int fd = -1;
@@ -197,12 +197,12 @@ std::unique_ptr<StoreConnection> StoreConnection::open(const std::string& host, 
             // the other protocol once. Silence to both is no store of either kind.
             const bool other_may_answer = e.kind() == Kind::Closed || e.kind() == Kind::Timeout;
             if (!other_may_answer || attempt == 1) {
-                const std::string also = closed_by.empty() ? "" : " (" + closed_by + ")";
-                throw StoreError(e.kind() == Kind::Closed || e.kind() == Kind::Timeout ? Kind::NotAStore : e.kind(),
+                const std::string also = first_answer.empty() ? "" : " (" + first_answer + ")";
+                throw StoreError(other_may_answer ? Kind::NotAStore : e.kind(),
                                  "the program at " + endpoint + " accepted the connection but does not answer as a "
                                  "c10d store: " + e.what() + also);
             }
-            closed_by = std::string(store_protocol_name(protocol)) + "'s query: " + e.what();
+            first_answer = std::string(store_protocol_name(protocol)) + "'s query: " + e.what();
         }
     }
     throw StoreError(Kind::NotAStore, "no store at " + endpoint); // not reached
