@@ -130,6 +130,9 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
     }
     if (c == code::diverged_detail) return a["detail"] + last_good_checkpoint_suffix(a);
     if (c == code::internal_error) return EngineText::tr("internal error: %1").arg(a["error"]);
+    if (c == code::run_in_progress) // `running` is the engine's English: the studio says it in its own words
+        return EngineText::tr("Another run is already in progress in this program, which trains one run at a time. "
+                              "Wait for it to end or stop it, then start again.");
     // ------------------------------------------- the out-of-memory suggestion
     if (c == code::suggest_batch_one)
         return EngineText::tr("The micro-batch is already 1: raise the memory budget or use a smaller model.");

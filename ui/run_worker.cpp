@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "accum/engine_messages.h"
+#include "accum/planned_run.h"
 #include "accum/run_directory.h"
 
 namespace studio {
@@ -78,7 +79,7 @@ void RunWorker::run(const accum::RunConfig& config) {
         on_log("writing " + run_config.output_dir);
     }
     try {
-        summary = session_.run(run_config, *this, stop);
+        summary = accum::run_planned(session_, run_config, *this, stop); // with the advice after an out-of-memory run
     } catch (const std::exception& e) {
         summary.status = accum::RunStatus::Error;
         accum::set_message(summary, accum::make_message(accum::message_code::internal_error, {{"error", e.what()}}));

@@ -90,9 +90,9 @@ struct Inside : Sink {
     }
     void on_step(const StepRecord& r) override {
         steps.push_back(r);
-        weights.push_back(snapshot(ctx->model->parameters()));
-        scheduler_steps.push_back(ctx->lr_scheduler->step_count());
-        unscales.push_back(ctx->scaler->unscale_count());
+        weights.push_back(snapshot(ctx->model().parameters()));
+        scheduler_steps.push_back(ctx->lr_scheduler().step_count());
+        unscales.push_back(ctx->scaler().unscale_count());
     }
     void on_log(const std::string& l) override { logs.push_back(l); }
 };
@@ -181,11 +181,11 @@ private Q_SLOTS:
         Capture sink;
         RunControl control;
         RunContext ctx(c, sink, control);
-        const auto batch = ctx.train_loader->batch(0);
+        const auto batch = ctx.train_loader().batch(0);
         ModelOutput out;
         {
             AutocastScope autocast(c10::DeviceType::CPU, MixedPrecision::Bf16);
-            out = (*ctx.model)(batch);
+            out = ctx.model()(batch);
         }
         QCOMPARE(out.logits.scalar_type(), torch::kBFloat16);
         QCOMPARE(out.loss.scalar_type(), torch::kFloat);
@@ -250,7 +250,7 @@ private Q_SLOTS:
         inside.after_backward = [&](const MicroStepRecord& r) {
             if (r.micro_step != poisoned_micro_step) return;
             torch::NoGradGuard no_grad;
-            ctx.model->parameters()[0].mutable_grad().view(-1)[0] = std::numeric_limits<float>::infinity();
+            ctx.model().parameters()[0].mutable_grad().view(-1)[0] = std::numeric_limits<float>::infinity();
         };
         run_style(ctx);
         QCOMPARE(inside.steps.size(), std::size_t(5));
@@ -264,9 +264,9 @@ private Q_SLOTS:
             QCOMPARE(same(inside.weights[i], inside.weights[i - 1]), i == 2);
             QCOMPARE(inside.scheduler_steps[i], inside.scheduler_steps[i - 1] + (i == 2 ? 0 : 1));
         }
-        QCOMPARE(ctx.scaler->get_scale(), s / 2);
-        QCOMPARE(ctx.overflow_skips, std::int64_t(1));
-        QCOMPARE(ctx.skipped_updates, std::int64_t(0)); // not --skip-nonfinite's: the scaler's
+        QCOMPARE(ctx.scaler().get_scale(), s / 2);
+        QCOMPARE(ctx.overflow_skips(), std::int64_t(1));
+        QCOMPARE(ctx.skipped_updates(), std::int64_t(0)); // not --skip-nonfinite's: the scaler's
         QCOMPARE(inside.steps[3].learning_rate, inside.steps[2].learning_rate); // the schedule waited
         QVERIFY(std::any_of(inside.logs.begin(), inside.logs.end(), [](const std::string& l) {
             return l.find("skipped optimizer step 3: the loss scaler found inf/NaN gradients at scale 65536.0") !=
@@ -289,7 +289,7 @@ private Q_SLOTS:
             inside.after_backward = [&](const MicroStepRecord& r) {
                 if (r.micro_step != 10) return;
                 torch::NoGradGuard no_grad;
-                ctx.model->parameters()[0].mutable_grad().view(-1)[0] = std::numeric_limits<float>::infinity();
+                ctx.model().parameters()[0].mutable_grad().view(-1)[0] = std::numeric_limits<float>::infinity();
             };
             if (!skip) {
                 QVERIFY_THROWS_EXCEPTION(DivergedError, run_style(ctx));
@@ -299,8 +299,8 @@ private Q_SLOTS:
             QCOMPARE(inside.steps.size(), std::size_t(5));
             QVERIFY(inside.steps[2].skipped && !inside.steps[3].skipped);
             QCOMPARE(inside.steps[2].loss_scale, 1.0);
-            QCOMPARE(ctx.skipped_updates, std::int64_t(1));
-            QCOMPARE(ctx.overflow_skips, std::int64_t(0));
+            QCOMPARE(ctx.skipped_updates(), std::int64_t(1));
+            QCOMPARE(ctx.overflow_skips(), std::int64_t(0));
         }
     }
 
@@ -322,7 +322,7 @@ private Q_SLOTS:
         GradScalerOptions options;
         options.init_scale = 1024.0;
         options.growth_interval = 3;
-        ctx.scaler = std::make_unique<LossScaler>(options);
+        ctx.scaler() = LossScaler(options);
         run_style(ctx);
         const std::vector<double> expected = {1024, 1024, 1024, 2048, 2048, 2048, 4096};
         QCOMPARE(inside.steps.size(), expected.size());
@@ -330,8 +330,8 @@ private Q_SLOTS:
             QCOMPARE(inside.steps[i].loss_scale, expected[i]);
             QVERIFY(!inside.steps[i].skipped);
         }
-        QCOMPARE(ctx.scaler->get_scale(), 4096.0);
-        QCOMPARE(ctx.scaler->impl().growth_tracker(), std::int64_t(1));
+        QCOMPARE(ctx.scaler().get_scale(), 4096.0);
+        QCOMPARE(ctx.scaler().impl().growth_tracker(), std::int64_t(1));
     }
 
     // Acceptance 2: unscale_ runs once per window whatever K is (also for a
@@ -354,8 +354,8 @@ private Q_SLOTS:
         inside.ctx = &ctx;
         run_style(ctx);
         const std::int64_t updates = (13 + k - 1) / k;
-        QCOMPARE(ctx.progress.global_step, updates);
-        QCOMPARE(ctx.scaler->unscale_count(), updates);
+        QCOMPARE(ctx.progress().global_step, updates);
+        QCOMPARE(ctx.scaler().unscale_count(), updates);
         QCOMPARE(inside.unscales.size(), std::size_t(updates));
         for (std::size_t i = 0; i < inside.unscales.size(); ++i) QCOMPARE(inside.unscales[i], std::int64_t(i + 1));
         if (mode != "pytorch" || k == 1) return;
@@ -365,7 +365,7 @@ private Q_SLOTS:
         RunContext wrong_ctx(wrong, pitfall, control);
         pitfall.ctx = &wrong_ctx;
         run_style(wrong_ctx);
-        QCOMPARE(wrong_ctx.scaler->unscale_count(), std::int64_t(13));
+        QCOMPARE(wrong_ctx.scaler().unscale_count(), std::int64_t(13));
     }
 
     // Acceptance 2: clipping sees the unscaled gradients: with scaling, the norm
@@ -488,11 +488,11 @@ private Q_SLOTS:
         GradScalerOptions options;
         options.init_scale = 1024.0;
         options.growth_interval = 3;
-        ctx.scaler = std::make_unique<LossScaler>(options);
+        ctx.scaler() = LossScaler(options);
         full.after_backward = [&](const MicroStepRecord& r) {
             if (r.micro_step != 6) return;
             torch::NoGradGuard no_grad;
-            ctx.model->parameters()[0].mutable_grad().view(-1)[0] = std::numeric_limits<float>::quiet_NaN();
+            ctx.model().parameters()[0].mutable_grad().view(-1)[0] = std::numeric_limits<float>::quiet_NaN();
         };
         run_style(ctx);
         QCOMPARE(full.steps.size(), std::size_t(8));

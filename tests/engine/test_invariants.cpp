@@ -117,7 +117,7 @@ private Q_SLOTS:
             int checked = 0;
             std::string failure;
             void on_micro_step(const MicroStepRecord& r) override {
-                auto params = ctx->model->parameters();
+                auto params = ctx->model().parameters();
                 auto ref = reference->parameters();
                 if (r.window_index == 1) {
                     start = snapshot(params); // the first backward does not move the weights
@@ -128,7 +128,7 @@ private Q_SLOTS:
                         expected.push_back(torch::zeros_like(start[j]));
                     }
                 }
-                const auto batch = ctx->train_loader->batch(r.micro_step - 1);
+                const auto batch = ctx->train_loader().batch(r.micro_step - 1);
                 const auto g = torch::autograd::grad({reference->forward(batch).loss}, ref);
                 for (std::size_t j = 0; j < params.size(); ++j) {
                     expected[j] += g[j] / double(r.window_size);
@@ -141,13 +141,13 @@ private Q_SLOTS:
         RunControl control;
         RunContext ctx(config, watch, control);
         watch.ctx = &ctx;
-        watch.reference = make_model(config, ctx.data.train, KernelSet(CpuKernels::Aten));
+        watch.reference = make_model(config, ctx.data().train, KernelSet(CpuKernels::Aten));
         switch (config.mode) {
         case Mode::Pytorch: run_pytorch_loop(ctx); break;
         case Mode::Accelerator: run_accelerator_style(ctx); break;
         case Mode::Trainer: run_trainer_style(ctx); break;
         }
-        QCOMPARE(ctx.progress.global_step, std::int64_t(2));
+        QCOMPARE(ctx.progress().global_step, std::int64_t(2));
         QCOMPARE(watch.checked, 8);
         QVERIFY2(watch.failure.empty(), watch.failure.c_str());
     }
@@ -184,8 +184,8 @@ private Q_SLOTS:
             if (mode == Mode::Trainer) run_trainer_style(ctx);
             else if (mode == Mode::Accelerator) run_accelerator_style(ctx);
             else run_pytorch_loop(ctx);
-            if (ctx.progress.global_step != (max_steps > 0 ? max_steps : 2)) return std::vector<torch::Tensor>{};
-            return snapshot(ctx.model->parameters());
+            if (ctx.progress().global_step != (max_steps > 0 ? max_steps : 2)) return std::vector<torch::Tensor>{};
+            return snapshot(ctx.model().parameters());
         };
         const auto w1 = params_after(divided_by_k, 1); // after the first (full) window
         const auto wp = params_after(divided_by_k, 0);

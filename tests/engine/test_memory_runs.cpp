@@ -8,10 +8,14 @@
 
 #include <QtTest/QtTest>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "accum/engine_messages.h"
 #include "accum/memory_planner.h"
+#include "accum/planned_run.h"
 #include "accum/run_estimate.h"
 #include "accum/session.h"
 #include "accum/sink.h"
@@ -186,13 +190,13 @@ private Q_SLOTS:
             Sink sink;
             RunControl control;
             RunContext ctx(config, sink, control);
-            ctx.model->train();
+            ctx.model().train();
             for (std::int64_t i = 0; i < config.accumulation_steps; ++i) {
-                const auto outputs = (*ctx.model)(ctx.train_loader->batch(i));
+                const auto outputs = ctx.model()(ctx.train_loader().batch(i));
                 (outputs.loss / double(config.accumulation_steps)).backward();
             }
             std::vector<torch::Tensor> grads;
-            for (const auto& p : ctx.model->parameters()) grads.push_back(p.grad().clone());
+            for (const auto& p : ctx.model().parameters()) grads.push_back(p.grad().clone());
             return grads;
         };
         const auto plain = window_gradients(false);
@@ -344,6 +348,89 @@ private Q_SLOTS:
         c.memory_budget = std::to_string(budget);
         const auto r = run(c);
         QVERIFY2(r.summary.status == RunStatus::Completed, r.summary.message.c_str());
+    }
+
+    // One run per process, enforced by the engine: while a run trains (on another
+    // thread, in another Session), a second run — plain, through the planning
+    // layer, or as a rank — is refused at once with the code run_in_progress,
+    // trains nothing and leaves the first alone; when the first has ended the
+    // slot is free again.
+    void secondConcurrentRunIsRefused() {
+        auto slow = short_run(ModelKind::Mlp, 8, 1, 0);
+        slow.epochs = 1;
+        slow.micro_step_delay_s = 0.02; // a few seconds of training at least
+        struct FirstRecord : Capture {
+            std::atomic<bool> training{false};
+            void on_step(const StepRecord& r) override {
+                Capture::on_step(r);
+                training = true;
+            }
+        } first;
+        std::stop_source stop_first;
+        Session first_session;
+        SummaryRecord first_summary;
+        std::thread first_thread([&] { first_summary = first_session.run(slow, first, stop_first.get_token()); });
+        struct JoinAtExit { // a failed check below must not leave the thread joinable
+            std::thread& t;
+            std::stop_source& stop;
+            ~JoinAtExit() {
+                stop.request_stop();
+                if (t.joinable()) t.join();
+            }
+        } join_at_exit{first_thread, stop_first};
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!first.training && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        QVERIFY2(first.training, "the first run never made a step");
+
+        const auto quick = short_run(ModelKind::Mlp, 8, 1, 2);
+        auto refused = [&](const char* how, const SummaryRecord& s, const Capture& c, double seconds) {
+            QVERIFY2(s.detail.code == message_code::run_in_progress, (std::string(how) + ": " + s.message).c_str());
+            QCOMPARE(s.status, RunStatus::Error);
+            QCOMPARE(s.exit_code, exit_code::failure);
+            QVERIFY2(s.message.find("a training run") != std::string::npos, s.message.c_str()); // what holds it
+            QCOMPARE(s.optimizer_steps, std::int64_t(0));
+            QVERIFY(c.steps.empty());
+            QCOMPARE(c.summary.detail.code, std::string(message_code::run_in_progress)); // sent to the sink too
+            QVERIFY2(seconds < 1.0, qPrintable(QStringLiteral("%1: refused after %2 s").arg(how).arg(seconds)));
+        };
+        {
+            Capture c;
+            Session second;
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto s = second.run(quick, c);
+            refused("Session::run", s, c, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            if (QTest::currentTestFailed()) return;
+        }
+        {
+            Capture c;
+            Session second;
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto s = run_planned(second, quick, c);
+            refused("run_planned", s, c, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            if (QTest::currentTestFailed()) return;
+        }
+        {
+            Capture c;
+            Session second;
+            dist::WorldInfo world;
+            world.world_size = 2;
+            world.rank = 1;
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto s = second.run(quick, c, {}, world);
+            QVERIFY2(s.detail.code == message_code::run_in_progress, s.message.c_str());
+            QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1));
+        }
+        QVERIFY2(!first_session.is_paused() && first_thread.joinable(), "the first run was disturbed");
+        stop_first.request_stop();
+        first_thread.join();
+        QVERIFY2(first_summary.status == RunStatus::Stopped || first_summary.status == RunStatus::Completed,
+                 first_summary.message.c_str());
+        QVERIFY(!first.steps.empty());
+        // The slot is free again.
+        const auto after = run(quick);
+        QVERIFY2(after.summary.status == RunStatus::Completed, after.summary.message.c_str());
+        QCOMPARE(after.summary.optimizer_steps, std::int64_t(2));
     }
 };
 

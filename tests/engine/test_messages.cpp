@@ -14,6 +14,7 @@
 
 #include "accum/engine_messages.h"
 #include "accum/metrics_io.h"
+#include "accum/planned_run.h"
 #include "accum/session.h"
 
 #include "capture.h"
@@ -209,7 +210,7 @@ private Q_SLOTS:
             }
         } sink;
         Session session;
-        const auto s = session.run(cnn_under_budget(256, "40MiB"), sink, sink.stop.get_token());
+        const auto s = run_planned(session, cnn_under_budget(256, "40MiB"), sink, sink.stop.get_token());
         QCOMPARE(s.status, RunStatus::OutOfMemory);
         check_coded(s, message_code::out_of_memory);
         QCOMPARE(arg(s, "suggestion"), std::string(message_code::suggest_halved));

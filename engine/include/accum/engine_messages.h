@@ -37,6 +37,7 @@ inline constexpr const char* out_of_memory = "out_of_memory";
 inline constexpr const char* diverged = "diverged";
 inline constexpr const char* diverged_detail = "diverged_detail";
 inline constexpr const char* internal_error = "internal_error";
+inline constexpr const char* run_in_progress = "run_in_progress";
 // The out-of-memory summary's suggestion (its argument `suggestion`).
 inline constexpr const char* suggest_batch_one = "suggest_batch_one";
 inline constexpr const char* suggest_halved = "suggest_halved";
@@ -123,6 +124,10 @@ inline constexpr MessageTemplate message_templates[] = {
      "diverged: {detail}{checkpoint?; last good checkpoint {checkpoint}}"
      "{checkpoint_error?; last good checkpoint (could not be written: {checkpoint_error})}"},
     {message_code::internal_error, "error", "internal error: {error}"},
+    // running: what holds the process's one run (a training run, a memory plan's probe, …).
+    {message_code::run_in_progress, "running",
+     "refused: {running} is already in progress in this process, which trains one run at a time (its memory "
+     "counters, budget and threads are the process's); wait for it to end or stop it"},
     // ------------------------------------------- the out-of-memory suggestion
     {message_code::suggest_batch_one, "",
      "The micro-batch is already 1: raise --memory-budget or use a smaller model."},

@@ -71,10 +71,6 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target_batch, std::in
                        const std::function<void(const std::string&)>& progress = {},
                        const std::function<bool()>& cancelled = {});
 
-// Whether this thread is inside plan_memory: its probe runs, which may run out
-// of memory on purpose, do not plan again.
-bool measuring_memory();
-
 std::string to_json_text(const MemoryPlan& plan);
 
 } // namespace accum

@@ -25,10 +25,16 @@ public:
 
     // Blocks until the run ends. Never throws for a run's own failures
     // (bad config, missing data, out of memory, divergence): they end up in the
-    // returned summary, which is also sent to the sink. A run that runs out of
-    // memory under a configured budget measures the micro-batch × K it suggests
-    // (plan_memory, a few short probe runs) before it returns; the sink's on_log
-    // says so, and a stop cuts the measuring short.
+    // returned summary, which is also sent to the sink. An out-of-memory summary
+    // says what ran out; the advice that goes with it (a smaller micro-batch ×
+    // more steps, measured under the budget) and --auto-find-batch-size are the
+    // planning layer's: callers that want them call run_planned()
+    // (accum/planned_run.h), which calls this.
+    //
+    // One run at a time in a process (memory counters, budget and threads are
+    // the process's): while another run, from any thread or Session, is
+    // training, run() trains nothing and returns at once a summary with the
+    // message code run_in_progress (exit code 1) naming what holds the process.
     //
     // `stop` belongs to this one run: a stop requested through it, before the
     // run has started or while it runs, ends it at the next micro-batch boundary

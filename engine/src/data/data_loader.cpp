@@ -4,7 +4,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "distributed/sharding.h"
+#include "data/sharding.h"
 
 namespace accum {
 
@@ -40,7 +40,7 @@ void DataLoader::shard(int rank, int world_size) {
 void DataLoader::set_epoch(std::int64_t epoch) {
     epoch_ = epoch;
     permutation_ = epoch_permutation(dataset_->size(), seed_, epoch, shuffle_);
-    order_ = world_size_ > 1 ? dist::shard(permutation_, rank_, world_size_) : permutation_;
+    order_ = world_size_ > 1 ? accum::shard(permutation_, rank_, world_size_) : permutation_;
 }
 
 std::int64_t DataLoader::size() const { return (samples() + batch_size_ - 1) / batch_size_; }

@@ -3,7 +3,7 @@
 // seed and the epoch (not on the batch size), so micro-batch B with K steps and
 // batch B*K see the same samples in every update. In a data-parallel run each
 // rank's loader holds its shard of every epoch's permutation, as
-// DistributedSampler(drop_last=False) shares it out (distributed/sharding.h):
+// DistributedSampler(drop_last=False) shares it out (data/sharding.h):
 // the j-th micro-batches of N ranks together are the j-th micro-batch of one
 // process with an N-times larger micro-batch.
 

@@ -5,6 +5,7 @@
 #include "data/data_loader.h"
 #include "models/model.h"
 #include "training/lr_scheduler.h"
+#include "training/mixed_precision.h"
 #include "training/run_context.h"
 
 namespace accum {
@@ -157,25 +158,25 @@ double Accelerator::clip_grad_norm_(const std::vector<torch::Tensor>& parameters
 //               lr_scheduler.step()             # not after a skipped step
 //               optimizer.zero_grad()
 void run_accelerator_style(RunContext& ctx) {
-    const std::int64_t K = ctx.config.accumulation_steps;
+    const std::int64_t K = ctx.config().accumulation_steps;
     const auto num_epochs = ctx.num_epochs();
-    const double max_grad_norm = ctx.config.max_grad_norm;
+    const double max_grad_norm = ctx.config().max_grad_norm;
     const bool token_loss = ctx.uses_token_normalization();
     double num_items_in_batch = 1; // label tokens of the current window (token loss)
-    const auto precision = ctx.config.mixed_precision; // no, bf16 or fp16
-    auto& scaler = *ctx.scaler;                         // passes every call through without loss scaling
+    const auto precision = ctx.config().mixed_precision; // no, bf16 or fp16
+    auto& scaler = ctx.scaler();                         // passes every call through without loss scaling
 
     // listing:begin
-    Accelerator accelerator(/*gradient_accumulation_steps=*/K, ctx.device,
+    Accelerator accelerator(/*gradient_accumulation_steps=*/K, ctx.device(),
                             /*mixed_precision=*/precision, /*scaler=*/&scaler);
     auto [model, optimizer, train_dataloader, lr_scheduler] =   // model: DistributedDataParallel(model)
-        accelerator.prepare(*ctx.model, *ctx.optimizer, *ctx.train_loader, *ctx.lr_scheduler);
-    accelerator.gradient_state.may_step = [&ctx](double norm) { return ctx.window_is_finite(norm); };  // else skipped
-    accelerator.gradient_state.sync_each_batch = ctx.config.sync_each_micro_batch;  // the pitfall
-    for (auto epoch = ctx.progress.epoch; epoch < num_epochs; ++epoch) {
+        accelerator.prepare(ctx.model(), ctx.optimizer(), ctx.train_loader(), ctx.lr_scheduler());
+    accelerator.gradient_state.may_step = [&ctx](double norm) { return ctx.end_window(norm); };  // else skipped
+    accelerator.gradient_state.sync_each_batch = ctx.config().sync_each_micro_batch;  // the pitfall
+    for (auto epoch = ctx.progress().epoch; epoch < num_epochs; ++epoch) {
         model.train();
         train_dataloader.set_epoch(epoch);                       // this epoch's shuffle
-        train_dataloader.skip_first_batches(ctx.progress.next_index);  // resuming mid-epoch
+        train_dataloader.skip_first_batches(ctx.progress().next_index);  // resuming mid-epoch
         const auto L = train_dataloader.size();
         for (auto it = train_dataloader.begin(); it != train_dataloader.end(); ++it) {
             if (!ctx.proceed()) return;                          // Pause and Stop
@@ -185,7 +186,7 @@ void run_accelerator_style(RunContext& ctx) {
                 num_items_in_batch = train_dataloader.items_in(index, std::min(index + K, L));
             auto scope = accelerator.accumulate(model);  // with accelerator.accumulate(model): no_sync  //@no_sync
             auto outputs = model(batch);                         // under autocast           //@autocast,forward
-            auto loss = token_loss ? outputs.loss_sum * (K * accelerator.num_processes() / num_items_in_batch)
+            auto loss = token_loss ? outputs.loss_sum * accelerator.num_processes() / num_items_in_batch * K
                                    : outputs.loss;                // backward divides by K
             accelerator.backward(loss);   // scaler.scale(loss / K).backward(), averaged on sync  //@scale,backward,all_reduce
             ctx.micro_batch_done(outputs, batch, index, accelerator.sync_gradients());
@@ -194,7 +195,8 @@ void run_accelerator_style(RunContext& ctx) {
             optimizer.step();                                    // no-op until sync; scaler.step, update //@step,update
             lr_scheduler.step();                                 // no-op until sync, or after a skip //@scheduler
             optimizer.zero_grad();                               // no-op until sync          //@zero_grad
-            if (accelerator.sync_gradients() && !ctx.optimizer_step_done(index + 1)) return;
+            if (accelerator.sync_gradients()) ctx.optimizer_step_done(index + 1);  // log, evaluate, save
+            if (ctx.max_steps_reached_mid_epoch()) return;
         }
         ctx.epoch_done();
     }

@@ -54,33 +54,34 @@
 #include <algorithm>
 
 #include "distributed/data_parallel.h"
+#include "training/mixed_precision.h"
 #include "training/run_context.h"
 
 namespace accum {
 
 void run_pytorch_loop(RunContext& ctx) {
     using dist::nullcontext;
-    dist::DistributedDataParallel model(*ctx.model); // model = DistributedDataParallel(model)
-    auto& optimizer = *ctx.optimizer;
-    auto& lr_scheduler = *ctx.lr_scheduler;
-    auto& train_loader = *ctx.train_loader;
-    const auto& device = ctx.device;
+    dist::DistributedDataParallel model(ctx.model()); // model = DistributedDataParallel(model)
+    auto& optimizer = ctx.optimizer();
+    auto& lr_scheduler = ctx.lr_scheduler();
+    auto& train_loader = ctx.train_loader();
+    const auto& device = ctx.device();
     const auto num_epochs = ctx.num_epochs();
-    const double max_grad_norm = ctx.config.max_grad_norm;
+    const double max_grad_norm = ctx.config().max_grad_norm;
     const bool token_loss = ctx.uses_token_normalization();
     double num_items_in_batch = 1; // label tokens of the current window (token loss)
     const int world_size = ctx.world_size();
-    const bool sync_each_micro_batch = ctx.config.sync_each_micro_batch; // the pitfall
-    const auto precision = ctx.config.mixed_precision; // no, bf16 or fp16
-    auto& scaler = *ctx.scaler;
+    const bool sync_each_micro_batch = ctx.config().sync_each_micro_batch; // the pitfall
+    const auto precision = ctx.config().mixed_precision; // no, bf16 or fp16
+    auto& scaler = ctx.scaler();
 
     // listing:begin
-    const std::int64_t K = ctx.config.accumulation_steps;  // gradient_accumulation_steps
-    for (auto epoch = ctx.progress.epoch; epoch < num_epochs; ++epoch) {
+    const std::int64_t K = ctx.config().accumulation_steps;  // gradient_accumulation_steps
+    for (auto epoch = ctx.progress().epoch; epoch < num_epochs; ++epoch) {
         model.train();
         train_loader.set_epoch(epoch);                       // this epoch's shuffle
         const auto L = train_loader.size();                  // len(train_loader)
-        for (auto index = ctx.progress.next_index; index < L; ++index) {
+        for (auto index = ctx.progress().next_index; index < L; ++index) {
             if (!ctx.proceed()) return;                      // Pause and Stop
             const auto batch = train_loader.batch(index).to(device);
             if (token_loss && index % K == 0)                // label tokens of the whole window
@@ -97,22 +98,23 @@ void run_pytorch_loop(RunContext& ctx) {
             }
             scaler.scale(loss).backward();   // .grad += ∂(S·loss)/∂w, averaged on sync  //@backward,all_reduce
             ctx.micro_batch_done(outputs, batch, index, sync);
-            if (ctx.config.scheduler_per_micro_batch && !sync)
+            if (ctx.config().scheduler_per_micro_batch && !sync)
                 lr_scheduler.step();                         // the pitfall: K times too fast
-            if (ctx.config.scaler_per_micro_batch && !sync) {
+            if (ctx.config().scaler_per_micro_batch && !sync) {
                 scaler.unscale_(optimizer);                  // the pitfall: S changes inside the window,
                 scaler.update();                             // and what .grad holds is divided again
             }
             if (sync) {
                 scaler.unscale_(optimizer);                  // .grad /= S, once per window   //@unscale
                 const double grad_norm = clip_grad_norm_(model.parameters(), max_grad_norm);
-                if (ctx.window_is_finite(grad_norm)) {       // else skipped, or diverged
+                if (ctx.end_window(grad_norm)) {         // else skipped, or diverged
                     if (scaler.step(optimizer))              // skipped on inf/NaN gradients  //@step
                         lr_scheduler.step();                                              //@scheduler
                 }
                 scaler.update();                             // S × ½ after an overflow       //@update
                 optimizer.zero_grad();                                                    //@zero_grad
-                if (!ctx.optimizer_step_done(index + 1)) return;  // log, evaluate, save
+                ctx.optimizer_step_done(index + 1);          // log, evaluate, save
+                if (ctx.max_steps_reached_mid_epoch()) return;
             }
         }
         ctx.epoch_done();

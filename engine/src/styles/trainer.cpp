@@ -31,11 +31,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "distributed/data_parallel.h"
 #include "training/python_format.h"
+#include "training/mixed_precision.h"
 #include "training/run_context.h"
 
 namespace accum {
@@ -65,29 +67,29 @@ json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(); }
 // f"{v:.4g}" strings, and its log_history, as ours, keeps the numbers.
 class TrainerLog final : public RunLog {
 public:
-    explicit TrainerLog(const TrainingArguments& args) : args_(args) {}
+    explicit TrainerLog(std::int64_t logging_steps) : logging_steps_(logging_steps > 0 ? logging_steps : 1) {}
 
-    void on_step(RunContext& ctx, const StepRecord& r) override {
+    std::optional<std::string> on_step(const StepRecord& r, const StepPosition&) override {
         tr_loss_ += r.loss;
         ++steps_since_log_;
         total_loss_ += r.loss;
         session_loss_ += r.loss;
         ++session_steps_;
-        if (r.step % args_.logging_steps != 0) return; // _maybe_log_save_evaluate: should_log
+        if (r.step % logging_steps_ != 0) return std::nullopt; // _maybe_log_save_evaluate: should_log
         // The mean since the last line, unrounded: Transformers 5 logs it so (4.x rounded to 4 decimals).
         const double loss = tr_loss_ / static_cast<double>(steps_since_log_);
         tr_loss_ = 0;
         steps_since_log_ = 0;
         log_history_.push_back(json{{"loss", number_or_null(loss)}, {"grad_norm", number_or_null(r.grad_norm)},
                                     {"learning_rate", r.learning_rate}, {"epoch", r.epoch}, {"step", r.step}});
-        ctx.log(python_dict({{"loss", loss}, {"grad_norm", r.grad_norm}, {"learning_rate", r.learning_rate},
-                             {"epoch", r.epoch}}));
+        return python_dict(
+            {{"loss", loss}, {"grad_norm", r.grad_norm}, {"learning_rate", r.learning_rate}, {"epoch", r.epoch}});
     }
 
     // evaluate(): evaluation_loop's metrics (eval_loss first, then compute_metrics'
     // keys prefixed), speed_metrics("eval", …) (runtime rounded to 4 decimals, the
     // rates to 3), and log() adds the epoch last.
-    void on_eval(RunContext& ctx, const EvalRecord& r) override {
+    std::optional<std::string> on_eval(const EvalRecord& r) override {
         if (!(best_metric_ <= r.eval_loss)) best_metric_ = r.eval_loss;
         const double runtime = python_round(r.runtime_s, 4);
         const double samples_per_second = r.runtime_s > 0 ? python_round(static_cast<double>(r.samples) / r.runtime_s, 3) : 0.0;
@@ -96,9 +98,9 @@ public:
                                     {"eval_f1", r.eval_f1}, {"eval_runtime", runtime},
                                     {"eval_samples_per_second", samples_per_second},
                                     {"eval_steps_per_second", steps_per_second}, {"epoch", r.epoch}, {"step", r.step}});
-        ctx.log(python_dict({{"eval_loss", r.eval_loss}, {"eval_accuracy", r.eval_accuracy}, {"eval_f1", r.eval_f1},
-                             {"eval_runtime", runtime}, {"eval_samples_per_second", samples_per_second},
-                             {"eval_steps_per_second", steps_per_second}, {"epoch", r.epoch}}));
+        return python_dict({{"eval_loss", r.eval_loss}, {"eval_accuracy", r.eval_accuracy}, {"eval_f1", r.eval_f1},
+                            {"eval_runtime", runtime}, {"eval_samples_per_second", samples_per_second},
+                            {"eval_steps_per_second", steps_per_second}, {"epoch", r.epoch}});
     }
 
     json state() const override {
@@ -123,7 +125,7 @@ public:
     }
 
 private:
-    const TrainingArguments& args_;
+    std::int64_t logging_steps_;
     json log_history_ = json::array();
     double best_metric_ = std::nan("");
     double tr_loss_ = 0.0;           // window losses since the last log line
@@ -161,7 +163,7 @@ TrainingArguments TrainingArguments::from(const RunConfig& c) {
 }
 
 Trainer::Trainer(RunContext& ctx, TrainingArguments args) : ctx_(ctx), args_(std::move(args)) {
-    ctx_.set_log(std::make_unique<TrainerLog>(args_));
+    ctx_.set_log(std::make_unique<TrainerLog>(args_.logging_steps));
 }
 
 Metrics Trainer::evaluate() {
@@ -176,38 +178,39 @@ void Trainer::train(const std::string& resume_from_checkpoint) {
     // speed_metrics("train", …) and train_loss, as the Trainer's last line.
     const double runtime = ctx_.elapsed_s();
     const auto& log = static_cast<const TrainerLog&>(ctx_.run_log());
-    const auto steps = ctx_.progress.global_step;
+    const auto& progress = ctx_.progress();
+    const auto steps = progress.global_step;
     ctx_.log(python_dict(
         {{"train_runtime", python_round(runtime, 4)},
-         {"train_samples_per_second", python_round(runtime > 0 ? ctx_.progress.samples_seen / runtime : 0.0, 3)},
+         {"train_samples_per_second", python_round(runtime > 0 ? progress.samples_seen / runtime : 0.0, 3)},
          {"train_steps_per_second", python_round(runtime > 0 ? steps / runtime : 0.0, 3)},
          {"train_loss", log.train_loss()},
-         {"epoch", ctx_.fractional_epoch(ctx_.progress.next_index)}}));
+         {"epoch", ctx_.fractional_epoch(progress.next_index)}}));
 }
 
 void Trainer::inner_training_loop() {
     using dist::nullcontext;
-    dist::DistributedDataParallel model(*ctx_.model); // model = self._wrap_model(self.model_wrapped)
-    auto& optimizer = *ctx_.optimizer;
-    auto& lr_scheduler = *ctx_.lr_scheduler;
-    auto& epoch_iterator = *ctx_.train_loader;
-    const auto& device = ctx_.device;
+    dist::DistributedDataParallel model(ctx_.model()); // model = self._wrap_model(self.model_wrapped)
+    auto& optimizer = ctx_.optimizer();
+    auto& lr_scheduler = ctx_.lr_scheduler();
+    auto& epoch_iterator = ctx_.train_loader();
+    const auto& device = ctx_.device();
     const auto num_train_epochs = ctx_.num_epochs();
     const bool token_loss = ctx_.uses_token_normalization();
     const int num_processes = ctx_.world_size();
-    const bool sync_each_batch = ctx_.config.sync_each_micro_batch; // the pitfall
+    const bool sync_each_batch = ctx_.config().sync_each_micro_batch; // the pitfall
     const auto precision = args_.bf16 ? MixedPrecision::Bf16 : args_.fp16 ? MixedPrecision::Fp16 : MixedPrecision::No;
-    auto& scaler = *ctx_.scaler;                         // passes every call through without loss scaling
+    auto& scaler = ctx_.scaler();                         // passes every call through without loss scaling
 
     // listing:begin
     const std::int64_t K = args_.gradient_accumulation_steps;
-    for (auto epoch = ctx_.progress.epoch; epoch < num_train_epochs; ++epoch) {
+    for (auto epoch = ctx_.progress().epoch; epoch < num_train_epochs; ++epoch) {
         model.train();
         epoch_iterator.set_epoch(epoch);                     // this epoch's shuffle
         const std::int64_t steps_in_epoch = epoch_iterator.size();
         const std::int64_t total_updates = (steps_in_epoch + K - 1) / K;
         const std::int64_t remainder = steps_in_epoch % K == 0 ? K : steps_in_epoch % K;
-        for (auto update_step = ctx_.progress.next_index / K; update_step < total_updates; ++update_step) {
+        for (auto update_step = ctx_.progress().next_index / K; update_step < total_updates; ++update_step) {
             const std::int64_t num_batches = update_step != total_updates - 1 ? K : remainder;
             const std::int64_t first = update_step * K;
             // get_batch_samples: num_items_in_batch counts the label items of the whole window.
@@ -223,7 +226,7 @@ void Trainer::inner_training_loop() {
                 {
                     AutocastScope autocast(device.type(), precision);                      //@autocast
                     outputs = model(inputs);                                               //@forward
-                    loss = token_loss ? outputs.loss_sum / num_items_in_batch * num_processes  //@scale
+                    loss = token_loss ? outputs.loss_sum * num_processes / num_items_in_batch  //@scale
                                       : outputs.loss / num_batches;       // compute_loss  //@scale
                 }
                 scaler.scale(loss).backward();   // accelerator.backward(loss); synced last  //@backward,all_reduce
@@ -232,13 +235,14 @@ void Trainer::inner_training_loop() {
             scaler.unscale_(optimizer);                      // clip_grad_norm_ unscales first  //@unscale
             const double grad_norm = clip_grad_norm_(model.parameters(), args_.max_grad_norm);
             bool optimizer_was_run = false;
-            if (ctx_.window_is_finite(grad_norm))
+            if (ctx_.end_window(grad_norm))
                 optimizer_was_run = scaler.step(optimizer);  // not optimizer_step_was_skipped  //@step
             scaler.update();                                                               //@update
             if (optimizer_was_run) lr_scheduler.step();                                    //@scheduler
             model.zero_grad();                                                             //@zero_grad
             // global_step += 1; _maybe_log_save_evaluate(): log, evaluate, save
-            if (!ctx_.optimizer_step_done(first + num_batches)) return;
+            ctx_.optimizer_step_done(first + num_batches);
+            if (ctx_.max_steps_reached_mid_epoch()) return;
         }
         ctx_.epoch_done();                                   // evaluate and save by epoch
     }
@@ -246,9 +250,9 @@ void Trainer::inner_training_loop() {
 }
 
 void run_trainer_style(RunContext& ctx) {
-    const auto args = TrainingArguments::from(ctx.config);
+    const auto args = TrainingArguments::from(ctx.config());
     Trainer trainer(ctx, args);
-    trainer.train(ctx.config.resume_from);
+    trainer.train(ctx.config().resume_from);
 }
 
 } // namespace accum

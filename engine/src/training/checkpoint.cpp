@@ -1,6 +1,8 @@
 #include "training/checkpoint.h"
 
 #include <algorithm>
+#include <cmath>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -15,7 +17,6 @@
 #include "accum/errors.h"
 #include "accum/run_directory.h"
 #include "checked_file.h"
-#include "training/run_context.h"
 
 namespace accum {
 
@@ -66,9 +67,12 @@ private:
 
 } // namespace
 
-CheckpointSaved save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit,
+CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFacts& facts,
+                                const std::string& output_dir, int save_total_limit,
                                 const std::vector<torch::Tensor>& rng_states) {
-    const std::string name = "checkpoint-" + std::to_string(ctx.progress.global_step);
+    const auto& progress = facts.progress;
+    const auto& config = facts.config;
+    const std::string name = "checkpoint-" + std::to_string(progress.global_step);
     const fs::path final_dir = fs::path(output_dir) / name;
     const fs::path tmp_dir = fs::path(output_dir) / ("." + name + ".tmp");
     if (rng_states.empty()) throw std::invalid_argument("save_checkpoint: no generator state to save");
@@ -77,12 +81,12 @@ CheckpointSaved save_checkpoint(RunContext& ctx, const std::string& output_dir, 
     std::vector<std::pair<std::string, std::string>> files;
     {
         torch::serialize::OutputArchive archive;
-        ctx.model->save(archive);
+        parts.model.save(archive);
         files.emplace_back("model.pt", archive_bytes(archive));
     }
     {
         torch::serialize::OutputArchive archive;
-        ctx.optimizer->impl().save(archive);
+        parts.optimizer.impl().save(archive);
         files.emplace_back("optimizer.pt", archive_bytes(archive));
     }
     for (std::size_t r = 0; r < rng_states.size(); ++r)
@@ -90,8 +94,8 @@ CheckpointSaved save_checkpoint(RunContext& ctx, const std::string& output_dir, 
                            tensor_bytes(rng_states[r]));
     // On CUDA, dropout draws from the device's generator: keep its state too
     // (this process's: rank 0's in a data-parallel run).
-    if (ctx.device.is_cuda()) {
-        auto cuda_gen = at::globalContext().defaultGenerator(ctx.device);
+    if (parts.device.is_cuda()) {
+        auto cuda_gen = at::globalContext().defaultGenerator(parts.device);
         torch::Tensor cuda_state;
         {
             std::lock_guard<std::mutex> lock(cuda_gen.mutex());
@@ -99,33 +103,33 @@ CheckpointSaved save_checkpoint(RunContext& ctx, const std::string& output_dir, 
         }
         files.emplace_back("cuda_rng_state.pt", tensor_bytes(cuda_state));
     }
-    json state = ctx.run_log().state(); // the Trainer's log_history and best_metric
-    state["global_step"] = ctx.progress.global_step;
-    state["epoch"] = ctx.fractional_epoch(ctx.progress.next_index);
-    state["progress"] = {{"epoch", ctx.progress.epoch},
-                         {"next_index", ctx.progress.next_index},
-                         {"micro_steps", ctx.progress.micro_steps_at_step},
-                         {"samples_seen", ctx.progress.samples_at_step},
-                         {"elapsed_s", ctx.elapsed_s()},
-                         {"last_loss", std::isfinite(ctx.progress.last_loss) ? json(ctx.progress.last_loss) : json()}};
-    state["scheduler"] = {{"step_count", ctx.lr_scheduler->step_count()},
-                          {"total_steps", ctx.lr_scheduler->total_steps()},
-                          {"last_lr", ctx.lr_scheduler->current_lr()}};
+    json state = parts.log.state(); // the Trainer's log_history and best_metric
+    state["global_step"] = progress.global_step;
+    state["epoch"] = facts.epoch;
+    state["progress"] = {{"epoch", progress.epoch},
+                         {"next_index", progress.next_index},
+                         {"micro_steps", progress.micro_steps_at_step},
+                         {"samples_seen", progress.samples_at_step},
+                         {"elapsed_s", facts.elapsed_s},
+                         {"last_loss", std::isfinite(progress.last_loss) ? json(progress.last_loss) : json()}};
+    state["scheduler"] = {{"step_count", parts.lr_scheduler.step_count()},
+                          {"total_steps", parts.lr_scheduler.total_steps()},
+                          {"last_lr", parts.lr_scheduler.current_lr()}};
     // The loss scaler's state_dict(), as PyTorch names its keys (none without scaling).
-    if (const auto scaler = ctx.scaler->impl().state_dict())
+    if (const auto scaler = parts.scaler.impl().state_dict())
         state["scaler"] = {{"scale", scaler->scale},
                            {"growth_factor", scaler->growth_factor},
                            {"backoff_factor", scaler->backoff_factor},
                            {"growth_interval", scaler->growth_interval},
                            {"_growth_tracker", scaler->growth_tracker}};
-    state["max_steps"] = ctx.total_updates();
-    state["num_train_epochs"] = ctx.num_epochs();
-    state["logging_steps"] = ctx.config.logging_steps;
-    state["eval_steps"] = ctx.config.eval_steps;
-    state["save_steps"] = ctx.config.save_steps;
-    state["train_batch_size"] = ctx.config.batch_size;
-    state["gradient_accumulation_steps"] = ctx.config.accumulation_steps;
-    state["world_size"] = ctx.world_size();
+    state["max_steps"] = facts.total_updates;
+    state["num_train_epochs"] = facts.num_epochs;
+    state["logging_steps"] = config.logging_steps;
+    state["eval_steps"] = config.eval_steps;
+    state["save_steps"] = config.save_steps;
+    state["train_batch_size"] = config.batch_size;
+    state["gradient_accumulation_steps"] = config.accumulation_steps;
+    state["world_size"] = facts.world_size;
     files.emplace_back("trainer_state.json", state.dump(2) + "\n");
 
     // Written into .checkpoint-N.tmp/, each file synced, then renamed: the
@@ -160,7 +164,8 @@ CheckpointSaved save_checkpoint(RunContext& ctx, const std::string& output_dir, 
     return saved;
 }
 
-void load_checkpoint(RunContext& ctx, const std::string& requested) {
+Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, int rank, int world_size,
+                         std::int64_t micro_batches_per_epoch, const std::string& requested) {
     const std::string dir = latest_checkpoint(requested);
     if (dir.empty())
         throw DataError("--resume: " + requested + " holds no complete checkpoint (checkpoint-N with model.pt, "
@@ -169,63 +174,65 @@ void load_checkpoint(RunContext& ctx, const std::string& requested) {
     try {
         std::ifstream f(fs::path(dir) / "trainer_state.json");
         state = json::parse(f);
-        if (state.at("gradient_accumulation_steps").get<std::int64_t>() != ctx.config.accumulation_steps ||
-            state.at("train_batch_size").get<std::int64_t>() != ctx.config.batch_size)
+        if (state.at("gradient_accumulation_steps").get<std::int64_t>() != config.accumulation_steps ||
+            state.at("train_batch_size").get<std::int64_t>() != config.batch_size)
             throw ConfigError("--resume: " + dir + " was written with micro-batch " +
                             std::to_string(state.at("train_batch_size").get<std::int64_t>()) + " × " +
                             std::to_string(state.at("gradient_accumulation_steps").get<std::int64_t>()) +
                             "; resume with the same --batch-size and --accumulation-steps");
         const auto saved_world = state.contains("world_size") ? state.at("world_size").get<int>() : 1;
-        if (saved_world != ctx.world_size())
+        if (saved_world != world_size)
             throw ConfigError("--resume: " + dir + " was written by a run of " + std::to_string(saved_world) +
                               (saved_world == 1 ? " process" : " processes") + ", this one has " +
-                              std::to_string(ctx.world_size()) +
+                              std::to_string(world_size) +
                               "; resume with the same number (--nproc-per-node × --nnodes), as its data order and "
                               "RNG states belong to it");
         torch::serialize::InputArchive model_archive;
-        model_archive.load_from((fs::path(dir) / "model.pt").string(), ctx.device);
-        ctx.model->load(model_archive);
+        model_archive.load_from((fs::path(dir) / "model.pt").string(), parts.device);
+        parts.model.load(model_archive);
         torch::serialize::InputArchive optimizer_archive;
-        optimizer_archive.load_from((fs::path(dir) / "optimizer.pt").string(), ctx.device);
-        ctx.optimizer->impl().load(optimizer_archive);
+        optimizer_archive.load_from((fs::path(dir) / "optimizer.pt").string(), parts.device);
+        parts.optimizer.impl().load(optimizer_archive);
         torch::Tensor rng;
-        const auto own = fs::path(dir) / ("rng_state_" + std::to_string(ctx.rank()) + ".pt");
-        torch::load(rng, (ctx.rank() > 0 && fs::exists(own) ? own : fs::path(dir) / "rng_state.pt").string());
+        const auto own = fs::path(dir) / ("rng_state_" + std::to_string(rank) + ".pt");
+        torch::load(rng, (rank > 0 && fs::exists(own) ? own : fs::path(dir) / "rng_state.pt").string());
         auto gen = at::detail::getDefaultCPUGenerator();
         {
             std::lock_guard<std::mutex> lock(gen.mutex());
             gen.set_state(rng);
         }
-        if (ctx.device.is_cuda() && fs::exists(fs::path(dir) / "cuda_rng_state.pt")) {
+        if (parts.device.is_cuda() && fs::exists(fs::path(dir) / "cuda_rng_state.pt")) {
             torch::Tensor cuda_rng;
             torch::load(cuda_rng, (fs::path(dir) / "cuda_rng_state.pt").string());
-            auto cuda_gen = at::globalContext().defaultGenerator(ctx.device);
+            auto cuda_gen = at::globalContext().defaultGenerator(parts.device);
             std::lock_guard<std::mutex> lock(cuda_gen.mutex());
             cuda_gen.set_state(cuda_rng);
         }
         const auto& p = state.at("progress");
-        ctx.progress.epoch = p.at("epoch").get<std::int64_t>();
-        ctx.progress.next_index = p.at("next_index").get<std::int64_t>();
-        ctx.progress.global_step = state.at("global_step").get<std::int64_t>();
-        ctx.progress.micro_steps = p.at("micro_steps").get<std::int64_t>();
-        ctx.progress.samples_seen = p.at("samples_seen").get<std::int64_t>();
-        ctx.progress.micro_steps_at_step = ctx.progress.micro_steps;
-        ctx.progress.samples_at_step = ctx.progress.samples_seen;
-        ctx.progress.elapsed_before_s = p.at("elapsed_s").get<double>();
-        ctx.progress.last_loss = p.at("last_loss").is_number() ? p.at("last_loss").get<double>() : std::nan("");
-        ctx.lr_scheduler->set_step_count(state.at("scheduler").at("step_count").get<std::int64_t>());
+        Progress progress;
+        progress.epoch = p.at("epoch").get<std::int64_t>();
+        progress.next_index = p.at("next_index").get<std::int64_t>();
+        progress.global_step = state.at("global_step").get<std::int64_t>();
+        progress.micro_steps = p.at("micro_steps").get<std::int64_t>();
+        progress.samples_seen = p.at("samples_seen").get<std::int64_t>();
+        progress.micro_steps_at_step = progress.micro_steps;
+        progress.samples_at_step = progress.samples_seen;
+        progress.elapsed_before_s = p.at("elapsed_s").get<double>();
+        progress.last_loss = p.at("last_loss").is_number() ? p.at("last_loss").get<double>() : std::nan("");
+        parts.lr_scheduler.set_step_count(state.at("scheduler").at("step_count").get<std::int64_t>());
         // A checkpoint written without loss scaling leaves the scaler at its initial scale.
-        if (ctx.scaler->is_enabled() && state.contains("scaler")) {
+        if (parts.scaler.is_enabled() && state.contains("scaler")) {
             const auto& s = state.at("scaler");
-            ctx.scaler->load_state_dict(GradScalerState{
+            parts.scaler.load_state_dict(GradScalerState{
                 s.at("scale").get<double>(), s.at("growth_factor").get<double>(), s.at("backoff_factor").get<double>(),
                 s.at("growth_interval").get<std::int64_t>(), s.at("_growth_tracker").get<std::int64_t>()});
         }
-        if (ctx.progress.next_index >= ctx.micro_batches_per_epoch()) {
-            ctx.progress.next_index = 0;
-            ++ctx.progress.epoch;
+        if (progress.next_index >= micro_batches_per_epoch) {
+            progress.next_index = 0;
+            ++progress.epoch;
         }
-        ctx.run_log().restore(state);
+        parts.log.restore(state);
+        return progress;
     } catch (const DataError&) {
         throw;
     } catch (const ConfigError&) {

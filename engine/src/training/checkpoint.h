@@ -14,9 +14,34 @@
 
 #include <torch/types.h>
 
+#include "accum/run_config.h"
+#include "models/model.h"
+#include "training/lr_scheduler.h"
+#include "training/optimizer.h"
+#include "training/run_log.h"
+
 namespace accum {
 
-class RunContext;
+// What a checkpoint holds of the run, borrowed for saving or restoring it.
+struct CheckpointParts {
+    Model& model;
+    Optimizer& optimizer;
+    LrScheduler& lr_scheduler;
+    LossScaler& scaler;
+    RunLog& log; // its state() goes into trainer_state.json
+    torch::Device device;
+};
+
+// Where the run stands, as trainer_state.json records it beside the parts.
+struct CheckpointFacts {
+    const RunConfig& config;
+    Progress progress;
+    double elapsed_s = 0;       // training time so far, earlier sessions included
+    double epoch = 0;           // fractional epoch at the step
+    std::int64_t total_updates = 0;
+    std::int64_t num_epochs = 0;
+    int world_size = 1;
+};
 
 struct CheckpointSaved {
     std::string directory;          // output_dir/checkpoint-{global_step}
@@ -27,15 +52,19 @@ struct CheckpointSaved {
 // trainer_state.json) and keeps at most `save_total_limit` checkpoints (0 = all),
 // deleting the oldest: the one just written is the newest and stays.
 // `rng_states`: the CPU generator's state of every rank, by rank
-// (RunContext::rng_states(); one in a run of one process). Throws WriteError.
-CheckpointSaved save_checkpoint(RunContext& ctx, const std::string& output_dir, int save_total_limit,
+// (one in a run of one process). Throws WriteError.
+CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFacts& facts,
+                                const std::string& output_dir, int save_total_limit,
                                 const std::vector<torch::Tensor>& rng_states);
 
-// Restores model, optimizer, scheduler, RNG, progress and the run log's state
-// from the newest complete checkpoint in `checkpoint_dir` (accum/run_directory.h).
+// Restores model, optimizer, scheduler, RNG and the run log's state from the
+// newest complete checkpoint in `checkpoint_dir` (accum/run_directory.h), and
+// returns the progress it recorded, at the start of the next epoch when it was
+// saved at an epoch's end (`micro_batches_per_epoch`).
 // Throws DataError when there is none or it is unreadable, ConfigError when it
 // was written by an incompatible run (another micro-batch, K or number of
 // processes). Each rank restores its own RNG state.
-void load_checkpoint(RunContext& ctx, const std::string& checkpoint_dir);
+Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, int rank, int world_size,
+                         std::int64_t micro_batches_per_epoch, const std::string& checkpoint_dir);
 
 } // namespace accum

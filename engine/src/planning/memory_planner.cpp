@@ -20,13 +20,6 @@ struct StepTimes : Sink {
     void on_step(const StepRecord& r) override { steps.push_back(r); }
 };
 
-thread_local int probes_running = 0; // plan_memory's probe runs on this thread
-
-struct Probing {
-    Probing() { ++probes_running; }
-    ~Probing() { --probes_running; }
-};
-
 // The base config for one lever, as a short run without files or pace.
 RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k, bool checkpointing) {
     RunConfig c = for_measurement(base);
@@ -49,8 +42,7 @@ SummaryRecord verify(const RunConfig& config, std::int64_t budget, double& sampl
     RunConfig c = config;
     c.memory_budget = std::to_string(budget); // one process's, as probe_config made it
     StepTimes sink;
-    Session session;
-    const Probing probing;
+    Session session; // one run as it trains: no advice, no retries (it is the planner's)
     const auto summary = session.run(c, sink);
     samples_per_second = summary.samples_per_second;
     if (sink.steps.size() >= 2) {
@@ -71,8 +63,6 @@ std::string ratio_text(double r) {
 }
 
 } // namespace
-
-bool measuring_memory() { return probes_running > 0; }
 
 MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t budget,
                        const std::function<void(const std::string&)>& progress,
@@ -106,11 +96,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         if (stop_here()) return plan;
         if (progress) progress("probing the activations " + lever);
         const auto probe = probe_config(base, target, 1, checkpointing);
-        RunMemoryEstimate e;
-        {
-            const Probing probing;
-            e = estimate_run_memory(probe, cancelled);
-        }
+        const RunMemoryEstimate e = estimate_run_memory(probe, cancelled);
         if (e.cancelled) {
             plan.message = "cancelled";
             return plan;

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace accum::dist {
+namespace accum {
 
 // ceil(n / world_size): the samples every rank gets (0 when n is 0).
 std::int64_t shard_length(std::int64_t n, int world_size);
@@ -20,4 +20,4 @@ std::int64_t shard_length(std::int64_t n, int world_size);
 // std::invalid_argument when world_size < 1 or rank is not in 0 … world_size - 1.
 std::vector<std::int64_t> shard(const std::vector<std::int64_t>& order, int rank, int world_size);
 
-} // namespace accum::dist
+} // namespace accum

@@ -1,9 +1,9 @@
-#include "distributed/sharding.h"
+#include "data/sharding.h"
 
 #include <stdexcept>
 #include <string>
 
-namespace accum::dist {
+namespace accum {
 
 std::int64_t shard_length(std::int64_t n, int world_size) {
     if (world_size < 1) throw std::invalid_argument("shard: world size must be at least 1");
@@ -29,4 +29,4 @@ std::vector<std::int64_t> shard(const std::vector<std::int64_t>& order, int rank
     return out;
 }
 
-} // namespace accum::dist
+} // namespace accum

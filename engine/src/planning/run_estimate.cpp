@@ -1,9 +1,9 @@
-// accum/run_estimate.h: the configured model, built as a run builds it, probed
-// with memory/memory_estimate.h's pieces.
+// accum/run_estimate.h: the configured model, built as a run builds it
+// (build_run_parts), probed with memory/memory_estimate.h's pieces. Part of the
+// planning layer, above training: it builds a run's parts, never a run.
 #include "accum/run_estimate.h"
 
 #include <algorithm>
-#include <atomic>
 #include <mutex>
 #include <chrono>
 #include <cmath>
@@ -20,15 +20,12 @@
 #include "memory/estimate_guard.h"
 #include "memory/memory_estimate.h"
 #include "memory/out_of_memory.h"
-#include "training/control.h"
 #include "training/mixed_precision.h"
-#include "training/run_context.h"
+#include "training/run_parts.h"
 
 namespace accum {
 
 namespace {
-
-struct Silent : Sink {};
 
 std::string bytes_text(double bytes) { return format_byte_size(static_cast<std::int64_t>(std::llround(bytes))); }
 
@@ -78,27 +75,6 @@ private:
 
 } // namespace
 
-namespace memory {
-namespace {
-std::mutex g_estimate;
-std::atomic<int> g_runs{0};
-thread_local int t_runs = 0; // runs on this thread (a nested estimate after the run is fine)
-} // namespace
-
-RunInProgress::RunInProgress() {
-    ++g_runs;
-    ++t_runs;
-    const std::lock_guard<std::mutex> wait_for_estimate(g_estimate);
-}
-RunInProgress::~RunInProgress() {
-    --t_runs;
-    --g_runs;
-}
-
-EstimateInProgress::EstimateInProgress() { g_estimate.lock(); }
-EstimateInProgress::~EstimateInProgress() { g_estimate.unlock(); }
-bool EstimateInProgress::run_elsewhere() const { return g_runs.load() > t_runs; }
-} // namespace memory
 
 std::vector<std::int64_t> probe_sizes(std::int64_t b) {
     if (b <= 1) return {1};
@@ -143,8 +119,7 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
     e.accumulation_steps = config.accumulation_steps;
     e.effective_batch = config.effective_batch();
     e.gradient_checkpointing = config.gradient_checkpointing;
-    // A run on this thread is one whose out-of-memory suggestion asks (it has
-    // ended); one on another thread waits for this estimate, which stops for it.
+    // A run that starts waits for this estimate, which stops for it.
     const memory::EstimateInProgress exclusive;
     auto stop_here = [&] {
         if (exclusive.run_elsewhere()) {
@@ -171,16 +146,15 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
     memory::install_counting_allocator();
     const KeepGeneratorState keep_generator;
     try {
-        Silent sink;
-        RunControl control;
         memory::set_cpu_budget(0);
-        RunContext ctx(c, sink, control); // the data loaded uncounted, as a run loads them
-        e.device = ctx.device.str();
-        e.model = ctx.model->describe();
+        const auto parts = build_run_parts(c); // the data loaded uncounted, as a run loads them
+        const auto& device = parts->device;
+        e.device = device.str();
+        e.model = parts->model->describe();
         if (stop_here()) return e;
 
-        const auto parameters = ctx.model->parameters();
-        const auto fixed = memory::estimate_static(parameters, optimizer_spec(c), ctx.device);
+        const auto parameters = parts->model->parameters();
+        const auto fixed = memory::estimate_static(parameters, optimizer_spec(c), device);
         for (const auto& d : fixed.by_dtype)
             e.by_dtype.push_back({d.dtype, d.parameters_bytes, d.gradients_bytes, d.optimizer_state_bytes});
         e.parameters_bytes = fixed.total.parameters_bytes;
@@ -190,23 +164,23 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
 
         // One micro-batch as the loops run it: the first b samples, forward (under
         // the run's autocast) and backward of the loss divided by K.
-        auto& model = *ctx.model;
+        auto& model = *parts->model;
         model.train();
-        const auto& train = ctx.data.train;
+        const auto& train = parts->data.train;
         const double k = static_cast<double>(c.accumulation_steps);
         auto micro_step = [&](std::int64_t b) {
             if (stop_here()) return;
-            const auto batch = train.gather(torch::arange(b, torch::kLong) % train.size()).to(ctx.device);
+            const auto batch = train.gather(torch::arange(b, torch::kLong) % train.size()).to(device);
             torch::Tensor loss;
             {
-                AutocastScope autocast(ctx.device.type(), c.mixed_precision);
+                AutocastScope autocast(device.type(), c.mixed_precision);
                 loss = model(batch).loss / k;
             }
             loss.backward();
         };
         memory::CountingScope counting;
         const auto points =
-            memory::probe_activations(micro_step, parameters, probe_sizes(c.batch_size), readings_for(ctx.device));
+            memory::probe_activations(micro_step, parameters, probe_sizes(c.batch_size), readings_for(device));
         if (e.cancelled) return e;
         const auto fit = memory::fit_line(points);
         const auto estimate = memory::estimate_memory(fixed, fit, c.batch_size, c.accumulation_steps);

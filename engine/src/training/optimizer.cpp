@@ -1,0 +1,115 @@
+#include "training/optimizer.h"
+
+#include <algorithm>
+
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
+
+namespace accum {
+
+namespace {
+
+// The scale as its float32 tensor holds it: get_scale() answers with the
+// configured double until the first scale() makes the tensor.
+double as_float32(double scale) { return static_cast<double>(static_cast<float>(scale)); }
+
+// The optimizer's parameter groups (see make_optimizer). Without weight decay the
+// Trainer's two groups would not differ: one group then.
+std::vector<torch::optim::OptimizerParamGroup> parameter_groups(const RunConfig& config, Model& model,
+                                                                const torch::optim::OptimizerOptions& options) {
+    std::vector<torch::optim::OptimizerParamGroup> out;
+    if (config.mode != Mode::Trainer || config.weight_decay == 0.0) {
+        out.emplace_back(model.parameters(), options.clone());
+        return out;
+    }
+    std::vector<torch::Tensor> layer_norm;
+    for (const auto& m : model.modules(/*include_self=*/false))
+        if (m->as<torch::nn::LayerNorm>())
+            for (const auto& p : m->parameters(/*recurse=*/false)) layer_norm.push_back(p);
+    std::vector<torch::Tensor> decay, no_decay;
+    for (const auto& item : model.named_parameters()) {
+        const bool norm = std::any_of(layer_norm.begin(), layer_norm.end(),
+                                      [&](const torch::Tensor& p) { return p.is_same(item.value()); });
+        (norm || item.key().find("bias") != std::string::npos ? no_decay : decay).push_back(item.value());
+    }
+    out.emplace_back(decay, options.clone());
+    auto without = options.clone();
+    if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(without.get())) adamw->weight_decay(0.0);
+    if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(without.get())) sgd->weight_decay(0.0);
+    out.emplace_back(no_decay, std::move(without));
+    return out;
+}
+
+} // namespace
+
+std::unique_ptr<Optimizer> make_optimizer(const RunConfig& config, Model& model) {
+    switch (config.optimizer) {
+    case OptimizerKind::AdamW: {
+        const auto options = torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay);
+        return std::make_unique<Optimizer>(
+            std::make_unique<torch::optim::AdamW>(parameter_groups(config, model, options), options));
+    }
+    case OptimizerKind::Sgd: {
+        const auto options =
+            torch::optim::SGDOptions(config.learning_rate).momentum(config.momentum).weight_decay(config.weight_decay);
+        return std::make_unique<Optimizer>(
+            std::make_unique<torch::optim::SGD>(parameter_groups(config, model, options), options));
+    }
+    }
+    throw std::invalid_argument("make_optimizer: an optimizer kind it does not know");
+}
+
+void Optimizer::zero_grad() {
+    for (auto& group : impl_->param_groups())
+        for (auto& p : group.params())
+            if (p.grad().defined()) p.mutable_grad().reset();
+}
+
+LossScaler::LossScaler(GradScalerOptions options)
+    : impl_(options), scale_(as_float32(impl_.get_scale())), window_scale_(scale_) {}
+
+void LossScaler::unscale_(Optimizer& optimizer) {
+    impl_.unscale_(optimizer.impl());
+    if (impl_.is_enabled()) ++unscales_;
+}
+
+bool LossScaler::step(Optimizer& optimizer) {
+    const bool unscales = impl_.is_enabled() && impl_.stage(optimizer.impl()) == GradScaler::Stage::Ready;
+    const bool stepped = impl_.step(optimizer.impl());
+    if (unscales) ++unscales_;
+    skipped_ = !stepped;
+    return stepped;
+}
+
+void LossScaler::update() {
+    window_scale_ = scale_;
+    window_skipped_ = skipped_;
+    skipped_ = false;
+    impl_.update();
+    scale_ = impl_.get_scale();
+}
+
+void LossScaler::load_state_dict(const GradScalerState& state) {
+    impl_.load_state_dict(state);
+    scale_ = as_float32(impl_.get_scale());
+}
+
+std::unique_ptr<LossScaler> make_loss_scaler(const RunConfig& config) {
+    GradScalerOptions scaling;
+    scaling.init_scale = config.loss_scale_init;
+    scaling.enabled = config.uses_loss_scaler();
+    return std::make_unique<LossScaler>(scaling);
+}
+
+double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm) {
+    if (max_norm > 0) return torch::nn::utils::clip_grad_norm_(parameters, max_norm);
+    std::vector<torch::Tensor> norms;
+    for (const auto& p : parameters)
+        if (p.grad().defined()) norms.push_back(p.grad().norm(2));
+    if (norms.empty()) return 0.0;
+    return torch::stack(norms).norm(2).item<double>();
+}
+
+} // namespace accum

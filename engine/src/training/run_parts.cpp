@@ -1,0 +1,86 @@
+#include "training/run_parts.h"
+
+#include <torch/cuda.h>
+#include <torch/utils.h>
+
+#include "accum/engine_messages.h"
+#include "accum/errors.h"
+#include "memory/cuda_memory.h"
+#include "training/mixed_precision.h"
+
+namespace accum {
+
+namespace {
+
+torch::Device device_named(const std::string& name) {
+    if (name == "cpu") return torch::kCPU;
+    const bool have_cuda = torch::cuda::is_available();
+    if (name == "auto") return have_cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+    if (!have_cuda)
+        throw ConfigError(make_message(message_code::device_unavailable,
+                                       {{"device", name}, {"no_cuda_build", memory::cuda_compiled() ? "" : "yes"}}));
+    int index = 0;
+    if (name.size() > 5) index = std::stoi(name.substr(5));
+    if (index >= static_cast<int>(torch::cuda::device_count()))
+        throw ConfigError(make_message(message_code::device_missing,
+                                       {{"device", name}, {"count", std::to_string(torch::cuda::device_count())}}));
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+} // namespace
+
+torch::Device resolve_run_device(const RunConfig& config) {
+    const auto device = device_named(config.device);
+    // fp16 on a device that --device auto resolved to the CPU: refused as validate()
+    // refuses --device cpu.
+    auto refuse = [](const std::string& problem) {
+        return ConfigError(make_message(message_code::invalid_configuration,
+                                        {{"option", "mixed-precision"}, {"problem", problem}}));
+    };
+    if (const auto problem = mixed_precision_error(config.mixed_precision, device.type()); !problem.empty())
+        throw refuse(problem);
+    if (config.mixed_precision == MixedPrecision::Bf16 && device.is_cuda())
+        if (const auto problem = cuda_bf16_error(device.index()); !problem.empty()) throw refuse(problem);
+    return device;
+}
+
+std::unique_ptr<RunParts> build_run_parts(const RunConfig& config, ShardOf shard) {
+    auto parts = std::make_unique<RunParts>();
+    auto& p = *parts;
+    p.device = resolve_run_device(config);
+    p.data = load_dataset(config);
+    if (p.data.train.size() == 0) throw DataError(to_string(config.dataset) + ": the training split is empty");
+    p.train_loader = std::make_unique<DataLoader>(p.data.train, config.batch_size, config.shuffle, config.seed);
+    p.eval_loader = std::make_unique<DataLoader>(p.data.eval, config.batch_size, /*shuffle=*/false, config.seed);
+    // Several processes: each trains on its shard (DistributedSampler); the
+    // evaluation runs on rank 0 alone, over the whole split.
+    if (shard.world_size > 1) p.train_loader->shard(shard.rank, shard.world_size);
+
+    torch::manual_seed(config.seed);
+    // A training run reads its gradients from .grad: the kernels may add into it directly.
+    p.model = make_model(config, p.data.train, KernelSet(config.cpu_kernels, /*gradients_in_place=*/true));
+    p.model->to(p.device);
+    p.optimizer = make_optimizer(config, *p.model);
+
+    if (config.batch_size > p.data.train.size())
+        throw ConfigError(make_message(message_code::batch_larger_than_data,
+                                       {{"batch_size", std::to_string(config.batch_size)},
+                                        {"samples", std::to_string(p.data.train.size())},
+                                        {"dataset", to_string(config.dataset)}}));
+
+    const std::int64_t k = config.accumulation_steps;
+    p.updates_per_epoch = (p.train_loader->size() + k - 1) / k;
+    if (config.max_steps > 0) {
+        p.total_updates = config.max_steps;
+        p.num_epochs = (config.max_steps + p.updates_per_epoch - 1) / p.updates_per_epoch;
+    } else {
+        p.num_epochs = config.epochs;
+        p.total_updates = config.epochs * p.updates_per_epoch;
+    }
+    p.lr_scheduler =
+        std::make_unique<LrScheduler>(p.optimizer->impl(), config.scheduler, config.warmup_steps, p.total_updates);
+    p.scaler = make_loss_scaler(config);
+    return parts;
+}
+
+} // namespace accum
