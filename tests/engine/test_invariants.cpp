@@ -10,6 +10,7 @@
 #include <fstream>
 #include <optional>
 
+#include "accum/planned_run.h"
 #include "accum/session.h"
 #include "accum/sink.h"
 #include "data/data_loader.h"
@@ -307,7 +308,7 @@ private Q_SLOTS:
         c.eval_strategy = Strategy::No;
         Squeeze sink;
         Session session;
-        const auto s = session.run(c, sink);
+        const auto s = run_planned(session, c, sink); // the suggestion is the planning layer's
         QCOMPARE(s.status, RunStatus::OutOfMemory);
         QCOMPARE(s.exit_code, 3);
         QCOMPARE(s.optimizer_steps, std::int64_t(3));
