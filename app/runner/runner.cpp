@@ -1,5 +1,6 @@
 #include "runner/runner.h"
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <iostream>
 #include <sstream>
+#include <stop_token>
 #include <thread>
 
 #include "accum/data_parallel.h"
@@ -50,6 +52,32 @@ std::string summary_text(const SummaryRecord& s) {
 
 // Ranks 1 … N−1 of a data-parallel run: no files, no log; their errors only.
 class QuietSink final : public Sink {};
+
+// Turns the program's interrupt flag (SIGINT or SIGTERM, set by the signal
+// handler in accum_run_main.cpp) into a stop request for the run: a thread
+// looks at the flag every 20 ms until the watcher goes out of scope, which
+// stops and joins it, also when the run throws. Without a flag (a caller with
+// no signals) there is no thread.
+class InterruptWatcher {
+public:
+    InterruptWatcher(const std::atomic<bool>* interrupt, std::stop_source stop) {
+        if (interrupt == nullptr) return;
+        thread_ = std::jthread([interrupt, stop](std::stop_token done) mutable {
+            while (!done.stop_requested()) {
+                if (interrupt->load()) {
+                    stop.request_stop();
+                    return;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+        });
+    }
+    InterruptWatcher(const InterruptWatcher&) = delete;
+    InterruptWatcher& operator=(const InterruptWatcher&) = delete;
+
+private:
+    std::jthread thread_; // its destructor asks the loop to end and joins it
+};
 
 // The arguments the ranks get: the parent's, with the output directory the
 // parent chose (so that every rank names the same one).
@@ -155,21 +183,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         QuietSink quiet;
         Session session;
         std::stop_source stop;
-        std::atomic<bool> finished{false};
-        std::thread watcher;
-        if (interrupt)
-            watcher = std::thread([&] {
-                while (!finished.load()) {
-                    if (interrupt->load()) {
-                        stop.request_stop();
-                        return;
-                    }
-                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                }
-            });
-        const SummaryRecord summary = session.run(config, quiet, stop.get_token(), *world);
-        finished.store(true);
-        if (watcher.joinable()) watcher.join();
+        const SummaryRecord summary = [&] {
+            const InterruptWatcher watcher(interrupt, stop);
+            return session.run(config, quiet, stop.get_token(), *world);
+        }();
         if (summary.status != RunStatus::Completed && summary.status != RunStatus::Stopped)
             err << rank_prefix << "accum-run: " << summary.message << std::endl;
         return summary.exit_code;
@@ -226,23 +243,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
     Session session;
     std::stop_source stop; // an interrupt that comes before the run starts still stops it
-    std::atomic<bool> finished{false};
-    std::thread watcher;
-    if (interrupt) {
-        watcher = std::thread([&] {
-            while (!finished.load()) {
-                if (interrupt->load()) {
-                    stop.request_stop();
-                    return;
-                }
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            }
-        });
-    }
-    const SummaryRecord summary =
-        world ? session.run(config, sink, stop.get_token(), *world) : session.run(config, sink, stop.get_token());
-    finished.store(true);
-    if (watcher.joinable()) watcher.join();
+    const SummaryRecord summary = [&] {
+        const InterruptWatcher watcher(interrupt, stop);
+        return world ? session.run(config, sink, stop.get_token(), *world)
+                     : session.run(config, sink, stop.get_token());
+    }();
 
     if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped)
         out << summary_text(summary) << std::endl;
