@@ -123,22 +123,6 @@ struct Join {
 
 } // namespace
 
-Backend parse_backend(std::string_view text) {
-    if (text == "auto") return Backend::Auto;
-    if (text == "gloo") return Backend::Gloo;
-    if (text == "nccl") return Backend::Nccl;
-    throw ConfigError("--backend: unknown backend '" + std::string(text) + "' (auto, gloo or nccl)");
-}
-
-const char* backend_name(Backend backend) {
-    switch (backend) {
-    case Backend::Auto: return "auto";
-    case Backend::Gloo: return "gloo";
-    case Backend::Nccl: return "nccl";
-    }
-    return "?";
-}
-
 bool backend_built(Backend backend) {
     switch (backend) {
     case Backend::Auto: return true;
@@ -368,7 +352,7 @@ void join_group(const GroupOptions& o, const std::shared_ptr<Join>& join) {
         backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(scoped, rank, world, no);
 #endif
     }
-    if (!backend) throw ConfigError(std::string("backend ") + backend_name(o.backend) + " is not in this build");
+    if (!backend) throw ConfigError("backend " + to_string(o.backend) + " is not in this build");
 
     std::lock_guard<std::mutex> lock(join->mutex);
     join->meeting = std::move(meeting);
@@ -387,7 +371,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
     if (w.master_addr.empty()) throw ConfigError("process group: no master address");
     if (options.backend == Backend::Auto) throw ConfigError("process group: resolve_backend() first");
     if (!backend_built(options.backend))
-        throw ConfigError(std::string("--backend ") + backend_name(options.backend) + ": not in this build");
+        throw ConfigError("--backend " + to_string(options.backend) + ": not in this build");
     if (options.timeout.count() <= 0) throw ConfigError("--dist-timeout must be positive");
 
     // Gloo writes to its sockets with writev(): a peer that dies while this rank
@@ -453,7 +437,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
                                        seconds_text(deadline) +
                                        " (--dist-timeout), and the master stopped answering");
         throw DistributedError(Kind::Timeout, w.rank, -1,
-                               rank_text + "connecting " + backend_name(options.backend) + " to the other ranks took more than " +
+                               rank_text + "connecting " + to_string(options.backend) + " to the other ranks took more than " +
                                    seconds_text(deadline) + " (--dist-timeout)");
     }
     if (join->error) {
@@ -478,7 +462,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
             } else if (stage == 1) {
                 message += "waiting for the ranks at " + master + " failed";
             } else {
-                message += "connecting " + std::string(backend_name(options.backend)) + " to the other ranks failed";
+                message += "connecting " + to_string(options.backend) + " to the other ranks failed";
             }
             throw DistributedError(kind, w.rank, kind == Kind::AddressInUse || kind == Kind::Unreachable ? 0 : -1,
                                    message + ": " + detail);

@@ -26,15 +26,15 @@
 #include <ATen/core/Tensor.h>
 
 #include "accum/errors.h"
+#include "accum/run_config.h"
 #include "distributed/world.h"
 
 namespace accum::dist {
 
-enum class Backend { Auto, Gloo, Nccl };
+// The run's --backend as RunConfig holds it: parsed and named by run_config's
+// option table (parse_choice, to_string), not again here.
+using Backend = accum::Backend;
 
-// "auto", "gloo", "nccl"; anything else is a ConfigError naming --backend.
-Backend parse_backend(std::string_view text);
-const char* backend_name(Backend backend);
 // Whether this build can use the backend (Auto: always).
 bool backend_built(Backend backend);
 // The backend a run uses. Auto: NCCL when the model is on CUDA and the build has
