@@ -655,6 +655,96 @@ private Q_SLOTS:
         QCOMPARE(parse_dist_timeout(0.25).count(), 250LL);
     }
 
+    // ------------------------------------------------ failures by their wording
+
+    // classify_failure on the messages LibTorch's c10d and Gloo give, recorded
+    // verbatim (an exception's text, without backtrace) by provoking each failure
+    // for real on this machine, 2026-12-02, through torch.distributed's own
+    // bindings of the same library: TCPStore, PrefixStore and ProcessGroupGloo
+    // created directly (as rendezvous.cpp and process_group.cpp do), between local
+    // processes over loopback, the victim ended with SIGKILL.
+    //  - 1.13: Debian's python3-torch 1.13.1, which runs the libtorch 1.13 and
+    //    libgloo this build links;
+    //  - 2.11: torch 2.11.0 in the virtual environment of scripts/setup-libtorch2.sh,
+    //    whose LibTorch the 2.x build uses.
+    // The port numbers are those of the recording. Beside them, the messages of
+    // this program's own store client (store_client.cpp), which reach the
+    // classifier the same way when Gloo's connection uses that store.
+    void classifierOnRecordedMessages_data() {
+        QTest::addColumn<QString>("message");
+        QTest::addColumn<QString>("kind");
+        auto row = [](const char* name, const char* message, DistributedError::Kind kind) {
+            QTest::newRow(name) << QString::fromUtf8(message) << QString(failure_kind_name(kind));
+        };
+        using K = DistributedError::Kind;
+        // Rank 0's store on a port another socket holds (TCPStore as server).
+        row("1.13: store server, port taken",
+            "The server socket has failed to listen on any local network address. The server socket has failed to "
+            "bind to [::]:55221 (errno: 98 - Address already in use). The server socket has failed to bind to "
+            "0.0.0.0:55221 (errno: 98 - Address already in use).",
+            K::AddressInUse);
+        row("2.11: store server, port taken",
+            "The server socket has failed to listen on any local network address. port: 48221, useIpv6: false, "
+            "code: -98, name: EADDRINUSE, message: address already in use",
+            K::AddressInUse);
+        // A TCPStore client with nothing listening, 2 s. (The ranks reach rank 0's
+        // store with this program's client, but a c10d client words it so.)
+        row("1.13: store client, nothing listening",
+            "The client socket has timed out after 2s while trying to connect to (127.0.0.1, 35995).", K::Timeout);
+        row("2.11: store client, nothing listening",
+            "The client socket has timed out after 2000ms while trying to connect to (127.0.0.1, 42017).",
+            K::Timeout);
+        // Rank 0 connecting Gloo while rank 1 never publishes its address: the
+        // store's wait for it ends (2 s).
+        row("1.13: Gloo connecting, the peer's address never comes", "Socket Timeout", K::Timeout);
+        row("2.11: Gloo connecting, the peer's address never comes", "wait timeout after 2000ms, keys: /accum/pg/0/1",
+            K::Timeout);
+        // Rank 1 killed while rank 0 waits in an all-reduce (or a broadcast) it
+        // has not joined: its sockets close with nothing in flight.
+        row("1.13: peer killed, this rank waiting",
+            "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:16532", K::PeerLost);
+        row("2.11: peer killed, this rank waiting",
+            "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:547] Connection closed by peer [127.0.0.1]:10945",
+            K::PeerLost);
+        // One rank killed while both all-reduce the MLP's gradients (235,146 floats) in a loop.
+        row("1.13: rank 1 killed mid-all-reduce",
+            "[./gloo/transport/tcp/pair.cc:589] Read error [127.0.0.1]:54415: Connection reset by peer", K::PeerLost);
+        row("1.13: rank 0 killed mid-all-reduce",
+            "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:30637", K::PeerLost);
+        row("2.11: rank 1 killed mid-all-reduce",
+            "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:538] Read error [127.0.0.1]:36054: Connection "
+            "reset by peer",
+            K::PeerLost);
+        row("2.11: rank 0 killed mid-all-reduce",
+            "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:538] Read error [127.0.0.1]:40362: Connection "
+            "reset by peer",
+            K::PeerLost);
+        // Rank 1 alive but never joining the all-reduce (or the barrier), timeout 2 s.
+        row("1.13: peer stalled",
+            "[./gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 2000ms for recv operation to complete",
+            K::Timeout);
+        row("2.11: peer stalled",
+            "[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 2000ms for recv "
+            "operation to complete",
+            K::Timeout);
+        // This program's store client, as store_client.cpp words its errors.
+        row("store client: store gone",
+            "the store at 127.0.0.1:29500 closed the connection (end of file)", K::PeerLost);
+        row("store client: store reset", "the store at 127.0.0.1:29500 closed the connection (Connection reset by peer)",
+            K::PeerLost);
+        row("store client: no answer", "the store at 127.0.0.1:29500 did not answer within 5000 ms (timed out)",
+            K::Timeout);
+        row("store client: wait", "store at 127.0.0.1:29500: wait timed out after 2000 ms for accum/pg/0/1",
+            K::Timeout);
+        // Nothing the table knows.
+        row("unknown wording", "something else went wrong", K::Failed);
+    }
+    void classifierOnRecordedMessages() {
+        QFETCH(QString, message);
+        QFETCH(QString, kind);
+        QCOMPARE(QString(failure_kind_name(classify_failure(message.toStdString()))), kind);
+    }
+
     // ------------------------------------------------ sharding
 
     // Reference shards printed by Python (Debian's python3-torch 1.13):

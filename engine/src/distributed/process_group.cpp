@@ -72,12 +72,11 @@ std::string seconds_text(std::chrono::milliseconds t) {
     return s.str();
 }
 
-std::string lower(std::string s) {
+std::string lower(std::string_view text) {
+    std::string s(text);
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;
 }
-
-bool contains(const std::string& haystack, const char* needle) { return haystack.find(needle) != std::string::npos; }
 
 // c10::Error's what() carries a C++ backtrace; the message alone is enough.
 std::string message_of(const std::exception& e) {
@@ -85,25 +84,45 @@ std::string message_of(const std::exception& e) {
     return e.what();
 }
 
-// Which of DistributedError's kinds c10d's or Gloo's message describes. Seen with
-// LibTorch 1.13: a killed peer, "Read error …: Connection reset by peer"
-// (gloo::IoException); a stalled one, "Timed out waiting …ms for recv"; a taken
-// port, "failed to bind … Address already in use"; no master, "client socket has
-// timed out … trying to connect". 2.x words them alike (its libuv store server:
-// "address already in use", EADDRINUSE).
-Kind classify(const std::string& message) {
-    const std::string m = lower(message);
-    if (contains(m, "address already in use") || contains(m, "eaddrinuse")) return Kind::AddressInUse;
-    if (contains(m, "reset by peer") || contains(m, "closed by peer") || contains(m, "connection closed") ||
-        contains(m, "broken pipe") || contains(m, "read error") || contains(m, "write error") ||
-        contains(m, "end of file") || contains(m, "eof"))
-        return Kind::PeerLost;
-    if (contains(m, "timed out") || contains(m, "timeout")) return Kind::Timeout;
-    if (contains(m, "connection refused") || contains(m, "failed to connect") || contains(m, "no route") ||
-        contains(m, "unreachable") || contains(m, "name or service not known"))
-        return Kind::Unreachable;
-    return Kind::Failed;
-}
+// The wordings of c10d's, Gloo's and the store client's messages (lower case)
+// and the failure each names, in the order they are looked for: the first
+// found in a message decides. The order matters where a message has two: a
+// port that is taken says "address already in use" beside "failed to listen",
+// a lost peer's "read error" comes before anything about a timeout, and a
+// timeout while connecting is a timeout (connect() says when it was the
+// master that was out of reach). The messages these were taken from, verbatim
+// for LibTorch 1.13 and 2.11, are in test_distributed's classifierOnRecordedMessages.
+struct Wording {
+    std::string_view text;
+    Kind kind;
+};
+constexpr Wording kWordings[] = {
+    // A store that cannot listen: 1.13 "failed to bind … (errno: 98 - Address
+    // already in use)"; 2.x's libuv server "name: EADDRINUSE, message: address already in use".
+    {"address already in use", Kind::AddressInUse},
+    {"eaddrinuse", Kind::AddressInUse},
+    // A peer gone (its sockets closed): Gloo's "Read error …: Connection reset by
+    // peer" while data flow, "Connection closed by peer" while this rank waits;
+    // the store client's "closed the connection (end of file)".
+    {"reset by peer", Kind::PeerLost},
+    {"closed by peer", Kind::PeerLost},
+    {"connection closed", Kind::PeerLost},
+    {"broken pipe", Kind::PeerLost},
+    {"read error", Kind::PeerLost},
+    {"write error", Kind::PeerLost},
+    {"end of file", Kind::PeerLost},
+    {"eof", Kind::PeerLost},
+    // A peer that does not answer: Gloo's "Timed out waiting …ms for recv
+    // operation", 1.13's store "Socket Timeout", 2.x's "wait timeout after …ms".
+    {"timed out", Kind::Timeout},
+    {"timeout", Kind::Timeout},
+    // Nobody there.
+    {"connection refused", Kind::Unreachable},
+    {"failed to connect", Kind::Unreachable},
+    {"no route", Kind::Unreachable},
+    {"unreachable", Kind::Unreachable},
+    {"name or service not known", Kind::Unreachable},
+};
 
 bool is_loopback(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
@@ -122,6 +141,13 @@ struct Join {
 };
 
 } // namespace
+
+Kind classify_failure(std::string_view message) {
+    const std::string m = lower(message);
+    for (const auto& w : kWordings)
+        if (m.find(w.text) != std::string::npos) return w.kind;
+    return Kind::Failed;
+}
 
 bool backend_built(Backend backend) {
     switch (backend) {
@@ -210,7 +236,7 @@ struct ProcessGroup::Impl {
     }
 
     [[noreturn]] void fail(const std::string& what, const std::string& detail) {
-        Kind kind = classify(detail);
+        Kind kind = classify_failure(detail);
         // A peer that failed for a reason of its own may have said which (it
         // is the cause; the lost connection only its consequence).
         const auto said = kind == Kind::PeerLost || kind == Kind::Timeout
@@ -449,7 +475,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
             throw;
         } catch (const std::exception& e) {
             const std::string detail = message_of(e);
-            Kind kind = classify(detail);
+            Kind kind = classify_failure(detail);
             const int stage = join->stage;
             std::string message = "rank " + std::to_string(w.rank) + ": ";
             if (kind == Kind::AddressInUse) {

@@ -50,6 +50,13 @@ enum class ReduceOp { Sum, Max, Min };
 // "peer-lost", "timeout", "address-in-use", "unreachable", "failed".
 const char* failure_kind_name(DistributedError::Kind kind);
 
+// Which kind of failure a message of c10d, Gloo or this program's store client
+// describes (an exception's text, without a backtrace), by its wording: one
+// table in process_group.cpp, the first entry found in the message wins;
+// Failed when none is. The process group reports what it catches by it;
+// test_distributed feeds it messages recorded from LibTorch 1.13 and 2.11.
+DistributedError::Kind classify_failure(std::string_view message);
+
 struct GroupOptions {
     WorldInfo world;                  // rank, world_size, master_addr, master_port
     Backend backend = Backend::Gloo;  // resolved (not Auto)
