@@ -2,13 +2,45 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "accum/run_writer.h"
+
 namespace accum::cli {
 
 namespace {
+
+// A run made with benchmark switches set records them in its config.json beside
+// the options (RunWriter, kBenchSwitchesKey). They are no options (switches are
+// read from the environment only), so --config takes them out, and notes each
+// that this process's environment does not set alike: the run would not be the
+// recorded one. A text that is not a JSON object is left to from_json_text to name.
+std::string without_bench_switches(const std::string& text, const std::string& file, std::vector<std::string>& notes) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+        return text;
+    }
+    const std::string key(kBenchSwitchesKey);
+    if (!j.is_object() || !j.contains(key) || !j[key].is_object()) return text;
+    for (const auto& [name, value] : j[key].items()) {
+        const std::string recorded = value.is_string() ? value.get<std::string>() : value.dump();
+        const char* here = std::getenv(name.c_str());
+        if (here != nullptr && recorded == here) continue;
+        notes.push_back(file + " records " + name + "=" + recorded + " (\"" + key +
+                        "\"), a benchmark switch of the run that wrote it; switches are read from the "
+                        "environment only, and here " +
+                        (here != nullptr ? name + "=" + here : name + " is not set"));
+    }
+    j.erase(key);
+    return j.dump();
+}
 
 bool to_int(const std::string& text, std::int64_t& out) {
     const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
@@ -193,7 +225,8 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             parsed.problems.push_back({"config", error});
         else {
             std::vector<ConfigProblem> problems;
-            parsed.config = from_json_text(text, parsed.config, problems);
+            parsed.config = from_json_text(without_bench_switches(text, parsed.config_file, parsed.notes),
+                                           parsed.config, problems);
             for (auto& p : problems) {
                 p.message += " [" + parsed.config_file + "]";
                 parsed.problems.push_back(p);

@@ -12,6 +12,9 @@ struct ParsedArguments {
     std::string command = "train";    // train | plan | estimate | help | version | devices
     RunConfig config;
     std::vector<ConfigProblem> problems;
+    // Said on stderr before anything runs, not problems: a --config file that
+    // records benchmark switches its run was made with (RunWriter, "bench-switches").
+    std::vector<std::string> notes;
     std::string config_file;
     // plan
     std::int64_t target_batch = 0;

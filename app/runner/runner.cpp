@@ -110,11 +110,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                 << "\n";
         return 0;
     }
+    // What --config's file says that is not an option (cli_options.h), once per
+    // run: by the process that writes it (rank 0 of a data-parallel run).
+    auto say_notes = [&](const std::string& prefix) {
+        for (const auto& note : parsed.notes) err << prefix << "accum-run: " << note << "\n";
+    };
     if (!parsed.problems.empty()) {
         for (const auto& p : parsed.problems) err << "accum-run: " << p.to_string() << "\n";
         err << "(accum-run --help lists the options)\n";
         return exit_code::invalid_arguments;
     }
+    if (parsed.command == "plan" || parsed.command == "estimate") say_notes("");
     if (parsed.command == "plan") {
         const auto budget = parse_byte_size(parsed.config.memory_budget).value_or(0);
         if (budget <= 0) {
@@ -153,6 +159,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         return exit_code::invalid_arguments;
     }
     const std::string rank_prefix = world ? "[rank " + std::to_string(world->rank) + "] " : "";
+    if (world ? world->rank == 0 : config.world_size() <= 1) say_notes(rank_prefix);
     // A rank that ends before it has joined the others tells them why (they stop
     // within seconds, naming it, instead of waiting out --dist-timeout).
     auto refuse = [&](int code, const std::string& message) {
@@ -235,6 +242,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     RunnerSink sink(out, config.quiet, prefix);
     if (std::string error; !sink.open(config, error)) return refuse(exit_code::write_failed, error);
     if (!restart_note.empty()) out << prefix << restart_note << std::endl; // even with --quiet: the run resumed
+    // Even with --quiet too: the run is not quite the one its options describe.
+    if (!sink.switches_note().empty()) out << prefix << sink.switches_note() << std::endl;
     if (!config.quiet)
         out << prefix << "micro-batch " << config.batch_size << " × " << config.accumulation_steps
             << " accumulation steps"

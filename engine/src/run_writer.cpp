@@ -1,6 +1,9 @@
 #include "accum/run_writer.h"
 
+#include <cstdlib>
 #include <filesystem>
+
+#include <nlohmann/json.hpp>
 
 #include "accum/errors.h"
 #include "accum/metrics_io.h"
@@ -21,6 +24,13 @@ bool write_file_atomically(const std::string& path, const std::string& text, std
     }
 }
 
+std::vector<std::pair<std::string, std::string>> model_switches_set() {
+    std::vector<std::pair<std::string, std::string>> set;
+    for (const char* name : kModelSwitches)
+        if (const char* value = std::getenv(name); value != nullptr && *value != '\0') set.emplace_back(name, value);
+    return set;
+}
+
 bool RunWriter::open(const RunConfig& config, std::string& error) {
     directory_ = config.output_dir;
     failed_ = false;
@@ -39,8 +49,28 @@ bool RunWriter::open(const RunConfig& config, std::string& error) {
         error = std::string(config.metrics_file.empty() ? "--output-dir: " : "--metrics: ") + e.what();
         return false;
     }
+    // The options, and the model switches in force: a reader of the run (or
+    // accum-run --config) sees that the model was not the options' alone.
+    std::string config_text = to_json_text(config);
+    switches_note_.clear();
+    if (const auto switches = model_switches_set(); !switches.empty()) {
+        auto j = nlohmann::json::parse(config_text);
+        auto& recorded = j[std::string(kBenchSwitchesKey)] = nlohmann::json::object();
+        std::string set;
+        for (const auto& [name, value] : switches) {
+            recorded[name] = value;
+            set += (set.empty() ? "" : ", ") + name + "=" + value;
+        }
+        // An environment's value need not be UTF-8: such bytes are written as U+FFFD.
+        config_text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        const bool one = switches.size() == 1;
+        switches_note_ = set + (one ? " is set: a benchmark switch" : " are set: benchmark switches") +
+                         " that change" + (one ? "s" : "") +
+                         " how the CNN's gradient checkpointing runs; recorded in config.json (\"" +
+                         std::string(kBenchSwitchesKey) + "\")";
+    }
     std::string why;
-    if (!write_file_atomically((dir / "config.json").string(), to_json_text(config), &why)) {
+    if (!write_file_atomically((dir / "config.json").string(), config_text, &why)) {
         error = "--output-dir: " + why;
         return false;
     }

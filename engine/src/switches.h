@@ -1,10 +1,20 @@
 #pragma once
 // Environment switches for side-by-side measurements (bench/): NAME=0 turns off
 // a feature that is on by default. Read once per process by each caller.
+//
+// Two switches of bench/memory_levers set how the CNN's gradient checkpointing
+// runs (models/cnn.cpp) instead: ACCUM_CNN_CHECKPOINT and
+// ACCUM_CHECKPOINT_CHUNK_BYTES. A run made with one of them set is not quite
+// the run its options describe, so its run directory records them
+// (RunWriter::open: config.json's "bench-switches") and its log says so once.
+// Their names are in accum/run_writer.h, with the writer that records them
+// (accum_core, below this header).
 
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+
+#include "accum/run_writer.h"
 
 namespace accum {
 

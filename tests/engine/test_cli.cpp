@@ -84,6 +84,45 @@ private Q_SLOTS:
         QCOMPARE(again.exit_code, 0);
     }
 
+    // A benchmark's model switch set in the environment (ACCUM_CNN_CHECKPOINT:
+    // engine/src/switches.h) makes the run differ from its options: config.json
+    // records it under "bench-switches" and the log says so once. That
+    // config.json still reproduces the options with --config, noting that the
+    // switch is not set here; a run without switches writes no such key.
+    void benchSwitchIsRecorded() {
+        QTemporaryDir dir;
+        auto args = [&](const QString& out) {
+            return QStringList{"--dataset", "synthetic-pairs", "--batch-size", "16", "--max-steps", "3",
+                               "--eval-strategy", "no", "--save-strategy", "no", "--output-dir", dir.filePath(out)};
+        };
+        auto config_of = [&](const QString& out) {
+            QFile f(dir.filePath(out + "/config.json"));
+            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        };
+        const auto r = run_cli(args("switched"), 240000, {"ACCUM_CNN_CHECKPOINT=checkpoint,checkpoint"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const auto recorded = config_of("switched").value("bench-switches").toObject();
+        QCOMPARE(recorded.value("ACCUM_CNN_CHECKPOINT").toString(), QString("checkpoint,checkpoint"));
+        QCOMPARE(recorded.size(), 1);
+        QCOMPARE(config_of("switched").value("batch-size").toInt(), 16); // the options beside it, as ever
+        QCOMPARE(r.out.count("ACCUM_CNN_CHECKPOINT=checkpoint,checkpoint is set"), 1);
+
+        const auto plain = run_cli(args("plain"));
+        QVERIFY2(plain.exit_code == 0, qPrintable(plain.err));
+        QVERIFY(!config_of("plain").isEmpty());
+        QVERIFY(!config_of("plain").contains("bench-switches"));
+        QVERIFY2(!plain.out.contains(" is set: "), qPrintable(plain.out));
+
+        const auto again =
+            run_cli({"--config", dir.filePath("switched/config.json"), "--output-dir", dir.filePath("again")});
+        QVERIFY2(again.exit_code == 0, qPrintable(again.err));
+        QVERIFY2(again.err.contains("records ACCUM_CNN_CHECKPOINT=checkpoint,checkpoint") &&
+                     again.err.contains("ACCUM_CNN_CHECKPOINT is not set"),
+                 qPrintable(again.err));
+        QVERIFY(!config_of("again").contains("bench-switches"));
+        QCOMPARE(config_of("again").value("max-steps").toInt(), 3);
+    }
+
     void badArgumentsExit2_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("fragment");

@@ -35,7 +35,7 @@
 //    checkpointing both blocks gave 0.55 × at 1.51–1.62 ×.
 // With BatchNorm (its statistics are the whole batch's: no chunks) both blocks
 // are checkpointed whole. ACCUM_CNN_CHECKPOINT (below) sets other policies for
-// the benchmark.
+// the benchmark; a run made with it set records it (switches.h).
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -80,12 +80,12 @@ enum class BlockLever { Plain, Chunks, Checkpoint };
 // max-pool are the fused kernel (`fused_pool`), else checkpointed too (LibTorch's
 // operators save the ReLU's output and int64 indices: too much to keep).
 // ACCUM_CNN_CHECKPOINT=<lever>,<lever> (plain, chunks or checkpoint;
-// bench/memory_levers) sets others, for comparison.
+// bench/memory_levers) sets others, for comparison (kCnnCheckpointSwitch).
 BlockLever block_lever(std::size_t block, bool fused_pool) {
     // Read once: the lever each block was given (none: the policy's).
     static const std::array<std::optional<BlockLever>, 2> chosen = [] {
         std::array<std::optional<BlockLever>, 2> levers;
-        const char* text = std::getenv("ACCUM_CNN_CHECKPOINT");
+        const char* text = std::getenv(kCnnCheckpointSwitch);
         std::istringstream in(text ? text : "");
         bool understood = true;
         std::size_t i = 0;
@@ -98,7 +98,7 @@ BlockLever block_lever(std::size_t block, bool fused_pool) {
             if (i < levers.size()) levers[i] = lever;
         }
         if (!understood)
-            switch_ignored("ACCUM_CNN_CHECKPOINT", text,
+            switch_ignored(kCnnCheckpointSwitch, text,
                            "not two of plain, chunks or checkpoint (block 1, block 2); a block without one keeps "
                            "the default");
         return levers;
@@ -205,9 +205,10 @@ private:
 } // namespace
 
 std::int64_t checkpoint_chunks(std::int64_t batch_size, std::int64_t bytes_per_sample) {
-    // ACCUM_CHECKPOINT_CHUNK_BYTES=N (bench/memory_levers): chunks of at most N bytes instead.
+    // ACCUM_CHECKPOINT_CHUNK_BYTES=N (bench/memory_levers; kCheckpointChunkBytesSwitch): chunks of
+    // at most N bytes instead.
     static const std::int64_t limit = [] {
-        const char* text = std::getenv("ACCUM_CHECKPOINT_CHUNK_BYTES");
+        const char* text = std::getenv(kCheckpointChunkBytesSwitch);
         if (text == nullptr || *text == '\0') return kCheckpointChunkBytes;
         std::int64_t n = 0;
         const std::string_view view(text);
@@ -215,7 +216,7 @@ std::int64_t checkpoint_chunks(std::int64_t batch_size, std::int64_t bytes_per_s
         if (r.ec == std::errc() && r.ptr == view.data() + view.size() && n > 0) return n;
         static const std::string instead =
             "not a positive number of bytes; chunks of " + std::to_string(kCheckpointChunkBytes) + " bytes instead";
-        switch_ignored("ACCUM_CHECKPOINT_CHUNK_BYTES", text, instead.c_str());
+        switch_ignored(kCheckpointChunkBytesSwitch, text, instead.c_str());
         return kCheckpointChunkBytes;
     }();
     const auto per_chunk = std::max<std::int64_t>(1, limit / std::max<std::int64_t>(1, bytes_per_sample));
