@@ -173,6 +173,24 @@ def reading_notes(rounds, mlp_big_samples_per_s):
     ]
 
 
+KEPT_SECTION = "## Figures quoted in the code"
+
+
+def kept_section(path):
+    """The output's hand-written section of figures that code comments cite (measured by other
+    programs, once): carried over as it is, from its heading to the next one or the end."""
+    try:
+        text = open(path).read()
+    except OSError:
+        return []
+    start = text.find("\n" + KEPT_SECTION + "\n")
+    if start < 0:
+        return []
+    section = text[start + 1:]
+    end = section.find("\n## ", len(KEPT_SECTION))
+    return [""] + (section if end < 0 else section[:end]).rstrip("\n").split("\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -306,6 +324,7 @@ def main():
     else:
         lines.append("Not measured: accum-studio was not built.")
     lines += reading_notes(a.rounds, next((y[0] for name, x, y, *_ in accumulation_rows if name == "MLP"), None))
+    lines += kept_section(a.output)
     open(a.output, "w").write("\n".join(lines) + "\n")
     print(f"wrote {a.output}")
 

@@ -54,11 +54,11 @@ std::chrono::milliseconds join_slack(std::chrono::milliseconds timeout) {
 // much longer so that Gloo's message, which says more, comes first.
 constexpr auto kWaitSlack = std::chrono::seconds(2);
 // A collective is first waited for by yielding the CPU in a loop, and only
-// then by sleeping in Work::wait(). Measured on the 2-vCPU machine (a virtual
-// machine), 2 ranks of the MLP, one thread each: a rank that sleeps waits 1.8 ms
-// for the 0.94 MB all-reduce after its backward (its idle vCPU must be woken
-// each time a peer's data arrive), one that yields 0.55 ms, as the all-reduce
-// costs alone; the 2 ranks went from 0.9 × to 1.25 × the samples/s of one.
+// then by sleeping in Work::wait(): a rank that sleeps through the MLP's
+// all-reduce after its backward waits for its idle vCPU to be woken each time
+// a peer's data arrive, one that yields waits only as long as the all-reduce
+// takes (measured on the 2-vCPU machine, 2 ranks of the MLP, one thread each:
+// bench/RESULTS.md § Figures quoted in the code, "yielding wait").
 // sched_yield() lets any thread that is ready run first (Gloo's own, another
 // program's), so the wait takes nobody's turn; a peer later than this sleeps.
 constexpr auto kYieldingWait = std::chrono::milliseconds(50);
@@ -360,10 +360,11 @@ void join_group(const GroupOptions& o, const std::shared_ptr<Join>& join) {
                 std::string(ifname).substr(0, std::string(ifname).find(','))));
         else
             go->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-        // Two worker threads, as torch.distributed gives Gloo. Measured here
-        // (LibTorch 1.13): with one, two ranks that share a core spend a whole
-        // time slice (~4.4 ms) in each all-reduce of the MLP's gradients, the
-        // device loop spinning in epoll_wait; with two, 0.5 ms.
+        // Two worker threads, as torch.distributed gives Gloo: with one, two
+        // ranks that share a core spend a whole time slice in each all-reduce of
+        // the MLP's gradients, the device loop spinning in epoll_wait (measured
+        // with LibTorch 1.13: bench/RESULTS.md § Figures quoted in the code,
+        // "Gloo's worker threads").
         go->threads = 2;
         backend = c10::make_intrusive<c10d::ProcessGroupGloo>(scoped, rank, world, go);
 #endif

@@ -12,27 +12,29 @@
 // 7 and 4 chunks). Block 2 runs so only where its ReLU and max-pool are the fused
 // kernel (float32 on the CPU); where they are LibTorch's operators (CUDA,
 // --cpu-kernels aten, autocast), which save the ReLU's output and int64 indices,
-// it is checkpointed too (--cpu-kernels aten: 0.31 × the activations, against 0.47 ×
-// in chunks). Why, in bench/memory_levers' figures at 64 × 4, 1 thread
-// (bench/MEMORY_LEVERS.md has the runs):
+// it is checkpointed too: there chunks would keep more than checkpointing does.
+// Why, from bench/memory_levers at 64 × 4, 1 thread (every figure behind these
+// reasons: bench/MEMORY_LEVERS.md § "CNN: checkpoint the first block, run the
+// second in chunks"):
 //  - the peak of a step is set not by what the blocks save for backward but by
 //    their working sets, the two about as large: block 1's backward (the
-//    gradient of conv1's output, 100 KB per image, and im2col's columns) and
-//    block 2's forward and backward through oneDNN (its convolution's output and
-//    that output's gradient, 50 KB per image, and their reorders). Checkpointing
-//    one block alone leaves the other's: 0.97 × (block 1 only) and 0.86 ×
-//    (block 2 only) of the plain run's peak activations;
+//    gradient of conv1's output, 32 × 28 × 28 floats = 100 KB per image, and
+//    im2col's columns) and block 2's forward and backward through oneDNN (its
+//    convolution's output and that output's gradient, 64 × 14 × 14 floats =
+//    50 KB per image, and their reorders). Checkpointing one block alone leaves
+//    the other's working set, and with it most of the peak;
 //  - chunks shrink a working set; recomputing buys only what the block saves.
 //    Block 2 saves little the head does not keep anyway (its pooled output and
 //    a byte of argmax per window) while its forward is most of the model's (the
 //    32 → 64 convolution): chunks without recompute save as much as checkpointing
-//    it did (0.86 × either way, block 1 plain) without the second forward.
-//    Block 1's forward is cheap (im2col + GEMM and the fused pool, about 1.5 ms
-//    per 64 images) and recomputing it spares what its chunks would save (their
-//    pooled outputs, held twice beside the concatenation, and the argmax bytes:
-//    both blocks in chunks without recompute give only 0.69 ×);
-//  - together: 0.52 × the activations at 1.11–1.21 × the step time, where
-//    checkpointing both blocks gave 0.55 × at 1.51–1.62 ×.
+//    it did, without the second forward. Block 1's forward is cheap (im2col +
+//    GEMM and the fused pool), and recomputing it drops what its chunks would
+//    keep without recompute (their pooled outputs, held twice beside the
+//    concatenation, and the argmax bytes): both blocks in chunks save clearly
+//    less than the policy;
+//  - together they meet issue 19's targets (peak activations ≤ 0.6 ×, step time
+//    ≤ 1.45 × of a run without checkpointing), where checkpointing both blocks
+//    misses the time.
 // With BatchNorm (its statistics are the whole batch's: no chunks) both blocks
 // are checkpointed whole. ACCUM_CNN_CHECKPOINT (below) sets other policies for
 // the benchmark; a run made with it set records it (switches.h).

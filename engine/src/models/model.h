@@ -57,9 +57,11 @@ private:
 // chunk's convolution output under kCheckpointChunkBytes, so that what a block
 // holds at once (that output and its gradient, the largest tensors there) is
 // about the same at any micro-batch. The CNN's first block (100 KB per image)
-// runs 64 images in 7 chunks, its second (50 KB) in 4 (bench/memory_levers: 2 MiB
-// chunks left the peak of activations at 0.67 × of a run without checkpointing,
-// 1 MiB at 0.52 ×, 512 KiB at 0.51 ×).
+// runs 64 images in 7 chunks, its second (50 KB) in 4. 1 MiB because larger
+// chunks left clearly more of the activations' peak and smaller ones barely
+// less, in twice as many calls (bench/memory_levers with
+// ACCUM_CHECKPOINT_CHUNK_BYTES: the 512 KiB … 4 MiB rows of the variants table in
+// bench/MEMORY_LEVERS.md § "CNN: checkpoint the first block, run the second in chunks").
 inline constexpr std::int64_t kCheckpointChunkBytes = std::int64_t{1} << 20;
 std::int64_t checkpoint_chunks(std::int64_t batch_size, std::int64_t bytes_per_sample);
 
