@@ -15,6 +15,7 @@
 #include "accum/errors.h"
 #include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
+#include "accum/planned_run.h"
 #include "accum/run_directory.h"
 #include "accum/run_estimate.h"
 #include "accum/run_writer.h"
@@ -255,7 +256,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     const SummaryRecord summary = [&] {
         const InterruptWatcher watcher(interrupt, stop);
         return world ? session.run(config, sink, stop.get_token(), *world)
-                     : session.run(config, sink, stop.get_token());
+                     : run_planned(session, config, sink, stop.get_token());
     }();
 
     if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped)

@@ -31,7 +31,7 @@
 #include "distributed/gradient_sync.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
-#include "distributed/sharding.h"
+#include "data/sharding.h"
 #include "distributed/store_client.h"
 #include "distributed/world.h"
 
