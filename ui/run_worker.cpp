@@ -77,6 +77,7 @@ void RunWorker::run(const accum::RunConfig& config) {
         }
         writer_ = std::move(writer);
         on_log("writing " + run_config.output_dir);
+        if (!writer_->switches_note().empty()) on_log(writer_->switches_note()); // a benchmark switch is set
     }
     try {
         summary = accum::run_planned(session_, run_config, *this, stop); // with the advice after an out-of-memory run

@@ -1,4 +1,5 @@
 #include "accum/run_config.h"
+#include "accum/run_writer.h"
 
 #include <algorithm>
 #include <cctype>
@@ -510,6 +511,9 @@ RunConfig from_json_text(const std::string& text, const RunConfig& base, std::ve
         return config;
     }
     for (const auto& [raw_key, value] : j.items()) {
+        // What a run directory's config.json records beside the options (the
+        // benchmark switches its run was made with, run_writer.h): not an option.
+        if (raw_key == kBenchSwitchesKey) continue;
         // TrainingArguments' bf16=True / fp16=True: the mixed-precision key.
         if (const auto k = normalise_key(raw_key); (k == "bf16" || k == "fp16") && value.is_boolean()) {
             if (value.get<bool>()) config.mixed_precision = k == "bf16" ? MixedPrecision::Bf16 : MixedPrecision::Fp16;
