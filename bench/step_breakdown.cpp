@@ -18,7 +18,6 @@
 #include <exception>
 #include <vector>
 
-#include <torch/optim/sgd.h>
 #include <torch/torch.h>
 
 #include "data/data_loader.h"
@@ -26,6 +25,7 @@
 #include "memory/counting_allocator.h"
 #include "kernels/fused_dense.h"
 #include "models/model.h"
+#include "training/run_parts.h"
 
 namespace {
 
@@ -76,11 +76,18 @@ int main(int argc, char** argv) try {
     accum::RunConfig config;
     config.model = accum::ModelKind::Mlp;
     config.dataset = accum::DatasetKind::FashionMnist;
-    const auto data = accum::load_fashion_mnist(accum::default_fashion_mnist_dir());
-    // As in a session: the fused kernels add the gradients into .grad.
-    const auto model = accum::make_model(config, data.train, accum::KernelSet(accum::CpuKernels::Fused, true));
+    config.cpu_kernels = accum::CpuKernels::Fused;
+    config.optimizer = accum::OptimizerKind::Sgd;
+    config.learning_rate = 0.01;
+    config.momentum = 0.9;
+    config.device = "cpu";
+    // The run's parts as a session builds them (the fused kernels add the
+    // gradients into .grad); a second loader of micro-batch 256 beside its own.
+    const auto parts = accum::build_run_parts(config);
+    const auto& data = parts->data;
+    auto& model = parts->model;
     const auto params = model->parameters();
-    torch::optim::SGD optimizer(params, torch::optim::SGDOptions(0.01).momentum(0.9));
+    auto& optimizer = *parts->optimizer;
     accum::DataLoader small(data.train, 64, true, 1), big(data.train, 256, true, 2);
     small.set_epoch(0);
     big.set_epoch(0);
