@@ -224,7 +224,6 @@ void TestClassroom::presentation_mode_enlarges_and_restores() {
 
     auto* loss = window.loss_plot()->plot();
     auto* memory = window.memory_plot()->plot();
-    auto* lab = window.lab_panel()->plot();
     auto* delta_axis = window.lab_panel()->delta_rect()->axis(QCPAxis::atLeft);
     auto* code = window.code_panel()->editor(QStringLiteral("py"));
     auto* lesson_text = window.lesson_panel()->text_label();
