@@ -3,7 +3,8 @@
 //   accum-studio [options] [RUN_DIR...]   RUN_DIR: accum-run output directories,
 //                                         opened in the Runs tab
 //   --config FILE       load a configuration (the JSON accum-run --config reads)
-//   --demo NAME         start a demo: MainWindow::demo_names(), listed by --help
+//   --demo NAME         start a demo: code-panel, or a lab experiment by its id
+//                       (ui/experiments.h); --help lists them
 //   --language CODE     en or vi for this session (the setting is under Settings › Language)
 //   --lesson            open the guided lesson (Lab › Lesson) at its first step
 //   --presentation      start in presentation mode (View › Presentation, F11)

@@ -1,5 +1,6 @@
 #include "experiment_queue.h"
 
+#include "engine_use.h"
 #include "run_controller.h"
 
 namespace studio {
@@ -55,6 +56,9 @@ void ExperimentQueue::on_records(const RecordBatch& batch) {
 void ExperimentQueue::on_finished(const accum::SummaryRecord& summary) {
     current_.summary = summary;
     current_.has_summary = true;
+    // The engine refused the run: another run of this process trains, and it would
+    // refuse the rest of the plan as well.
+    if (engine_refused_as_busy(summary)) cancelled_ = true;
     results_.push_back(current_);
     Q_EMIT run_finished(index_, current_);
     start_next();

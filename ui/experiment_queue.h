@@ -27,7 +27,7 @@ public:
     ~ExperimentQueue() override;
 
     void start(const std::vector<PlannedRun>& runs);
-    void cancel(); // stops the current run and drops the rest
+    void cancel(); // stops the current run and drops the rest (so does a run the engine refuses)
     bool is_running() const { return running_; }
     const std::vector<RunResult>& results() const { return results_; }
     int planned_count() const { return int(planned_.size()); }

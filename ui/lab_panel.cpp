@@ -15,6 +15,8 @@
 #include <tuple>
 #include <qcustomplot.h>
 
+#include "engine_text.h"
+#include "engine_use.h"
 #include "plot_interaction.h"
 
 namespace studio {
@@ -307,43 +309,24 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     buttons_box_ = new QWidget;
     auto* buttons = new QGridLayout(buttons_box_);
     buttons->setContentsMargins(0, 0, 0, 0);
-    auto add_button = [&](Experiment e, const QString& name, const QString& text, const QString& tip, int row, int col) {
-        auto* b = new QPushButton(text);
-        b->setObjectName(name);
-        b->setToolTip(tip);
-        connect(b, &QPushButton::clicked, this, [this, e] { run_experiment(e); });
-        buttons->addWidget(b, row, col);
-        buttons_.emplace_back(e, b);
-    };
-    auto* equivalence = new QLabel(tr("<b>Equivalence</b>"));
-    auto* pitfalls = new QLabel(tr("<b>Pitfalls</b>"));
-    buttons->addWidget(equivalence, 0, 0);
-    add_button(Experiment::CompareStyles, QStringLiteral("compare_styles"), tr("Compare styles"),
-               tr("Run the configuration as PyTorch loop, Accelerator and Trainer"), 0, 1);
-    add_button(Experiment::CompareAccumulation, QStringLiteral("compare_accumulation"), tr("Compare accumulation"),
-               tr("Same effective batch as (B·K, 1), (B, K) and (B/2, 2K)"), 0, 2);
-    add_button(Experiment::NoSyncVsSyncEach, QStringLiteral("no_sync_vs_sync_each"), tr("no_sync vs sync each"),
-               tr("Several processes: gradients averaged once per update (no_sync) or after every micro-batch"), 0, 3);
-    buttons->addWidget(pitfalls, 1, 0);
-    add_button(Experiment::PitfallBatchNorm, QStringLiteral("pitfall_batchnorm"), tr("BatchNorm"),
-               tr("BatchNorm breaks the equivalence"), 1, 1);
-    add_button(Experiment::PitfallTokenLoss, QStringLiteral("pitfall_tokens"), tr("Mean vs token loss"),
-               tr("Variable-length sequences: mean per micro-batch vs normalised by the window's tokens"), 1, 2);
-    add_button(Experiment::PitfallScheduler, QStringLiteral("pitfall_scheduler"), tr("Scheduler per micro-batch"),
-               tr("lr_scheduler.step() after every micro-batch (wrong) vs after every update (right)"), 1, 3);
-    add_button(Experiment::PitfallLossScale, QStringLiteral("pitfall_loss_scale"), tr("Loss scaler per micro-batch"),
-               tr("scaler.unscale_() and scaler.update() after every micro-batch (wrong) vs once per window "
-                  "(right), on a run whose gradients overflow the scale"),
-               1, 4);
-    add_button(Experiment::MemoryLevers, QStringLiteral("memory_levers"), tr("Memory levers"),
-               tr("The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same losses, "
-                  "peak memory by category, samples/s"),
-               0, 4);
+    // One row per group under its heading, the table's order along it.
+    buttons->addWidget(new QLabel(tr("<b>Equivalence</b>")), 0, 0);
+    buttons->addWidget(new QLabel(tr("<b>Pitfalls</b>")), 1, 0);
+    int columns[2] = {1, 1};
+    for (const auto& info : experiments()) {
+        const int row = info.group == ExperimentGroup::Equivalence ? 0 : 1;
+        auto* b = new QPushButton(info.title_text());
+        b->setObjectName(info.object_name());
+        b->setToolTip(info.tooltip_text());
+        connect(b, &QPushButton::clicked, this, [this, e = info.experiment] { Q_EMIT experiment_requested(e); });
+        buttons->addWidget(b, row, columns[row]++);
+        buttons_.emplace_back(info.experiment, b);
+    }
     cancel_ = new QPushButton(tr("Cancel"));
     cancel_->setObjectName(QStringLiteral("lab_cancel"));
     cancel_->setEnabled(false);
     connect(cancel_, &QPushButton::clicked, this, &LabPanel::cancel);
-    buttons->setColumnStretch(5, 1);
+    buttons->setColumnStretch(std::max(columns[0], columns[1]), 1);
 
     explanation_ = new QLabel(tr("Each button runs the configuration on the left in several variants, one after "
                                  "another, and overlays them. Runs are kept short (inside the first epoch)."));
@@ -519,47 +502,6 @@ QPushButton* LabPanel::button(Experiment experiment) const {
     return nullptr;
 }
 
-QString LabPanel::explanation(Experiment e) const {
-    switch (e) {
-    case Experiment::CompareStyles:
-        return tr("Compare styles: the same configuration, seed and data order in the PyTorch loop, the Accelerator "
-                  "and the Trainer. They are three spellings of one idea, so the loss curves lie on top of each "
-                  "other and max |Δ loss| is at rounding level.");
-    case Experiment::CompareAccumulation:
-        return tr("Compare accumulation: one big batch (B·K, 1), the configured (B, K) and (B/2, 2K) — the same "
-                  "effective batch and seed. Expect the same curve, less peak memory for smaller micro-batches, "
-                  "and a little less speed.");
-    case Experiment::PitfallBatchNorm:
-        return tr("BatchNorm normalises each micro-batch with its own mean and variance, so K small batches are not "
-                  "one big batch: with BatchNorm the accumulated run leaves the big-batch curve.");
-    case Experiment::PitfallTokenLoss:
-        return tr("With sequences of different lengths, averaging each micro-batch's mean loss weights short "
-                  "sequences too much; dividing the summed token losses by the window's token count matches the "
-                  "big batch.");
-    case Experiment::PitfallScheduler:
-        return tr("Calling lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the "
-                  "learning rate reaches zero after 1/K of the run. Step it once per update.");
-    case Experiment::NoSyncVsSyncEach:
-        return tr("no_sync vs sync every micro-batch: several processes on this machine each run K micro-batches "
-                  "per update. Inside no_sync() (accelerator.accumulate(), the Trainer's loop) the gradients add up "
-                  "locally and are averaged across the processes once per update; syncing after every backward "
-                  "averages them K times. The losses are the same, the communication is K times as much.");
-    case Experiment::PitfallLossScale:
-        return tr("The loss scaler multiplies each micro-batch's loss by S. Once per window, before clipping, "
-                  "unscale_() divides .grad by S; step() skips the update if a gradient is inf/NaN (✕), and update() "
-                  "then halves S. S starts at 3.4e38, float32's largest, and SGD runs at lr 0.1 or more, so gradient "
-                  "spikes above 1 overflow. "
-                  "Unscaling and updating after every micro-batch divides what .grad holds by S again: each update "
-                  "keeps about its last micro-batch's gradient.");
-    case Experiment::MemoryLevers:
-        return tr("Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The "
-                  "losses are the same; the bars show what each lever shrinks: only the activations. Parameters, "
-                  "gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward "
-                  "(the CNN's first block; its second runs in slices of the batch), so it costs some speed.");
-    }
-    return {};
-}
-
 void LabPanel::run_experiment(Experiment experiment) {
     if (queue_->is_running() || !base_) return;
     experiment_ = experiment;
@@ -567,21 +509,25 @@ void LabPanel::run_experiment(Experiment experiment) {
     shown_.clear();
     table_->setRowCount(0);
     verdict_->setText(tr("Running %1 runs one after another…").arg(runs.size()));
-    explanation_->setText(explanation(experiment));
+    explanation_->setText(experiment_info(experiment).explanation_text());
     y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler   ? LearningRateAxis
                              : experiment == Experiment::PitfallLossScale ? LossScaleAxis
                                                                           : LossAxis);
     x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation ? 1 : 0);
     memory_bars_->setVisible(experiment == Experiment::MemoryLevers);
-    set_busy(true);
     rebuild_plot();
     queue_->start(runs);
+    // Told after the start: the window then reads is_running() as true (engine_use.h).
+    if (queue_->is_running()) set_busy(true);
 }
 
 void LabPanel::cancel() { queue_->cancel(); }
 
+void LabPanel::set_experiments_enabled(bool enabled) {
+    for (const auto& [e, b] : buttons_) b->setEnabled(enabled);
+}
+
 void LabPanel::set_busy(bool busy) {
-    for (const auto& [e, b] : buttons_) b->setEnabled(!busy);
     cancel_->setEnabled(busy);
     Q_EMIT busy_changed(busy);
 }
@@ -619,7 +565,11 @@ void LabPanel::on_all_finished() {
         return r.summary.status == accum::RunStatus::Completed;
     });
     QString text;
-    if (!completed) {
+    const auto refused = std::find_if(runs.begin(), runs.end(),
+                                      [](const RunResult& r) { return engine_refused_as_busy(r.summary); });
+    if (refused != runs.end()) {
+        text = tr("Run “%1” did not start: %2").arg(refused->label, engine_message(refused->summary));
+    } else if (!completed) {
         text = tr("Not every run completed; see the status column of the Runs tab.");
     } else if (experiment_ == Experiment::CompareStyles) {
         const auto steps = runs.empty() ? 0 : runs.front().steps.size();

@@ -13,6 +13,7 @@
 
 #include "accum/run_config.h"
 #include "experiment_queue.h"
+#include "experiments.h"
 #include "plot_look.h"
 #include "run_result.h"
 
@@ -28,22 +29,6 @@ class QTableWidget;
 
 namespace studio {
 
-enum class Experiment {
-    CompareStyles,
-    CompareAccumulation,
-    PitfallBatchNorm,
-    PitfallTokenLoss,
-    PitfallScheduler,
-    NoSyncVsSyncEach, // N processes: no_sync (one all-reduce per update) vs an all-reduce per micro-batch
-    MemoryLevers, // 256 × 1, 64 × 4, each without and with gradient checkpointing (the CNN)
-    PitfallLossScale,
-};
-
-// The initial loss scale of the loss-scaler pitfall: float32's largest power of
-// two below its maximum is 2^127 (1.7e38); 3.4e38 is just below the maximum,
-// where a gradient above 1 overflows (as one above 1 does in fp16 at 2^16).
-inline constexpr double kOverflowLossScale = 3.4e38;
-
 // One run's memory as the lab's bars stack it, bottom to top: parameters,
 // gradients and optimizer state at the step's peak, and the peak of activations.
 struct MemoryBands {
@@ -54,7 +39,8 @@ struct MemoryBands {
 };
 MemoryBands memory_bands(const RunResult& run);
 
-// The runs an experiment makes from the studio's configuration.
+// The runs an experiment makes from the studio's configuration: at least two,
+// the first the reference the others are measured against.
 std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& base);
 
 class LabPanel : public QWidget {
@@ -63,6 +49,8 @@ public:
     explicit LabPanel(QWidget* parent = nullptr);
 
     void set_base_config_provider(std::function<accum::RunConfig()> provider) { base_ = std::move(provider); }
+    // Runs `experiment` now. The window decides whether it may (engine_use.h): the
+    // buttons only ask, through experiment_requested().
     void run_experiment(Experiment experiment);
     void cancel();
     bool is_running() const { return queue_->is_running(); }
@@ -74,6 +62,8 @@ public:
     QCustomPlot* plot() const { return plot_; }
     QLabel* verdict_label() const { return verdict_; }
     QPushButton* button(Experiment experiment) const;
+    // The experiments' buttons (the window's choice; Cancel follows the lab's own run).
+    void set_experiments_enabled(bool enabled);
     ExperimentQueue* queue() const { return queue_; }
     // The |Δ loss| panel: its axes (log-scaled value axis) and one graph per run after the first.
     QCPAxisRect* delta_rect() const { return delta_rect_; }
@@ -87,6 +77,7 @@ public:
     void set_presentation_scale(double scale);
 
 Q_SIGNALS:
+    void experiment_requested(studio::Experiment experiment); // a button was clicked
     void experiment_finished();
     void run_finished(const studio::RunResult& result);
     void busy_changed(bool busy);
@@ -100,7 +91,6 @@ private:
     void rebuild_memory_bars();
     void fill_table();
     void set_busy(bool busy);
-    QString explanation(Experiment experiment) const;
 
     std::function<accum::RunConfig()> base_;
     ExperimentQueue* queue_ = nullptr;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine_text.h"
+#include "lab_panel.h" // the lab's measures of a run: format_bytes, allreduces_per_update…
 
 namespace studio {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "accum/run_config.h"
-#include "lab_panel.h"
+#include "experiments.h"
 #include "run_result.h"
 
 namespace studio {

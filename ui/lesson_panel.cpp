@@ -11,15 +11,13 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "config_panel.h"
-#include "lab_panel.h"
-#include "main_window.h"
+#include "engine_text.h"
+#include "engine_use.h"
 #include "plot_look.h"
-#include "run_controller.h"
 
 namespace studio {
 
-LessonPanel::LessonPanel(MainWindow* window) : window_(window) {
+LessonPanel::LessonPanel(QWidget* parent) : QFrame(parent) {
     setObjectName(QStringLiteral("lesson_panel"));
     // Colours from the palette, not a style sheet: a widget with a style sheet stops
     // following its parent's font, and presentation mode enlarges that font.
@@ -78,8 +76,6 @@ LessonPanel::LessonPanel(MainWindow* window) : window_(window) {
     layout->addWidget(text_);
     layout->addWidget(verdict_label_);
 
-    connect(window_, &MainWindow::run_finished, this, &LessonPanel::on_live_finished);
-    connect(window_, &MainWindow::experiment_finished, this, &LessonPanel::on_experiment_finished);
     fit_fonts();
     hide();
 }
@@ -137,10 +133,7 @@ void LessonPanel::close_lesson() {
 }
 
 void LessonPanel::stop_current() {
-    if (waiting_ == Waiting::Live)
-        window_->stop_run();
-    else if (waiting_ == Waiting::Experiment)
-        window_->lab_panel()->cancel();
+    if (is_running()) Q_EMIT stop_requested();
 }
 
 void LessonPanel::show_step() {
@@ -155,49 +148,44 @@ void LessonPanel::run_step() {
     const auto& step = lesson_steps()[static_cast<std::size_t>(index_)];
     verdict_ = LessonVerdict{};
     results_.clear();
-    // One run at a time: a run the teacher started by hand keeps the engine (and the
-    // configuration it runs).
-    const bool busy = window_->controller()->is_running() || window_->lab_panel()->is_running();
-    bool started = false;
-    if (!busy) {
-        window_->config_panel()->set_config(step.config());
-        if (step.run == LessonRun::Live) {
-            window_->tabs()->setCurrentIndex(0);
-            window_->set_live_focus(step.focus);
-            waiting_ = Waiting::Live;
-            window_->start_run();
-            started = window_->controller()->is_running();
-        } else {
-            window_->tabs()->setCurrentWidget(window_->lab_panel());
-            waiting_ = Waiting::Experiment;
-            window_->lab_panel()->run_experiment(step.experiment);
-            started = window_->lab_panel()->is_running();
-        }
-    }
-    if (started) {
-        set_verdict_colour(QColor(0x555555));
-        verdict_label_->setText(tr("Running…"));
-    } else {
-        waiting_ = Waiting::Nothing;
-        const QString problems = window_->config_panel()->problems_text();
-        verdict_ = {false, tr("The step could not start: %1")
-                               .arg(busy || problems.isEmpty() ? tr("another run is in progress.") : problems)};
-        set_verdict_colour(QColor(0xb3261e));
-        verdict_label_->setText(QStringLiteral("✗ ") + verdict_.text);
-    }
+    set_verdict_colour(QColor(0x555555));
+    verdict_label_->setText(tr("Running…"));
+    // The window answers before the signal returns: on_run_started() or
+    // on_run_refused(). A run the teacher started by hand keeps the engine (and
+    // the configuration it runs), so a step may be refused.
+    requested_ = step.run == LessonRun::Live ? Waiting::Live : Waiting::Experiment;
+    if (step.run == LessonRun::Live)
+        Q_EMIT live_run_requested(step.config(), step.focus);
+    else
+        Q_EMIT experiment_requested(step.config(), step.experiment);
+    requested_ = Waiting::Nothing;
     update_buttons();
-    Q_EMIT step_started(index_);
-    if (!started) Q_EMIT step_finished(index_, false);
 }
 
-void LessonPanel::on_live_finished() {
+void LessonPanel::on_run_started() {
+    if (requested_ == Waiting::Nothing) return;
+    waiting_ = requested_;
+    requested_ = Waiting::Nothing;
+}
+
+void LessonPanel::on_run_refused(const QString& why) {
+    if (requested_ == Waiting::Nothing) return;
+    requested_ = Waiting::Nothing;
+    verdict_ = {false, tr("The step could not start: %1").arg(why)};
+    set_verdict_colour(QColor(0xb3261e));
+    verdict_label_->setText(QStringLiteral("✗ ") + verdict_.text);
+    update_buttons();
+    Q_EMIT step_finished(index_, false);
+}
+
+void LessonPanel::on_live_run_finished(const RunResult& run) {
     if (waiting_ != Waiting::Live) return;
-    finish({window_->last_live_run()});
+    finish({run});
 }
 
-void LessonPanel::on_experiment_finished() {
+void LessonPanel::on_experiment_finished(const std::vector<RunResult>& runs) {
     if (waiting_ != Waiting::Experiment) return;
-    finish(window_->lab_panel()->results());
+    finish(runs);
 }
 
 void LessonPanel::finish(const std::vector<RunResult>& runs) {
@@ -213,7 +201,14 @@ void LessonPanel::finish(const std::vector<RunResult>& runs) {
     }
     results_ = runs;
     const auto& step = lesson_steps()[static_cast<std::size_t>(index_)];
-    verdict_ = step.check(runs);
+    const auto refused =
+        std::find_if(runs.begin(), runs.end(), [](const RunResult& r) { return engine_refused_as_busy(r.summary); });
+    // The engine refused the step's run (another run of this process trains): the
+    // step did not run, and its check would misread what came back.
+    if (refused != runs.end())
+        verdict_ = {false, tr("The step could not start: %1").arg(engine_message(refused->summary))};
+    else
+        verdict_ = step.check(runs);
     set_verdict_colour(verdict_.as_expected ? QColor(0x1b5e20) : QColor(0xb3261e));
     verdict_label_->setText((verdict_.as_expected ? QStringLiteral("✓ ") : QStringLiteral("✗ ")) + verdict_.text);
     update_buttons();

@@ -1,13 +1,18 @@
 #pragma once
 // The guided lesson's bar above the studio's tabs: the step's title and its two
 // or three sentences, Back / Run again / Next, and a line that says how the
-// step's experiment ended (with its numbers). Entering a step sets the window's
-// configuration to the step's and runs it (a live run or a lab experiment);
-// moving on while it runs stops it first. The steps themselves are lesson.h.
+// step's experiment ended (with its numbers). Entering a step asks for its run
+// (a live run or a lab experiment, with the step's configuration); moving on
+// while it runs asks to stop it first. The bar knows nothing of the window: it
+// asks through its signals, and the window, which decides whether the engine
+// may run (engine_use.h), answers through its slots. The steps themselves are
+// lesson.h.
 
 #include <QFrame>
 #include <vector>
 
+#include "accum/run_config.h"
+#include "experiments.h"
 #include "lesson.h"
 #include "run_result.h"
 
@@ -16,12 +21,10 @@ class QPushButton;
 
 namespace studio {
 
-class MainWindow;
-
 class LessonPanel : public QFrame {
     Q_OBJECT
 public:
-    explicit LessonPanel(MainWindow* window);
+    explicit LessonPanel(QWidget* parent = nullptr);
 
     void start(int index = 0); // shows the bar and runs step `index`
     void go_to(int index);     // runs step `index` (after stopping the one that runs)
@@ -30,6 +33,7 @@ public:
 
     int current() const { return index_; }
     int step_count() const { return int(lesson_steps().size()); }
+    // The step's run started and has not ended.
     bool is_running() const { return waiting_ != Waiting::Nothing; }
     // The last finished step's verdict and runs.
     const LessonVerdict& verdict() const { return verdict_; }
@@ -42,8 +46,25 @@ public:
     QLabel* text_label() const { return text_; }
     QLabel* verdict_label() const { return verdict_label_; }
 
+public Q_SLOTS:
+    // The answers to a request, given before the request returns: the step's run
+    // started, or it did not (`why`: the end of "The step could not start: …").
+    void on_run_started();
+    void on_run_refused(const QString& why);
+    // The runs that ended: the live run, or the lab's experiment. The step that
+    // waits for that kind takes them; otherwise they were not the lesson's.
+    void on_live_run_finished(const studio::RunResult& run);
+    void on_experiment_finished(const std::vector<studio::RunResult>& runs);
+
 Q_SIGNALS:
-    void step_started(int index);
+    // Set the configuration to `config` and start a live run, the room of the Live
+    // run tab given to `focus`.
+    void live_run_requested(const accum::RunConfig& config, studio::LiveFocus focus);
+    // Set the configuration to `config` and run the lab's `experiment` on it.
+    void experiment_requested(const accum::RunConfig& config, studio::Experiment experiment);
+    // Stop the step's run (it ends through on_live_run_finished or on_experiment_finished).
+    void stop_requested();
+    // The step ended: its check's verdict, or false when its run could not start.
     void step_finished(int index, bool as_expected);
 
 protected:
@@ -54,19 +75,17 @@ private:
 
     void show_step();
     void run_step();
-    void on_live_finished();
-    void on_experiment_finished();
     void finish(const std::vector<RunResult>& runs);
     void stop_current();
     void update_buttons();
     void fit_fonts();
     void set_verdict_colour(const QColor& colour);
 
-    MainWindow* window_ = nullptr;
     int index_ = -1;
     int pending_ = -1; // the step to run once the stopped one has ended
     bool closing_ = false;
-    Waiting waiting_ = Waiting::Nothing;
+    Waiting waiting_ = Waiting::Nothing;   // the step's run, once the window started it
+    Waiting requested_ = Waiting::Nothing; // while a request waits for its answer
     LessonVerdict verdict_;
     std::vector<RunResult> results_;
     QLabel* counter_ = nullptr;

@@ -81,8 +81,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
     lab_panel_->set_base_config_provider([this] { return config_panel_->config(); });
+    connect(lab_panel_, &LabPanel::experiment_requested, this, &MainWindow::run_experiment);
     connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) { runs_panel_->add_run(r); });
     connect(lab_panel_, &LabPanel::busy_changed, this, [this] { update_actions(); });
+    // The lesson asks; the window decides and answers (engine_use.h). The lesson
+    // hears of a run's end first: its verdict is on screen when the command line's
+    // screenshot is taken.
+    connect(lesson_panel_, &LessonPanel::live_run_requested, this, &MainWindow::run_lesson_live);
+    connect(lesson_panel_, &LessonPanel::experiment_requested, this, &MainWindow::run_lesson_experiment);
+    connect(lesson_panel_, &LessonPanel::stop_requested, this, &MainWindow::stop_lesson_run);
+    connect(this, &MainWindow::run_finished, lesson_panel_, [this] { lesson_panel_->on_live_run_finished(live_run_); });
+    connect(this, &MainWindow::experiment_finished, lesson_panel_,
+            [this] { lesson_panel_->on_experiment_finished(lab_panel_->results()); });
     connect(lab_panel_, &LabPanel::experiment_finished, this, &MainWindow::experiment_finished);
     connect(oom_banner_, &OomBanner::apply_requested, this, [this](std::int64_t b, std::int64_t k, bool checkpointing) {
         config_panel_->set_batching(b, k, checkpointing);
@@ -226,7 +236,7 @@ void MainWindow::build_layout() {
     auto* right = new QWidget;
     auto* right_layout = new QVBoxLayout(right);
     right_layout->setContentsMargins(4, 0, 0, 0);
-    lesson_panel_ = new LessonPanel(this);
+    lesson_panel_ = new LessonPanel;
     right_layout->addWidget(lesson_panel_);
     right_layout->addWidget(tabs_, 1);
 
@@ -329,17 +339,18 @@ void MainWindow::build_actions() {
     auto* lesson = lab->addAction(tr("&Lesson"), this, [this] { start_lesson(0); });
     lesson->setObjectName(QStringLiteral("lesson_action"));
     lesson->setToolTip(tr("The chapter on gradient accumulation, step by step"));
-    lab->addSeparator();
-    lab->addAction(tr("Compare styles"), this, [this] { run_demo(QStringLiteral("compare-styles")); });
-    lab->addAction(tr("Compare accumulation"), this, [this] { run_demo(QStringLiteral("compare-accumulation")); });
-    lab->addAction(tr("Memory levers"), this, [this] { run_demo(QStringLiteral("memory-levers")); });
-    lab->addSeparator();
-    lab->addAction(tr("Pitfall: BatchNorm"), this, [this] { run_demo(QStringLiteral("pitfall-batchnorm")); });
-    lab->addAction(tr("Pitfall: mean vs token loss"), this, [this] { run_demo(QStringLiteral("pitfall-tokens")); });
-    lab->addAction(tr("Pitfall: scheduler per micro-batch"), this,
-                   [this] { run_demo(QStringLiteral("pitfall-scheduler")); });
-    lab->addAction(tr("Pitfall: loss scaler per micro-batch"), this,
-                   [this] { run_demo(QStringLiteral("pitfall-loss-scale")); });
+    // The experiments by group, a separator before each, in the table's order.
+    for (const auto group : {ExperimentGroup::Equivalence, ExperimentGroup::Pitfall}) {
+        lab->addSeparator();
+        for (const auto& info : experiments()) {
+            if (info.group != group) continue;
+            auto* action = lab->addAction(info.menu_title_text(), this,
+                                          [this, e = info.experiment] { run_experiment(e); });
+            action->setObjectName(info.object_name() + QStringLiteral("_action"));
+            action->setToolTip(info.tooltip_text());
+            experiment_actions_.push_back(action);
+        }
+    }
     auto* view = menuBar()->addMenu(tr("&View"));
     presentation_action_ = view->addAction(tr("&Presentation"));
     presentation_action_->setObjectName(QStringLiteral("presentation_action"));
@@ -459,27 +470,41 @@ void MainWindow::build_language_menu() {
     }
 }
 
-void MainWindow::update_actions() {
-    const bool running = controller_->is_running();
-    const bool lab_busy = lab_panel_ && lab_panel_->is_running();
-    run_action_->setEnabled(!running && !lab_busy && config_panel_->is_valid());
-    step_action_->setEnabled(running && controller_->is_paused());
-    code_panel_->set_paused(controller_->is_paused(), running);
-    for (auto e : {Experiment::CompareStyles, Experiment::CompareAccumulation, Experiment::NoSyncVsSyncEach,
-                   Experiment::MemoryLevers, Experiment::PitfallBatchNorm, Experiment::PitfallTokenLoss,
-                   Experiment::PitfallScheduler, Experiment::PitfallLossScale})
-        if (auto* b = lab_panel_->button(e)) b->setEnabled(!running && !lab_busy);
-    pause_action_->setEnabled(running);
-    stop_action_->setEnabled(running);
-    pause_action_->setText(controller_->is_paused() ? tr("Resume") : tr("&Pause"));
-    pause_action_->setIcon(QApplication::style()->standardIcon(controller_->is_paused() ? QStyle::SP_MediaPlay
-                                                                                         : QStyle::SP_MediaPause));
-    config_panel_->setEnabled(!running && !lab_busy);
-    if (running) status_label_->setText(controller_->is_paused() ? tr("Paused") : tr("Running"));
+EngineState MainWindow::engine_state() const {
+    EngineState state;
+    state.live_running = controller_->is_running();
+    state.live_paused = controller_->is_paused();
+    state.lab_running = lab_panel_ && lab_panel_->is_running();
+    state.lesson_step = lesson_panel_ && lesson_panel_->is_running();
+    return state;
 }
 
-void MainWindow::start_run() {
-    if (controller_->is_running() || !config_panel_->is_valid()) return;
+void MainWindow::update_actions() {
+    const auto state = engine_state();
+    const auto allowed = engine_actions(state, config_panel_->is_valid());
+    run_action_->setEnabled(allowed.run);
+    step_action_->setEnabled(allowed.step);
+    pause_action_->setEnabled(allowed.pause);
+    stop_action_->setEnabled(allowed.stop);
+    code_panel_->set_paused(state.live_paused, state.live_running);
+    lab_panel_->set_experiments_enabled(allowed.experiments);
+    for (auto* action : experiment_actions_) action->setEnabled(allowed.experiments);
+    pause_action_->setText(state.live_paused ? tr("Resume") : tr("&Pause"));
+    pause_action_->setIcon(QApplication::style()->standardIcon(state.live_paused ? QStyle::SP_MediaPlay
+                                                                                  : QStyle::SP_MediaPause));
+    config_panel_->setEnabled(allowed.configure);
+    if (state.live_running) status_label_->setText(state.live_paused ? tr("Paused") : tr("Running"));
+}
+
+void MainWindow::show_refusal(const QString& why) { statusBar()->showMessage(tr("Not started: %1").arg(why), 10000); }
+
+bool MainWindow::start_run() {
+    QString why = engine_refusal(engine_state());
+    if (why.isEmpty() && !config_panel_->is_valid()) why = config_panel_->problems_text();
+    if (!why.isEmpty()) {
+        show_refusal(why);
+        return false;
+    }
     running_config_ = config_panel_->config();
     running_config_.record_micro_steps = true; // the faint per-micro-batch curve
     running_config_.quiet = true;
@@ -512,6 +537,7 @@ void MainWindow::start_run() {
     refresh_budget_.start();
     refresh_timer_.start();
     update_actions();
+    return true;
 }
 
 void MainWindow::toggle_pause() {
@@ -533,26 +559,9 @@ void MainWindow::step_once() {
     if (controller_->is_running() && controller_->is_paused()) controller_->step_once();
 }
 
-namespace {
-// The lab experiments --demo NAME starts, in the order --help lists them.
-const std::vector<std::pair<QString, Experiment>>& demo_experiments() {
-    static const std::vector<std::pair<QString, Experiment>> experiments = {
-        {QStringLiteral("compare-styles"), Experiment::CompareStyles},
-        {QStringLiteral("compare-accumulation"), Experiment::CompareAccumulation},
-        {QStringLiteral("no-sync"), Experiment::NoSyncVsSyncEach},
-        {QStringLiteral("pitfall-batchnorm"), Experiment::PitfallBatchNorm},
-        {QStringLiteral("pitfall-tokens"), Experiment::PitfallTokenLoss},
-        {QStringLiteral("pitfall-scheduler"), Experiment::PitfallScheduler},
-        {QStringLiteral("pitfall-loss-scale"), Experiment::PitfallLossScale},
-        {QStringLiteral("memory-levers"), Experiment::MemoryLevers},
-    };
-    return experiments;
-}
-} // namespace
-
 QStringList MainWindow::demo_names() {
     QStringList names{QStringLiteral("code-panel")};
-    for (const auto& [name, experiment] : demo_experiments()) names << name;
+    for (const auto& info : experiments()) names << QLatin1String(info.id);
     return names;
 }
 
@@ -562,14 +571,54 @@ bool MainWindow::run_demo(const QString& name) {
         start_run();
         return true;
     }
-    const auto& experiments = demo_experiments();
-    const auto it = std::find_if(experiments.begin(), experiments.end(),
-                                 [&name](const auto& demo) { return demo.first == name; });
-    if (it == experiments.end()) return false;
-    if (controller_->is_running() || lab_panel_->is_running()) return true;
-    tabs_->setCurrentWidget(lab_panel_);
-    lab_panel_->run_experiment(it->second);
+    const auto* info = find_experiment(name);
+    if (!info) return false;
+    run_experiment(info->experiment);
     return true;
+}
+
+bool MainWindow::run_experiment(Experiment experiment) {
+    if (const auto why = engine_refusal(engine_state()); !why.isEmpty()) {
+        show_refusal(why);
+        return false;
+    }
+    tabs_->setCurrentWidget(lab_panel_);
+    lab_panel_->run_experiment(experiment);
+    return lab_panel_->is_running();
+}
+
+bool MainWindow::lesson_may_start() {
+    // Asked before the step's configuration replaces the one a run started by hand
+    // goes with.
+    const auto why = engine_refusal(engine_state());
+    if (!why.isEmpty()) lesson_panel_->on_run_refused(why);
+    return why.isEmpty();
+}
+
+void MainWindow::run_lesson_live(const accum::RunConfig& config, LiveFocus focus) {
+    if (!lesson_may_start()) return;
+    config_panel_->set_config(config);
+    tabs_->setCurrentIndex(0);
+    set_live_focus(focus);
+    if (start_run())
+        lesson_panel_->on_run_started();
+    else
+        lesson_panel_->on_run_refused(config_panel_->problems_text());
+}
+
+void MainWindow::run_lesson_experiment(const accum::RunConfig& config, Experiment experiment) {
+    if (!lesson_may_start()) return;
+    config_panel_->set_config(config);
+    if (run_experiment(experiment))
+        lesson_panel_->on_run_started();
+    else
+        lesson_panel_->on_run_refused(engine_refusal(engine_state()));
+}
+
+void MainWindow::stop_lesson_run() {
+    // The lesson asks only while its own run goes, and only one run goes at a time.
+    if (controller_->is_running()) stop_run();
+    if (lab_panel_->is_running()) lab_panel_->cancel();
 }
 
 void MainWindow::on_records(const RecordBatch& batch) {
@@ -630,6 +679,18 @@ void MainWindow::refresh_views(bool final) {
 void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     last_summary_ = summary;
     refresh_timer_.stop();
+    live_run_.summary = summary;
+    live_run_.has_summary = true;
+    if (engine_refused_as_busy(summary)) {
+        // The engine refused to start it: another run of this process trains. Nothing
+        // ran, so the Runs tab gets no row.
+        update_actions();
+        status_label_->setText(tr("Not started: %1").arg(engine_message(summary)));
+        status_label_->setToolTip(engine_message(summary));
+        config_panel_->refresh_estimate_a_run_held();
+        Q_EMIT run_finished(summary);
+        return;
+    }
     if (summary.status == accum::RunStatus::OutOfMemory) {
         memory_plot_->mark_out_of_memory(summary.peak_memory_bytes);
         oom_banner_->show_for(summary, running_config_.batch_size, running_config_.accumulation_steps);
@@ -649,8 +710,6 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     update_actions();
     status_label_->setText(text);
     status_label_->setToolTip(engine_message(summary));
-    live_run_.summary = summary;
-    live_run_.has_summary = true;
     runs_panel_->add_run(live_run_);
     config_panel_->refresh_estimate_a_run_held();
     Q_EMIT run_finished(summary);

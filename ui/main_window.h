@@ -10,9 +10,12 @@
 #include <QFont>
 #include <QMainWindow>
 #include <QTimer>
+#include <vector>
 
 #include "accum/records.h"
 #include "accum/run_config.h"
+#include "engine_use.h"
+#include "experiments.h"
 #include "lesson.h"
 #include "record_batch.h"
 #include "refresh_budget.h"
@@ -80,17 +83,27 @@ public:
     bool save_config(const QString& path, QString* error = nullptr) const;
     bool load_config(const QString& path, QString* error = nullptr);
     bool export_csv(const QString& loss_path, const QString& memory_path) const;
-    // code-panel, compare-styles, compare-accumulation, pitfall-…, memory-levers: what run_demo takes.
+    // code-panel, then the lab's experiments' ids (experiments.h): what run_demo takes.
     static QStringList demo_names();
+    // What the engine is busy with now: the live run's and the lab's engine threads,
+    // and whether the lesson's step is what runs. Every enabled action and every
+    // refused start is derived from it (engine_use.h).
+    EngineState engine_state() const;
 
 public Q_SLOTS:
-    void start_run();
+    // Starts the live run with the configuration panel's configuration. While the
+    // engine is busy, or with an invalid configuration, it starts nothing, says why
+    // in the status bar and returns false.
+    bool start_run();
     void toggle_pause();
     void stop_run();
     void step_once();
     // Demo entry points (--demo NAME), one per name of demo_names(): the code
     // panel's live run and the lab's experiments. Returns false for an unknown name.
     bool run_demo(const QString& name);
+    // Runs a lab experiment on the configuration panel's configuration (the Lab
+    // menu, the lab's buttons). Refused like start_run() while the engine is busy.
+    bool run_experiment(Experiment experiment);
     // The guided lesson from step `index` (Lab › Lesson, accum-studio --lesson).
     void start_lesson(int index = 0);
     // Presentation mode: text and plot text enlarged (presentation_scale()), loss and
@@ -111,6 +124,13 @@ private:
     void build_actions();
     void build_layout();
     void update_actions();
+    // A start refused: `why` in the status bar, visible from every tab.
+    void show_refusal(const QString& why);
+    // The lesson's requests: the step's configuration, then its run.
+    bool lesson_may_start();
+    void run_lesson_live(const accum::RunConfig& config, LiveFocus focus);
+    void run_lesson_experiment(const accum::RunConfig& config, Experiment experiment);
+    void stop_lesson_run();
     void on_records(const studio::RecordBatch& batch);
     void on_finished(const accum::SummaryRecord& summary);
     void on_refresh_timer();
@@ -145,6 +165,7 @@ private:
     QAction* pause_action_ = nullptr;
     QAction* stop_action_ = nullptr;
     QAction* step_action_ = nullptr;
+    std::vector<QAction*> experiment_actions_; // the Lab menu's, one per experiment
     CodePanel* code_panel_ = nullptr;
     LabPanel* lab_panel_ = nullptr;
     RunsPanel* runs_panel_ = nullptr;

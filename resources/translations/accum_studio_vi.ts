@@ -773,6 +773,140 @@
     </message>
 </context>
 <context>
+    <name>studio::EngineUse</name>
+    <message>
+        <source>another run is in progress (the live run).</source>
+        <translation>một lần chạy khác đang diễn ra (lần chạy trực tiếp).</translation>
+    </message>
+    <message>
+        <source>another run is in progress (an experiment of the equivalence lab).</source>
+        <translation>một lần chạy khác đang diễn ra (một thí nghiệm của phòng thí nghiệm tương đương).</translation>
+    </message>
+    <message>
+        <source>another run is in progress (the lesson&apos;s step).</source>
+        <translation>một lần chạy khác đang diễn ra (bước của bài học).</translation>
+    </message>
+</context>
+<context>
+    <name>studio::Experiments</name>
+    <message>
+        <source>Compare styles</source>
+        <translation>So sánh các kiểu</translation>
+    </message>
+    <message>
+        <source>Run the configuration as PyTorch loop, Accelerator and Trainer</source>
+        <translation>Chạy cấu hình bằng vòng lặp PyTorch, Accelerator và Trainer</translation>
+    </message>
+    <message>
+        <source>Compare styles: the same configuration, seed and data order in the PyTorch loop, the Accelerator and the Trainer. They are three spellings of one idea, so the loss curves lie on top of each other and max |Δ loss| is at rounding level.</source>
+        <translation>So sánh các kiểu: cùng cấu hình, seed và thứ tự dữ liệu trong vòng lặp PyTorch, Accelerator và Trainer. Đó là ba cách viết của cùng một ý tưởng, nên các đường loss trùng nhau và max |Δ loss| chỉ ở mức sai số làm tròn.</translation>
+    </message>
+    <message>
+        <source>Compare accumulation</source>
+        <translation>So sánh tích lũy</translation>
+    </message>
+    <message>
+        <source>Same effective batch as (B·K, 1), (B, K) and (B/2, 2K)</source>
+        <translation>Cùng batch hiệu dụng dưới dạng (B·K, 1), (B, K) và (B/2, 2K)</translation>
+    </message>
+    <message>
+        <source>Compare accumulation: one big batch (B·K, 1), the configured (B, K) and (B/2, 2K) — the same effective batch and seed. Expect the same curve, less peak memory for smaller micro-batches, and a little less speed.</source>
+        <translation>So sánh tích lũy: một batch lớn (B·K, 1), cấu hình (B, K) và (B/2, 2K) — cùng batch hiệu dụng và seed. Kỳ vọng: cùng một đường cong, micro-batch nhỏ hơn thì bộ nhớ đỉnh thấp hơn, và chậm hơn một chút.</translation>
+    </message>
+    <message>
+        <source>no_sync vs sync each</source>
+        <translation>no_sync so với đồng bộ từng bước</translation>
+    </message>
+    <message>
+        <source>no_sync vs sync every micro-batch</source>
+        <translation>no_sync so với đồng bộ mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>Several processes: gradients averaged once per update (no_sync) or after every micro-batch</source>
+        <translation>Nhiều tiến trình: gradient được lấy trung bình một lần mỗi cập nhật (no_sync) hoặc sau mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>no_sync vs sync every micro-batch: several processes on this machine each run K micro-batches per update. Inside no_sync() (accelerator.accumulate(), the Trainer&apos;s loop) the gradients add up locally and are averaged across the processes once per update; syncing after every backward averages them K times. The losses are the same, the communication is K times as much.</source>
+        <translation>no_sync so với đồng bộ mỗi micro-batch: mỗi tiến trình trên máy này chạy K micro-batch cho mỗi cập nhật. Bên trong no_sync() (accelerator.accumulate(), vòng lặp của Trainer) gradient được cộng dồn tại chỗ và lấy trung bình giữa các tiến trình một lần mỗi cập nhật; đồng bộ sau mỗi lần backward thì lấy trung bình K lần. Loss như nhau, còn lượng trao đổi gấp K lần.</translation>
+    </message>
+    <message>
+        <source>BatchNorm</source>
+        <translation>BatchNorm</translation>
+    </message>
+    <message>
+        <source>Pitfall: BatchNorm</source>
+        <translation>Cạm bẫy: BatchNorm</translation>
+    </message>
+    <message>
+        <source>BatchNorm breaks the equivalence</source>
+        <translation>BatchNorm phá vỡ sự tương đương</translation>
+    </message>
+    <message>
+        <source>BatchNorm normalises each micro-batch with its own mean and variance, so K small batches are not one big batch: with BatchNorm the accumulated run leaves the big-batch curve.</source>
+        <translation>BatchNorm chuẩn hóa mỗi micro-batch bằng trung bình và phương sai riêng của nó, nên K batch nhỏ không phải là một batch lớn: với BatchNorm, lần chạy tích lũy rời khỏi đường của batch lớn.</translation>
+    </message>
+    <message>
+        <source>Mean vs token loss</source>
+        <translation>Loss trung bình vs theo token</translation>
+    </message>
+    <message>
+        <source>Pitfall: mean vs token loss</source>
+        <translation>Cạm bẫy: loss trung bình vs theo token</translation>
+    </message>
+    <message>
+        <source>Variable-length sequences: mean per micro-batch vs normalised by the window&apos;s tokens</source>
+        <translation>Chuỗi độ dài khác nhau: trung bình từng micro-batch so với chuẩn hóa theo số token của cửa sổ</translation>
+    </message>
+    <message>
+        <source>With sequences of different lengths, averaging each micro-batch&apos;s mean loss weights short sequences too much; dividing the summed token losses by the window&apos;s token count matches the big batch.</source>
+        <translation>Với các chuỗi dài ngắn khác nhau, lấy trung bình loss của từng micro-batch làm chuỗi ngắn bị tính quá nặng; chia tổng loss các token cho số token của cả cửa sổ thì khớp với batch lớn.</translation>
+    </message>
+    <message>
+        <source>Scheduler per micro-batch</source>
+        <translation>Scheduler mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>Pitfall: scheduler per micro-batch</source>
+        <translation>Cạm bẫy: scheduler mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>lr_scheduler.step() after every micro-batch (wrong) vs after every update (right)</source>
+        <translation>lr_scheduler.step() sau mỗi micro-batch (sai) so với sau mỗi lần cập nhật (đúng)</translation>
+    </message>
+    <message>
+        <source>Calling lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the learning rate reaches zero after 1/K of the run. Step it once per update.</source>
+        <translation>Gọi lr_scheduler.step() sau mỗi micro-batch làm lịch học chạy nhanh gấp K lần: tốc độ học về 0 sau 1/K lần chạy. Hãy gọi nó một lần mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>Loss scaler per micro-batch</source>
+        <translation>Loss scaler mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>Pitfall: loss scaler per micro-batch</source>
+        <translation>Cạm bẫy: loss scaler mỗi micro-batch</translation>
+    </message>
+    <message>
+        <source>scaler.unscale_() and scaler.update() after every micro-batch (wrong) vs once per window (right), on a run whose gradients overflow the scale</source>
+        <translation>scaler.unscale_() và scaler.update() sau mỗi micro-batch (sai) so với một lần mỗi cửa sổ (đúng), trên một lượt chạy có gradient làm tràn số ở hệ số co giãn đó</translation>
+    </message>
+    <message>
+        <source>The loss scaler multiplies each micro-batch&apos;s loss by S. Once per window, before clipping, unscale_() divides .grad by S; step() skips the update if a gradient is inf/NaN (✕), and update() then halves S. S starts at 3.4e38, float32&apos;s largest, and SGD runs at lr 0.1 or more, so gradient spikes above 1 overflow. Unscaling and updating after every micro-batch divides what .grad holds by S again: each update keeps about its last micro-batch&apos;s gradient.</source>
+        <translation>Bộ co giãn loss nhân loss của mỗi micro-batch với S. Mỗi cửa sổ một lần, trước khi cắt gradient, unscale_() chia .grad cho S; step() bỏ qua cập nhật nếu có gradient là inf/NaN (✕), và khi đó update() giảm S một nửa. S bắt đầu ở 3.4e38, giá trị lớn nhất của float32, và SGD chạy với lr từ 0.1 trở lên, nên các gradient đột biến lớn hơn 1 bị tràn số. Unscale và update sau mỗi micro-batch lại chia những gì .grad đang giữ cho S thêm lần nữa: mỗi cập nhật chỉ còn giữ khoảng gradient của micro-batch cuối cùng.</translation>
+    </message>
+    <message>
+        <source>Memory levers</source>
+        <translation>Các đòn bẩy bộ nhớ</translation>
+    </message>
+    <message>
+        <source>The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same losses, peak memory by category, samples/s</source>
+        <translation>CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing: cùng loss, bộ nhớ đỉnh theo loại, mẫu/giây</translation>
+    </message>
+    <message>
+        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward (the CNN&apos;s first block; its second runs in slices of the batch), so it costs some speed.</source>
+        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại activation trong backward (khối đầu tiên của CNN; khối thứ hai chạy theo từng phần của batch), nên chậm hơn một chút.</translation>
+    </message>
+</context>
+<context>
     <name>studio::LabPanel</name>
     <message>
         <source>PyTorch loop</source>
@@ -825,46 +959,6 @@
     <message>
         <source>&lt;b&gt;Pitfalls&lt;/b&gt;</source>
         <translation>&lt;b&gt;Cạm bẫy&lt;/b&gt;</translation>
-    </message>
-    <message>
-        <source>Compare styles</source>
-        <translation>So sánh các kiểu</translation>
-    </message>
-    <message>
-        <source>Run the configuration as PyTorch loop, Accelerator and Trainer</source>
-        <translation>Chạy cấu hình bằng vòng lặp PyTorch, Accelerator và Trainer</translation>
-    </message>
-    <message>
-        <source>Compare accumulation</source>
-        <translation>So sánh tích lũy</translation>
-    </message>
-    <message>
-        <source>Same effective batch as (B·K, 1), (B, K) and (B/2, 2K)</source>
-        <translation>Cùng batch hiệu dụng dưới dạng (B·K, 1), (B, K) và (B/2, 2K)</translation>
-    </message>
-    <message>
-        <source>BatchNorm</source>
-        <translation>BatchNorm</translation>
-    </message>
-    <message>
-        <source>BatchNorm breaks the equivalence</source>
-        <translation>BatchNorm phá vỡ sự tương đương</translation>
-    </message>
-    <message>
-        <source>Mean vs token loss</source>
-        <translation>Loss trung bình vs theo token</translation>
-    </message>
-    <message>
-        <source>Variable-length sequences: mean per micro-batch vs normalised by the window&apos;s tokens</source>
-        <translation>Chuỗi độ dài khác nhau: trung bình từng micro-batch so với chuẩn hóa theo số token của cửa sổ</translation>
-    </message>
-    <message>
-        <source>Scheduler per micro-batch</source>
-        <translation>Scheduler mỗi micro-batch</translation>
-    </message>
-    <message>
-        <source>lr_scheduler.step() after every micro-batch (wrong) vs after every update (right)</source>
-        <translation>lr_scheduler.step() sau mỗi micro-batch (sai) so với sau mỗi lần cập nhật (đúng)</translation>
     </message>
     <message>
         <source>Cancel</source>
@@ -929,26 +1023,6 @@
     <message>
         <source>Samples/s</source>
         <translation>Mẫu/giây</translation>
-    </message>
-    <message>
-        <source>Compare styles: the same configuration, seed and data order in the PyTorch loop, the Accelerator and the Trainer. They are three spellings of one idea, so the loss curves lie on top of each other and max |Δ loss| is at rounding level.</source>
-        <translation>So sánh các kiểu: cùng cấu hình, seed và thứ tự dữ liệu trong vòng lặp PyTorch, Accelerator và Trainer. Đó là ba cách viết của cùng một ý tưởng, nên các đường loss trùng nhau và max |Δ loss| chỉ ở mức sai số làm tròn.</translation>
-    </message>
-    <message>
-        <source>Compare accumulation: one big batch (B·K, 1), the configured (B, K) and (B/2, 2K) — the same effective batch and seed. Expect the same curve, less peak memory for smaller micro-batches, and a little less speed.</source>
-        <translation>So sánh tích lũy: một batch lớn (B·K, 1), cấu hình (B, K) và (B/2, 2K) — cùng batch hiệu dụng và seed. Kỳ vọng: cùng một đường cong, micro-batch nhỏ hơn thì bộ nhớ đỉnh thấp hơn, và chậm hơn một chút.</translation>
-    </message>
-    <message>
-        <source>BatchNorm normalises each micro-batch with its own mean and variance, so K small batches are not one big batch: with BatchNorm the accumulated run leaves the big-batch curve.</source>
-        <translation>BatchNorm chuẩn hóa mỗi micro-batch bằng trung bình và phương sai riêng của nó, nên K batch nhỏ không phải là một batch lớn: với BatchNorm, lần chạy tích lũy rời khỏi đường của batch lớn.</translation>
-    </message>
-    <message>
-        <source>With sequences of different lengths, averaging each micro-batch&apos;s mean loss weights short sequences too much; dividing the summed token losses by the window&apos;s token count matches the big batch.</source>
-        <translation>Với các chuỗi dài ngắn khác nhau, lấy trung bình loss của từng micro-batch làm chuỗi ngắn bị tính quá nặng; chia tổng loss các token cho số token của cả cửa sổ thì khớp với batch lớn.</translation>
-    </message>
-    <message>
-        <source>Calling lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the learning rate reaches zero after 1/K of the run. Step it once per update.</source>
-        <translation>Gọi lr_scheduler.step() sau mỗi micro-batch làm lịch học chạy nhanh gấp K lần: tốc độ học về 0 sau 1/K lần chạy. Hãy gọi nó một lần mỗi lần cập nhật.</translation>
     </message>
     <message>
         <source>Running %1 runs one after another…</source>
@@ -1033,14 +1107,6 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
         <translation>scaler mỗi micro-batch (sai)</translation>
     </message>
     <message>
-        <source>Loss scaler per micro-batch</source>
-        <translation>Loss scaler mỗi micro-batch</translation>
-    </message>
-    <message>
-        <source>scaler.unscale_() and scaler.update() after every micro-batch (wrong) vs once per window (right), on a run whose gradients overflow the scale</source>
-        <translation>scaler.unscale_() và scaler.update() sau mỗi micro-batch (sai) so với một lần mỗi cửa sổ (đúng), trên một lượt chạy có gradient làm tràn số ở hệ số co giãn đó</translation>
-    </message>
-    <message>
         <source>Loss scale</source>
         <translation>Hệ số co giãn loss</translation>
     </message>
@@ -1051,10 +1117,6 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>Skipped updates</source>
         <translation>Cập nhật bị bỏ qua</translation>
-    </message>
-    <message>
-        <source>The loss scaler multiplies each micro-batch&apos;s loss by S. Once per window, before clipping, unscale_() divides .grad by S; step() skips the update if a gradient is inf/NaN (✕), and update() then halves S. S starts at 3.4e38, float32&apos;s largest, and SGD runs at lr 0.1 or more, so gradient spikes above 1 overflow. Unscaling and updating after every micro-batch divides what .grad holds by S again: each update keeps about its last micro-batch&apos;s gradient.</source>
-        <translation>Bộ co giãn loss nhân loss của mỗi micro-batch với S. Mỗi cửa sổ một lần, trước khi cắt gradient, unscale_() chia .grad cho S; step() bỏ qua cập nhật nếu có gradient là inf/NaN (✕), và khi đó update() giảm S một nửa. S bắt đầu ở 3.4e38, giá trị lớn nhất của float32, và SGD chạy với lr từ 0.1 trở lên, nên các gradient đột biến lớn hơn 1 bị tràn số. Unscale và update sau mỗi micro-batch lại chia những gì .grad đang giữ cho S thêm lần nữa: mỗi cập nhật chỉ còn giữ khoảng gradient của micro-batch cuối cùng.</translation>
     </message>
     <message>
         <source>Once per window: %1 of %2 updates skipped for overflow (✕), S %3 → %4. Per micro-batch: %5 of %6 skipped, S → %7. Largest |Δ loss| between them: %8.</source>
@@ -1071,14 +1133,6 @@ Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
     <message>
         <source>%1 × %2</source>
         <translation>%1 × %2</translation>
-    </message>
-    <message>
-        <source>Memory levers</source>
-        <translation>Các đòn bẩy bộ nhớ</translation>
-    </message>
-    <message>
-        <source>The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same losses, peak memory by category, samples/s</source>
-        <translation>CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing: cùng loss, bộ nhớ đỉnh theo loại, mẫu/giây</translation>
     </message>
     <message>
         <source>Peak memory by category</source>
@@ -1129,14 +1183,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>đồng bộ mỗi micro-batch</translation>
     </message>
     <message>
-        <source>no_sync vs sync each</source>
-        <translation>no_sync so với đồng bộ từng bước</translation>
-    </message>
-    <message>
-        <source>Several processes: gradients averaged once per update (no_sync) or after every micro-batch</source>
-        <translation>Nhiều tiến trình: gradient được lấy trung bình một lần mỗi cập nhật (no_sync) hoặc sau mỗi micro-batch</translation>
-    </message>
-    <message>
         <source>All-reduces / update</source>
         <translation>All-reduce / cập nhật</translation>
     </message>
@@ -1145,16 +1191,12 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>Thời gian / cập nhật (ms)</translation>
     </message>
     <message>
-        <source>no_sync vs sync every micro-batch: several processes on this machine each run K micro-batches per update. Inside no_sync() (accelerator.accumulate(), the Trainer&apos;s loop) the gradients add up locally and are averaged across the processes once per update; syncing after every backward averages them K times. The losses are the same, the communication is K times as much.</source>
-        <translation>no_sync so với đồng bộ mỗi micro-batch: mỗi tiến trình trên máy này chạy K micro-batch cho mỗi cập nhật. Bên trong no_sync() (accelerator.accumulate(), vòng lặp của Trainer) gradient được cộng dồn tại chỗ và lấy trung bình giữa các tiến trình một lần mỗi cập nhật; đồng bộ sau mỗi lần backward thì lấy trung bình K lần. Loss như nhau, còn lượng trao đổi gấp K lần.</translation>
-    </message>
-    <message>
-        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward (the CNN&apos;s first block; its second runs in slices of the batch), so it costs some speed.</source>
-        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại activation trong backward (khối đầu tiên của CNN; khối thứ hai chạy theo từng phần của batch), nên chậm hơn một chút.</translation>
-    </message>
-    <message>
         <source>Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
         <translation>Loss như nhau: |Δ loss| lớn nhất %1. All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
+    </message>
+    <message>
+        <source>Run “%1” did not start: %2</source>
+        <translation>Lần chạy “%1” không bắt đầu được: %2</translation>
     </message>
 </context>
 <context>
@@ -1349,10 +1391,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>The step could not start: %1</source>
         <translation>Không bắt đầu được bước này: %1</translation>
-    </message>
-    <message>
-        <source>another run is in progress.</source>
-        <translation>một lần chạy khác đang diễn ra.</translation>
     </message>
 </context>
 <context>
@@ -1561,26 +1599,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>&amp;Thí nghiệm</translation>
     </message>
     <message>
-        <source>Compare styles</source>
-        <translation>So sánh các kiểu</translation>
-    </message>
-    <message>
-        <source>Compare accumulation</source>
-        <translation>So sánh tích lũy</translation>
-    </message>
-    <message>
-        <source>Pitfall: BatchNorm</source>
-        <translation>Cạm bẫy: BatchNorm</translation>
-    </message>
-    <message>
-        <source>Pitfall: mean vs token loss</source>
-        <translation>Cạm bẫy: loss trung bình vs theo token</translation>
-    </message>
-    <message>
-        <source>Pitfall: scheduler per micro-batch</source>
-        <translation>Cạm bẫy: scheduler mỗi micro-batch</translation>
-    </message>
-    <message>
         <source>Se&amp;ttings</source>
         <translation>&amp;Cài đặt</translation>
     </message>
@@ -1713,16 +1731,12 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>Cấu hình</translation>
     </message>
     <message>
-        <source>Pitfall: loss scaler per micro-batch</source>
-        <translation>Cạm bẫy: loss scaler mỗi micro-batch</translation>
-    </message>
-    <message>
         <source>Suggestion applied: %1 × %2 with gradient checkpointing. Press Run.</source>
         <translation>Đã áp dụng gợi ý: %1 × %2 với gradient checkpointing. Bấm Chạy.</translation>
     </message>
     <message>
-        <source>Memory levers</source>
-        <translation>Các đòn bẩy bộ nhớ</translation>
+        <source>Not started: %1</source>
+        <translation>Không bắt đầu được: %1</translation>
     </message>
 </context>
 <context>

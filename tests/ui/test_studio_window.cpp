@@ -12,6 +12,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -21,9 +22,14 @@
 #include <cmath>
 #include <memory>
 
+#include "accum/engine_messages.h"
 #include "accum/run_config.h"
 #include "accum/session.h"
 #include "config_panel.h"
+#include "engine_use.h"
+#include "experiments.h"
+#include "lab_panel.h"
+#include "lesson_panel.h"
 #include "loss_plot.h"
 #include "main_window.h"
 #include "memory_estimator.h"
@@ -55,6 +61,8 @@ private Q_SLOTS:
     void memory_estimate_beside_effective_batch();
     void cuda_asked_for_without_a_gpu();
     void write_failure_keeps_the_window();
+    void engine_use_decides_every_action();
+    void one_run_at_a_time();
 
 private:
     template <typename T>
@@ -478,6 +486,133 @@ void TestStudioWindow::write_failure_keeps_the_window() {
     accum::SummaryRecord again;
     QVERIFY(run_to_end(again));
     QCOMPARE(int(again.status), int(accum::RunStatus::Completed));
+}
+
+// One training run per process (ARCHITECTURE.md §4.4): every enabled action and
+// every refusal comes from one snapshot of what the engine is busy with.
+void TestStudioWindow::engine_use_decides_every_action() {
+    using studio::EngineState;
+    using studio::EngineUser;
+    const EngineState idle;
+    QCOMPARE(idle.user(), EngineUser::None);
+    QVERIFY(studio::engine_refusal(idle).isEmpty());
+    auto a = studio::engine_actions(idle, true);
+    QVERIFY(a.run && a.experiments && a.configure);
+    QVERIFY(!a.pause && !a.stop && !a.step);
+    QVERIFY(!studio::engine_actions(idle, false).run); // an invalid configuration does not run
+    QVERIFY(studio::engine_actions(idle, false).experiments);
+
+    EngineState live;
+    live.live_running = true;
+    QCOMPARE(live.user(), EngineUser::LiveRun);
+    a = studio::engine_actions(live, true);
+    QVERIFY(!a.run && !a.experiments && !a.configure);
+    QVERIFY(a.pause && a.stop && !a.step);
+    live.live_paused = true;
+    QVERIFY(studio::engine_actions(live, true).step);
+
+    EngineState lab;
+    lab.lab_running = true;
+    QCOMPARE(lab.user(), EngineUser::LabExperiment);
+    a = studio::engine_actions(lab, true);
+    QVERIFY(!a.run && !a.experiments && !a.configure);
+    QVERIFY(!a.pause && !a.stop && !a.step); // the lab has its own Cancel
+
+    EngineState lesson = lab;
+    lesson.lesson_step = true;
+    QCOMPARE(lesson.user(), EngineUser::LessonStep);
+    EngineState lesson_waiting; // a lesson with nothing running holds nothing
+    lesson_waiting.lesson_step = true;
+    QCOMPARE(lesson_waiting.user(), EngineUser::None);
+
+    // Each refusal says that another run goes, and which, in its own words.
+    QStringList refusals;
+    for (const auto& busy : {live, lab, lesson}) {
+        const auto why = studio::engine_refusal(busy);
+        QVERIFY2(why.contains(QLatin1String("another run")), qPrintable(why));
+        QVERIFY2(!refusals.contains(why), qPrintable(why));
+        refusals << why;
+    }
+
+    // The engine's own refusal, as a summary carries it.
+    accum::SummaryRecord summary;
+    QVERIFY(!studio::engine_refused_as_busy(summary));
+    summary.status = accum::RunStatus::Error;
+    summary.detail.code = accum::message_code::run_in_progress;
+    QVERIFY(studio::engine_refused_as_busy(summary));
+}
+
+// The live run and the lab's experiments take turns: while one runs the other's
+// controls are off, and a start asked for anyway is refused in the status bar.
+void TestStudioWindow::one_run_at_a_time() {
+    const auto lab_controls_enabled = [this](bool enabled) {
+        for (const auto& info : studio::experiments()) {
+            auto* button = window_->lab_panel()->button(info.experiment);
+            auto* action = window_->findChild<QAction*>(info.object_name() + QStringLiteral("_action"));
+            if (!button || !action) return false;
+            if (button->isEnabled() != enabled || action->isEnabled() != enabled) return false;
+        }
+        return true;
+    };
+    QVERIFY(lab_controls_enabled(true));
+
+    // A live run at teaching pace: the lab may not start.
+    configure_tiny_run(16, 2, 100000);
+    set_spin("pace_ms", 5);
+    QSignalSpy run_finished(window_.get(), &MainWindow::run_finished);
+    QVERIFY(window_->start_run());
+    QVERIFY(window_->controller()->is_running());
+    QCOMPARE(window_->engine_state().user(), studio::EngineUser::LiveRun);
+    QVERIFY(lab_controls_enabled(false));
+    QVERIFY(!window_->run_action()->isEnabled());
+    QVERIFY(!window_->config_panel()->isEnabled());
+    QVERIFY(!window_->run_experiment(studio::Experiment::CompareStyles));
+    QVERIFY(!window_->lab_panel()->is_running());
+    const QString live_refusal = studio::engine_refusal(window_->engine_state());
+    QVERIFY2(window_->statusBar()->currentMessage().contains(live_refusal),
+             qPrintable(window_->statusBar()->currentMessage()));
+    window_->statusBar()->clearMessage();
+    QVERIFY(window_->run_demo(QStringLiteral("pitfall-tokens"))); // a known demo, refused the same way
+    QVERIFY(!window_->lab_panel()->is_running());
+    QVERIFY(window_->statusBar()->currentMessage().contains(live_refusal));
+    window_->statusBar()->clearMessage();
+    QVERIFY(!window_->start_run()); // not a second live run either
+    QVERIFY(window_->statusBar()->currentMessage().contains(live_refusal));
+    window_->stop_action()->trigger();
+    QVERIFY(run_finished.wait(10000));
+    QVERIFY(lab_controls_enabled(true));
+
+    // A lab experiment: the live run may not start, from the action or from a call.
+    set_spin("pace_ms", 0);
+    set_spin("max_steps", 4);
+    QSignalSpy experiment_finished(window_.get(), &MainWindow::experiment_finished);
+    window_->lab_panel()->button(studio::Experiment::CompareStyles)->click();
+    QVERIFY(window_->lab_panel()->is_running());
+    QCOMPARE(window_->engine_state().user(), studio::EngineUser::LabExperiment);
+    QVERIFY(lab_controls_enabled(false));
+    QVERIFY(!window_->run_action()->isEnabled());
+    QVERIFY(!window_->pause_action()->isEnabled());
+    window_->statusBar()->clearMessage();
+    run_finished.clear();
+    QVERIFY(!window_->start_run());
+    QVERIFY(!window_->controller()->is_running());
+    const QString lab_refusal = studio::engine_refusal(window_->engine_state());
+    QVERIFY2(window_->statusBar()->currentMessage().contains(lab_refusal),
+             qPrintable(window_->statusBar()->currentMessage()));
+    // Nor the lesson's live step: it says why and leaves the configuration alone.
+    QSignalSpy step_finished(window_->lesson_panel(), &studio::LessonPanel::step_finished);
+    window_->start_lesson(studio::lesson_step_index(QStringLiteral("mechanism")));
+    QCOMPARE(step_finished.size(), 1);
+    QCOMPARE(step_finished.first().at(1).toBool(), false);
+    QVERIFY2(window_->lesson_panel()->verdict().text.contains(lab_refusal),
+             qPrintable(window_->lesson_panel()->verdict().text));
+    QCOMPARE(window_->config_panel()->config().max_steps, 4);
+    window_->lesson_panel()->close_lesson();
+    QVERIFY(experiment_finished.wait(60000));
+    QVERIFY(run_finished.isEmpty());
+    QVERIFY(lab_controls_enabled(true));
+    QVERIFY(window_->run_action()->isEnabled());
+    QVERIFY(window_->config_panel()->isEnabled());
 }
 
 QTEST_MAIN(TestStudioWindow)

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QProcess>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -29,7 +30,9 @@
 #include "code_listing.h"
 #include "code_panel.h"
 #include "config_panel.h"
+#include "experiments.h"
 #include "lab_panel.h"
+#include "lesson.h"
 #include "loss_plot.h"
 #include "main_window.h"
 #include "memory_plot.h"
@@ -77,7 +80,8 @@ private Q_SLOTS:
     void compare_styles_same_trajectory();
     void compare_accumulation_less_memory();
     void pitfall_plans();
-    void plans_from_any_config_are_valid();
+    void every_experiment_plans_runs();
+    void experiments_are_one_table();
     void data_parallel_highlight_and_listings();
     void no_sync_demo_in_the_lab();
     void live_run_with_two_processes();
@@ -353,25 +357,81 @@ void TestTeachingLab::compare_accumulation_less_memory() {
     QVERIFY(window.lab_panel()->max_loss_difference() < 1e-4);
 }
 
-// The lab takes the form's configuration as its base: from one that evaluates
-// and saves every 10 steps under a budget (what a teacher may have left there),
-// every demo's runs are still valid (they used to fail at once: the lab turned
+// Every experiment's plan, from the table of experiments: at least two runs (the
+// lab measures each against the first), each with a label of its own for the
+// legend and the table, and a configuration the engine accepts, the lab's way
+// (short, quiet, writing nothing, no budget). From a plain configuration and
+// from one a teacher may have left in the form: evaluating and saving every 10
+// steps under a budget (plans used to fail at once from it: the lab turned
 // --eval-strategy steps into epoch and left --eval-steps 10).
-void TestTeachingLab::plans_from_any_config_are_valid() {
-    auto base = tiny_config(16, 4, 12);
-    base.eval_strategy = accum::Strategy::Steps;
-    base.eval_steps = 10;
-    base.save_strategy = accum::Strategy::Steps;
-    base.save_steps = 10;
-    base.memory_budget = "26MiB";
-    base.gradient_checkpointing = true;
-    QVERIFY(accum::validate(base).empty());
-    for (int e = 0; e <= int(studio::Experiment::PitfallLossScale); ++e)
-        for (const auto& run : studio::plan_experiment(studio::Experiment(e), base)) {
-            const auto problems = accum::validate(run.config);
-            const QString first = problems.empty() ? QString() : QString::fromStdString(problems.front().to_string());
-            QVERIFY2(problems.empty(), qPrintable(QStringLiteral("experiment %1, %2: %3").arg(e).arg(run.label, first)));
+void TestTeachingLab::every_experiment_plans_runs() {
+    auto busy = tiny_config(16, 4, 12);
+    busy.eval_strategy = accum::Strategy::Steps;
+    busy.eval_steps = 10;
+    busy.save_strategy = accum::Strategy::Steps;
+    busy.save_steps = 10;
+    busy.memory_budget = "26MiB";
+    busy.gradient_checkpointing = true;
+    QVERIFY(accum::validate(busy).empty());
+    QVERIFY(!studio::experiments().empty());
+    for (const auto& base : {tiny_config(16, 4, 12), busy})
+        for (const auto& info : studio::experiments()) {
+            const auto plan = studio::plan_experiment(info.experiment, base);
+            QVERIFY2(plan.size() >= 2, qPrintable(QStringLiteral("%1: %2 runs").arg(info.id).arg(plan.size())));
+            QStringList labels;
+            for (const auto& run : plan) {
+                const auto where = QStringLiteral("%1, %2").arg(QLatin1String(info.id), run.label);
+                QVERIFY2(!run.label.isEmpty() && !labels.contains(run.label), qPrintable(where));
+                labels << run.label;
+                const auto problems = accum::validate(run.config);
+                QVERIFY2(problems.empty(), qPrintable(where + QStringLiteral(": ") +
+                                                      (problems.empty() ? QString()
+                                                                        : QString::fromStdString(problems.front().to_string()))));
+                QVERIFY2(run.config.max_steps > 0 && run.config.epochs == 0, qPrintable(where));
+                QVERIFY2(run.config.quiet && run.config.output_dir.empty() && run.config.metrics_file.empty() &&
+                             run.config.resume_from.empty(),
+                         qPrintable(where));
+                QVERIFY2(run.config.memory_budget == "0" && run.config.micro_step_delay_s == 0.0, qPrintable(where));
+            }
         }
+}
+
+// The experiments are one table: --demo's names, the lab's buttons and the Lab
+// menu's entries all come from it, each experiment once.
+void TestTeachingLab::experiments_are_one_table() {
+    QStringList ids;
+    QList<int> values;
+    for (const auto& info : studio::experiments()) {
+        const QString id = QLatin1String(info.id);
+        QVERIFY2(!ids.contains(id), info.id);
+        QVERIFY2(!values.contains(int(info.experiment)), info.id);
+        ids << id;
+        values << int(info.experiment);
+        QCOMPARE(studio::find_experiment(id), &info);
+        QCOMPARE(&studio::experiment_info(info.experiment), &info);
+        for (const auto& text : {info.title_text(), info.menu_title_text(), info.tooltip_text(), info.explanation_text()})
+            QVERIFY2(!text.isEmpty(), info.id);
+    }
+    QVERIFY(!studio::find_experiment(QStringLiteral("code-panel")));
+    QCOMPARE(studio::MainWindow::demo_names(), QStringList{QStringLiteral("code-panel")} + ids);
+    // Every step of the lesson runs an experiment of the table.
+    for (const auto& step : studio::lesson_steps())
+        if (step.run == studio::LessonRun::Experiment) QVERIFY2(values.contains(int(step.experiment)), step.key);
+
+    studio::MainWindow window;
+    int buttons = 0;
+    for (auto* b : window.lab_panel()->findChildren<QPushButton*>())
+        if (b != window.lab_panel()->findChild<QPushButton*>(QStringLiteral("lab_cancel"))) ++buttons;
+    QCOMPARE(buttons, int(ids.size()));
+    for (const auto& info : studio::experiments()) {
+        auto* button = window.lab_panel()->button(info.experiment);
+        QVERIFY2(button, info.id);
+        QCOMPARE(button->objectName(), info.object_name());
+        QCOMPARE(button->text(), info.title_text());
+        auto* action = window.findChild<QAction*>(info.object_name() + QStringLiteral("_action"));
+        QVERIFY2(action, info.id);
+        QCOMPARE(action->text(), info.menu_title_text());
+    }
 }
 
 void TestTeachingLab::pitfall_plans() {
@@ -649,14 +709,17 @@ void TestTeachingLab::vietnamese_translation_loads() {
                                                           {"studio::MainWindow", "&Stop"},
                                                           {"studio::MainWindow", "Step one micro-batch"},
                                                           {"studio::MainWindow", "Equivalence lab"},
-                                                          {"studio::LabPanel", "Compare styles"},
-                                                          {"studio::LabPanel", "Compare accumulation"},
                                                           {"studio::CodePanel", "Step one micro-batch"},
                                                           {"studio::RunsPanel", "Open run directory…"}}) {
         const auto translated = t(context, text);
         QVERIFY2(!translated.isEmpty(), text);
         QVERIFY2(translated != QString::fromUtf8(text), text);
     }
+    // Every text of every experiment (the buttons, the Lab menu, the explanations);
+    // some stay as they are ("BatchNorm").
+    for (const auto& info : studio::experiments())
+        for (const char* text : {info.title, info.menu_title, info.tooltip, info.explanation})
+            QVERIFY2(!t("studio::Experiments", text).isEmpty(), text);
     // The whole window in Vietnamese: the tab titles come from the translation.
     QCoreApplication::installTranslator(&translator);
     {
