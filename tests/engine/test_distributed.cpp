@@ -24,6 +24,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <thread>
 #include <type_traits>
 
@@ -61,6 +62,31 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+
+// The threads of this process now: the entries of /proc/self/task.
+int thread_count() {
+    int n = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+}
+
+// Waits (bounded) until this process has at most `target` threads: the count then.
+int threads_settle(int target, int ms) {
+    const auto until = Clock::now() + std::chrono::milliseconds(ms);
+    int n = thread_count();
+    while (n > target && Clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        n = thread_count();
+    }
+    return n;
+}
+
+std::string counts_text(int before, const std::vector<int>& after) {
+    std::ostringstream s;
+    s << "threads before: " << before << ", after each failure:";
+    for (int n : after) s << ' ' << n;
+    return s.str();
+}
 
 // ---------------------------------------------------------------- worker mode
 
@@ -1119,6 +1145,90 @@ private Q_SLOTS:
         QCOMPARE(o.fields.at("peer"), std::string("1"));
         QVERIFY2(o.out.contains("ranks 1, 2 did not arrive"), o.out.constData());
         QVERIFY2(std::stod(o.fields.at("seconds")) < timeout_s + 10, o.out.constData());
+    }
+
+    // ------------------------------------------------ a process that lives on
+
+    // The studio hosts run after run: a join its caller gives up (a stop, or
+    // the workers gone: `abandon`) must not leave its thread behind until
+    // --dist-timeout (20 s here) has passed. Joins given up while rank 0 waits
+    // for the others, while rank 1 finds nothing listening, and while rank 1
+    // waits for a master that accepts and never answers: each time, within
+    // 2 s of the error, the thread count is back where it was.
+    void abandonedJoinsLeaveNoThread() {
+        SilentListener silent;
+        QVERIFY(silent.port() > 0);
+        const int before = thread_count();
+        std::vector<int> after;
+        for (int round = 0; round < 2; ++round) {
+            for (const int rank : {0, 1, 1}) {
+                const bool to_silent = rank == 1 && after.size() % 3 == 2;
+                GroupOptions o;
+                o.world.rank = rank;
+                o.world.local_rank = rank;
+                o.world.world_size = 2;
+                o.world.local_world_size = 2;
+                o.world.master_port = to_silent ? silent.port() : pick_free_port();
+                o.backend = resolve_backend(Backend::Auto, false);
+                o.timeout = std::chrono::seconds(20);
+                const auto start = Clock::now();
+                o.abandon = [start] { return Clock::now() - start > std::chrono::milliseconds(300); };
+                try {
+                    ProcessGroup::connect(o);
+                    QFAIL("joined a group nobody else joined");
+                } catch (const DistributedError& e) {
+                    QVERIFY2(e.kind() == DistributedError::Kind::Failed, e.what());
+                }
+                QVERIFY(seconds_since(start) < 5);
+                after.push_back(threads_settle(before, 2000));
+            }
+        }
+        const std::string counts = counts_text(before, after);
+        for (int n : after) QVERIFY2(n <= before, counts.c_str());
+        std::printf("%s\n", counts.c_str());
+    }
+
+    // A group that joined and then failed (its peer gone: the next all-reduce
+    // fails) is destroyed off the caller's thread, not leaked: Gloo's threads
+    // and the store's end within seconds, and nothing grows from one to the next.
+    void failedGroupsLeaveNoThread() {
+        // What a first use starts once (LibTorch's, Qt's) is not a failure's.
+        {
+            auto warm = start_rank(1, 2, pick_free_port(), {"exit", "0", "1", "0"});
+            QVERIFY(finish(*warm, 10000).finished);
+            (void)at::ones({4}).sum().item<float>();
+        }
+        const int before = thread_count();
+        std::vector<int> after;
+        for (int round = 0; round < 3; ++round) {
+            const int port = pick_free_port();
+            auto peer = start_rank(1, 2, port, {"join", "10"});
+            GroupOptions o;
+            o.world.rank = 0;
+            o.world.world_size = 2;
+            o.world.local_world_size = 2;
+            o.world.master_port = port;
+            o.backend = resolve_backend(Backend::Auto, false);
+            o.timeout = std::chrono::seconds(10);
+            auto group = ProcessGroup::connect(o);
+            group->barrier();
+            const auto o1 = finish(*peer, 20000);
+            QVERIFY2(o1.finished && o1.exit_code == 0, (o1.out + o1.err).constData());
+            auto t = at::ones({4});
+            try {
+                group->all_reduce(t);
+                QFAIL("an all-reduce with a peer gone succeeded");
+            } catch (const DistributedError&) {
+            }
+            QVERIFY(group->failed());
+            const auto destroyed = Clock::now();
+            group.reset();
+            QVERIFY2(seconds_since(destroyed) < 1, "destroying a failed group blocked its caller");
+            after.push_back(threads_settle(before, 3000));
+        }
+        const std::string counts = counts_text(before, after);
+        for (int n : after) QVERIFY2(n <= before, counts.c_str());
+        std::printf("%s\n", counts.c_str());
     }
 };
 

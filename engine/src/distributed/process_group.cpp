@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -28,6 +29,7 @@
 
 #include "accum/errors.h"
 #include "distributed/rendezvous.h"
+#include "distributed/store_client.h"
 
 namespace accum::dist {
 
@@ -128,15 +130,87 @@ bool is_loopback(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
-// What the joining thread hands back. Shared with it: when joining is declared
-// stuck, the thread is left to finish (or stay blocked on a silent socket) alone.
+// Threads that finish, off their caller's thread, work nobody waits for: a
+// join its caller gave up, the destruction of a group that failed. Each is
+// detached and counted; each ends within a bound of its own (a join within
+// moments of being cancelled, or Gloo's timeout while Gloo connects; a failed
+// group once Gloo's threads have given up on their peers, within the
+// timeout). At the end of the process the count is waited for, at most
+// kExitWait: a thread still busy then (Gloo waiting on a silent peer) is left
+// to the process's end, which reclaims what it holds.
+constexpr auto kExitWait = std::chrono::seconds(2);
+
+class Background {
+public:
+    // Runs `work` on a thread of its own; what `work` holds is destroyed there
+    // too. Throws std::system_error when no thread can be started.
+    void start(std::function<void()> work) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            ++running_;
+        }
+        try {
+            std::thread([this, work = std::move(work)]() mutable {
+                try {
+                    work();
+                } catch (...) {
+                    // Nobody waits for it: what failed was given up already.
+                }
+                work = nullptr; // its captures (a backend, a store) end here, not at the count's release
+                {
+                    std::lock_guard<std::mutex> lock(mutex_);
+                    --running_;
+                }
+                idle_.notify_all();
+            }).detach();
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            --running_;
+            throw;
+        }
+    }
+    bool wait_idle(std::chrono::milliseconds limit) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        return idle_.wait_for(lock, limit, [&] { return running_ == 0; });
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable idle_;
+    int running_ = 0;
+};
+
+// Never destroyed: a thread left busy at the end of the process still counts
+// itself out through it. The first use registers the wait at exit, after
+// LibTorch's own statics, so that it runs before they are destroyed.
+Background& background() {
+    static Background* threads = new Background;
+    struct WaitAtExit {
+        ~WaitAtExit() { (void)threads->wait_idle(kExitWait); }
+    };
+    static WaitAtExit wait_at_exit;
+    return *threads;
+}
+
+// What the joining thread hands back, shared with it. A caller that stops
+// waiting (its `abandon`, or the deadline) sets `cancelled`: every wait of the
+// joining thread looks at it (the store's answers, the rendezvous, the
+// store's waits inside Gloo's connection), and what the thread joined after
+// all is destroyed on that thread, not handed back.
 struct Join {
     std::mutex mutex;
     std::condition_variable done_cv;
     bool done = false;
     std::exception_ptr error;
     std::atomic<int> stage{0}; // 0: reaching the master, 1: waiting for the ranks, 2: connecting the backend
+    std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
     Meeting meeting;           // the store, this meeting's keys, the peers (rendezvous.h)
+    c10::intrusive_ptr<C10dBackend> backend;
+};
+
+// What a successful join yields.
+struct Joined {
+    Meeting meeting;
     c10::intrusive_ptr<C10dBackend> backend;
 };
 
@@ -338,17 +412,25 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 }
 
 // Runs on its own thread: store, arrival of every rank, backend.
-void join_group(const GroupOptions& o, const std::shared_ptr<Join>& join) {
+Joined join_group(const GroupOptions& o, Join& join) {
     const int rank = o.world.rank, world = o.world.world_size;
+    // Holds only the flag, not the Join: the store's waits keep it for the group's life.
+    std::function<bool()> cancelled = [flag = join.cancelled] { return flag->load(); };
     // The store (rank 0's own, or torchrun's agent's) and every rank of this
     // launch in it (rendezvous.h).
-    Meeting meeting = meet(o, join->stage);
-    join->stage = 2;
+    Meeting meeting = meet(o, join.stage, cancelled);
+    join.stage = 2;
 
-    auto scoped = c10::make_intrusive<c10d::PrefixStore>(meeting.prefix + "/pg", meeting.store);
     c10::intrusive_ptr<C10dBackend> backend;
     if (o.backend == Backend::Gloo) {
 #ifdef ACCUM_WITH_GLOO
+        // Gloo waits in the store for its peers' addresses: through a store that
+        // gives up when the join is cancelled. Its connection to each peer once
+        // it has the address cannot be interrupted; Gloo bounds it by its
+        // timeout (--dist-timeout), and a peer that has published its address
+        // is already listening, so that takes moments unless it dies meanwhile.
+        auto scoped = c10::make_intrusive<c10d::PrefixStore>(meeting.prefix + "/pg",
+                                                             make_abandonable_store(meeting.store, cancelled));
         auto go = c10d::ProcessGroupGloo::Options::create(o.timeout);
         // As torch.distributed picks Gloo's interface: loopback for a run on this
         // machine, GLOO_SOCKET_IFNAME when set, else the address of the host name.
@@ -370,6 +452,8 @@ void join_group(const GroupOptions& o, const std::shared_ptr<Join>& join) {
 #endif
     } else if (o.backend == Backend::Nccl) {
 #ifdef ACCUM_WITH_NCCL
+        // NCCL meets its peers through the store at the first collective, not here.
+        auto scoped = c10::make_intrusive<c10d::PrefixStore>(meeting.prefix + "/pg", meeting.store);
         // Blocking wait: Work::wait() then waits for the GPU and honours the timeout
         // (1.x reads NCCL_BLOCKING_WAIT, 2.x TORCH_NCCL_BLOCKING_WAIT).
         ::setenv("NCCL_BLOCKING_WAIT", "1", 0);
@@ -380,10 +464,7 @@ void join_group(const GroupOptions& o, const std::shared_ptr<Join>& join) {
 #endif
     }
     if (!backend) throw ConfigError("backend " + to_string(o.backend) + " is not in this build");
-
-    std::lock_guard<std::mutex> lock(join->mutex);
-    join->meeting = std::move(meeting);
-    join->backend = backend;
+    return Joined{std::move(meeting), std::move(backend)};
 }
 
 } // namespace
@@ -415,43 +496,68 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
 
     const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
     auto join = std::make_shared<Join>();
-    std::thread([options, join] {
+    // The thread's own copy of the options without the caller's callbacks,
+    // which may refer to what the caller's frame holds: it never calls them,
+    // and may outlive that frame by moments.
+    GroupOptions own = options;
+    own.abandon = nullptr;
+    own.abort = nullptr;
+    background().start([own = std::move(own), join] {
+        std::exception_ptr error;
+        std::optional<Joined> joined;
         try {
-            join_group(options, join);
+            joined = join_group(own, *join);
         } catch (...) {
-            std::lock_guard<std::mutex> lock(join->mutex);
-            join->error = std::current_exception();
+            error = std::current_exception();
         }
         {
             std::lock_guard<std::mutex> lock(join->mutex);
+            // A caller that has stopped waiting gets nothing: what was joined
+            // after all is destroyed here, on this thread, when `joined` goes.
+            if (!join->cancelled->load()) {
+                join->error = error;
+                if (joined) {
+                    join->meeting = std::move(joined->meeting);
+                    join->backend = std::move(joined->backend);
+                }
+            }
             join->done = true;
         }
         join->done_cv.notify_all();
-    }).detach();
+    });
 
     const auto deadline = options.timeout + join_slack(options.timeout);
     std::unique_lock<std::mutex> lock(join->mutex);
+    // Giving up: the joining thread is told, under the lock that it takes to hand
+    // its result over, so that either the result is here or the thread ends
+    // within moments, keeping nothing (Join).
+    auto give_up = [&] { join->cancelled->store(true); };
     bool joined = false;
     if (options.abandon) {
         const auto until = Clock::now() + deadline;
         while (!(joined = join->done_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return join->done; })) &&
                Clock::now() < until) {
             lock.unlock();
-            const bool give_up = options.abandon();
+            const bool abandoned = options.abandon();
             lock.lock();
-            if (give_up && !join->done)
+            if (abandoned && !join->done) {
+                give_up();
                 throw DistributedError(Kind::Failed, w.rank, -1,
                                        "rank " + std::to_string(w.rank) + ": stopped waiting for the other ranks at " +
                                            master);
+            }
         }
     } else {
         joined = join->done_cv.wait_for(lock, deadline, [&] { return join->done; });
     }
     if (!joined) {
-        // LibTorch 1.13's TCPStore client waits for some answers without a
-        // deadline: a master that accepts the connection and never answers would
-        // block it for ever. Its thread is left behind, blocked; this process
-        // is about to end with the error.
+        // Every wait of the joining thread has a deadline of the timeout, but
+        // one question to a store that stops answering can take its answer
+        // timeout more, and Gloo's connection its own timeout: past the
+        // deadline the thread is told to end, and does within moments (or, in
+        // Gloo's connection to a peer, within Gloo's timeout), in a process
+        // that may live on (the studio).
+        give_up();
         const int stage = join->stage;
         const std::string rank_text = "rank " + std::to_string(w.rank) + ": ";
         if (stage == 0)
@@ -498,8 +604,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
 
     auto impl = std::make_unique<Impl>();
     impl->options = options;
-    impl->meeting = join->meeting;
-    impl->backend = join->backend;
+    impl->meeting = std::move(join->meeting);
+    impl->backend = std::move(join->backend);
     impl->self_host = host_identity();
     return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
 }
@@ -510,10 +616,20 @@ ProcessGroup::~ProcessGroup() {
     if (!impl_) return;
     if (!impl_->failure.empty()) {
         // After a failure Gloo's threads may still wait on a peer for up to the
-        // timeout, and destroying the group would join them: leave the backend
-        // and the store to the end of the process instead.
-        (void)impl_->backend.release();
-        (void)impl_->meeting.store.release();
+        // timeout, and destroying the backend joins them: it is destroyed on a
+        // thread of its own, then the store (which the backend holds too), so
+        // that the caller goes on at once and the process, which may live on
+        // (the studio), gets its memory and threads back within the timeout.
+        auto backend = std::move(impl_->backend);
+        auto store = std::move(impl_->meeting.store);
+        try {
+            background().start([backend = std::move(backend), store = std::move(store)]() mutable {
+                backend.reset();
+                store.reset();
+            });
+        } catch (...) {
+            // No thread to be had: destroyed here after all, as `start` lets the work go.
+        }
     }
 }
 

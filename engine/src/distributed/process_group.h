@@ -9,7 +9,12 @@
 // Every wait is bounded by the timeout (--dist-timeout, default 60 s): joining
 // fails within 1.5 × timeout (at most timeout + 5 s), a collective within
 // timeout + 2 s, and a peer
-// that dies mid-collective is seen at once (its sockets close). Every failure
+// that dies mid-collective is seen at once (its sockets close). A process that
+// lives on after a failure (the studio) keeps nothing of it: a join given up
+// (`abandon`, or its deadline) ends its thread within moments — except while
+// Gloo connects to a peer whose address it has, which Gloo bounds by the
+// timeout — and a group destroyed after a failure is freed on a thread of its
+// own, its Gloo threads ending within the timeout. Every failure
 // of c10d or Gloo surfaces as accum::DistributedError (accum/errors.h) naming
 // this rank and, when it can be told, the rank at fault; once one collective
 // has failed, every later call throws the same error. Not thread-safe: one
@@ -64,7 +69,8 @@ struct GroupOptions {
     int cuda_device = 0;              // NCCL: the CUDA device of this rank's tensors
     // Polled while joining (every 50 ms): true gives up at once (DistributedError
     // Failed), e.g. when a program that started the other ranks sees one end, or
-    // the person asked to stop.
+    // the person asked to stop. Called on the caller's thread only, never after
+    // connect() returns.
     std::function<bool()> abandon;
     // Polled while a collective waits (every millisecond, after the first 50 ms):
     // true gives it up, and the group fails (DistributedError). A program stopping

@@ -62,8 +62,10 @@ std::chrono::milliseconds answer_timeout(std::chrono::milliseconds timeout) {
 
 // A client of the store at the world's master, or nothing listens by `deadline`.
 c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                             Clock::time_point deadline, StoreProtocol first) {
-    auto connection = StoreConnection::open(w.master_addr, w.master_port, deadline, first, answer_timeout(timeout));
+                                             Clock::time_point deadline, StoreProtocol first,
+                                             const std::function<bool()>& cancelled = {}) {
+    auto connection =
+        StoreConnection::open(w.master_addr, w.master_port, deadline, first, answer_timeout(timeout), cancelled);
     return make_client_store(std::move(connection), timeout);
 }
 
@@ -141,6 +143,13 @@ int registered_peers(c10d::Store& store, const std::string& prefix, int world) {
     return n;
 }
 
+// The caller of meet() stopped waiting: the meeting ends here, and nobody reads why.
+void end_if_cancelled(const std::function<bool()>& cancelled, int rank) {
+    if (cancelled && cancelled())
+        throw DistributedError(Kind::Failed, rank, -1,
+                               "rank " + std::to_string(rank) + ": stopped waiting for the other ranks");
+}
+
 [[noreturn]] void peer_failed(int rank, int peer, const std::string& message, const char* when) {
     throw DistributedError(Kind::PeerFailed, rank, peer,
                            "rank " + std::to_string(rank) + ": rank " + std::to_string(peer) + " failed" + when + ": " +
@@ -149,7 +158,7 @@ int registered_peers(c10d::Store& store, const std::string& prefix, int world) {
 
 // Rank 0: opens the meeting under a fresh token and waits for every rank.
 std::vector<Identity> gather(c10d::Store& store, Meeting& m, const GroupOptions& o, const Identity& me,
-                             Clock::time_point deadline) {
+                             Clock::time_point deadline, const std::function<bool()>& cancelled) {
     const int world = o.world.world_size;
     const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
     const std::string token = random_token();
@@ -160,6 +169,7 @@ std::vector<Identity> gather(c10d::Store& store, Meeting& m, const GroupOptions&
     std::vector<std::string> keys;
     for (int r = 0; r < world; ++r) keys.push_back(key(r));
     for (;;) {
+        end_if_cancelled(cancelled, 0);
         if (auto failure = failure_under(store, m.prefix, 0, world))
             peer_failed(0, failure->first, failure->second, " before the rendezvous");
         if (store.check(keys)) break;
@@ -191,13 +201,14 @@ std::vector<Identity> gather(c10d::Store& store, Meeting& m, const GroupOptions&
 
 // Rank r > 0: registers under rank 0's current token until rank 0 lists it.
 std::vector<Identity> join(c10d::Store& store, Meeting& m, const GroupOptions& o, const Identity& me,
-                           Clock::time_point deadline) {
+                           Clock::time_point deadline, const std::function<bool()>& cancelled) {
     const int rank = o.world.rank, world = o.world.world_size;
     const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
     const std::string mine = identity_text(me);
     std::string token;
     bool same_attempt = false;
     for (;;) {
+        end_if_cancelled(cancelled, rank);
         if (auto leader = read_if_present(store, kLeader)) {
             const auto [newest, attempt] = parse_leader(*leader);
             if (newest != token) {
@@ -288,7 +299,7 @@ bool process_alive(int pid) {
     return state != 'Z' && state != 'X';
 }
 
-Meeting meet(const GroupOptions& o, std::atomic<int>& stage) {
+Meeting meet(const GroupOptions& o, std::atomic<int>& stage, const std::function<bool()>& cancelled) {
     const auto& w = o.world;
     const auto deadline = Clock::now() + o.timeout;
     Meeting m;
@@ -298,26 +309,35 @@ Meeting meet(const GroupOptions& o, std::atomic<int>& stage) {
         // first query and the other protocol is tried); rank 0's, this build's.
         m.store = m.serves_store ? served_store(w, o.timeout)
                                  : client_store(w, o.timeout, deadline,
-                                                w.agent_store ? StoreProtocol::Torch2 : kOwnProtocol);
+                                                w.agent_store ? StoreProtocol::Torch2 : kOwnProtocol, cancelled);
     } catch (const StoreError& e) {
+        end_if_cancelled(cancelled, w.rank);
         unreachable(w, o.timeout, e);
     }
     stage = 1;
     const Identity me{{host_identity(), static_cast<int>(::getpid())}, random_token()};
     std::vector<Identity> all;
     try {
-        all = w.rank == 0 ? gather(*m.store, m, o, me, deadline) : join(*m.store, m, o, me, deadline);
+        all = w.rank == 0 ? gather(*m.store, m, o, me, deadline, cancelled)
+                          : join(*m.store, m, o, me, deadline, cancelled);
     } catch (const StoreError& e) {
+        end_if_cancelled(cancelled, w.rank);
         unreachable(w, o.timeout, e);
     } catch (const DistributedError& e) {
-        // Rank 0's failure to gather is every rank's: say so to those waiting for the roster.
+        // Rank 0's failure to gather is every rank's: say so to those waiting for
+        // the roster. Its store ends with this meeting: it waits (at most 3 s)
+        // for them to have read it, unless its caller has stopped waiting, when
+        // the ranks waiting see the store close instead.
         if (w.rank == 0 && !m.prefix.empty()) {
             int waiting = 0;
             try {
                 waiting = registered_peers(*m.store, m.prefix, w.world_size);
             } catch (const std::exception&) {
             }
-            if (waiting > 0) publish_failure(m, 0, w.world_size, e.what(), std::chrono::seconds(3), waiting);
+            const bool given_up = cancelled && cancelled();
+            if (waiting > 0)
+                publish_failure(m, 0, w.world_size, e.what(),
+                                given_up ? std::chrono::milliseconds(0) : std::chrono::milliseconds(3000), waiting);
         }
         throw;
     }

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -57,7 +58,12 @@ struct Meeting {
 // has registered under rank 0's token (`stage` 1). Throws DistributedError:
 // AddressInUse (rank 0 cannot listen), Unreachable, Timeout (naming the ranks
 // that did not arrive), PeerFailed (a rank left its failure: quoted).
-Meeting meet(const GroupOptions& options, std::atomic<int>& stage);
+// `cancelled` (may be empty) is looked at between every two questions to the
+// store and while one waits for its answer (every 50 ms at most): true ends
+// the meeting within moments (DistributedError Failed), for a caller that has
+// stopped waiting; a client store made here keeps looking at it (the store's
+// waits for the backend's keys too), so it must stay false once joined.
+Meeting meet(const GroupOptions& options, std::atomic<int>& stage, const std::function<bool()>& cancelled = {});
 
 // For a rank that cannot train: leaves `message` where the others look
 // (opening the meeting itself when it is rank 0), so that they stop within

@@ -48,9 +48,17 @@ int remaining_ms(Clock::time_point deadline) {
     return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
+// How often a wait looks whether its caller has given up (`abandon`).
+constexpr int kAbandonLookMs = 50;
+
+[[noreturn]] void stopped_waiting(const std::string& store_name) {
+    throw StoreError(Kind::Failed, "stopped waiting for " + store_name);
+}
+
 // A connected socket to one of host:port's addresses, or -1 with `refused`
 // true when nothing listens (yet) and `error` set otherwise.
-int connect_once(const std::string& host, int port, Clock::time_point deadline, bool& refused, std::string& error) {
+int connect_once(const std::string& host, int port, Clock::time_point deadline, bool& refused, std::string& error,
+                 const std::function<bool()>& abandon) {
     refused = false;
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
@@ -68,8 +76,13 @@ int connect_once(const std::string& host, int port, Clock::time_point deadline, 
         if (s < 0) continue;
         int rc = ::connect(s, a->ai_addr, a->ai_addrlen);
         if (rc != 0 && errno == EINPROGRESS) {
+            // At most a second (a host that drops the SYN), looking at `abandon` meanwhile.
             pollfd p{s, POLLOUT, 0};
-            const int ready = ::poll(&p, 1, std::min(remaining_ms(deadline), 1000));
+            const auto until = std::min(deadline, Clock::now() + std::chrono::seconds(1));
+            int ready = 0;
+            while ((ready = ::poll(&p, 1, std::min(remaining_ms(until), kAbandonLookMs))) == 0 && Clock::now() < until &&
+                   !(abandon && abandon())) {
+            }
             int so_error = 0;
             socklen_t len = sizeof so_error;
             if (ready == 1 && ::getsockopt(s, SOL_SOCKET, SO_ERROR, &so_error, &len) == 0 && so_error == 0) rc = 0;
@@ -101,8 +114,9 @@ const char* store_protocol_name(StoreProtocol protocol) {
 }
 
 StoreConnection::StoreConnection(int fd, std::string endpoint, StoreProtocol protocol,
-                                 std::chrono::milliseconds answer_timeout)
-    : fd_(fd), endpoint_(std::move(endpoint)), protocol_(protocol), answer_timeout_(answer_timeout) {}
+                                 std::chrono::milliseconds answer_timeout, std::function<bool()> abandon)
+    : fd_(fd), endpoint_(std::move(endpoint)), protocol_(protocol), answer_timeout_(answer_timeout),
+      abandon_(std::move(abandon)) {}
 
 StoreConnection::~StoreConnection() {
     if (fd_ >= 0) ::close(fd_);
@@ -134,8 +148,10 @@ std::string StoreConnection::receive(std::size_t size) {
     const auto deadline = Clock::now() + answer_timeout_;
     while (got < size) {
         pollfd p{fd_, POLLIN, 0};
-        const int ready = ::poll(&p, 1, remaining_ms(deadline));
+        const int ready = ::poll(&p, 1, abandon_ ? std::min(remaining_ms(deadline), kAbandonLookMs) : remaining_ms(deadline));
         if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0 && abandoned()) stopped_waiting("the store at " + endpoint_);
+        if (ready == 0 && Clock::now() < deadline) continue;
         if (ready == 0)
             throw StoreError(Kind::Timeout, "the store at " + endpoint_ + " did not answer within " +
                                                 std::to_string(answer_timeout_.count()) + " ms (timed out)");
@@ -151,7 +167,7 @@ std::string StoreConnection::receive(std::size_t size) {
 
 std::unique_ptr<StoreConnection> StoreConnection::open(const std::string& host, int port, Clock::time_point deadline,
                                                        StoreProtocol first, std::chrono::milliseconds answer_timeout,
-                                                       const std::function<bool()>& abandon) {
+                                                       std::function<bool()> abandon) {
     const std::string endpoint = host + ":" + std::to_string(port);
     const StoreProtocol order[2] = {first, first == StoreProtocol::Torch1 ? StoreProtocol::Torch2 : StoreProtocol::Torch1};
     std::string first_answer; // what the first protocol's attempt met
@@ -161,15 +177,16 @@ std::unique_ptr<StoreConnection> StoreConnection::open(const std::string& host, 
         for (;;) { // until something listens
             bool refused = false;
             std::string error;
-            fd = connect_once(host, port, deadline, refused, error);
+            fd = connect_once(host, port, deadline, refused, error, abandon);
             if (fd >= 0) break;
+            if (abandon && abandon()) stopped_waiting("the store at " + endpoint);
             if (!refused) throw StoreError(Kind::Failed, error);
             if (Clock::now() >= deadline)
                 throw StoreError(Kind::Refused, "nothing listened at " + endpoint + " (connection refused)");
-            if (abandon && abandon()) throw StoreError(Kind::Failed, "stopped waiting for the store at " + endpoint);
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            std::this_thread::sleep_for(std::chrono::milliseconds(kAbandonLookMs));
         }
-        auto connection = std::unique_ptr<StoreConnection>(new StoreConnection(fd, endpoint, protocol, answer_timeout));
+        auto connection =
+            std::unique_ptr<StoreConnection>(new StoreConnection(fd, endpoint, protocol, answer_timeout, abandon));
         try {
             std::string hello;
             if (protocol == StoreProtocol::Torch2) {
@@ -192,6 +209,7 @@ std::unique_ptr<StoreConnection> StoreConnection::open(const std::string& host, 
             }
             return connection;
         } catch (const StoreError& e) {
+            if (connection->abandoned()) throw; // the caller gave up: no second try
             // A 1.x server closes a connection whose first query it cannot read,
             // a 2.x one (libuv's) leaves a query before VALIDATE unanswered: try
             // the other protocol once. Silence to both is no store of either kind.
@@ -275,6 +293,23 @@ bool StoreConnection::delete_key(const std::string& key) {
 
 namespace {
 
+// Waits for `keys` by asking check() every 1 … 10 ms: a wait that can end
+// between two questions, when the timeout passes ("timed out") or `abandon`
+// says so.
+void poll_until_present(c10d::Store& store, const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
+                        const std::string& store_name, const std::function<bool()>& abandon) {
+    const auto deadline = timeout == c10d::Store::kNoTimeout ? Clock::time_point::max() : Clock::now() + timeout;
+    for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(10))) {
+        if (store.check(keys)) return;
+        if (abandon && abandon()) stopped_waiting(store_name);
+        if (Clock::now() >= deadline)
+            throw std::runtime_error(store_name + ": wait timed out after " + std::to_string(timeout.count()) +
+                                     " ms for " + keys.front() +
+                                     (keys.size() > 1 ? " and " + std::to_string(keys.size() - 1) + " more" : ""));
+        std::this_thread::sleep_for(pause);
+    }
+}
+
 class ClientStore final : public c10d::Store {
 public:
     ClientStore(std::unique_ptr<StoreConnection> connection, std::chrono::milliseconds timeout, std::string host,
@@ -312,20 +347,12 @@ public:
     void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
         // Polled: both protocols have CHECK; a 2.x WAIT past its deadline would
         // need CANCEL_WAIT, and a 1.x one leaves the connection unusable.
-        const auto deadline = timeout == kNoTimeout ? Clock::time_point::max() : Clock::now() + timeout;
-        for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(10))) {
-            if (check(keys)) return;
-            if (Clock::now() >= deadline)
-                throw std::runtime_error("store at " + connection_->endpoint() + ": wait timed out after " +
-                                         std::to_string(timeout.count()) + " ms for " + keys.front() +
-                                         (keys.size() > 1 ? " and " + std::to_string(keys.size() - 1) + " more" : ""));
-            std::this_thread::sleep_for(pause);
-        }
+        poll_until_present(*this, keys, timeout, "the store at " + connection_->endpoint(), connection_->abandon());
     }
 #if TORCH_VERSION_MAJOR >= 2
     c10::intrusive_ptr<c10d::Store> clone() override {
         auto connection = StoreConnection::open(host_, port_, Clock::now() + timeout_, connection_->protocol(),
-                                                std::chrono::seconds(5));
+                                                std::chrono::seconds(5), connection_->abandon());
         return c10::make_intrusive<ClientStore>(std::move(connection), timeout_, host_, port_);
     }
 #endif
@@ -337,7 +364,42 @@ private:
     int port_;
 };
 
+// Gloo's waits for its peers' addresses, made to give up when the join does.
+class AbandonableStore final : public c10d::Store {
+public:
+    AbandonableStore(c10::intrusive_ptr<c10d::Store> store, std::function<bool()> abandon)
+        : c10d::Store(store->getTimeout()), store_(std::move(store)), abandon_(std::move(abandon)) {}
+
+    void set(const std::string& key, const std::vector<uint8_t>& value) override { store_->set(key, value); }
+    std::vector<uint8_t> get(const std::string& key) override {
+        wait({key}, timeout_);
+        return store_->get(key);
+    }
+    int64_t add(const std::string& key, int64_t value) override { return store_->add(key, value); }
+    bool deleteKey(const std::string& key) override { return store_->deleteKey(key); }
+    bool check(const std::vector<std::string>& keys) override { return store_->check(keys); }
+    int64_t getNumKeys() override { return store_->getNumKeys(); }
+    void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+    void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+        poll_until_present(*store_, keys, timeout, "the store", abandon_);
+    }
+#if TORCH_VERSION_MAJOR >= 2
+    c10::intrusive_ptr<c10d::Store> clone() override {
+        return c10::make_intrusive<AbandonableStore>(store_->clone(), abandon_);
+    }
+#endif
+
+private:
+    c10::intrusive_ptr<c10d::Store> store_;
+    std::function<bool()> abandon_;
+};
+
 } // namespace
+
+c10::intrusive_ptr<c10d::Store> make_abandonable_store(c10::intrusive_ptr<c10d::Store> store,
+                                                       std::function<bool()> abandon) {
+    return c10::make_intrusive<AbandonableStore>(std::move(store), std::move(abandon));
+}
 
 c10::intrusive_ptr<c10d::Store> make_client_store(std::unique_ptr<StoreConnection> connection,
                                                   std::chrono::milliseconds timeout) {

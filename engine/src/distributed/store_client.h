@@ -50,14 +50,17 @@ public:
     using Clock = std::chrono::steady_clock;
 
     // Connects to host:port (a name or an address), retrying while nothing
-    // listens there, until `deadline` (or `abandon`, polled every 50 ms, says
-    // so: StoreError Failed); then learns the server's protocol, `first` tried
-    // first (a 1.x server closes a 2.x VALIDATE at once; a 2.x server answers
-    // its PING). A program that accepts the connection but gives no answer
-    // within `answer_timeout` is not a store (NotAStore).
+    // listens there, until `deadline`; then learns the server's protocol,
+    // `first` tried first (a 1.x server closes a 2.x VALIDATE at once; a 2.x
+    // server answers its PING). A program that accepts the connection but gives
+    // no answer within `answer_timeout` is not a store (NotAStore). `abandon`
+    // (may be empty) stays with the connection: polled every 50 ms while it
+    // connects and while any call waits for an answer, true gives up at once
+    // (StoreError Failed), so that a thread that joins for a caller who has
+    // stopped waiting ends within moments; the connection is then unusable.
     static std::unique_ptr<StoreConnection> open(const std::string& host, int port, Clock::time_point deadline,
                                                  StoreProtocol first, std::chrono::milliseconds answer_timeout,
-                                                 const std::function<bool()>& abandon = {});
+                                                 std::function<bool()> abandon = {});
     ~StoreConnection();
     StoreConnection(const StoreConnection&) = delete;
     StoreConnection& operator=(const StoreConnection&) = delete;
@@ -66,6 +69,9 @@ public:
     const std::string& endpoint() const { return endpoint_; } // "host:port"
     // Each call waits at most this long for the store's answer (StoreError Timeout).
     void set_answer_timeout(std::chrono::milliseconds timeout) { answer_timeout_ = timeout; }
+    // What open() was given: the caller gave up.
+    bool abandoned() const { return abandon_ && abandon_(); }
+    const std::function<bool()>& abandon() const { return abandon_; }
 
     void set(const std::string& key, const std::vector<std::uint8_t>& value);
     // The value, or nullopt when the key is not there (a check first: a 1.x
@@ -77,7 +83,8 @@ public:
     bool delete_key(const std::string& key);
 
 private:
-    StoreConnection(int fd, std::string endpoint, StoreProtocol protocol, std::chrono::milliseconds answer_timeout);
+    StoreConnection(int fd, std::string endpoint, StoreProtocol protocol, std::chrono::milliseconds answer_timeout,
+                    std::function<bool()> abandon);
     void send_all(const std::string& bytes);
     std::string receive(std::size_t size);
     std::uint8_t code(int query) const;
@@ -86,13 +93,23 @@ private:
     std::string endpoint_;
     StoreProtocol protocol_;
     std::chrono::milliseconds answer_timeout_;
+    std::function<bool()> abandon_;
 };
 
 // A c10d::Store over a StoreConnection, for c10d and Gloo (the backend meets
 // its peers through it): get() and wait() poll the store until the key is
-// there or the timeout passes, then throw ("timed out"). Thread-safe.
-// clone() (LibTorch 2.x) opens another connection.
+// there or the timeout passes, then throw ("timed out"), or until the
+// connection's `abandon` says so. Thread-safe. clone() (LibTorch 2.x) opens
+// another connection, with the same `abandon`.
 c10::intrusive_ptr<c10d::Store> make_client_store(std::unique_ptr<StoreConnection> connection,
                                                   std::chrono::milliseconds timeout);
+
+// Another store (c10d's TCPStore, or the one above) whose get() and wait()
+// poll it (check(), every 1 … 10 ms) and give up as soon as `abandon` says
+// so, instead of blocking in the store for up to the timeout: for Gloo's
+// connection, which waits there for its peers' addresses. Every other call
+// goes straight through.
+c10::intrusive_ptr<c10d::Store> make_abandonable_store(c10::intrusive_ptr<c10d::Store> store,
+                                                       std::function<bool()> abandon);
 
 } // namespace accum::dist
