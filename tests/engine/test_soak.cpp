@@ -68,11 +68,14 @@ private Q_SLOTS:
             if (kind == 2) c.max_steps = 100000;
             Session session;
             Quiet sink;
-            std::thread stopper;
             std::stop_source stop; // this run's: a stop that lands before run() has started still counts
+            // A std::jthread, declared after what it uses: joined before those
+            // go, also when run() throws (a joinable std::thread destroyed would
+            // end the program). It only asks for the stop; the checks are here.
+            std::jthread stopper;
             if (kind == 2) {
                 const int delay = std::uniform_int_distribution<int>(0, 40)(rng);
-                stopper = std::thread([&stop, delay] {
+                stopper = std::jthread([&stop, delay] {
                     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
                     stop.request_stop();
                 });

@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <fstream>
 #include <regex>
+#include <string>
+#include <thread>
 
 #include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
@@ -58,11 +59,24 @@ std::string write_csv(const QTemporaryDir& dir, int rows) {
     return path;
 }
 
-double max_relative_difference(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
-    double worst = 0;
-    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-        worst = std::max(worst, std::abs(a[i].loss - b[i].loss) / std::max(1e-12, std::abs(b[i].loss)));
-    return worst;
+// Two runs' losses step by step, relative to the second (the large batch):
+// a problem, never a pass, when a loss is not finite or the steps differ.
+testing::LossComparison relative_losses(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
+    return testing::compare_losses(a, b, testing::LossMeasure::RelativeToSecond);
+}
+
+// The text of an exception that escaped a thread's body, which the test
+// thread checks after join() (a Qt Test macro belongs to the test thread).
+template <typename Body>
+std::string run_catching(Body&& body) {
+    try {
+        body();
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "an exception that is not a std::exception";
+    }
+    return {};
 }
 
 } // namespace
@@ -124,8 +138,8 @@ private Q_SLOTS:
         const auto a = run(small), b = run(big);
         QCOMPARE(a.steps.size(), std::size_t(12));
         QCOMPARE(b.steps.size(), std::size_t(12));
-        const double diff = max_relative_difference(a.steps, b.steps);
-        QVERIFY2(diff < 1e-5, std::to_string(diff).c_str());
+        const auto diff = relative_losses(a.steps, b.steps);
+        QVERIFY2(diff.compared() && diff.largest < 1e-5, diff.what().c_str());
         QVERIFY(a.steps.back().loss < a.steps.front().loss); // it learns
     }
 
@@ -142,7 +156,8 @@ private Q_SLOTS:
         QCOMPARE(a.steps.size(), std::size_t(12));
         QCOMPARE(b.steps.size(), std::size_t(12));
         QVERIFY(a.steps.front().grad_norm > 0.05); // clipping is active
-        QVERIFY2(max_relative_difference(a.steps, b.steps) < 1e-5, "clipped trajectories differ");
+        const auto diff = relative_losses(a.steps, b.steps);
+        QVERIFY2(diff.compared() && diff.largest < 1e-5, ("clipped trajectories differ: " + diff.what()).c_str());
     }
 
     // The counter-example: BatchNorm normalises over the micro-batch, so B × K is
@@ -154,18 +169,24 @@ private Q_SLOTS:
         big.batch_size = 64;
         big.accumulation_steps = 1;
         const auto a = run(small), b = run(big);
-        QVERIFY2(max_relative_difference(a.steps, b.steps) > 1e-3, "BatchNorm runs should differ");
+        QVERIFY2(a.summary.status == RunStatus::Completed, a.summary.message.c_str());
+        QVERIFY2(b.summary.status == RunStatus::Completed, b.summary.message.c_str());
+        QCOMPARE(a.steps.size(), std::size_t(12));
+        QCOMPARE(b.steps.size(), std::size_t(12));
+        const auto diff = relative_losses(a.steps, b.steps);
+        QVERIFY2(diff.apart_by_more_than(1e-3), ("BatchNorm runs should differ: " + diff.what()).c_str());
     }
 
     // ARCHITECTURE.md I7: the three styles give the same trajectory when L % K == 0.
     void threeStylesAgree() {
         const auto p = run(tiny(Mode::Pytorch)), a = run(tiny(Mode::Accelerator)), t = run(tiny(Mode::Trainer));
         QCOMPARE(p.steps.size(), std::size_t(12));
-        for (std::size_t i = 0; i < p.steps.size(); ++i) {
-            QVERIFY(std::abs(p.steps[i].loss - a.steps[i].loss) <= 1e-5);
-            QVERIFY(std::abs(p.steps[i].loss - t.steps[i].loss) <= 1e-5);
-            QCOMPARE(p.steps[i].learning_rate, t.steps[i].learning_rate);
-        }
+        QCOMPARE(a.steps.size(), std::size_t(12));
+        QCOMPARE(t.steps.size(), std::size_t(12));
+        const auto accelerator = testing::compare_losses(p.steps, a.steps), trainer = testing::compare_losses(p.steps, t.steps);
+        QVERIFY2(accelerator.within(1e-5), ("accelerator: " + accelerator.what()).c_str());
+        QVERIFY2(trainer.within(1e-5), ("trainer: " + trainer.what()).c_str());
+        for (std::size_t i = 0; i < p.steps.size(); ++i) QCOMPARE(p.steps[i].learning_rate, t.steps[i].learning_rate);
     }
 
     // ARCHITECTURE.md I6: with variable-length sequences, token normalisation makes
@@ -195,16 +216,14 @@ private Q_SLOTS:
         QVERIFY2(b.summary.status == RunStatus::Completed, b.summary.message.c_str());
         QCOMPARE(a.steps.size(), std::size_t(6));
         QCOMPARE(b.steps.size(), std::size_t(6));
-        double worst = 0;
-        for (std::size_t i = 0; i < a.steps.size(); ++i) worst = std::max(worst, std::abs(a.steps[i].loss - b.steps[i].loss));
-        QVERIFY2(worst < 1e-4, std::to_string(worst).c_str());
+        const auto tokens = testing::compare_losses(a.steps, b.steps);
+        QVERIFY2(tokens.compared() && tokens.largest < 1e-4, tokens.what().c_str());
         small.loss_normalization = big.loss_normalization = LossNormalization::Mean;
         const auto c = run(small), d = run(big);
         QCOMPARE(c.steps.size(), std::size_t(6));
         QCOMPARE(d.steps.size(), std::size_t(6));
-        worst = 0;
-        for (std::size_t i = 0; i < c.steps.size(); ++i) worst = std::max(worst, std::abs(c.steps[i].loss - d.steps[i].loss));
-        QVERIFY2(worst > 1e-3, std::to_string(worst).c_str());
+        const auto mean = testing::compare_losses(c.steps, d.steps);
+        QVERIFY2(mean.apart_by_more_than(1e-3), mean.what().c_str());
     }
 
     // ARCHITECTURE.md I9: peak memory is set by the micro-batch, not by K.
@@ -333,6 +352,8 @@ private Q_SLOTS:
         const auto wrong = run(c);
         c.scheduler_per_micro_batch = false;
         const auto right = run(c);
+        QCOMPARE(wrong.steps.size(), std::size_t(12));
+        QCOMPARE(right.steps.size(), std::size_t(12));
         // right: step s uses lr·(1 − (s−1)/12); wrong: the schedule has moved 4 micro-steps per update.
         QVERIFY(std::abs(right.steps[3].learning_rate - 0.05 * (1 - 3.0 / 12)) < 1e-9);
         QCOMPARE(wrong.steps[3].learning_rate, 0.0); // after 3 updates = 12 micro-steps, the schedule is done
@@ -365,6 +386,7 @@ private Q_SLOTS:
         const auto r = run(c);
         QVERIFY2(r.summary.status == RunStatus::Completed, r.summary.message.c_str());
         QCOMPARE(r.summary.optimizer_steps, std::int64_t(epochs ? 16 : max_steps));
+        QCOMPARE(r.steps.size(), std::size_t(epochs ? 16 : max_steps)); // the losses below read steps 1 … 15
         const std::string number = R"((-?[0-9]+\.[0-9]+(e-[0-9]+)?|-?[0-9]e-[0-9]+))";
         const std::regex step_line("^\\{'loss': " + number + ", 'grad_norm': " + number + ", 'learning_rate': 0\\.05, 'epoch': " +
                                    number + "\\}$");
@@ -497,6 +519,7 @@ private Q_SLOTS:
         first.epochs = 1;
         first.output_dir = part_dir.path().toStdString();
         const auto one = run(first);
+        QVERIFY2(one.summary.status == RunStatus::Completed, one.summary.message.c_str());
         QVERIFY(QDir(part_dir.filePath("checkpoint-" + QString::number(one.summary.optimizer_steps))).exists());
         QVERIFY(QFile::exists(part_dir.filePath("checkpoint-" + QString::number(one.summary.optimizer_steps) +
                                                 "/trainer_state.json")));
@@ -505,6 +528,7 @@ private Q_SLOTS:
         second.resume_from = part_dir.path().toStdString();
         const auto rest = run(second);
         QVERIFY2(rest.summary.status == RunStatus::Completed, rest.summary.message.c_str());
+        QVERIFY(!one.steps.empty() && !rest.steps.empty());
         QCOMPARE(one.steps.size() + rest.steps.size(), full.steps.size());
         for (std::size_t i = 0; i < rest.steps.size(); ++i) {
             const auto& a = rest.steps[i];
@@ -515,7 +539,9 @@ private Q_SLOTS:
     }
 
     // Pause holds the run at a micro-batch boundary; Step one micro-batch lets
-    // exactly one more through; resume runs it to its end.
+    // exactly one more through; resume runs it to its end. The run's thread is a
+    // std::jthread given the run's stop token: when a check fails before the
+    // join, its destructor stops the paused run and joins it.
     void pauseAndStepOneMicroBatch() {
         RunConfig c = tiny();
         c.record_micro_steps = true;
@@ -525,7 +551,8 @@ private Q_SLOTS:
         } sink;
         Session session;
         session.pause(); // before the run starts: it waits before its first micro-batch
-        std::thread runner([&] { session.run(c, sink); });
+        std::string error;
+        std::jthread runner([&](std::stop_token stop) { error = run_catching([&] { session.run(c, sink, stop); }); });
         auto settle = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(400)); };
         settle();
         QCOMPARE(sink.micro.load(), 0);
@@ -538,6 +565,7 @@ private Q_SLOTS:
         }
         session.resume();
         runner.join();
+        QVERIFY2(error.empty(), error.c_str());
         QCOMPARE(sink.summary.status, RunStatus::Completed);
         QCOMPARE(sink.micro.load(), 48); // 12 updates × K 4
     }
@@ -560,7 +588,9 @@ private Q_SLOTS:
         QCOMPARE(session.run(c, capture, next.get_token()).status, RunStatus::Completed);
     }
 
-    // Stop from another thread ends the run promptly as "stopped".
+    // Stop from another thread ends the run promptly as "stopped". The stopping
+    // thread only notes when it asked; the latency is taken after the join (a
+    // std::jthread: joined also when run() throws).
     void stopFromAnotherThread() {
         RunConfig c = tiny();
         c.max_steps = 0;
@@ -568,17 +598,18 @@ private Q_SLOTS:
         Capture capture;
         Session session;
         std::stop_source stop;
-        QElapsedTimer timer;
-        std::thread stopper([&] {
+        std::chrono::steady_clock::time_point asked, returned;
+        std::jthread stopper([&] {
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
-            timer.start();
+            asked = std::chrono::steady_clock::now();
             stop.request_stop();
         });
         const auto summary = session.run(c, capture, stop.get_token());
-        const auto latency = timer.elapsed();
+        returned = std::chrono::steady_clock::now();
         stopper.join();
         QCOMPARE(summary.status, RunStatus::Stopped);
         QCOMPARE(summary.exit_code, 130);
+        const auto latency = std::chrono::duration_cast<std::chrono::milliseconds>(returned - asked).count();
         QVERIFY2(latency < 1000, std::to_string(latency).c_str());
     }
 };

@@ -1,5 +1,12 @@
 #pragma once
 // Stop / pause / single-step requests from another thread, polled by the run.
+//
+// Every change to a value that proceed()'s wait reads (stop_, paused_, tokens_)
+// is made under mutex_ before the notify: a change made without it can fall
+// between the waiter's check of the predicate and its going to sleep, and the
+// notify is then lost (a stop that never reaches a paused run). The atomics stay
+// for the readers that take no lock (stop_requested(), paused(), proceed()'s
+// fast path).
 
 #include <atomic>
 #include <chrono>
@@ -11,8 +18,11 @@ namespace accum {
 class RunControl {
 public:
     void request_stop() {
-        if (!stop_.load()) stop_at_.store(std::chrono::steady_clock::now().time_since_epoch().count());
-        stop_.store(true);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!stop_.load()) stop_at_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+            stop_.store(true);
+        }
         cv_.notify_all();
     }
     // How long ago the stop was requested (zero when it was not).
@@ -21,7 +31,13 @@ public:
         return std::chrono::steady_clock::now().time_since_epoch() -
                std::chrono::steady_clock::duration(stop_at_.load());
     }
-    void pause() { paused_.store(true); }
+    void pause() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            paused_.store(true);
+        }
+        cv_.notify_all();
+    }
     void resume() {
         {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -39,18 +55,22 @@ public:
     bool stop_requested() const { return stop_.load(); }
     bool paused() const { return paused_.load(); }
     void reset() {
-        stop_.store(false);
-        tokens_.store(0);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_.store(false);
+            tokens_.store(0);
+        }
+        cv_.notify_all();
     }
 
     // While paused: takes a single step granted by step_once(), if there is one,
     // without waiting (a data-parallel run waits with its peers instead).
     bool take_step() {
         if (!paused_.load()) return false;
-        int tokens = tokens_.load();
-        while (tokens > 0)
-            if (tokens_.compare_exchange_weak(tokens, tokens - 1)) return true;
-        return false;
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (tokens_.load() <= 0) return false;
+        tokens_.fetch_sub(1);
+        return true;
     }
 
     // Called before each micro-batch: waits while paused (unless a single step
