@@ -15,6 +15,7 @@
 #include <QFile>
 #include <torch/types.h>
 
+#include "accum/planned_run.h"
 #include "accum/records.h"
 #include "accum/session.h"
 #include "accum/sink.h"
@@ -39,7 +40,7 @@ struct Capture : Sink {
 inline Capture run(const RunConfig& config, std::stop_token stop = {}) {
     Capture c;
     Session session;
-    session.run(config, c, stop);
+    run_planned(session, config, c, stop); // as accum-run and the studio run: with the planning layer's advice
     return c;
 }
 

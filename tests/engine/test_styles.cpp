@@ -12,6 +12,7 @@
 #include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
 #include "accum/run_directory.h"
+#include "accum/planned_run.h"
 #include "accum/session.h"
 
 #include "capture.h"
@@ -283,7 +284,7 @@ private Q_SLOTS:
             }
         } sink;
         Session session;
-        const auto s = session.run(c, sink, sink.stop.get_token());
+        const auto s = run_planned(session, c, sink, sink.stop.get_token());
         QCOMPARE(s.status, RunStatus::OutOfMemory);
         QVERIFY2(s.message.find("Try micro-batch 128 × 2") != std::string::npos, s.message.c_str());
         QCOMPARE(sink.logs.back().rfind("out of memory: measuring", 0), std::size_t(0)); // no probe ran
