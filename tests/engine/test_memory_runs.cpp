@@ -56,7 +56,6 @@ std::int64_t parameter_bytes(const RunConfig& config) {
     return bytes;
 }
 
-using testing::largest_loss_difference;
 
 } // namespace
 
@@ -159,8 +158,8 @@ private Q_SLOTS:
         QVERIFY2(plain.summary.status == RunStatus::Completed, plain.summary.message.c_str());
         QVERIFY2(checkpointed.summary.status == RunStatus::Completed, checkpointed.summary.message.c_str());
         QCOMPARE(checkpointed.steps.size(), plain.steps.size());
-        const double worst = largest_loss_difference(plain.steps, checkpointed.steps);
-        QVERIFY2(worst <= 1e-6, qPrintable(QString::number(worst)));
+        const auto worst = testing::compare_losses(plain.steps, checkpointed.steps);
+        QVERIFY2(worst.within(1e-6), worst.what().c_str());
         for (std::size_t i = 0; i < plain.steps.size(); ++i)
             QVERIFY2(std::abs(plain.steps[i].grad_norm - checkpointed.steps[i].grad_norm) <= 1e-6 * std::max(1.0, plain.steps[i].grad_norm),
                      qPrintable(QString::number(i)));
@@ -227,7 +226,8 @@ private Q_SLOTS:
         c.memory_budget = std::to_string((p + q) / 2);
         const auto fits = run(c);
         QVERIFY2(fits.summary.status == RunStatus::Completed, fits.summary.message.c_str());
-        QVERIFY(largest_loss_difference(fits.steps, plain.steps) <= 1e-6);
+        const auto same = testing::compare_losses(fits.steps, plain.steps);
+        QVERIFY2(same.within(1e-6), same.what().c_str());
     }
 
     // An evaluation shares the training's budget: with checkpointing the CNN

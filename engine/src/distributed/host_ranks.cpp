@@ -23,15 +23,6 @@ namespace {
 
 bool runs_on_cuda(const RunConfig& config) { return config.device != "cpu" && torch::cuda::is_available(); }
 
-Backend backend_of(accum::Backend b) {
-    switch (b) {
-    case accum::Backend::Gloo: return Backend::Gloo;
-    case accum::Backend::Nccl: return Backend::Nccl;
-    case accum::Backend::Auto: break;
-    }
-    return Backend::Auto;
-}
-
 // The configuration written where ranks 1 … N−1 read it (--config), removed after the run.
 class ConfigFile {
 public:
@@ -92,7 +83,7 @@ SummaryRecord run_rank(const RunConfig& given, const WorldInfo& world, Sink& sin
     try {
         GroupOptions options;
         options.world = world;
-        options.backend = resolve_backend(backend_of(config.backend), runs_on_cuda(config));
+        options.backend = resolve_backend(config.backend, runs_on_cuda(config));
         options.timeout = parse_dist_timeout(config.dist_timeout_s);
         options.cuda_device = world.local_rank;
         // Joining gives up early when asked to stop (SIGTERM from a launcher, the
