@@ -540,6 +540,10 @@
         <translation>lỗi nội bộ: %1</translation>
     </message>
     <message>
+        <source>Another run is already in progress in this program, which trains one run at a time. Wait for it to end or stop it, then start again.</source>
+        <translation>Một lần chạy khác đang diễn ra trong chương trình này, vốn chỉ huấn luyện một lần chạy mỗi lúc. Hãy đợi nó kết thúc hoặc dừng nó, rồi bắt đầu lại.</translation>
+    </message>
+    <message>
         <source>The micro-batch is already 1: raise the memory budget or use a smaller model.</source>
         <translation>Micro-batch đã là 1: hãy tăng ngân sách bộ nhớ hoặc dùng mô hình nhỏ hơn.</translation>
     </message>
