@@ -82,7 +82,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
     lab_panel_->set_base_config_provider([this] { return config_panel_->config(); });
     connect(lab_panel_, &LabPanel::experiment_requested, this, &MainWindow::run_experiment);
-    connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) { runs_panel_->add_run(r); });
+    connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) {
+        if (!engine_refused_as_busy(r.summary)) runs_panel_->add_run(r); // a refused run never ran
+    });
     connect(lab_panel_, &LabPanel::busy_changed, this, [this] { update_actions(); });
     // The lesson asks; the window decides and answers (engine_use.h). The lesson
     // hears of a run's end first: its verdict is on screen when the command line's
