@@ -107,7 +107,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(lab_panel_, &LabPanel::experiment_finished, config_panel_, &ConfigPanel::refresh_estimate_a_run_held);
 
     // At most 10 replots a second: live enough to watch, and it leaves the CPU to
-    // training (at 30 Hz the replots cost the engine a fifth of its speed on 2 cores).
+    // training (faster replots cost the engine a fifth of its speed on 2 cores:
+    // bench/RESULTS.md, "Figures quoted in the code").
     // During a run the interval stretches if drawing costs more than its budget
     // (refresh_budget.h).
     refresh_timer_.setInterval(RefreshBudget::kFastestMs);
