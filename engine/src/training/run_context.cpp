@@ -54,7 +54,7 @@ std::string shared_options(const RunConfig& config) {
     return to_json_text(c);
 }
 
-// Whatever happens to a window's skipped step, the log says it in these words.
+// A loss or gradient norm as the diverged message writes it ("nan" for NaN).
 std::string number_text(double v) { return std::isnan(v) ? std::string("nan") : std::to_string(v); }
 
 } // namespace
