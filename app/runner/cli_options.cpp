@@ -71,9 +71,10 @@ const std::map<std::string, Option>& options() {
     static const std::map<std::string, Option> o{
         {"mode", choice<Mode>("default pytorch")},
         {"dataset", choice<DatasetKind>("default fashion-mnist")},
-        {"data", value("data directory (fashion-mnist) or CSV file")},
+        {"data", value("data directory (fashion-mnist), CSV file (csv) or .pt file of named tensors (tensors)")},
         {"label-column", value("CSV column that holds the labels (default label)")},
-        {"model", choice<ModelKind>("default mlp")},
+        {"model", value("mlp | cnn | transformer | FILE.pt: a TorchScript module made with torch.jit.script or "
+                        "torch.jit.trace (default mlp)")},
         {"batch-norm", flag("add BatchNorm layers (pitfall demo)", "batch-norm")},
         {"scheduler-per-micro-batch", flag("pitfall demo: step the scheduler after every micro-batch (pytorch mode)",
                                            "scheduler-per-micro-batch")},

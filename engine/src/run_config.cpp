@@ -40,6 +40,15 @@ bool valid_device(const std::string& device) {
 
 } // namespace
 
+bool looks_like_model_file(const std::string& text) {
+    if (text.empty()) return false;
+    auto ends_with = [&](std::string_view suffix) {
+        return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    return text.find('/') != std::string::npos || ends_with(".pt") || ends_with(".pth") || ends_with(".ts") ||
+           ends_with(".torchscript");
+}
+
 // ---------------------------------------------------------------- choices
 
 namespace {
@@ -58,8 +67,9 @@ struct ChoiceTable;
 
 ACCUM_CHOICES(Mode, {Mode::Pytorch, "pytorch"}, {Mode::Accelerator, "accelerator"}, {Mode::Trainer, "trainer"})
 ACCUM_CHOICES(DatasetKind, {DatasetKind::FashionMnist, "fashion-mnist"}, {DatasetKind::SyntheticPairs, "synthetic-pairs"},
-              {DatasetKind::SyntheticLm, "synthetic-lm"}, {DatasetKind::Csv, "csv"})
-ACCUM_CHOICES(ModelKind, {ModelKind::Mlp, "mlp"}, {ModelKind::Cnn, "cnn"}, {ModelKind::Transformer, "transformer"})
+              {DatasetKind::SyntheticLm, "synthetic-lm"}, {DatasetKind::Csv, "csv"}, {DatasetKind::Tensors, "tensors"})
+ACCUM_CHOICES(ModelKind, {ModelKind::Mlp, "mlp"}, {ModelKind::Cnn, "cnn"}, {ModelKind::Transformer, "transformer"},
+              {ModelKind::File, "file"})
 ACCUM_CHOICES(OptimizerKind, {OptimizerKind::Sgd, "sgd"}, {OptimizerKind::AdamW, "adamw"})
 ACCUM_CHOICES(SchedulerKind, {SchedulerKind::Constant, "constant"}, {SchedulerKind::Linear, "linear"},
               {SchedulerKind::Cosine, "cosine"})
@@ -120,7 +130,8 @@ std::int64_t builtin_train_size(DatasetKind dataset) {
     case DatasetKind::FashionMnist: return kFashionMnistTrainSize;
     case DatasetKind::SyntheticPairs: return kSyntheticPairsTrainSize;
     case DatasetKind::SyntheticLm: return kSyntheticLmTrainSize;
-    case DatasetKind::Csv: return 0;
+    case DatasetKind::Csv:
+    case DatasetKind::Tensors: return 0;
     }
     return 0;
 }
@@ -197,8 +208,25 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
     if (c.model == ModelKind::Cnn && c.dataset != DatasetKind::FashionMnist)
         add("model", "the cnn needs image data (--dataset fashion-mnist); use mlp or transformer for " +
                          to_string(c.dataset));
+    if (c.dataset == DatasetKind::Tensors && c.data_path.empty())
+        add("data", "the tensors dataset needs --data FILE.pt (named tensors saved with torch.save)");
     if (c.model == ModelKind::Transformer && c.batch_norm)
         add("batch-norm", "only the mlp and cnn have a BatchNorm variant");
+    if (c.model == ModelKind::File) {
+        // What the engine builds into its own models cannot be added to a module that comes made.
+        const std::string file = c.model_file.empty() ? std::string("a TorchScript file") : c.model_file;
+        if (c.model_file.empty()) add("model", "file needs the path of the TorchScript file (--model model.pt)");
+        if (c.batch_norm) add("batch-norm", "only the mlp and cnn have a BatchNorm variant; " + file + " is as it was saved");
+        if (c.dropout != 0.0)
+            add("dropout", "applies to the built-in models; " + file + " keeps the dropout it was saved with "
+                           "(a traced module keeps it as it was in training or eval mode when traced)");
+        if (c.gradient_checkpointing)
+            add("gradient-checkpointing", "cannot apply to " + file + ": the engine recomputes blocks of its own "
+                                          "models, and a TorchScript module's graph runs as it was saved");
+        if (c.mixed_precision != MixedPrecision::No)
+            add("mixed-precision", "is not available for " + file + ": the engine's autocast covers its own models' "
+                                   "layers, and a TorchScript module's graph runs in the precision it was saved in");
+    }
     if (c.scheduler_per_micro_batch && c.mode != Mode::Pytorch)
         add("scheduler-per-micro-batch", "is a pitfall demo of the plain loop; use it with --mode pytorch "
                                          "(the Accelerator and the Trainer step the scheduler only on sync)");
@@ -367,13 +395,42 @@ Field make_field(const char* key, T RunConfig::*member) {
         std::is_enum_v<T>};
 }
 
+// "model": a built-in model's name, or the path of a TorchScript file (which
+// sets ModelKind::File); written back as the same.
+Field model_field() {
+    return Field{
+        "model", Kind::Text,
+        [](const RunConfig& c) { return json(c.model == ModelKind::File ? c.model_file : to_string(c.model)); },
+        [](RunConfig& c, const json& v, std::string& error) {
+            if (!v.is_string()) {
+                error = "expects a model name or a TorchScript file";
+                return false;
+            }
+            const auto text = v.get<std::string>();
+            if (const auto kind = parse_choice<ModelKind>(text); kind && *kind != ModelKind::File) {
+                c.model = *kind;
+                c.model_file.clear();
+                return true;
+            }
+            if (!looks_like_model_file(text)) {
+                error = "unknown value '" + text +
+                        "' (choose mlp, cnn, transformer, or a TorchScript file such as model.pt)";
+                return false;
+            }
+            c.model = ModelKind::File;
+            c.model_file = text;
+            return true;
+        },
+        true};
+}
+
 const std::vector<Field>& fields() {
     static const std::vector<Field> f{
         make_field("mode", &RunConfig::mode),
         make_field("dataset", &RunConfig::dataset),
         make_field("data", &RunConfig::data_path),
         make_field("label-column", &RunConfig::label_column),
-        make_field("model", &RunConfig::model),
+        model_field(),
         make_field("batch-norm", &RunConfig::batch_norm),
         make_field("dropout", &RunConfig::dropout),
         make_field("transformer-layers", &RunConfig::transformer_layers),

@@ -121,6 +121,7 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
             checkpoint_on_the_way_out(*ctx, message.args);
             set_message(summary, std::move(message));
         } else {
+            ctx->save_trained_module();
             summary.status = RunStatus::Completed;
             auto message =
                 make_message(message_code::completed, {{"steps", std::to_string(ctx->progress().global_step)}});

@@ -13,8 +13,11 @@ namespace accum {
 // The enumerated options. Each is parsed from its command-line / JSON name once,
 // in the option table (run_config.cpp); everything past it switches on the enum.
 enum class Mode { Pytorch, Accelerator, Trainer };
-enum class DatasetKind { FashionMnist, SyntheticPairs, SyntheticLm, Csv };
-enum class ModelKind { Mlp, Cnn, Transformer };
+// Tensors: named tensors saved from Python (--data file.pt: input_ids or inputs, labels,
+// optionally attention_mask and an eval split).
+enum class DatasetKind { FashionMnist, SyntheticPairs, SyntheticLm, Csv, Tensors };
+// File: a TorchScript module the user made (torch.jit.script or trace), --model file.pt.
+enum class ModelKind { Mlp, Cnn, Transformer, File };
 enum class OptimizerKind { Sgd, AdamW };
 enum class SchedulerKind { Constant, Linear, Cosine };
 // When to evaluate or save: Transformers' IntervalStrategy.
@@ -47,9 +50,10 @@ struct RunConfig {
     // What to train.
     Mode mode = Mode::Pytorch;
     DatasetKind dataset = DatasetKind::FashionMnist;
-    std::string data_path;                 // directory (fashion-mnist) or file (csv); empty = default
+    std::string data_path;                 // directory (fashion-mnist) or file (csv, tensors); empty = default
     std::string label_column = "label";    // csv only
     ModelKind model = ModelKind::Mlp;
+    std::string model_file;                // model file: the TorchScript module to train
     bool batch_norm = false;               // add BatchNorm to the mlp/cnn (a pitfall demo)
     double dropout = 0.0;                  // dropout probability in the model
     int transformer_layers = 2;            // encoder layers of the transformer
@@ -144,6 +148,10 @@ std::vector<ConfigProblem> validate(const RunConfig& config);
 // The same training as a measurement runs it (the planner's probes, the memory
 // estimate): no files, no pace, no budget, no resume, nothing printed, one process.
 RunConfig for_measurement(RunConfig config);
+
+// Whether --model's value is a TorchScript file rather than a model's name: a
+// path (with '/') or a name ending in .pt, .pth, .ts or .torchscript.
+bool looks_like_model_file(const std::string& text);
 
 // Parses sizes such as "512MiB", "2GiB", "1.5GB", "100000" (bytes), "0".
 // Binary (KiB, MiB, GiB) and decimal (KB, MB, GB) units; case-insensitive.

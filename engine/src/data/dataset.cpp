@@ -12,6 +12,7 @@
 #include "accum/errors.h"
 #include "data/csv_reader.h"
 #include "data/idx_reader.h"
+#include "data/tensor_file.h"
 
 namespace accum {
 
@@ -270,6 +271,7 @@ DataSplits load_dataset(const RunConfig& config) {
     case DatasetKind::SyntheticPairs: return make_synthetic_pairs(config.seed);
     case DatasetKind::SyntheticLm: return make_synthetic_lm(config.seed);
     case DatasetKind::Csv: return load_csv_dataset(config.data_path, config.label_column, config.seed);
+    case DatasetKind::Tensors: return load_tensor_file(config.data_path);
     }
     throw ConfigError("--dataset: unknown dataset");
 }

@@ -42,15 +42,17 @@ DistributedDataParallel::DistributedDataParallel(Model& m) : module(m), state_(d
 
 ModelOutput DistributedDataParallel::operator()(const Batch& batch) {
     ModelOutput outputs = module(batch);
-    if (!state_ || !require_backward_grad_sync || !torch::GradMode::is_enabled() || !outputs.logits.requires_grad())
+    if (!state_ || !require_backward_grad_sync || !torch::GradMode::is_enabled() ||
+        !outputs.first_in_backward().requires_grad())
         return outputs;
     // Every loss the loops take (the mean, the token sum, either scaled) comes
-    // from the logits: the first gradient to reach them starts the backward
+    // from the logits (or a module's own loss): the first gradient to reach them starts the backward
     // this forward will sync. From there the sync is queued to run once the
     // whole backward is done, as DDP's reducer queues its finalisation.
     MicroBatchPart part{outputs.loss.detach(), outputs.loss_sum.detach(), batch.num_items};
     auto queued = std::make_shared<bool>(false);
-    outputs.logits.register_hook([state = state_, params = module.parameters(), part = std::move(part),
+    auto start = outputs.first_in_backward();
+    start.register_hook([state = state_, params = module.parameters(), part = std::move(part),
                                   queued](const torch::Tensor&) {
         if (*queued) return;
         *queued = true;

@@ -1,12 +1,15 @@
 #include "models/model.h"
 
 #include "accum/errors.h"
+#include "models/script_model.h"
 
 namespace accum {
 
-ModelOutput Model::forward(const Batch& batch) {
+ModelOutput Model::forward(const Batch& batch) { return loss_from_logits(logits(batch), batch); }
+
+ModelOutput Model::loss_from_logits(torch::Tensor logits_in, const Batch& batch) const {
     ModelOutput out;
-    out.logits = logits(batch);
+    out.logits = std::move(logits_in);
     // Token logits [B, T, V] become rows; logits that already are rows are used as
     // they are (a reshape would add a view node to every micro-batch's backward).
     const auto& logits = out.logits;
@@ -43,6 +46,8 @@ std::shared_ptr<Model> build(const RunConfig& config, const TensorDataset& data,
         if (data.task != Task::SequenceClassification && data.task != Task::LanguageModeling)
             throw ConfigError("--model: the transformer needs token data (synthetic-pairs or synthetic-lm)");
         return make_transformer(config, data, kernels);
+    case ModelKind::File:
+        return load_script_model(config, data, kernels);
     }
     throw ConfigError("--model: unknown model");
 }

@@ -19,13 +19,21 @@ namespace accum {
 struct ModelOutput {
     torch::Tensor loss;     // mean over label items
     torch::Tensor loss_sum; // sum over label items
-    torch::Tensor logits;
+    torch::Tensor logits;   // undefined for a module that returns only its loss
+    torch::Tensor labels;   // what the logits align with, where not the batch's labels (a shifted LM)
+    // A tensor that every loss the loops take (loss, loss_sum, scaled) flows
+    // through, where the logits are not: a module's own loss. The gradient sync
+    // hooks it to know that this forward's backward has started.
+    torch::Tensor backward_start;
+    const torch::Tensor& first_in_backward() const { return backward_start.defined() ? backward_start : logits; }
 };
 
 class Model : public torch::nn::Module {
 public:
     explicit Model(KernelSet kernels) : kernels_(kernels) {}
-    ModelOutput forward(const Batch& batch);
+    // The built-in models: logits(batch), then the engine's cross-entropy over
+    // the label items. A TorchScript module (script_model.h) may compute its own loss.
+    virtual ModelOutput forward(const Batch& batch);
     // outputs = model(batch), as in Python.
     ModelOutput operator()(const Batch& batch) { return forward(batch); }
     // model.zero_grad() as PyTorch 2 (set_to_none=True); LibTorch 1.13 wrote zeros.
@@ -33,6 +41,14 @@ public:
     virtual torch::Tensor logits(const Batch& batch) = 0;
     virtual std::string describe() const = 0;
     std::int64_t parameter_count() const;
+    // The label positions the loss starts from: 0, or 1 for a causal LM that
+    // shifts its labels itself (a Transformers model computing its own loss);
+    // the data's label-item counts follow it (build_run_parts).
+    virtual std::int64_t label_shift() const { return 0; }
+    // A model loaded from a TorchScript file: the trained module as
+    // torch.jit.save writes it (the checkpoints keep it beside model.pt, for
+    // Python's torch.jit.load). Empty for the built-in models.
+    virtual std::string torchscript_bytes() { return {}; }
     // --gradient-checkpointing: each block (the MLP's hidden layers, the
     // transformer's encoder layers) recomputes its activations in backward; the
     // CNN recomputes its first conv block and, on the CPU, runs its second in
@@ -44,6 +60,8 @@ public:
 
 protected:
     const KernelSet& kernels() const { return kernels_; }
+    // The engine's cross-entropy of `logits` against the batch's label items.
+    ModelOutput loss_from_logits(torch::Tensor logits, const Batch& batch) const;
     bool checkpoints() const { return checkpointing_ && is_training(); }
 
 private:

@@ -84,6 +84,9 @@ CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFa
         parts.model.save(archive);
         files.emplace_back("model.pt", archive_bytes(archive));
     }
+    // A model from a TorchScript file: the trained module too, for Python's torch.jit.load.
+    if (auto module = parts.model.torchscript_bytes(); !module.empty())
+        files.emplace_back(kTrainedModuleFile, std::move(module));
     {
         torch::serialize::OutputArchive archive;
         parts.optimizer.impl().save(archive);

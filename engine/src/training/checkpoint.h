@@ -22,6 +22,11 @@
 
 namespace accum {
 
+// Beside model.pt in a checkpoint of a model loaded from a TorchScript file
+// (--model FILE.pt), and in the output directory at the end of the run: the
+// trained module, as torch.jit.save writes it.
+inline constexpr const char* kTrainedModuleFile = "model.torchscript.pt";
+
 // What a checkpoint holds of the run, borrowed for saving or restoring it.
 struct CheckpointParts {
     Model& model;

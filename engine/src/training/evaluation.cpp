@@ -1,5 +1,7 @@
 #include "training/evaluation.h"
 
+#include <cmath>
+
 #include <torch/nn/module.h>
 #include <torch/types.h>
 #include <torch/utils.h>
@@ -51,13 +53,18 @@ EvalResult evaluate_model(Model& model, DataLoader& loader, const torch::Device&
     auto confusion = torch::zeros({n * n}, torch::kInt64);
     double loss_sum = 0.0;
     std::int64_t items = 0;
+    bool has_predictions = true;
     for (std::int64_t i = 0; i < loader.size(); ++i) {
         const Batch batch = loader.batch(i).to(device);
         const auto out = model.forward(batch);
         loss_sum += out.loss_sum.item<double>();
         items += batch.num_items;
+        if (!out.logits.defined()) { // a module that returns only its loss: no predictions to count
+            has_predictions = false;
+            continue;
+        }
         const auto predicted = out.logits.argmax(-1).reshape({-1}).to(torch::kCPU);
-        const auto labels = batch.labels.reshape({-1}).to(torch::kCPU);
+        const auto labels = (out.labels.defined() ? out.labels : batch.labels).reshape({-1}).to(torch::kCPU);
         const auto keep = labels.ne(kIgnoreIndex);
         const auto codes = labels.masked_select(keep) * n + predicted.masked_select(keep);
         confusion += torch::bincount(codes, {}, n * n);
@@ -67,6 +74,7 @@ EvalResult evaluate_model(Model& model, DataLoader& loader, const torch::Device&
     r.loss = items ? loss_sum / static_cast<double>(items) : 0.0;
     const auto* c = confusion.data_ptr<std::int64_t>();
     r.metrics = metrics_from_confusion(std::vector<std::int64_t>(c, c + n * n), n);
+    if (!has_predictions) r.metrics.accuracy = r.metrics.f1 = std::nan("");
     return r;
 }
 

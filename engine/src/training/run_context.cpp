@@ -12,6 +12,7 @@
 
 #include "accum/engine_messages.h"
 #include "accum/errors.h"
+#include "checked_file.h"
 #include "distributed/data_parallel.h"
 #include "distributed/rank_agreement.h"
 #include "memory/counting_allocator.h"
@@ -95,6 +96,8 @@ RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
         log("note: --accumulation-steps " + std::to_string(config_.accumulation_steps) + " is more than the " +
             std::to_string(micro_batches_per_epoch()) + " micro-batches of an epoch; each epoch is one window of " +
             std::to_string(micro_batches_per_epoch()) + " micro-batches, flushed at its end");
+    // What the engine made of a user's module: which data feed its forward, what it returns.
+    if (config_.model == ModelKind::File && is_main_process()) log("model: " + model().describe());
 }
 
 RunContext::~RunContext() = default;
@@ -387,6 +390,15 @@ std::vector<torch::Tensor> RunContext::rng_states() {
 
 CheckpointParts RunContext::checkpoint_parts() {
     return CheckpointParts{model(), optimizer(), lr_scheduler(), scaler(), *log_, device()};
+}
+
+void RunContext::save_trained_module() {
+    if (config_.output_dir.empty() || !is_main_process()) return;
+    const auto bytes = model().torchscript_bytes();
+    if (bytes.empty()) return;
+    const auto path = (std::filesystem::path(config_.output_dir) / kTrainedModuleFile).string();
+    io::write_file_atomically(path, bytes);
+    log("saved the trained module to " + path + " (torch.jit.load reads it)");
 }
 
 std::string RunContext::save_checkpoint() {

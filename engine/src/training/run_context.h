@@ -133,6 +133,10 @@ public:
     // directory, or "" when the run writes none (no --output-dir, --save-strategy
     // no, or no step yet). Every rank calls it; rank 0 writes.
     std::string save_checkpoint();
+    // A completed run of a model from a TorchScript file: rank 0 writes the
+    // trained module to output_dir/model.torchscript.pt (Python's torch.jit.load
+    // reads it). Nothing for the built-in models or without --output-dir.
+    void save_trained_module();
     // Restores a checkpoint written by save_checkpoint (--resume).
     void load_checkpoint(const std::string& dir);
 

@@ -6,6 +6,7 @@
 #include "accum/engine_messages.h"
 #include "accum/errors.h"
 #include "memory/cuda_memory.h"
+#include "data/tensor_file.h"
 #include "training/mixed_precision.h"
 
 namespace accum {
@@ -50,6 +51,14 @@ std::unique_ptr<RunParts> build_run_parts(const RunConfig& config, ShardOf shard
     p.device = resolve_run_device(config);
     p.data = load_dataset(config);
     if (p.data.train.size() == 0) throw DataError(to_string(config.dataset) + ": the training split is empty");
+    // Only a tensors file may come without an eval split. As the Trainer refuses an
+    // eval_strategy without an eval_dataset, the run refuses to evaluate nothing.
+    if (p.data.eval.size() == 0 && config.eval_strategy != Strategy::No)
+        throw ConfigError(make_message(
+            message_code::invalid_configuration,
+            {{"option", "eval-strategy"},
+             {"problem", config.data_path + " holds no eval split (eval_input_ids or eval_inputs, eval_labels): add "
+                                            "one, or use --eval-strategy no"}}));
     p.train_loader = std::make_unique<DataLoader>(p.data.train, config.batch_size, config.shuffle, config.seed);
     p.eval_loader = std::make_unique<DataLoader>(p.data.eval, config.batch_size, /*shuffle=*/false, config.seed);
     // Several processes: each trains on its shard (DistributedSampler); the
@@ -59,6 +68,11 @@ std::unique_ptr<RunParts> build_run_parts(const RunConfig& config, ShardOf shard
     torch::manual_seed(config.seed);
     // A training run reads its gradients from .grad: the kernels may add into it directly.
     p.model = make_model(config, p.data.train, KernelSet(config.cpu_kernels, /*gradients_in_place=*/true));
+    // A causal LM that shifts its labels itself counts its label items from the second position.
+    if (const auto shift = p.model->label_shift(); shift > 0) {
+        shift_label_items(p.data.train, shift);
+        shift_label_items(p.data.eval, shift);
+    }
     p.model->to(p.device);
     p.optimizer = make_optimizer(config, *p.model);
 

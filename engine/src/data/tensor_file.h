@@ -1,0 +1,32 @@
+#pragma once
+// --dataset tensors --data FILE.pt: named tensors saved from Python with
+// torch.save, the way a user's own data usually is by the time it is tokenized:
+//
+//   torch.save({"input_ids": ids, "attention_mask": mask, "labels": labels,
+//               "eval_input_ids": …, "eval_attention_mask": …, "eval_labels": …}, "data.pt")
+//
+// "inputs" may stand for "input_ids" (images or feature rows); the eval split
+// is optional and may also be given as nested dicts {"train": {…}, "eval": {…}}.
+// What the tensors are decides the task: integer inputs with labels [N] are
+// sequence classification, with labels [N, T] language modelling (−100 marks
+// a label item that does not count); float inputs [N, C, H, W] are images, any
+// other float inputs feature rows. Every problem is a DataError naming the file
+// and the key.
+
+#include <string>
+
+#include "data/dataset.h"
+
+namespace accum {
+
+// Reads FILE.pt. A split absent from the file is left empty (size() == 0).
+// Throws DataError: a missing file, one that torch.save did not write, keys or
+// shapes or dtypes that do not fit.
+DataSplits load_tensor_file(const std::string& path);
+
+// After a model that shifts its labels (a causal LM computing its own loss, as
+// Transformers' do: logits at t against the label at t + 1) is known: the label
+// items that count become those from position `shift` on.
+void shift_label_items(TensorDataset& data, std::int64_t shift);
+
+} // namespace accum

@@ -1,0 +1,516 @@
+"""Your own model (--model FILE.pt, --dataset tensors): accum-run trains
+TorchScript modules made by examples/ (a scripted CNN, a scripted causal LM,
+and Transformers' BertForSequenceClassification and GPT2LMHeadModel traced
+with torchscript=True) exactly as eager PyTorch trains the same module.
+
+    run_models.py CASE ACCUM_RUN WORK_DIR
+
+Cases (tests/models/CMakeLists.txt registers each):
+  eager      every module, in each style, K = 1 and 4 (and the two LMs with the
+             token-normalised loss at K = 4): the engine's per-step losses against
+             eager PyTorch's training of the same file (torch.jit.load) from the
+             same weights on the same batches, within 1e-5; the trained module the
+             run saves (model.torchscript.pt) holds the weights eager training ends
+             with.
+  parts      resume and data parallel on a module: --resume from checkpoint-3
+             continues with the losses of the uninterrupted run; 2 processes ×
+             16 × 2 give the losses of 1 process × 32 × 2.
+  plan       the traced Bert: `accum-run estimate` within 15 % of the peak a run
+             measures; `accum-run plan --memory-budget` proposes a micro-batch × K
+             that then runs under that budget.
+  bad_files  every file and option the engine must refuse, with its exit code
+             and the words of its message.
+  trainer    the real Transformers Trainer on the traced Bert and GPT-2 (the
+             peers suite's trainer_run) against accum-run --mode trainer.
+
+The Python that trains eagerly is the one running this script (Debian's torch
+1.13 beside the 1.13 build, the torch 2.11 environment beside the 2.11 build);
+the Transformers modules are made by ACCUM_MAKER_PYTHON (the torch 2.11
+environment, which has transformers), and skipped, saying so, without it.
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "peers"))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import bad_modules  # noqa: E402
+import peers  # noqa: E402  the engine's data order, running accum-run, reading its records
+import scripted_cnn  # noqa: E402
+import scripted_lm  # noqa: E402
+
+SKIP = 77
+TOLERANCE = 1e-5  # the issue's bound on per-step losses (absolute); float32 sums in another order differ by ~1e-7
+
+
+def fail(message):
+    print("FAIL: " + message, flush=True)
+    sys.exit(1)
+
+
+# ------------------------------------------------------------------ the files
+
+def save_tensors(path, data):
+    torch.save(data, path)
+    return path
+
+
+def image_data(work):
+    """Random 28 × 28 images and 10 classes (what the CNN needs, nothing to learn)."""
+    g = torch.Generator().manual_seed(1)
+    return save_tensors(os.path.join(work, "images.pt"), {
+        "inputs": torch.randn(192, 1, 28, 28, generator=g), "labels": torch.randint(0, 10, (192,), generator=g),
+        "eval_inputs": torch.randn(64, 1, 28, 28, generator=g),
+        "eval_labels": torch.randint(0, 10, (64,), generator=g)})
+
+
+def lm_data(work, vocab=64, length=24):
+    """Token sequences of varied length, padded; labels the next token, -100 on padding."""
+    g = torch.Generator().manual_seed(2)
+    out = {}
+    for prefix, n in (("", 192), ("eval_", 48)):
+        ids = torch.randint(1, vocab, (n, length + 1), generator=g)
+        lengths = torch.randint(6, length + 1, (n,), generator=g)
+        mask = (torch.arange(length).unsqueeze(0) < lengths.unsqueeze(1)).long()
+        out[prefix + "input_ids"] = ids[:, :-1] * mask
+        out[prefix + "attention_mask"] = mask
+        out[prefix + "labels"] = ids[:, 1:].masked_fill(mask == 0, -100)
+    return save_tensors(os.path.join(work, "tokens.pt"), out)
+
+
+def maker_python():
+    python = os.environ.get("ACCUM_MAKER_PYTHON", "")
+    if not python or not os.access(python, os.X_OK):
+        return None
+    ok = subprocess.run([python, "-c", "import transformers"], capture_output=True).returncode == 0
+    return python if ok else None
+
+
+def transformers_files(work, kind):
+    """examples/transformers_models.py KIND: the traced model and its toy data."""
+    python = maker_python()
+    if python is None:
+        return None
+    model, data = os.path.join(work, kind + ".pt"), os.path.join(work, kind + "_data.pt")
+    if not os.path.exists(model):
+        p = subprocess.run([python, os.path.join(ROOT, "examples", "transformers_models.py"), kind, model, data],
+                           capture_output=True, text=True, timeout=300)
+        if p.returncode != 0:
+            fail("examples/transformers_models.py %s failed:\n%s" % (kind, p.stdout + p.stderr))
+    return model, data
+
+
+def modules(work):
+    """(name, model file, data options, item shift, vocab) of every module this build can run."""
+    os.makedirs(work, exist_ok=True)
+    cnn = os.path.join(work, "cnn.pt")
+    scripted_cnn.build(seed=3).save(cnn)
+    lm = os.path.join(work, "lm.pt")
+    scripted_lm.build(seed=4, vocab=64, max_length=24).save(lm)
+    out = [("scripted cnn", cnn, {"dataset": "tensors", "data": image_data(work)}, 0),
+           ("scripted lm", lm, {"dataset": "tensors", "data": lm_data(work)}, 0)]
+    for kind, shift in (("bert", 0), ("gpt2", 1)):
+        files = transformers_files(work, kind)
+        if files is None:
+            print("note: the traced Transformers models are skipped: no Python with transformers "
+                  "(ACCUM_MAKER_PYTHON: the torch 2.11 environment of scripts/setup-libtorch2.sh)", flush=True)
+            continue
+        out.append(("traced " + kind, files[0], {"dataset": "tensors", "data": files[1]}, shift))
+    return out
+
+
+# ------------------------------------------------------------------ eager PyTorch
+
+class Batches:
+    """The engine's batches: its seeded order (peers.epoch_order), micro-batch by micro-batch."""
+
+    def __init__(self, data_file, batch_size, seed=0):
+        data = torch.load(data_file)
+        self.inputs = data.get("input_ids", data.get("inputs"))
+        self.mask = data.get("attention_mask")
+        self.labels = data["labels"]
+        self.batch_size, self.seed = batch_size, seed
+
+    def epoch(self, epoch):
+        order = torch.tensor(peers.epoch_order(len(self.labels), self.seed, epoch, True))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            yield {"inputs": self.inputs[idx], "mask": None if self.mask is None else self.mask[idx],
+                   "labels": self.labels[idx]}
+
+
+def call(module, batch):
+    """forward as the engine feeds it (by argument name); (loss, logits) from what it returns."""
+    names = [a.name for a in module.forward.schema.arguments[1:]]
+    kwargs = {}
+    for name in names:
+        if name in ("input_ids", "inputs", "x"):
+            kwargs[name] = batch["inputs"]
+        elif name == "attention_mask":
+            kwargs[name] = batch["mask"] if batch["mask"] is not None else torch.ones_like(batch["inputs"])
+        elif name == "labels":
+            kwargs[name] = batch["labels"]
+    out = module(**kwargs)
+    if isinstance(out, dict):
+        return out["loss"], out["logits"]
+    if isinstance(out, tuple):
+        return out[0], out[1]
+    rows = out.reshape(-1, out.size(-1))
+    return F.cross_entropy(rows, batch["labels"].reshape(-1), ignore_index=-100), out
+
+
+def items(batch, shift):
+    labels = batch["labels"]
+    return int(labels[:, shift:].ne(-100).sum()) if labels.dim() == 2 else len(labels)
+
+
+def eager_steps(model_file, data_file, batch_size, k, steps, lr, tokens=False, shift=0):
+    """The plain loop on the module torch.jit.load gives: loss / K (or × items / window
+    items), backward, SGD(momentum 0.9) on every K-th micro-batch and at the epoch's
+    end; the per-step loss as accum-run records it."""
+    module = torch.jit.load(model_file)
+    module.train()
+    params = [p for p in module.parameters() if p.requires_grad]
+    optimizer = torch.optim.SGD(params, lr=lr, momentum=0.9)
+    data = Batches(data_file, batch_size)
+    out, epoch = [], 0
+    while len(out) < steps:
+        batches = list(data.epoch(epoch))
+        for start in range(0, len(batches), k):
+            window = batches[start:start + k]
+            total_items = sum(items(b, shift) for b in window)
+            total = 0.0
+            for b in window:
+                loss, _ = call(module, b)
+                n = items(b, shift)
+                total += loss.item() * (n if tokens else 1)
+                (loss * n / total_items if tokens else loss / k).backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            out.append(total / (total_items if tokens else len(window)))
+            if len(out) == steps:
+                break
+        epoch += 1
+    return out, module
+
+
+def engine_losses(run, what, expected_steps):
+    losses = [s["loss"] for s in run.steps]
+    if len(losses) != expected_steps:
+        fail("%s: %d step records, expected %d" % (what, len(losses), expected_steps))
+    return losses
+
+
+def compare(what, engine, eager):
+    if len(engine) != len(eager) or not engine:
+        fail("%s: %d engine steps against %d eager" % (what, len(engine), len(eager)))
+    for i, (a, b) in enumerate(zip(engine, eager)):
+        if not (math.isfinite(a) and math.isfinite(b)):
+            fail("%s: step %d has a non-finite loss (engine %r, eager %r)" % (what, i + 1, a, b))
+    worst = max(range(len(engine)), key=lambda i: abs(engine[i] - eager[i]))
+    diff = abs(engine[worst] - eager[worst])
+    bound = TOLERANCE
+    print("%-58s %d steps, largest difference %.2e at step %d (bound %.0e)" % (what, len(engine), diff, worst + 1,
+                                                                              bound), flush=True)
+    if diff > bound:
+        fail("%s: step %d: engine %.8f, eager %.8f" % (what, worst + 1, engine[worst], eager[worst]))
+
+
+def case_eager(work):
+    steps, lr = 6, 0.05
+    for name, model, data, shift in modules(work):
+        runs = [(1, False), (4, False)] + ([(4, True)] if "lm" in name or "gpt2" in name else [])
+        for k, tokens in runs:
+            batch = 16
+            reference, trained = eager_steps(model, data["data"], batch, k, steps, lr, tokens, shift)
+            for mode in ("pytorch", "accelerator", "trainer"):
+                what = "%s, %s, %d × %d%s" % (name, mode, batch, k, ", token loss" if tokens else "")
+                out = os.path.join(work, "run")
+                options = dict(data, model=model, mode=mode, **{
+                    "batch-size": batch, "accumulation-steps": k, "max-steps": steps, "lr": lr,
+                    "optimizer": "sgd", "momentum": 0.9, "scheduler": "constant", "eval-strategy": "no",
+                    "save-strategy": "no", "loss-normalization": "tokens" if tokens else "mean",
+                    "logging-steps": 1, "quiet": True})
+                run = peers.run_engine(out, options)
+                compare(what, engine_losses(run, what, steps), reference)
+                if mode == "pytorch":
+                    check_saved_module(what, os.path.join(out, "model.torchscript.pt"), trained)
+
+
+def check_saved_module(what, path, eager_module):
+    if not os.path.exists(path):
+        fail("%s: the run saved no trained module (%s)" % (what, os.path.basename(path)))
+    saved = dict(torch.jit.load(path).named_parameters())
+    mine = dict(eager_module.named_parameters())
+    if sorted(saved) != sorted(mine):
+        fail("%s: the saved module's parameters are %s, eager's %s" % (what, sorted(saved)[:4], sorted(mine)[:4]))
+    worst = max(float((saved[n] - mine[n]).abs().max()) for n in mine)
+    print("%-58s saved module: %d parameters, largest difference from eager's %.2e" % (what, len(mine), worst))
+    if not worst <= 1e-5:
+        fail("%s: the saved module's weights differ from eager's by %g" % (what, worst))
+
+
+# ------------------------------------------------------------------ resume, data parallel
+
+def case_parts(work):
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(work, "lm.pt")
+    scripted_lm.build(seed=5, vocab=64, max_length=24).save(model)
+    data = {"dataset": "tensors", "data": lm_data(work)}
+    base = dict(data, model=model, **{"optimizer": "sgd", "lr": 0.05, "scheduler": "constant", "eval-strategy": "no",
+                                      "logging-steps": 1, "quiet": True, "loss-normalization": "tokens"})
+    whole = peers.run_engine(os.path.join(work, "whole"), dict(base, **{
+        "batch-size": 16, "accumulation-steps": 2, "max-steps": 6, "save-strategy": "steps", "save-steps": 3}))
+    first = engine_losses(whole, "uninterrupted run", 6)
+    resumed = peers.run_engine(os.path.join(work, "resumed"), dict(base, **{
+        "batch-size": 16, "accumulation-steps": 2, "max-steps": 6, "save-strategy": "no",
+        "resume": os.path.join(work, "whole", "checkpoint-3")}))
+    compare("resume from checkpoint-3 (scripted lm, 16 × 2)", [s["loss"] for s in resumed.steps], first[3:])
+    one = peers.run_engine(os.path.join(work, "one"), dict(base, **{
+        "batch-size": 32, "accumulation-steps": 2, "max-steps": 4, "save-strategy": "no"}))
+    two = peers.run_engine(os.path.join(work, "two"), dict(base, **{
+        "batch-size": 16, "accumulation-steps": 2, "max-steps": 4, "save-strategy": "no", "nproc-per-node": 2,
+        "master-port": peers.free_port()}))
+    compare("2 processes × 16 × 2 against 1 × 32 × 2 (scripted lm)", engine_losses(two, "2 processes", 4),
+            engine_losses(one, "1 process", 4))
+
+
+# ------------------------------------------------------------------ estimate and plan
+
+def accum_run(args, timeout=300):
+    p = subprocess.run([peers.engine_program()] + args, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def case_plan(work):
+    os.makedirs(work, exist_ok=True)
+    files = transformers_files(work, "bert")
+    if files is None:
+        print("SKIP: the traced Bert needs a Python with transformers (ACCUM_MAKER_PYTHON)")
+        sys.exit(SKIP)
+    model, data = files
+    common = ["--model", model, "--dataset", "tensors", "--data", data, "--device", "cpu", "--threads", "1",
+              "--optimizer", "adamw", "--lr", "5e-4"]
+    batch = 128
+    rc, out, err = accum_run(["estimate", "--json", "--batch-size", str(batch), "--accumulation-steps", "1"] + common)
+    if rc != 0:
+        fail("accum-run estimate exited %d: %s" % (rc, err))
+    estimate = json.loads(out)
+    predicted = estimate["predicted_peak_bytes"]
+    run = peers.run_engine(os.path.join(work, "measured"), {
+        "model": model, "dataset": "tensors", "data": data, "optimizer": "adamw", "lr": 5e-4, "batch-size": batch,
+        "accumulation-steps": 1, "max-steps": 3, "eval-strategy": "no", "save-strategy": "no", "quiet": True})
+    measured = json.load(open(os.path.join(work, "measured", "summary.json")))["peak_memory_bytes"]
+    if not (measured > 0 and predicted > 0):
+        fail("estimate %r, measured peak %r: both must be positive" % (predicted, measured))
+    error = abs(predicted - measured) / measured
+    print("estimate of the traced Bert at %d × 1: %.2f MiB predicted, %.2f MiB measured (%.1f %% off; bound 15 %%)" %
+          (batch, predicted / 2**20, measured / 2**20, 100 * error), flush=True)
+    if error > 0.15:
+        fail("the estimate is %.1f %% off the measured peak" % (100 * error))
+    del run
+    # A budget the whole batch does not fit: 60 % of the measured peak.
+    budget = int(measured * 0.6)
+    rc, out, err = accum_run(["plan", "--memory-budget", str(budget), "--batch-size", str(batch),
+                              "--accumulation-steps", "1"] + common)
+    if rc != 0:
+        fail("accum-run plan exited %d: %s" % (rc, err[-2000:]))
+    plan = json.loads(out)
+    b, k = plan["batch_size"], plan["accumulation_steps"]
+    print("plan under %.2f MiB: micro-batch %d × K %d (effective %d)" % (budget / 2**20, b, k, b * k), flush=True)
+    if b * k != batch or b >= batch:
+        fail("the plan %d × %d does not keep the effective batch %d with a smaller micro-batch" % (b, k, batch))
+    peers.run_engine(os.path.join(work, "planned"), {
+        "model": model, "dataset": "tensors", "data": data, "optimizer": "adamw", "lr": 5e-4, "batch-size": b,
+        "accumulation-steps": k, "max-steps": 3, "eval-strategy": "no", "save-strategy": "no", "quiet": True,
+        "memory-budget": budget})
+    peak = json.load(open(os.path.join(work, "planned", "summary.json")))["peak_memory_bytes"]
+    print("the planned run's peak: %.2f MiB under the %.2f MiB budget" % (peak / 2**20, budget / 2**20))
+    if not 0 < peak <= budget:
+        fail("the planned run peaked at %d bytes, over the budget %d" % (peak, budget))
+
+
+# ------------------------------------------------------------------ bad files
+
+def scripted(work, name, cls):
+    path = os.path.join(work, name + ".pt")
+    torch.jit.script(cls()).save(path)
+    return path
+
+
+def case_bad_files(work):
+    os.makedirs(work, exist_ok=True)
+    images, tokens = image_data(work), lm_data(work)
+    cnn = os.path.join(work, "cnn.pt")
+    scripted_cnn.build().save(cnn)
+    garbage = os.path.join(work, "garbage.pt")
+    open(garbage, "wb").write(b"this is not a TorchScript archive\n" * 10)
+    frozen = scripted(work, "frozen", bad_modules.Frozen)
+    wrong_names = scripted(work, "wrong_names", bad_modules.WrongNames)
+    wrong_shape = scripted(work, "wrong_shape", bad_modules.WrongShape)
+    returns_int = scripted(work, "returns_int", bad_modules.ReturnsInt)
+    loss_no_labels = scripted(work, "loss_no_labels", bad_modules.LossWithoutLabels)
+    bad_logits = scripted(work, "bad_logits", bad_modules.BadLogits)
+    custom_loss = scripted(work, "custom_loss", bad_modules.CustomLoss)
+
+    def tensors(name, data):
+        return save_tensors(os.path.join(work, name + ".pt"), data)
+
+    no_labels = tensors("no_labels", {"input_ids": torch.ones(8, 4, dtype=torch.long),
+                                      "attention_mask": torch.ones(8, 4, dtype=torch.long)})
+    one_entry = tensors("one_entry", {"inputs": torch.randn(8, 4)})
+    float_labels = tensors("float_labels", {"inputs": torch.randn(8, 4), "labels": torch.rand(8)})
+    short_labels = tensors("short_labels", {"inputs": torch.randn(8, 4), "labels": torch.zeros(6, dtype=torch.long)})
+    unknown_key = tensors("unknown_key", {"inputs": torch.randn(8, 4), "labels": torch.zeros(8, dtype=torch.long),
+                                          "token_type_ids": torch.zeros(8, 4, dtype=torch.long)})
+    bad_mask = tensors("bad_mask", {"input_ids": torch.ones(8, 5, dtype=torch.long),
+                                    "attention_mask": torch.ones(8, 4, dtype=torch.long),
+                                    "labels": torch.zeros(8, dtype=torch.long)})
+    no_eval = tensors("no_eval", {"inputs": torch.randn(8, 4), "labels": torch.zeros(8, dtype=torch.long)})
+    data_images = ["--dataset", "tensors", "--data", images]
+    data_tokens = ["--dataset", "tensors", "--data", tokens]
+    cases = [
+        ("a missing model file", ["--model", os.path.join(work, "missing.pt")] + data_images, 4,
+         ["--model", "missing.pt", "no such file"]),
+        ("a file that is not TorchScript", ["--model", garbage] + data_images, 2,
+         ["--model", "garbage.pt", "cannot be read as a TorchScript module"]),
+        ("a directory", ["--model", work + "/"] + data_images, 2, ["--model", "is a directory"]),
+        ("no parameters that require grad", ["--model", frozen] + data_images, 2,
+         ["frozen.pt", "no parameters that require gradients"]),
+        ("a forward whose arguments the data cannot feed", ["--model", wrong_names] + data_images, 2,
+         ["wrong_names.pt", "forward(a (nothing fits), b (nothing fits))", "takes none of the names"]),
+        ("a forward that fails on the data", ["--model", wrong_shape] + data_images, 2,
+         ["wrong_shape.pt", "failed on two samples of the data", "inputs [2, 1, 28, 28]"]),
+        ("a forward that returns an int", ["--model", returns_int] + data_images, 2,
+         ["returns_int.pt", "forward returns Int"]),
+        ("a loss but no labels", ["--model", loss_no_labels] + data_images, 2,
+         ["loss_no_labels.pt", "returns a loss but takes no labels"]),
+        ("logits that do not fit the labels", ["--model", bad_logits] + data_images, 2,
+         ["bad_logits.pt", "logits of shape [2, 2, 5]", "labels of shape [2]"]),
+        ("--gradient-checkpointing", ["--model", cnn, "--gradient-checkpointing"] + data_images, 2,
+         ["--gradient-checkpointing", "cnn.pt"]),
+        ("--mixed-precision bf16", ["--model", cnn, "--mixed-precision", "bf16"] + data_images, 2,
+         ["--mixed-precision", "not available for", "cnn.pt"]),
+        ("--dropout", ["--model", cnn, "--dropout", "0.1"] + data_images, 2, ["--dropout", "cnn.pt"]),
+        ("token loss on a loss that is no cross-entropy",
+         ["--model", custom_loss, "--loss-normalization", "tokens"] + data_tokens, 2,
+         ["--loss-normalization", "custom_loss.pt", "cannot count the tokens"]),
+        ("a missing data file", ["--model", cnn, "--dataset", "tensors", "--data", os.path.join(work, "none.pt")], 4,
+         ["--data", "none.pt", "no such file"]),
+        ("a data file that torch.save did not write", ["--model", cnn, "--dataset", "tensors", "--data", garbage], 4,
+         ["garbage.pt", "cannot be read as tensors saved by torch.save"]),
+        ("data without labels", ["--model", cnn, "--dataset", "tensors", "--data", no_labels], 4,
+         ["no_labels.pt", "has no 'labels'"]),
+        ("a dict of one entry", ["--model", cnn, "--dataset", "tensors", "--data", one_entry], 4,
+         ["one_entry.pt", "a dict of one entry", "needs input_ids (or inputs) and labels"]),
+        ("float labels", ["--model", cnn, "--dataset", "tensors", "--data", float_labels], 4,
+         ["float_labels.pt", "'labels' is float32"]),
+        ("labels for fewer samples", ["--model", cnn, "--dataset", "tensors", "--data", short_labels], 4,
+         ["short_labels.pt", "'labels' has shape [6]", "[8, 4]"]),
+        ("an unknown key", ["--model", cnn, "--dataset", "tensors", "--data", unknown_key], 4,
+         ["unknown_key.pt", "unknown key 'token_type_ids'"]),
+        ("a mask of another shape", ["--model", cnn, "--dataset", "tensors", "--data", bad_mask], 4,
+         ["bad_mask.pt", "'attention_mask' has shape [8, 4]"]),
+        ("no eval split with --eval-strategy epoch", ["--model", cnn, "--dataset", "tensors", "--data", no_eval], 2,
+         ["--eval-strategy", "no_eval.pt holds no eval split"]),
+        ("--dataset tensors without --data", ["--model", cnn, "--dataset", "tensors"], 2,
+         ["--data", "the tensors dataset needs --data FILE.pt"]),
+    ]
+    for what, args, code, words in cases:
+        out = os.path.join(work, "refused")
+        shutil.rmtree(out, ignore_errors=True)
+        rc, stdout, stderr = accum_run(args + ["--output-dir", out, "--device", "cpu", "--max-steps", "1",
+                                               "--quiet"], timeout=120)
+        text = stdout + stderr
+        line = next((l for l in stderr.splitlines() if l.startswith("accum-run: ")), stderr.strip()[:300])
+        print("%-48s exit %d: %s" % (what, rc, line), flush=True)
+        if rc != code:
+            fail("%s: exit %d, expected %d\n%s" % (what, rc, code, text[-2000:]))
+        missing = [w for w in words if w not in text]
+        if missing:
+            fail("%s: the message lacks %s:\n%s" % (what, missing, text[-2000:]))
+        if "Traceback" in text or "terminate called" in text:
+            fail("%s: the refusal printed a stack:\n%s" % (what, text[-2000:]))
+
+
+# ------------------------------------------------------------------ the real Trainer
+
+def case_trainer(work):
+    os.makedirs(work, exist_ok=True)
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        print("SKIP: the real Trainer needs transformers (the torch 2.11 environment)")
+        sys.exit(SKIP)
+    import peer_loops
+
+    class Split(torch.utils.data.Dataset):
+        def __init__(self, data, prefix):
+            self.ids, self.mask, self.labels = (data[prefix + k] for k in ("input_ids", "attention_mask", "labels"))
+
+        def __len__(self):
+            return len(self.labels)
+
+        def __getitem__(self, i):
+            return {"input_ids": self.ids[i], "attention_mask": self.mask[i], "labels": self.labels[i]}
+
+    class Traced(torch.nn.Module):
+        """The traced module as the Trainer calls a model: keyword arguments in, an
+        output with .loss and .logits (peers.Output) out."""
+
+        def __init__(self, path):
+            super().__init__()
+            self.module = torch.jit.load(path)
+
+        def forward(self, input_ids, attention_mask, labels):
+            out = self.module(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+            loss, logits = (out["loss"], out["logits"]) if isinstance(out, dict) else out[:2]
+            if logits.dim() == 3:  # the LM's accuracy: each position's prediction of the next token
+                logits = logits[:, :-1]
+            return peers.Output(loss=loss, logits=logits)
+
+    for kind in ("bert", "gpt2"):
+        model, data_file = transformers_files(work, kind)
+        data = torch.load(data_file)
+        splits = {"train": Split(data, ""), "eval": Split(data, "eval_")}
+        cfg = {"model": kind, "batch-size": 16, "accumulation-steps": 4, "lr": 1e-3, "epochs": 1, "max-steps": 6,
+               "scheduler": "constant", "optimizer": "sgd", "momentum": 0.9, "seed": 0, "logging-steps": 1,
+               "save-strategy": "no"}
+        original = peers.make_model
+        peers.make_model = lambda kind_, init, vocab=0: Traced(model)
+        try:
+            # accepts_loss_kwargs=False: the traced forward takes no num_items_in_batch,
+            # so the Trainer divides each micro-batch's mean loss by K (--loss-normalization mean).
+            real = peer_loops.trainer_run(cfg, splits, None, os.path.join(work, "trainer-" + kind),
+                                          accepts_loss_kwargs=False)
+        finally:
+            peers.make_model = original
+        trainer_losses = [s["loss"] for s in real["steps"]]  # the sum of training_step's returns (loss / K each)
+        run = peers.run_engine(os.path.join(work, "engine-" + kind), {
+            "model": model, "dataset": "tensors", "data": data_file, "mode": "trainer", "batch-size": 16,
+            "accumulation-steps": 4, "max-steps": 6, "lr": 1e-3, "optimizer": "sgd", "momentum": 0.9,
+            "scheduler": "constant", "eval-strategy": "no", "save-strategy": "no", "logging-steps": 1, "quiet": True})
+        compare("traced %s: accum-run --mode trainer against the real Trainer" % kind,
+                engine_losses(run, kind, 6), trainer_losses)
+
+
+CASES = {"eager": case_eager, "parts": case_parts, "plan": case_plan, "bad_files": case_bad_files,
+         "trainer": case_trainer}
+
+if __name__ == "__main__":
+    case, program, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.environ["ACCUM_RUN"] = program
+    shutil.rmtree(work, ignore_errors=True)
+    torch.set_num_threads(1)
+    print("torch %s, accum-run %s" % (torch.__version__, program), flush=True)
+    CASES[case](work)
+    print("PASS", flush=True)
