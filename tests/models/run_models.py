@@ -320,8 +320,8 @@ def case_plan(work):
     del run
     # A budget the whole batch does not fit: 60 % of the measured peak.
     budget = int(measured * 0.6)
-    rc, out, err = accum_run(["plan", "--memory-budget", str(budget), "--batch-size", str(batch),
-                              "--accumulation-steps", "1"] + common)
+    rc, out, err = accum_run(["plan", "--memory-budget", str(budget), "--target-batch", str(batch),
+                             ] + common)
     if rc != 0:
         fail("accum-run plan exited %d: %s" % (rc, err[-2000:]))
     plan = json.loads(out)
@@ -471,11 +471,15 @@ def case_trainer(work):
             super().__init__()
             self.module = torch.jit.load(path)
 
+        def named_children(self):
+            # Transformers' get_parameter_names walks the children and cannot read a
+            # ScriptModule's parameter dict; without weight decay its names are unused
+            # (parameters(), zero_grad() and the optimizer still reach the module).
+            return iter(())
+
         def forward(self, input_ids, attention_mask, labels):
             out = self.module(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
             loss, logits = (out["loss"], out["logits"]) if isinstance(out, dict) else out[:2]
-            if logits.dim() == 3:  # the LM's accuracy: each position's prediction of the next token
-                logits = logits[:, :-1]
             return peers.Output(loss=loss, logits=logits)
 
     for kind in ("bert", "gpt2"):

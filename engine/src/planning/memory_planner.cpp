@@ -93,6 +93,11 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         PlanCandidate candidate;
         candidate.gradient_checkpointing = checkpointing;
         const std::string lever = checkpointing ? "with gradient checkpointing" : "without gradient checkpointing";
+        if (checkpointing && base.model == ModelKind::File) {
+            // The engine checkpoints blocks of its own models; a TorchScript module has one lever: accumulation.
+            if (progress) progress("gradient checkpointing cannot apply to " + base.model_file + ": only accumulation is planned");
+            break;
+        }
         if (stop_here()) return plan;
         if (progress) progress("probing the activations " + lever);
         const auto probe = probe_config(base, target, 1, checkpointing);
