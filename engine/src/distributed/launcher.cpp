@@ -223,7 +223,8 @@ std::string signal_name(int signal) {
 
 std::string WorkerStatus::describe() const {
     std::string who = "rank " + std::to_string(rank);
-    if (pid > 0) who += " (pid " + std::to_string(pid) + ")";
+    if (pid > 0) who += " (pid " + std::to_string(pid) + (host.empty() ? "" : ", host " + host) + ")";
+    else if (!host.empty()) who += " (host " + host + ")";
     if (pid <= 0) return who + " could not be started" + (start_error.empty() ? "" : ": " + start_error);
     if (signal != 0)
         return who + " was killed by signal " + std::to_string(signal) + " (" + signal_name(signal) + ")" +
@@ -255,9 +256,13 @@ LaunchResult launch_workers(const LaunchOptions& options) {
             throw ConfigError("launch: local rank " + std::to_string(i) + " is not in 0 … " +
                               std::to_string(plan.nproc_per_node - 1));
     std::vector<Worker> workers(local_ranks.size());
+    // Several machines: the messages say which one (its address toward the master).
+    const std::string host =
+        plan.nnodes > 1 && !is_loopback_host(plan.master_addr) ? address_toward(plan.master_addr) : std::string();
     for (std::size_t j = 0; j < local_ranks.size(); ++j) {
         workers[j].status.local_rank = local_ranks[j];
         workers[j].status.rank = global_rank(plan, local_ranks[j]);
+        workers[j].status.host = host;
     }
     // By local rank: the index into `workers`.
     auto index_of = [&](int local_rank) {

@@ -47,9 +47,11 @@ struct WorkerStatus {
     int signal = 0;      // when a signal ended it
     bool stopped_by_launcher = false; // the launcher sent it SIGTERM/SIGKILL
     std::string start_error;          // why it could not be started (exec's errno text)
+    std::string host;                 // a launch on several machines: this machine's address toward the master
 
     bool succeeded() const { return pid > 0 && signal == 0 && exit_code == 0; }
-    // "rank 1 (pid 4242) was killed by signal 9 (SIGKILL)", "… exited with code 3", …
+    // "rank 1 (pid 4242) was killed by signal 9 (SIGKILL)", "… exited with code 3", …;
+    // with a host: "rank 1 (pid 4242, host 10.0.0.2) …"
     std::string describe() const;
 };
 

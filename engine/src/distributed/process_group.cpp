@@ -126,10 +126,6 @@ constexpr Wording kWordings[] = {
     {"name or service not known", Kind::Unreachable},
 };
 
-bool is_loopback(const std::string& host) {
-    return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
-}
-
 // Threads that finish, off their caller's thread, work nobody waits for: a
 // join its caller gave up, the destruction of a group that failed. Each is
 // detached and counted; each ends within a bound of its own (a join within
@@ -309,6 +305,43 @@ struct ProcessGroup::Impl {
         }
     }
 
+    // A run across machines (its master not on loopback) names each rank's
+    // host, by the address it met the others from; one on this machine does not.
+    bool names_hosts() const { return !is_loopback_host(options.world.master_addr); }
+    std::string address_of(int r) const {
+        return r >= 0 && r < static_cast<int>(meeting.peers.size()) ? meeting.peers[r].address : std::string();
+    }
+    // "rank 1", "rank 1 (host 10.0.0.2)"; with its pid: "rank 1 (pid 4242)", "rank 1 (pid 4242, host 10.0.0.2)".
+    std::string rank_text(int r, bool with_pid = false) const {
+        std::vector<std::string> facts;
+        if (with_pid && r >= 0 && r < static_cast<int>(meeting.peers.size()))
+            facts.push_back("pid " + std::to_string(meeting.peers[r].pid));
+        if (names_hosts() && !address_of(r).empty()) facts.push_back("host " + address_of(r));
+        std::string t = "rank " + std::to_string(r);
+        for (std::size_t i = 0; i < facts.size(); ++i) t += (i ? ", " : " (") + facts[i];
+        return facts.empty() ? t : t + ")";
+    }
+    // The other ranks a failure may concern: those whose host's address the
+    // error names ("[10.0.0.2]:port", Gloo's way), else the ranks on other hosts.
+    std::vector<int> suspects(const std::string& detail) const {
+        std::vector<int> named, elsewhere;
+        const std::string own = address_of(rank());
+        for (int r = 0; r < static_cast<int>(meeting.peers.size()); ++r) {
+            const std::string& a = meeting.peers[r].address;
+            if (r == rank() || a.empty()) continue;
+            if (detail.find("[" + a + "]") != std::string::npos) named.push_back(r);
+            if (a != own) elsewhere.push_back(r);
+        }
+        return named.empty() ? elsewhere : named;
+    }
+    std::string ranks_text(const std::vector<int>& ranks) const {
+        std::string t;
+        const std::size_t shown = std::min<std::size_t>(ranks.size(), 4);
+        for (std::size_t i = 0; i < shown; ++i) t += (i ? ", " : "") + rank_text(ranks[i]);
+        if (ranks.size() > shown) t += " and " + std::to_string(ranks.size() - shown) + " more";
+        return t;
+    }
+
     [[noreturn]] void fail(const std::string& what, const std::string& detail) {
         Kind kind = classify_failure(detail);
         // A peer that failed for a reason of its own may have said which (it
@@ -318,30 +351,34 @@ struct ProcessGroup::Impl {
                               : std::nullopt;
         if (said) fail_for_peer(*said, what);
         const auto lost = (kind == Kind::PeerLost || kind == Kind::Timeout) ? find_lost_peers() : std::vector<int>{};
-        std::string message = "rank " + std::to_string(rank()) + ": ";
+        // Across machines the lost peer's process cannot be looked at: its host is named instead.
+        const auto others = names_hosts() && lost.empty() ? suspects(detail) : std::vector<int>{};
+        std::string message = rank_text(rank()) + ": ";
+        int peer = lost.empty() ? -1 : lost.front();
         if (!lost.empty()) {
             kind = Kind::PeerLost;
             for (std::size_t i = 0; i < lost.size(); ++i)
-                message += std::string(i ? ", " : (lost.size() > 1 ? "ranks " : "rank ")) + std::to_string(lost[i]) +
-                           " (pid " + std::to_string(meeting.peers[lost[i]].pid) + ")";
+                message += std::string(i ? ", " : "") + rank_text(lost[i], true);
             message += std::string(lost.size() > 1 ? " were" : " was") + " lost during " + what;
         } else if (kind == Kind::PeerLost) {
-            message += "a peer was lost during " + what;
+            if (others.size() == 1) peer = others.front();
+            message += others.empty() ? "a peer was lost during " + what
+                                      : (others.size() == 1 ? "" : "one of ") + ranks_text(others) + " was lost during " + what;
         } else if (kind == Kind::Timeout) {
             message += what + " did not complete within " + seconds_text(options.timeout) + " (--dist-timeout)";
+            if (!others.empty()) message += ", waiting for " + ranks_text(others);
         } else {
             message += what + " failed";
         }
         message += ": " + detail;
         failure = message;
         failure_kind = kind;
-        failure_peer = lost.empty() ? -1 : lost.front();
+        failure_peer = peer;
         throw DistributedError(kind, rank(), failure_peer, message);
     }
 
     [[noreturn]] void fail_for_peer(const std::pair<int, std::string>& said, const std::string& what) {
-        failure = "rank " + std::to_string(rank()) + ": rank " + std::to_string(said.first) + " failed (" + what +
-                  " given up): " + said.second;
+        failure = rank_text(rank()) + ": " + rank_text(said.first) + " failed (" + what + " given up): " + said.second;
         failure_kind = Kind::PeerFailed;
         failure_peer = said.first;
         throw DistributedError(failure_kind, rank(), failure_peer, failure);
@@ -435,7 +472,7 @@ Joined join_group(const GroupOptions& o, Join& join) {
         // As torch.distributed picks Gloo's interface: loopback for a run on this
         // machine, GLOO_SOCKET_IFNAME when set, else the address of the host name.
         const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
-        if (is_loopback(o.world.master_addr))
+        if (is_loopback_host(o.world.master_addr))
             go->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
         else if (ifname && *ifname)
             go->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(
@@ -559,7 +596,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
         // that may live on (the studio).
         give_up();
         const int stage = join->stage;
-        const std::string rank_text = "rank " + std::to_string(w.rank) + ": ";
+        const std::string rank_text = rank_with_host(w) + ": ";
         if (stage == 0)
             throw DistributedError(Kind::Unreachable, w.rank, 0,
                                    rank_text + "the master at " + master + " did not answer within " +
@@ -584,7 +621,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
             const std::string detail = message_of(e);
             Kind kind = classify_failure(detail);
             const int stage = join->stage;
-            std::string message = "rank " + std::to_string(w.rank) + ": ";
+            std::string message = rank_with_host(w) + ": ";
             if (kind == Kind::AddressInUse) {
                 message += "cannot listen on port " + std::to_string(w.master_port) +
                            " (MASTER_PORT / --master-port): the address is already in use";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "accum/errors.h"
 #include "distributed/gradient_sync.h"
 
@@ -40,6 +42,33 @@ constexpr std::size_t kMemoryFloats = 2 * std::size(kRankMemoryFields);
 // its divisor (hi, lo), stop and pause requests; then each rank's memory figures.
 enum Head { LossHi, LossLo, DivisorHi, DivisorLo, Stop, Pause, HeadSize };
 
+// The options in which the ranks differ, by name ("--batch-size"), when the
+// shared options are a JSON object with the same keys on every rank (the
+// option table's names); empty when that cannot be told. Every rank calls it
+// after the ranks disagreed (so all do): two collectives, the keys' names
+// agreed first, then one fingerprint per value.
+std::vector<std::string> differing_options(ProcessGroup& group, const std::string& shared_options) {
+    nlohmann::json options = nlohmann::json::parse(shared_options, nullptr, false);
+    std::string names;
+    if (options.is_object())
+        for (const auto& item : options.items()) names += item.key() + "\n";
+    if (!group.all_agree(fingerprint(names)) || names.empty()) return {};
+    std::vector<double> values;
+    for (const auto& item : options.items()) {
+        const std::uint64_t h = fingerprint(item.value().dump());
+        const double hi = static_cast<double>(h >> 32), lo = static_cast<double>(h & 0xffffffffu);
+        values.insert(values.end(), {hi, lo, -hi, -lo}); // max(x) == -max(-x) == min(x): the same everywhere
+    }
+    const auto m = group.all_reduce(values, ReduceOp::Max);
+    std::vector<std::string> differ;
+    std::size_t i = 0;
+    for (const auto& item : options.items()) {
+        if (m[i] != -m[i + 2] || m[i + 1] != -m[i + 3]) differ.push_back("--" + item.key());
+        i += 4;
+    }
+    return differ;
+}
+
 } // namespace
 
 std::uint64_t fingerprint(const std::string& text) {
@@ -58,10 +87,16 @@ RankAgreement::~RankAgreement() {
 bool RankAgreement::join(const std::string& shared_options, bool writes_checkpoints,
                          const std::vector<torch::Tensor>& model_state) {
     auto& group = state_.group();
-    if (!group.all_agree(fingerprint(shared_options)))
-        throw ConfigError("the " + std::to_string(world_size()) +
-                          " processes were started with different options; every rank must train the same "
-                          "configuration (compare their command lines)");
+    if (!group.all_agree(fingerprint(shared_options))) {
+        // Naming the options that differ (a host started with another
+        // --batch-size says so on every host) costs two more collectives, here only.
+        const auto differ = differing_options(group, shared_options);
+        std::string which;
+        for (std::size_t i = 0; i < differ.size(); ++i) which += (i ? ", " : "") + differ[i];
+        throw ConfigError("the " + std::to_string(world_size()) + " processes were started with different options" +
+                          (which.empty() ? std::string() : " (" + which + " differ" + (differ.size() > 1 ? "" : "s") + ")") +
+                          "; every rank must train the same configuration (compare their command lines)");
+    }
     const double writes = rank() == 0 && writes_checkpoints ? 1.0 : 0.0;
     const bool rank0_writes = group.all_reduce(std::vector<double>{writes}, ReduceOp::Max)[0] > 0;
     broadcast_tensors(group, model_state);

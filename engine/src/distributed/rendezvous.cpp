@@ -97,12 +97,16 @@ struct Identity {
     std::string nonce;
 };
 
-std::string identity_text(const Identity& i) { return std::to_string(i.peer.pid) + " " + i.nonce + " " + i.peer.host; }
+std::string identity_text(const Identity& i) {
+    return std::to_string(i.peer.pid) + " " + i.nonce + " " + i.peer.host + " " +
+           (i.peer.address.empty() ? "-" : i.peer.address);
+}
 
 Identity parse_identity(const std::string& s) {
     Identity i;
     std::istringstream in(s);
-    in >> i.peer.pid >> i.nonce >> i.peer.host;
+    in >> i.peer.pid >> i.nonce >> i.peer.host >> i.peer.address;
+    if (i.peer.address == "-") i.peer.address.clear();
     return i;
 }
 
@@ -150,10 +154,9 @@ void end_if_cancelled(const std::function<bool()>& cancelled, int rank) {
                                "rank " + std::to_string(rank) + ": stopped waiting for the other ranks");
 }
 
-[[noreturn]] void peer_failed(int rank, int peer, const std::string& message, const char* when) {
-    throw DistributedError(Kind::PeerFailed, rank, peer,
-                           "rank " + std::to_string(rank) + ": rank " + std::to_string(peer) + " failed" + when + ": " +
-                               message);
+[[noreturn]] void peer_failed(const WorldInfo& w, int peer, const std::string& message, const char* when) {
+    throw DistributedError(Kind::PeerFailed, w.rank, peer,
+                           rank_with_host(w) + ": rank " + std::to_string(peer) + " failed" + when + ": " + message);
 }
 
 // Rank 0: opens the meeting under a fresh token and waits for every rank.
@@ -171,7 +174,7 @@ std::vector<Identity> gather(c10d::Store& store, Meeting& m, const GroupOptions&
     for (;;) {
         end_if_cancelled(cancelled, 0);
         if (auto failure = failure_under(store, m.prefix, 0, world))
-            peer_failed(0, failure->first, failure->second, " before the rendezvous");
+            peer_failed(o.world, failure->first, failure->second, " before the rendezvous");
         if (store.check(keys)) break;
         if (Clock::now() >= deadline) {
             std::vector<int> missing;
@@ -183,7 +186,7 @@ std::vector<Identity> gather(c10d::Store& store, Meeting& m, const GroupOptions&
                                        : missing.size() == 1 ? "rank " + who + " did not arrive"
                                                              : "ranks " + who + " did not arrive";
             throw DistributedError(Kind::Timeout, 0, missing.empty() ? -1 : missing.front(),
-                                   "rank 0: " + absent + " at " + master + " within " + seconds_text(o.timeout) +
+                                   rank_with_host(o.world) + ": " + absent + " at " + master + " within " + seconds_text(o.timeout) +
                                        " (--dist-timeout)");
         }
         std::this_thread::sleep_for(kPoll);
@@ -223,7 +226,7 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const GroupOptions& o
             // only the leader of this restart count is believed (the roster's
             // nonce tells the meeting itself apart whatever the counts).
             if (auto failure = same_attempt ? failure_under(store, m.prefix, rank, world) : std::nullopt)
-                peer_failed(rank, failure->first, failure->second, " before the rendezvous");
+                peer_failed(o.world, failure->first, failure->second, " before the rendezvous");
             if (auto roster = read_if_present(store, m.prefix + "/roster")) {
                 std::vector<Identity> all;
                 std::istringstream lines(*roster);
@@ -235,7 +238,7 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const GroupOptions& o
         if (Clock::now() >= deadline) {
             if (token.empty())
                 throw DistributedError(Kind::Timeout, rank, 0,
-                                       "rank " + std::to_string(rank) + ": rank 0 did not open the rendezvous at " +
+                                       rank_with_host(o.world) + ": rank 0 did not open the rendezvous at " +
                                            master + " within " + seconds_text(o.timeout) + " (--dist-timeout)");
             std::vector<int> missing;
             for (int r = 0; r < world; ++r)
@@ -243,7 +246,7 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const GroupOptions& o
             std::string who;
             for (std::size_t i = 0; i < missing.size(); ++i) who += (i ? ", " : "") + std::to_string(missing[i]);
             throw DistributedError(Kind::Timeout, rank, missing.empty() ? -1 : missing.front(),
-                                   "rank " + std::to_string(rank) + ": " +
+                                   rank_with_host(o.world) + ": " +
                                        (missing.empty() ? std::string("rank 0 did not list this rank")
                                                         : (missing.size() == 1 ? "rank " : "ranks ") + who +
                                                               " did not arrive") +
@@ -256,7 +259,7 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const GroupOptions& o
 // The store's errors while reaching it, as the process group reports them.
 [[noreturn]] void unreachable(const WorldInfo& w, std::chrono::milliseconds timeout, const StoreError& e) {
     const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
-    const std::string who = "rank " + std::to_string(w.rank) + ": ";
+    const std::string who = rank_with_host(w) + ": ";
     const std::string server = w.agent_store ? "torchrun's agent store" : "rank 0's store";
     switch (e.kind()) {
     case StoreError::Kind::Refused:
@@ -283,6 +286,11 @@ std::string host_identity() {
     std::ifstream f("/proc/sys/kernel/random/boot_id");
     std::getline(f, boot);
     std::string host = std::string(name) + "/" + boot;
+    char net[64] = {}; // readlink does not end it: the zeros after it do
+    if (::readlink("/proc/self/ns/net", net, sizeof net - 1) > 0) { // "net:[4026531840]"
+        host += '/';
+        host.append(net);
+    }
     std::replace(host.begin(), host.end(), ' ', '_');
     return host;
 }
@@ -315,7 +323,9 @@ Meeting meet(const GroupOptions& o, std::atomic<int>& stage, const std::function
         unreachable(w, o.timeout, e);
     }
     stage = 1;
-    const Identity me{{host_identity(), static_cast<int>(::getpid())}, random_token()};
+    const Identity me{{host_identity(), static_cast<int>(::getpid()),
+                       is_loopback_host(w.master_addr) ? std::string("127.0.0.1") : address_toward(w.master_addr)},
+                      random_token()};
     std::vector<Identity> all;
     try {
         all = w.rank == 0 ? gather(*m.store, m, o, me, deadline, cancelled)

@@ -40,9 +40,13 @@ namespace accum::dist {
 struct Peer {
     std::string host; // host_identity()
     int pid = -1;
+    std::string address; // its address toward the master (address_toward), as the messages name its host; may be empty
 };
 
-// This machine, told apart from others (and from a reboot of itself).
+// This machine, told apart from others (and from a reboot of itself), and its
+// network namespace from others on it: a rank in another namespace is on
+// another host as far as the network goes (tests/netns' two hosts), though
+// its pid can be seen from here.
 std::string host_identity();
 // False once the process is gone or a zombie (its parent has not reaped it yet).
 bool process_alive(int pid);

@@ -1,6 +1,7 @@
 #include "distributed/world.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -168,6 +169,37 @@ int pick_free_port(const std::string& host) {
     }
     ::close(fd);
     return ntohs(addr.sin_port);
+}
+
+std::string address_toward(const std::string& host) {
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo* found = nullptr;
+    if (host.empty() || ::getaddrinfo(host.c_str(), "9", &hints, &found) != 0 || !found) return {};
+    std::string out;
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        sockaddr_in local{};
+        socklen_t len = sizeof local;
+        char text[INET_ADDRSTRLEN] = {};
+        if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+            ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text))
+            out = text;
+        ::close(fd);
+    }
+    ::freeaddrinfo(found);
+    return out;
+}
+
+bool is_loopback_host(const std::string& host) {
+    return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+std::string rank_with_host(const WorldInfo& w) {
+    const std::string address = is_loopback_host(w.master_addr) ? std::string() : address_toward(w.master_addr);
+    return "rank " + std::to_string(w.rank) + (address.empty() ? "" : " (host " + address + ")");
 }
 
 } // namespace accum::dist

@@ -48,4 +48,16 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const WorldI
 // Another program may take it before rank 0 does; rank 0 then reports the port in use.
 int pick_free_port(const std::string& host = "127.0.0.1");
 
+// This machine's address toward `host` (an IPv4 address or a name): the source
+// address its route to `host` takes, as a peer there sees this machine. No
+// packet is sent (a UDP socket's connect() only chooses the route). Empty when
+// there is no route or `host` does not resolve. The failure messages of a run
+// on several machines name hosts by it.
+std::string address_toward(const std::string& host);
+// Whether `host` names this machine's loopback (a run on one machine).
+bool is_loopback_host(const std::string& host);
+// "rank 1", or in a run across machines "rank 1 (host 10.0.0.2)" (this
+// machine's address toward the master): how a rank names itself in its messages.
+std::string rank_with_host(const WorldInfo& world);
+
 } // namespace accum::dist
