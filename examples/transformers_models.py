@@ -5,7 +5,7 @@ data set saved as named tensors:
 
     python3 examples/transformers_models.py bert bert.pt bert_data.pt
     accum-run --model bert.pt --dataset tensors --data bert_data.pt --mode trainer \\
-              --batch-size 16 --accumulation-steps 4 --optimizer adamw --lr 5e-4
+              --batch-size 16 --accumulation-steps 4 --optimizer adamw --lr 2e-3 --epochs 10
 
     python3 examples/transformers_models.py gpt2 gpt2.pt gpt2_data.pt
     accum-run --model gpt2.pt --dataset tensors --data gpt2_data.pt --mode trainer \\

@@ -15,8 +15,9 @@
 #     (scripts/build-libtorch2.sh: the pinned torch 2.11 in a virtual
 #     environment in the cache folder, made once): everything is built; every
 #     engine test, two studio tests, the CUDA tests (compiled, skipping here),
-#     the install checks of the generated docs, and versions.losses_agree (the
-#     step losses of both builds' accum-run side by side);
+#     the install checks of the generated docs, versions.losses_agree (the
+#     step losses of both builds' accum-run side by side) and tests/models (your
+#     own TorchScript model against eager torch 2.11);
 #  4. an AddressSanitizer + UndefinedBehaviorSanitizer build of the engine and
 #     its tests (no GUI), run through CTest as well (all but four, named there).
 # ACCUM_SKIP_INSTALL=1 skips the second part, ACCUM_SKIP_LIBTORCH2=1 the third,
@@ -70,12 +71,12 @@ if [[ "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]]; then
   ACCUM_CMAKE_ARGS="${ACCUM_CMAKE_ARGS:-} -DACCUM_REFERENCE_RUN=$ROOT/build/app/accum-run" \
     "$ROOT/scripts/build-libtorch2.sh" "$ROOT/build-libtorch2"
   # Every engine test, the CUDA tests (compiled, skipping here), the install
-  # checks of the generated docs, versions.losses_agree, and of the studio's
+  # checks of the generated docs, versions.losses_agree, tests/models, and of the studio's
   # tests (all built here) the ones that start the engine from the window.
   LIBTORCH2_UI_TESTS="ui.test_studio_window|ui.test_engine_text"
   (cd "$ROOT/build-libtorch2" &&
     QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 -j"$JOBS" \
-      -R "^($(alternation $ENGINE_TESTS)|$LIBTORCH2_UI_TESTS|cuda\..*|install\..*|versions\..*)\$")
+      -R "^($(alternation $ENGINE_TESTS)|$LIBTORCH2_UI_TESTS|cuda\..*|install\..*|versions\..*|models\..*)\$")
 fi
 
 if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then

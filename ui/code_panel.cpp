@@ -1,5 +1,6 @@
 #include "code_panel.h"
 
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -117,6 +118,13 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 0, 0, 0);
     layout->addWidget(title_);
+    model_line_ = new QLabel;
+    model_line_->setObjectName(QStringLiteral("code_model_line"));
+    model_line_->setTextFormat(Qt::PlainText);
+    model_line_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    model_line_->setWordWrap(true);
+    model_line_->setVisible(false);
+    layout->addWidget(model_line_);
     layout->addWidget(tabs_, 1);
     layout->addWidget(caption_);
     layout->addWidget(meter_);
@@ -139,6 +147,13 @@ void CodePanel::set_style(const QString& mode) {
     title_->setText(style_title(mode));
     lit_.clear();
     apply_highlight();
+}
+
+void CodePanel::set_model_file(const QString& file) {
+    model_line_->setText(
+        tr("model = torch.jit.load(\"%1\")   # your module: the loop below trains it as it trains the built-in ones")
+            .arg(QFileInfo(file).fileName()));
+    model_line_->setVisible(!file.isEmpty());
 }
 
 void CodePanel::start_run(int accumulation_steps, int pace_ms, int world_size) {

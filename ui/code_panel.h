@@ -32,6 +32,9 @@ public:
     explicit CodePanel(QWidget* parent = nullptr);
 
     void set_style(const QString& mode); // pytorch | accelerator | trainer
+    // The run's model when it comes from a TorchScript file (empty for a built-in
+    // one): a line above the listing says where `model` comes from.
+    void set_model_file(const QString& file);
     QString style() const { return style_; }
     // pace_ms = 0: full speed (the last micro-batch's lines, no animation).
     // world_size: the run's processes (data parallel when above 1).
@@ -67,6 +70,7 @@ private:
     QString style_;
     QFont code_font_; // the listings' desk font
     QLabel* title_ = nullptr;
+    QLabel* model_line_ = nullptr; // model = torch.jit.load(…), for a model from a file
     QLabel* caption_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     QPlainTextEdit* cpp_ = nullptr;

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -78,7 +79,34 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     data_path_ = new QLineEdit;
     data_path_->setObjectName(QStringLiteral("data_path"));
     data_path_->setPlaceholderText(tr("default location"));
-    model_ = make_combo(QStringLiteral("model"), accum::choice_names<accum::ModelKind>());
+    model_ = make_combo(QStringLiteral("model"), accum::choice_names<accum::ModelKind>(), {{"file", tr("from file…")}});
+    model_->setToolTip(tr("A built-in model, or your own: a TorchScript file made with torch.jit.script or "
+                          "torch.jit.trace (examples/ shows how)"));
+    model_file_ = new QLineEdit;
+    model_file_->setObjectName(QStringLiteral("model_file"));
+    model_file_->setPlaceholderText(tr("model.pt (TorchScript)"));
+    model_file_->setToolTip(tr("The TorchScript module to train. Its forward gets the batch's input_ids (or inputs), "
+                               "attention_mask and labels by argument name, and returns logits, a loss, or a "
+                               "Transformers model's (loss, logits)."));
+    auto* browse_model = new QToolButton;
+    browse_model->setText(QStringLiteral("…"));
+    browse_model->setObjectName(QStringLiteral("browse_model_file"));
+    browse_model->setToolTip(tr("Choose a TorchScript file"));
+    connect(browse_model, &QToolButton::clicked, this, &ConfigPanel::choose_model_file);
+    model_file_row_ = new QWidget;
+    auto* model_file_layout = new QHBoxLayout(model_file_row_);
+    model_file_layout->setContentsMargins(0, 0, 0, 0);
+    model_file_layout->addWidget(model_file_);
+    model_file_layout->addWidget(browse_model);
+    auto* browse_data = new QToolButton;
+    browse_data->setText(QStringLiteral("…"));
+    browse_data->setObjectName(QStringLiteral("browse_data"));
+    browse_data->setToolTip(tr("Choose the data: a folder for Fashion-MNIST, a file for csv and tensors"));
+    connect(browse_data, &QToolButton::clicked, this, &ConfigPanel::choose_data);
+    auto* data_row = new QHBoxLayout;
+    data_row->setContentsMargins(0, 0, 0, 0);
+    data_row->addWidget(data_path_);
+    data_row->addWidget(browse_data);
 
     batch_size_ = make_spin(QStringLiteral("batch_size"), 1, 1 << 20);
     batch_size_->setToolTip(tr("Micro-batch size B: samples per forward/backward pass. Memory grows with B."));
@@ -194,8 +222,10 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     auto [what, what_form] = make_group(tr("Experiment"));
     what_form->addRow(tr("Style"), mode_);
     what_form->addRow(tr("Dataset"), dataset_);
-    what_form->addRow(tr("Data path"), data_path_);
+    what_form->addRow(tr("Data path"), data_row);
     what_form->addRow(tr("Model"), model_);
+    what_form->addRow(tr("Model file"), model_file_row_);
+    model_file_label_ = what_form->labelForField(model_file_row_);
     auto [batching, batching_form] = make_group(tr("Batching"));
     batching_form->addRow(tr("Micro-batch (B)"), batch_size_);
     batching_form->addRow(tr("Accumulation (K)"), accumulation_steps_);
@@ -254,7 +284,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         connect(spin, &QSpinBox::valueChanged, this, &ConfigPanel::revalidate);
     for (auto* spin : {learning_rate_, momentum_})
         connect(spin, &QDoubleSpinBox::valueChanged, this, &ConfigPanel::revalidate);
-    for (auto* edit : {data_path_, memory_budget_, output_dir_})
+    for (auto* edit : {data_path_, model_file_, memory_budget_, output_dir_})
         connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::revalidate);
 
     set_config(accum::RunConfig{});
@@ -266,6 +296,7 @@ accum::RunConfig ConfigPanel::config() const {
     c.dataset = choice_of(dataset_, c.dataset);
     c.data_path = data_path_->text().trimmed().toStdString();
     c.model = choice_of(model_, c.model);
+    c.model_file = c.model == accum::ModelKind::File ? model_file_->text().trimmed().toStdString() : std::string();
     c.batch_size = batch_size_->value();
     c.accumulation_steps = accumulation_steps_->value();
     c.nproc_per_node = processes_->value(); // processes on this machine: the studio runs no other's
@@ -297,6 +328,7 @@ void ConfigPanel::set_config(const accum::RunConfig& c) {
     select_choice(dataset_, c.dataset);
     data_path_->setText(QString::fromStdString(c.data_path));
     select_choice(model_, c.model);
+    model_file_->setText(QString::fromStdString(c.model_file));
     batch_size_->setValue(static_cast<int>(std::min<std::int64_t>(c.batch_size, batch_size_->maximum())));
     accumulation_steps_->setValue(
         static_cast<int>(std::min<std::int64_t>(c.accumulation_steps, accumulation_steps_->maximum())));
@@ -334,7 +366,10 @@ QString ConfigPanel::problems_text() const { return problems_->text(); }
 QString ConfigPanel::summary_text() const {
     const auto c = config();
     QStringList parts;
-    parts << tr("%1, %2").arg(model_->currentText(), dataset_->currentText());
+    const auto model_name = c.model == accum::ModelKind::File
+                                ? QFileInfo(QString::fromStdString(c.model_file)).fileName()
+                                : model_->currentText();
+    parts << tr("%1, %2").arg(model_name, dataset_->currentText());
     if (c.world_size() > 1)
         parts << tr("micro-batch %1 × K %2 × %3 processes = %4")
                      .arg(c.batch_size)
@@ -371,6 +406,9 @@ void ConfigPanel::revalidate() {
     const auto c = config();
     momentum_->setEnabled(c.optimizer == accum::OptimizerKind::Sgd);
     loss_scaling_->setEnabled(c.mixed_precision != accum::MixedPrecision::Fp16); // fp16 always scales
+    const bool from_file = c.model == accum::ModelKind::File;
+    model_file_row_->setVisible(from_file);
+    if (model_file_label_) model_file_label_->setVisible(from_file);
     if (c.world_size() > 1)
         effective_batch_->setText(tr("%1 × %2 × %3 processes = %4 samples / update")
                                       .arg(c.batch_size)
@@ -443,6 +481,27 @@ void ConfigPanel::show_estimate(const accum::RunMemoryEstimate& e) {
     estimate_->setText(text);
     estimate_->setStyleSheet(over ? QStringLiteral("color: #b3261e; font-weight: bold;") : QString());
     estimate_->setToolTip(QString::fromStdString(e.describe()));
+}
+
+void ConfigPanel::choose_model_file() {
+    const auto file = QFileDialog::getOpenFileName(this, tr("TorchScript model"), model_file_->text(),
+                                                   tr("TorchScript (*.pt *.pth *.ts *.torchscript);;All files (*)"));
+    if (file.isEmpty()) return;
+    model_file_->setText(file);
+    select_data(model_, "file");
+}
+
+void ConfigPanel::choose_data() {
+    const auto kind = choice_of(dataset_, accum::DatasetKind::FashionMnist);
+    QString path;
+    if (kind == accum::DatasetKind::FashionMnist)
+        path = QFileDialog::getExistingDirectory(this, tr("Fashion-MNIST folder"), data_path_->text());
+    else
+        path = QFileDialog::getOpenFileName(this, tr("Data file"), data_path_->text(),
+                                            kind == accum::DatasetKind::Csv
+                                                ? tr("CSV (*.csv);;All files (*)")
+                                                : tr("Tensors saved by torch.save (*.pt *.pth);;All files (*)"));
+    if (!path.isEmpty()) data_path_->setText(path);
 }
 
 void ConfigPanel::choose_output_dir() {

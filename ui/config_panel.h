@@ -56,6 +56,8 @@ private:
     void revalidate();
     void show_estimate(const accum::RunMemoryEstimate& estimate);
     void choose_output_dir();
+    void choose_model_file();
+    void choose_data();
     void mark(QWidget* widget, const QString& problem);
 
     accum::RunConfig base_;
@@ -66,6 +68,9 @@ private:
     QComboBox* dataset_ = nullptr;
     QLineEdit* data_path_ = nullptr;
     QComboBox* model_ = nullptr;
+    QLineEdit* model_file_ = nullptr;   // shown with the model "from file…"
+    QWidget* model_file_row_ = nullptr;
+    QWidget* model_file_label_ = nullptr;
     QSpinBox* batch_size_ = nullptr;
     QSpinBox* accumulation_steps_ = nullptr;
     QSpinBox* processes_ = nullptr;

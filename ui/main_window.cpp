@@ -528,6 +528,9 @@ bool MainWindow::start_run() {
     speed_label_->clear();
     eta_label_->clear();
     code_panel_->set_style(QString::fromStdString(accum::to_string(running_config_.mode)));
+    code_panel_->set_model_file(running_config_.model == accum::ModelKind::File
+                                    ? QString::fromStdString(running_config_.model_file)
+                                    : QString());
     code_panel_->start_run(static_cast<int>(running_config_.accumulation_steps),
                            static_cast<int>(std::lround(running_config_.micro_step_delay_s * 1000.0)),
                            static_cast<int>(running_config_.world_size()));
