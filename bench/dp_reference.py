@@ -14,6 +14,11 @@ backward). Only the training steps are timed (after a barrier); rank 0 prints on
 JSON line, {"samples_per_second": ...} over every process's samples.
 
     /usr/bin/python3 bench/dp_reference.py --model cnn --nproc 2 [--sync-each-micro-batch]
+
+One rank of a run across machines (bench/two_hosts_bench.py: one per host),
+as torchrun's env:// would start it; --nproc is then the world size:
+
+    python bench/dp_reference.py --model cnn --nproc 2 --rank R --master-addr HOST --master-port P
 """
 import argparse
 import contextlib
@@ -33,14 +38,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from eager_reference import Cnn, Mlp, load_fashion_mnist  # noqa: E402
 
 
-def worker(rank, a, port):
+def worker(rank, a, port, master="127.0.0.1"):
     torch.set_num_threads(a.threads)
     world = a.nproc
     x, y, _ = load_fashion_mnist(a.data)
     torch.manual_seed(a.seed)
     module = Mlp() if a.model == "mlp" else Cnn()
     if world > 1:
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+        dist.init_process_group("gloo", init_method=f"tcp://{master}:{port}", rank=rank, world_size=world)
         model = DistributedDataParallel(module)
     else:
         model = module
@@ -101,7 +106,15 @@ def main():
     p.add_argument("--sync-each-micro-batch", action="store_true")
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rank", type=int, help="this process's rank of --nproc started elsewhere (with --master-addr)")
+    p.add_argument("--master-addr", help="rank 0's host (with --rank)")
+    p.add_argument("--master-port", type=int, default=29500)
     a = p.parse_args()
+    if a.rank is not None:
+        if not a.master_addr or not 0 <= a.rank < a.nproc:
+            p.error("--rank needs --master-addr and a rank below --nproc")
+        worker(a.rank, a, a.master_port, a.master_addr)
+        return
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]

@@ -319,19 +319,26 @@ def fault_case(case, args, net):
             result["ok"] = False
         return ok
 
-    def ended(hosts, since, want_code, bound):
-        for h in hosts:
-            if h.wait(max(0.1, since + bound + 5 - time.monotonic())) is None:
-                h.kill()
-                h.code = "still running"
-        for h in hosts:
-            took = (h.ended or time.monotonic()) - since
-            text = h.text()
-            result[f"host{h.node}"] = {"exit": h.code, "seconds": round(took, 1), "message": error_lines(text)}
-            check(h.code == want_code, f"host {h.node} exits {want_code} (got {h.code})")
-            check(took <= bound, f"host {h.node} ends {took:.1f} s after the fault (≤ {bound} s)")
-            if want_code != 0:
-                check(names_rank_and_host(text, net), f"host {h.node}'s message names a rank and a host")
+    def finished(h, since, want_code, bound, says=None, what=""):
+        """Host h's end (waited for, bounded): its exit code, its time since `since`, its message."""
+        if h.wait(max(0.1, since + bound + 5 - time.monotonic())) is None:
+            h.kill()
+            h.code = "still running"
+        took = (h.ended or time.monotonic()) - since
+        text = h.text()
+        result[f"host{h.node}"] = {"exit": h.code, "seconds": round(took, 1), "message": error_lines(text)}
+        check(h.code == want_code, f"host {h.node} exits {want_code} (got {h.code})")
+        check(took <= bound, f"host {h.node} ends {took:.1f} s after {what or 'the fault'} (≤ {bound} s)")
+        if says:
+            check(says(text), f"host {h.node}'s message {says.__doc__}")
+
+    def rank_and_host(text):
+        """names a rank and a host"""
+        return names_rank_and_host(text, net)
+
+    def batch_size(text):
+        """names --batch-size"""
+        return "--batch-size" in text
 
     def resumes(before):
         """The last checkpoint is complete: both hosts resume from it and finish 3 more updates."""
@@ -375,8 +382,8 @@ def fault_case(case, args, net):
                 os.kill(pid, signal.SIGKILL)
             r = subprocess.CompletedProcess([], 0 if pids else 1, "", "no rank process found")
         check(r.returncode == 0, f"fault made ({r.stderr.strip()})")
-        last = max([s["step"] for s in steps_of(out)] or [0])
-        ended((h0, h1), fault_at, 6, FAULT_BOUND)
+        for h in (h0, h1):
+            finished(h, fault_at, 6, FAULT_BOUND, rank_and_host)
         last = max([s["step"] for s in steps_of(out)] or [0])
         if case == "link-down":
             harness("link", net["TWO_HOSTS_NAME"], "up")
@@ -393,14 +400,7 @@ def fault_case(case, args, net):
         if case == "late-timeout":
             # Host 0 gives up waiting; host 1, started after, finds nobody and gives up after its own timeout.
             for h, since in ((h0, start), (h1, h1.started)):
-                if h.wait(max(0.1, since + timeout + 15 - time.monotonic())) is None:
-                    h.kill()
-                took = (h.ended or time.monotonic()) - since
-                text = h.text()
-                result[f"host{h.node}"] = {"exit": h.code, "seconds": round(took, 1), "message": error_lines(text)}
-                check(h.code == 6, f"host {h.node} exits 6 (got {h.code})")
-                check(took <= timeout + 10, f"host {h.node} ends {took:.1f} s after its start (≤ {timeout + 10} s)")
-                check(names_rank_and_host(text, net), f"host {h.node}'s message names a rank and a host")
+                finished(h, since, 6, timeout + 10, rank_and_host, "its start")
         else:
             for h in (h0, h1):
                 if h.wait(max(0.1, start + 90 - time.monotonic())) is None:
@@ -417,14 +417,7 @@ def fault_case(case, args, net):
         h0 = Host(net, 0, a, opts, out)
         h1 = Host(net, 1, a, other, out + "-host1")
         for h in (h0, h1):
-            if h.wait(max(0.1, start + FAULT_BOUND + 5 - time.monotonic())) is None:
-                h.kill()
-            took = (h.ended or time.monotonic()) - start
-            text = h.text()
-            result[f"host{h.node}"] = {"exit": h.code, "seconds": round(took, 1), "message": error_lines(text)}
-            check(h.code == 2, f"host {h.node} exits 2 (got {h.code})")
-            check("--batch-size" in text or "batch-size" in text, f"host {h.node}'s message names --batch-size")
-            check(took <= FAULT_BOUND, f"host {h.node} ends {took:.1f} s after the start (≤ {FAULT_BOUND} s)")
+            finished(h, start, 2, FAULT_BOUND, batch_size, "the start")
     else:
         raise ValueError(case)
     return result
@@ -478,7 +471,9 @@ def outside(args):
     if r.returncode != 0:
         log(f"SKIP: {r.stderr.strip() or 'two-hosts.sh check failed'}")
         return 77
-    os.makedirs(args.work, exist_ok=True)
+    # A fresh work directory: what an earlier run left (its runs, its logs) is not this run's.
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
     me = [sys.executable, os.path.abspath(__file__), "--inside", "--accum-run", args.accum_run, "--work", args.work]
     fails = Failures()
     start = time.monotonic()
