@@ -17,6 +17,7 @@
 
 #include "engine_text.h"
 #include "engine_use.h"
+#include "link_curve.h"
 #include "plot_interaction.h"
 
 namespace studio {
@@ -483,6 +484,27 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     plots_row->setContentsMargins(0, 0, 0, 0);
     plots_row->addWidget(plot_, 3);
     plots_row->addWidget(memory_bars_, 2);
+    if (const auto curve = measured_link_curve()) {
+        // Not this machine's runs: the benchmark's, on two hosts and a shaped link.
+        link_curve_ = new QCustomPlot;
+        link_curve_->setObjectName(QStringLiteral("lab_link_curve"));
+        link_curve_->setMinimumHeight(200);
+        link_curve_->plotLayout()->insertRow(0);
+        auto* title = new QCPTextElement(
+            link_curve_,
+            tr("Measured on two hosts: where no_sync pays") + QStringLiteral("\n%1\n%2").arg(curve->link, curve->measured),
+            QFont(font().family(), 9, QFont::Bold));
+        link_curve_->plotLayout()->addElement(0, 0, title);
+        link_curve_->legend->setVisible(true);
+        link_curve_->legend->setFont(font());
+        link_curve_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+        draw_link_curve(link_curve_, *curve, font());
+        link_curve_->setVisible(false);
+        // The lab's own curves keep their share: this one takes what the row gives it.
+        link_curve_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Expanding);
+        link_curve_->setMinimumWidth(320);
+        plots_row->addWidget(link_curve_, 3);
+    }
     plot_layout->addLayout(plots_row, 1);
     auto* split = split_ = new QSplitter(Qt::Vertical);
     split->addWidget(plot_box);
@@ -515,6 +537,7 @@ void LabPanel::run_experiment(Experiment experiment) {
                                                                           : LossAxis);
     x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation ? 1 : 0);
     memory_bars_->setVisible(experiment == Experiment::MemoryLevers);
+    if (link_curve_) link_curve_->setVisible(experiment == Experiment::NoSyncVsSyncEach);
     rebuild_plot();
     queue_->start(runs);
     // Told after the start: the window then reads is_running() as true (engine_use.h).

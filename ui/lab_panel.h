@@ -70,6 +70,10 @@ public:
     int delta_graph_count() const;
     // The memory levers' stacked bars (shown for that experiment only).
     QCustomPlot* memory_bars() const { return memory_bars_; }
+    // The no_sync demo's measured curve, speed-up against link rate on two hosts
+    // (link_curve.h; shown for that experiment only; null when the studio has no
+    // measurement compiled in).
+    QCustomPlot* link_curve() const { return link_curve_; }
 
     // Presentation mode: plot text, lines and the verdict `scale` times their desk size;
     // above 1 the buttons, the explanation and the axis choice fold away (the lesson
@@ -106,6 +110,7 @@ private:
     QComboBox* x_axis_ = nullptr;
     QCustomPlot* plot_ = nullptr;
     QCustomPlot* memory_bars_ = nullptr;
+    QCustomPlot* link_curve_ = nullptr;
     QCPAxisRect* delta_rect_ = nullptr;
     QCPItemRect* rounding_band_ = nullptr;
     QCPItemText* rounding_label_ = nullptr;

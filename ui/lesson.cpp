@@ -7,6 +7,7 @@
 
 #include "engine_text.h"
 #include "lab_panel.h" // the lab's measures of a run: format_bytes, allreduces_per_update…
+#include "link_curve.h"
 
 namespace studio {
 
@@ -143,6 +144,12 @@ accum::RunConfig no_sync_config() {
     c.learning_rate = 0.05;
     c.nproc_per_node = 2;
     return c;
+}
+
+// What no_sync saves between two hosts, as bench/two_hosts_bench.py measured it.
+QString no_sync_measured() {
+    const auto curve = measured_link_curve();
+    return curve ? link_curve_sentence(*curve) : QString();
 }
 
 LessonVerdict no_sync_check(const std::vector<RunResult>& runs) {
@@ -286,7 +293,12 @@ LessonVerdict memory_check(const std::vector<RunResult>& runs) {
 } // namespace
 
 QString LessonStep::title_text() const { return Lesson::tr(title); }
-QString LessonStep::body_text() const { return Lesson::tr(text); }
+QString LessonStep::body_text() const {
+    QString body = Lesson::tr(text);
+    if (measured)
+        if (const QString figures = measured(); !figures.isEmpty()) body += QLatin1Char(' ') + figures;
+    return body;
+}
 
 const std::vector<LessonStep>& lesson_steps() {
     static const std::vector<LessonStep> steps = {
@@ -400,7 +412,8 @@ const std::vector<LessonStep>& lesson_steps() {
          .run = LessonRun::Experiment,
          .experiment = Experiment::NoSyncVsSyncEach,
          .config = no_sync_config,
-         .check = no_sync_check},
+         .check = no_sync_check,
+         .measured = no_sync_measured},
     };
     return steps;
 }

@@ -43,6 +43,9 @@ struct LessonStep {
     accum::RunConfig (*config)() = nullptr;
     // The runs the step made (one for a live run, the lab's runs for an experiment).
     LessonVerdict (*check)(const std::vector<RunResult>& runs) = nullptr;
+    // A sentence of measured figures, from a benchmark's results compiled into
+    // the studio, after the text (none when they are missing).
+    QString (*measured)() = nullptr;
 
     QString title_text() const;
     QString body_text() const;

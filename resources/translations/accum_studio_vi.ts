@@ -913,6 +913,10 @@
 <context>
     <name>studio::LabPanel</name>
     <message>
+        <source>Measured on two hosts: where no_sync pays</source>
+        <translation>Đo trên hai máy: khi nào no_sync có lợi</translation>
+    </message>
+    <message>
         <source>PyTorch loop</source>
         <translation>Vòng lặp PyTorch</translation>
     </message>
@@ -1352,6 +1356,37 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>Two processes each run micro-batches of 64 and average their gradients: the effective batch is 64 × 4 × 2. Inside no_sync() the gradients add up locally, and one all-reduce per update averages them; syncing after every micro-batch gives the same losses with four times the communication. This is what accelerator.accumulate() is for.</source>
         <translation>Hai tiến trình, mỗi tiến trình chạy các micro-batch 64 rồi lấy trung bình gradient: batch hiệu dụng là 64 × 4 × 2. Bên trong no_sync() gradient được cộng dồn tại chỗ, và một all-reduce mỗi cập nhật lấy trung bình chúng; đồng bộ sau mỗi micro-batch cho cùng loss nhưng trao đổi gấp bốn lần. Đó là lý do accelerator.accumulate() tồn tại.</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LinkCurve</name>
+    <message>
+        <source>unshaped</source>
+        <translation>không giới hạn</translation>
+    </message>
+    <message>
+        <source>%1 × at %2</source>
+        <translation>%1 × ở %2</translation>
+    </message>
+    <message>
+        <source>Measured between two hosts, no_sync trains the CNN %1 as fast as syncing every micro-batch: the slower the network, the more the skipped all-reduces save.</source>
+        <translation>Đo giữa hai máy, no_sync huấn luyện CNN nhanh gấp %1 so với đồng bộ sau mỗi micro-batch: mạng càng chậm, các all-reduce được bỏ qua càng tiết kiệm nhiều.</translation>
+    </message>
+    <message>
+        <source>%1, accum-run</source>
+        <translation>%1, accum-run</translation>
+    </message>
+    <message>
+        <source>%1, eager DDP</source>
+        <translation>%1, DDP eager</translation>
+    </message>
+    <message>
+        <source>link between the two hosts (in brackets: its rate as measured)</source>
+        <translation>đường truyền giữa hai máy (trong ngoặc: tốc độ đo được)</translation>
+    </message>
+    <message>
+        <source>no_sync ÷ sync each (samples/s)</source>
+        <translation>no_sync ÷ đồng bộ mỗi lần (mẫu/s)</translation>
     </message>
 </context>
 <context>

@@ -33,6 +33,7 @@
 #include "experiments.h"
 #include "lab_panel.h"
 #include "lesson.h"
+#include "link_curve.h"
 #include "loss_plot.h"
 #include "main_window.h"
 #include "memory_plot.h"
@@ -538,6 +539,25 @@ void TestTeachingLab::no_sync_demo_in_the_lab() {
     QCOMPARE(table->item(1, 8)->text(), QStringLiteral("4"));
     QVERIFY(table->item(0, 1)->text().contains(QStringLiteral("× 2 =")));
     QVERIFY(window.lab_panel()->verdict_label()->text().contains(QStringLiteral("ms")));
+    // Beside it, what the benchmark measured on two hosts (bench/two_hosts_bench.py's
+    // resources/lab/two_hosts_speedup.json, compiled in): per model the engine's and
+    // eager DDP's no_sync ÷ sync-each against the link's rate.
+    const auto measured = studio::measured_link_curve();
+    QVERIFY2(measured, "no measured curve compiled in (:/lab/two_hosts_speedup.json)");
+    auto* curve = window.lab_panel()->link_curve();
+    QVERIFY(curve && curve->isVisible());
+    QCOMPARE(curve->graphCount(), 2 * int(measured->series.size()));
+    for (const auto& series : measured->series) {
+        QVERIFY(series.points.size() >= 2);
+        for (const auto& p : series.points) QVERIFY(std::isfinite(p.engine) && p.engine > 0);
+    }
+    // The lesson's no_sync step says it with those figures; nothing is made up from a bad file.
+    const auto& step = studio::lesson_steps()[static_cast<std::size_t>(studio::lesson_step_index("no_sync"))];
+    QVERIFY(!studio::link_curve_sentence(*measured).isEmpty());
+    QVERIFY(step.body_text().contains(studio::link_curve_sentence(*measured)));
+    QVERIFY(!studio::parse_link_curve("{}"));
+    QVERIFY(!studio::parse_link_curve(R"({"models": {"cnn": [{"engine": -1}]}})"));
+    QVERIFY(!studio::parse_link_curve("not json"));
 }
 
 // A live run of two processes from the configuration panel: the code panel lights
