@@ -414,7 +414,8 @@ Field model_field() {
             }
             if (!looks_like_model_file(text)) {
                 error = "unknown value '" + text +
-                        "' (choose mlp, cnn, transformer, or a TorchScript file such as model.pt)";
+                        "' (choose mlp, cnn, transformer), and no TorchScript file (a path with / or a name "
+                        "ending in .pt)";
                 return false;
             }
             c.model = ModelKind::File;

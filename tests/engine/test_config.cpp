@@ -106,7 +106,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("value");
         QTest::addColumn<QString>("choices");
         QTest::newRow("mode") << "mode" << "keras" << "pytorch, accelerator, trainer";
-        QTest::newRow("dataset") << "dataset" << "imagenet" << "fashion-mnist, synthetic-pairs, synthetic-lm, csv";
+        QTest::newRow("dataset") << "dataset" << "imagenet" << "fashion-mnist, synthetic-pairs, synthetic-lm, csv, tensors";
         QTest::newRow("model") << "model" << "resnet" << "mlp, cnn, transformer";
         QTest::newRow("optimizer") << "optimizer" << "lion" << "sgd, adamw";
         QTest::newRow("scheduler") << "scheduler" << "step" << "constant, linear, cosine";
@@ -224,6 +224,43 @@ private Q_SLOTS:
         const RunConfig back = from_json_text(to_json_text(c), RunConfig{}, problems);
         QVERIFY(problems.empty());
         QCOMPARE(to_json_text(back), to_json_text(c));
+    }
+    // --model FILE.pt: a TorchScript module (ModelKind::File), written back as its
+    // path; what the engine builds into its own models is refused with it.
+    void modelFromFile() {
+        RunConfig c;
+        std::string error;
+        QVERIFY2(set_option(c, "model", "models/bert.pt", error), error.c_str());
+        QCOMPARE(c.model, ModelKind::File);
+        QCOMPARE(c.model_file, std::string("models/bert.pt"));
+        QVERIFY(to_json_text(c).find("\"model\": \"models/bert.pt\"") != std::string::npos);
+        std::vector<ConfigProblem> problems;
+        const RunConfig back = from_json_text(to_json_text(c), RunConfig{}, problems);
+        QVERIFY(problems.empty());
+        QCOMPARE(back.model, ModelKind::File);
+        QCOMPARE(back.model_file, c.model_file);
+        QVERIFY2(validate(c).empty(), all_text(validate(c)).c_str());
+        // A built-in name again forgets the file.
+        QVERIFY(set_option(c, "model", "cnn", error));
+        QCOMPARE(c.model, ModelKind::Cnn);
+        QVERIFY(c.model_file.empty());
+        // "file" alone names no file.
+        QVERIFY(!set_option(c, "model", "file", error));
+        QVERIFY2(error.find("no TorchScript file") != std::string::npos, error.c_str());
+        RunConfig f;
+        QVERIFY(set_option(f, "model", "lm.pth", error));
+        f.gradient_checkpointing = true;
+        f.mixed_precision = MixedPrecision::Bf16;
+        f.dropout = 0.1;
+        f.batch_norm = true;
+        const auto refused = validate(f);
+        for (const char* option : {"gradient-checkpointing", "mixed-precision", "dropout", "batch-norm"})
+            QVERIFY2(mentions(refused, option), (std::string(option) + ": " + all_text(refused)).c_str());
+        RunConfig t;
+        t.dataset = DatasetKind::Tensors;
+        QVERIFY(mentions(validate(t), "data"));
+        t.data_path = "data.pt";
+        QVERIFY(validate(t).empty());
     }
     void jsonErrorsNameTheKey() {
         std::vector<ConfigProblem> problems;
