@@ -64,6 +64,29 @@ constexpr auto kWaitSlack = std::chrono::seconds(2);
 // sched_yield() lets any thread that is ready run first (Gloo's own, another
 // program's), so the wait takes nobody's turn; a peer later than this sleeps.
 constexpr auto kYieldingWait = std::chrono::milliseconds(50);
+// A collective that outlasts the yielding wait (a slow link) is waited for in
+// slices of a millisecond, between which `abort` and the store are looked at;
+// Gloo's work says when it completes (its future's callback), so the wait ends
+// then, not at the end of a slice: on a 100 Mbit/s link, where an all-reduce
+// takes 80 ms, a slept-out millisecond after each of four is measurable
+// (bench/TWO_HOSTS_RESULTS.md).
+struct Completion {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool done = false;
+    void set() {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            done = true;
+        }
+        cv.notify_all();
+    }
+    void wait_for(std::chrono::milliseconds slice) {
+        std::unique_lock<std::mutex> lock(mutex);
+        cv.wait_for(lock, slice, [&] { return done; });
+    }
+};
+
 // While a collective waits longer, the store is asked every this often whether
 // a peer has left its failure there (one round trip).
 constexpr auto kFailureLook = std::chrono::milliseconds(200);
@@ -396,10 +419,21 @@ struct ProcessGroup::Impl {
         std::string detail;
         try {
             const c10::intrusive_ptr<c10d::Work> work = make_work();
-            // Yield (kYieldingWait), then sleep, looking every millisecond
-            // whether the caller gives up (options.abort).
+            // Yield (kYieldingWait), then wait in slices of a millisecond (ended
+            // early by Gloo's completion), looking between them whether the
+            // caller gives up (options.abort).
             const auto start = Clock::now();
             while (!work->isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
+            // Gloo's work completes its future on Gloo's thread; NCCL's is waited for by slices alone.
+            std::shared_ptr<Completion> completion;
+            if (options.backend == Backend::Gloo && !work->isCompleted()) {
+                completion = std::make_shared<Completion>();
+                try {
+                    work->getFuture()->addCallback([completion](c10::ivalue::Future&) { completion->set(); });
+                } catch (const c10::Error&) {
+                    completion.reset(); // a work without a future: slices of sleep, as before
+                }
+            }
             bool aborted = false;
             auto next_look = start + kFailureLook;
             while (options.abort && !aborted && !work->isCompleted() &&
@@ -416,7 +450,10 @@ struct ProcessGroup::Impl {
                     store_silent = Clock::now() - asked > std::chrono::seconds(1);
                     next_look = Clock::now() + kFailureLook;
                 }
-                if (!aborted) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                if (!aborted) {
+                    if (completion) completion->wait_for(std::chrono::milliseconds(1));
+                    else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
             }
             if (!aborted) {
                 work->wait(options.timeout + kWaitSlack);
