@@ -15,7 +15,8 @@
 #     suggestion that fits, a real out-of-memory, NCCL with 2 GPUs or more);
 #  4. runs accum-run: devices; a short run on each device; fp16 with the dynamic
 #     loss scaler, a first scale that overflows (its window is skipped, the run
-#     goes on); bf16; NCCL with one rank; plan on CUDA;
+#     goes on); bf16; NCCL with one rank; plan on CUDA; a traced Transformers
+#     model from examples/ (--model FILE.pt) trained, estimated and planned;
 #  5. the three styles on CUDA against the CPU, 20 updates of the MLP and the
 #     CNN (tests/versions/compare_builds.py; tolerance 1e-2: cuDNN's
 #     convolutions use TF32 on Ampere and later, 10 bits of mantissa);
@@ -223,6 +224,18 @@ if $GPU; then
   run_command 0 "${SHORT[@]}" --device cuda --nproc-per-node 1 --backend nccl --output-dir "$WORK/cuda-nccl1"
   run_command 0 plan --dataset synthetic-pairs --model transformer --target-batch 256 --memory-budget 256MiB \
     --device cuda --quiet
+  # Your own model on CUDA: the traced Bert of examples/ (made here with the
+  # Python torch and transformers), trained, estimated and planned under a budget.
+  if "$PYTHON" "$ROOT/examples/transformers_models.py" bert "$WORK/bert.pt" "$WORK/bert_data.pt" \
+    >"$BUILD/own-model.log" 2>&1; then
+    OWN=(--model "$WORK/bert.pt" --dataset tensors --data "$WORK/bert_data.pt" --device cuda --optimizer adamw --lr 2e-3)
+    run_command 0 "${OWN[@]}" --batch-size 16 --accumulation-steps 4 --max-steps 20 --eval-strategy no \
+      --output-dir "$WORK/cuda-own"
+    run_command 0 estimate "${OWN[@]}" --batch-size 128 --accumulation-steps 1
+    run_command 0 plan "${OWN[@]}" --target-batch 512 --memory-budget 64MiB --quiet
+  else
+    step "own model: examples/transformers_models.py" failed "see $BUILD/own-model.log"
+  fi
 else
   # Without CUDA, asking for it is a clear error (exit 2), never a crash.
   run_command 2 "${SHORT[@]}" --device cuda --output-dir "$WORK/cuda"
