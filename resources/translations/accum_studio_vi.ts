@@ -141,6 +141,10 @@
         <source>All-reduces this update: %1 (%2 processes)</source>
         <translation>All-reduce trong lần cập nhật này: %1 (%2 tiến trình)</translation>
     </message>
+    <message>
+        <source>model = torch.jit.load(&quot;%1&quot;)   # your module: the loop below trains it as it trains the built-in ones</source>
+        <translation>model = torch.jit.load(&quot;%1&quot;)   # mô hình của bạn: vòng lặp bên dưới huấn luyện nó như các mô hình có sẵn</translation>
+    </message>
 </context>
 <context>
     <name>studio::ConfigPanel</name>
@@ -443,6 +447,58 @@
     <message>
         <source>%1 × %2 × %3 processes = %4 samples / update</source>
         <translation>%1 × %2 × %3 tiến trình = %4 mẫu / cập nhật</translation>
+    </message>
+    <message>
+        <source>from file…</source>
+        <translation>từ tệp…</translation>
+    </message>
+    <message>
+        <source>A built-in model, or your own: a TorchScript file made with torch.jit.script or torch.jit.trace (examples/ shows how)</source>
+        <translation>Một mô hình có sẵn, hoặc mô hình của bạn: tệp TorchScript tạo bằng torch.jit.script hoặc torch.jit.trace (xem examples/)</translation>
+    </message>
+    <message>
+        <source>model.pt (TorchScript)</source>
+        <translation>model.pt (TorchScript)</translation>
+    </message>
+    <message>
+        <source>The TorchScript module to train. Its forward gets the batch&apos;s input_ids (or inputs), attention_mask and labels by argument name, and returns logits, a loss, or a Transformers model&apos;s (loss, logits).</source>
+        <translation>Mô-đun TorchScript cần huấn luyện. Hàm forward nhận input_ids (hoặc inputs), attention_mask và labels của lô theo tên tham số, và trả về logits, một giá trị loss, hoặc (loss, logits) như mô hình Transformers.</translation>
+    </message>
+    <message>
+        <source>Choose a TorchScript file</source>
+        <translation>Chọn tệp TorchScript</translation>
+    </message>
+    <message>
+        <source>Choose the data: a folder for Fashion-MNIST, a file for csv and tensors</source>
+        <translation>Chọn dữ liệu: một thư mục cho Fashion-MNIST, một tệp cho csv và tensors</translation>
+    </message>
+    <message>
+        <source>Model file</source>
+        <translation>Tệp mô hình</translation>
+    </message>
+    <message>
+        <source>TorchScript model</source>
+        <translation>Mô hình TorchScript</translation>
+    </message>
+    <message>
+        <source>TorchScript (*.pt *.pth *.ts *.torchscript);;All files (*)</source>
+        <translation>TorchScript (*.pt *.pth *.ts *.torchscript);;Mọi tệp (*)</translation>
+    </message>
+    <message>
+        <source>Fashion-MNIST folder</source>
+        <translation>Thư mục Fashion-MNIST</translation>
+    </message>
+    <message>
+        <source>Data file</source>
+        <translation>Tệp dữ liệu</translation>
+    </message>
+    <message>
+        <source>CSV (*.csv);;All files (*)</source>
+        <translation>CSV (*.csv);;Mọi tệp (*)</translation>
+    </message>
+    <message>
+        <source>Tensors saved by torch.save (*.pt *.pth);;All files (*)</source>
+        <translation>Tensor lưu bằng torch.save (*.pt *.pth);;Mọi tệp (*)</translation>
     </message>
 </context>
 <context>
@@ -1359,37 +1415,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     </message>
 </context>
 <context>
-    <name>studio::LinkCurve</name>
-    <message>
-        <source>unshaped</source>
-        <translation>không giới hạn</translation>
-    </message>
-    <message>
-        <source>%1 × at %2</source>
-        <translation>%1 × ở %2</translation>
-    </message>
-    <message>
-        <source>Measured between two hosts, no_sync trains the CNN %1 as fast as syncing every micro-batch: the slower the network, the more the skipped all-reduces save.</source>
-        <translation>Đo giữa hai máy, no_sync huấn luyện CNN nhanh gấp %1 so với đồng bộ sau mỗi micro-batch: mạng càng chậm, các all-reduce được bỏ qua càng tiết kiệm nhiều.</translation>
-    </message>
-    <message>
-        <source>%1, accum-run</source>
-        <translation>%1, accum-run</translation>
-    </message>
-    <message>
-        <source>%1, eager DDP</source>
-        <translation>%1, DDP eager</translation>
-    </message>
-    <message>
-        <source>link between the two hosts (in brackets: its rate as measured)</source>
-        <translation>đường truyền giữa hai máy (trong ngoặc: tốc độ đo được)</translation>
-    </message>
-    <message>
-        <source>no_sync ÷ sync each (samples/s)</source>
-        <translation>no_sync ÷ đồng bộ mỗi lần (mẫu/s)</translation>
-    </message>
-</context>
-<context>
     <name>studio::LessonPanel</name>
     <message>
         <source>Back</source>
@@ -1430,6 +1455,37 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>The step could not start: %1</source>
         <translation>Không bắt đầu được bước này: %1</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LinkCurve</name>
+    <message>
+        <source>unshaped</source>
+        <translation>không giới hạn</translation>
+    </message>
+    <message>
+        <source>%1 × at %2</source>
+        <translation>%1 × ở %2</translation>
+    </message>
+    <message>
+        <source>Measured between two hosts, no_sync trains the CNN %1 as fast as syncing every micro-batch: the slower the network, the more the skipped all-reduces save.</source>
+        <translation>Đo giữa hai máy, no_sync huấn luyện CNN nhanh gấp %1 so với đồng bộ sau mỗi micro-batch: mạng càng chậm, các all-reduce được bỏ qua càng tiết kiệm nhiều.</translation>
+    </message>
+    <message>
+        <source>%1, accum-run</source>
+        <translation>%1, accum-run</translation>
+    </message>
+    <message>
+        <source>%1, eager DDP</source>
+        <translation>%1, DDP eager</translation>
+    </message>
+    <message>
+        <source>link between the two hosts (in brackets: its rate as measured)</source>
+        <translation>đường truyền giữa hai máy (trong ngoặc: tốc độ đo được)</translation>
+    </message>
+    <message>
+        <source>no_sync ÷ sync each (samples/s)</source>
+        <translation>no_sync ÷ đồng bộ mỗi lần (mẫu/s)</translation>
     </message>
 </context>
 <context>
