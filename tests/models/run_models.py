@@ -411,7 +411,10 @@ def case_bad_files(work):
         ("data without labels", ["--model", cnn, "--dataset", "tensors", "--data", no_labels], 4,
          ["no_labels.pt", "has no 'labels'"]),
         ("a dict of one entry", ["--model", cnn, "--dataset", "tensors", "--data", one_entry], 4,
-         ["one_entry.pt", "a dict of one entry", "needs input_ids (or inputs) and labels"]),
+         # LibTorch 1.13's unpickler cannot read a dict of one entry (Python's SETITEM) and says so;
+         # 2.x reads it and finds no labels.
+         ["one_entry.pt", ("a dict of one entry, which LibTorch's reader cannot read; the file needs input_ids "
+                           "(or inputs) and labels", "the training split has no 'labels'")]),
         ("float labels", ["--model", cnn, "--dataset", "tensors", "--data", float_labels], 4,
          ["float_labels.pt", "'labels' is float32"]),
         ("labels for fewer samples", ["--model", cnn, "--dataset", "tensors", "--data", short_labels], 4,
@@ -435,7 +438,8 @@ def case_bad_files(work):
         print("%-48s exit %d: %s" % (what, rc, line), flush=True)
         if rc != code:
             fail("%s: exit %d, expected %d\n%s" % (what, rc, code, text[-2000:]))
-        missing = [w for w in words if w not in text]
+        # A word, or a tuple of words one of which must be there.
+        missing = [w for w in words if not any(x in text for x in (w if isinstance(w, tuple) else (w,)))]
         if missing:
             fail("%s: the message lacks %s:\n%s" % (what, missing, text[-2000:]))
         if "Traceback" in text or "terminate called" in text:
