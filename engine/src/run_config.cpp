@@ -223,9 +223,6 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
         if (c.gradient_checkpointing)
             add("gradient-checkpointing", "cannot apply to " + file + ": the engine recomputes blocks of its own "
                                           "models, and a TorchScript module's graph runs as it was saved");
-        if (c.mixed_precision != MixedPrecision::No)
-            add("mixed-precision", "is not available for " + file + ": the engine's autocast covers its own models' "
-                                   "layers, and a TorchScript module's graph runs in the precision it was saved in");
     }
     if (c.scheduler_per_micro_batch && c.mode != Mode::Pytorch)
         add("scheduler-per-micro-batch", "is a pitfall demo of the plain loop; use it with --mode pytorch "

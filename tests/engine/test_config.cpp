@@ -250,11 +250,10 @@ private Q_SLOTS:
         RunConfig f;
         QVERIFY(set_option(f, "model", "lm.pth", error));
         f.gradient_checkpointing = true;
-        f.mixed_precision = MixedPrecision::Bf16;
         f.dropout = 0.1;
         f.batch_norm = true;
         const auto refused = validate(f);
-        for (const char* option : {"gradient-checkpointing", "mixed-precision", "dropout", "batch-norm"})
+        for (const char* option : {"gradient-checkpointing", "dropout", "batch-norm"})
             QVERIFY2(mentions(refused, option), (std::string(option) + ": " + all_text(refused)).c_str());
         RunConfig t;
         t.dataset = DatasetKind::Tensors;
