@@ -156,6 +156,10 @@ void CodePanel::set_model_file(const QString& file) {
     model_line_->setVisible(!file.isEmpty());
 }
 
+void CodePanel::preview_accumulation_steps(int accumulation_steps) {
+    if (meter_->window_size() != std::max(1, accumulation_steps)) meter_->reset(accumulation_steps);
+}
+
 void CodePanel::start_run(int accumulation_steps, int pace_ms, int world_size) {
     pace_ms_ = pace_ms;
     world_size_ = std::max(1, world_size);

@@ -35,6 +35,9 @@ public:
     // The run's model when it comes from a TorchScript file (empty for a built-in
     // one): a line above the listing says where `model` comes from.
     void set_model_file(const QString& file);
+    // Between runs: the meter shows the form's K (0 / K), not the window of a run
+    // with another K (nor 0 / 1 before the first run).
+    void preview_accumulation_steps(int accumulation_steps);
     QString style() const { return style_; }
     // pace_ms = 0: full speed (the last micro-batch's lines, no animation).
     // world_size: the run's processes (data parallel when above 1).

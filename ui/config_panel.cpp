@@ -94,6 +94,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     browse_model->setToolTip(tr("Choose a TorchScript file"));
     connect(browse_model, &QToolButton::clicked, this, &ConfigPanel::choose_model_file);
     model_file_row_ = new QWidget;
+    model_file_row_->setObjectName(QStringLiteral("model_file_row"));
     auto* model_file_layout = new QHBoxLayout(model_file_row_);
     model_file_layout->setContentsMargins(0, 0, 0, 0);
     model_file_layout->addWidget(model_file_);

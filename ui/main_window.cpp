@@ -75,10 +75,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(controller_, &RunController::paused_changed, this, [this] { update_actions(); });
     connect(config_panel_, &ConfigPanel::validity_changed, this, [this] { update_actions(); });
     connect(config_panel_, &ConfigPanel::config_changed, this, [this] {
-        if (!controller_->is_running())
-            code_panel_->set_style(QString::fromStdString(accum::to_string(config_panel_->config().mode)));
+        if (!controller_->is_running()) {
+            const auto c = config_panel_->config();
+            code_panel_->set_style(QString::fromStdString(accum::to_string(c.mode)));
+            code_panel_->preview_accumulation_steps(static_cast<int>(c.accumulation_steps));
+        }
         update_config_summary();
     });
+    code_panel_->preview_accumulation_steps(static_cast<int>(config_panel_->config().accumulation_steps));
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
     lab_panel_->set_base_config_provider([this] { return config_panel_->config(); });
     connect(lab_panel_, &LabPanel::experiment_requested, this, &MainWindow::run_experiment);

@@ -25,6 +25,7 @@
 #include "accum/engine_messages.h"
 #include "accum/run_config.h"
 #include "accum/session.h"
+#include "accumulation_meter.h"
 #include "config_panel.h"
 #include "engine_use.h"
 #include "experiments.h"
@@ -140,9 +141,26 @@ void TestStudioWindow::default_configuration() {
     QVERIFY(child<QLabel>("effective_batch")->text().contains(QStringLiteral("256")));
     QVERIFY(window_->run_action()->isEnabled());
     QVERIFY(!window_->stop_action()->isEnabled());
+    // Before any run the accumulation meter shows the form's K (0 / 4), and follows it.
+    QCOMPARE(child<studio::AccumulationMeter>("accumulation_meter")->window_size(), 4);
     set_spin("batch_size", 32);
     set_spin("accumulation_steps", 8);
     QVERIFY(child<QLabel>("effective_batch")->text().contains(QStringLiteral("32 × 8 = 256")));
+    QCOMPARE(child<studio::AccumulationMeter>("accumulation_meter")->window_size(), 8);
+    // Model › from file…: the file's row shows, and without a file the run is refused, naming --model.
+    QVERIFY(child<QWidget>("model_file_row")->isHidden());
+    auto* model = child<QComboBox>("model");
+    model->setCurrentIndex(model->findData(QStringLiteral("file")));
+    QVERIFY(!child<QWidget>("model_file_row")->isHidden());
+    QVERIFY(!window_->config_panel()->is_valid());
+    QVERIFY(window_->config_panel()->problems_text().contains(QStringLiteral("--model")));
+    child<QLineEdit>("model_file")->setText(QStringLiteral("examples/cnn.pt"));
+    QVERIFY(window_->config_panel()->is_valid());
+    const auto file = window_->config_panel()->config();
+    QCOMPARE(file.model, accum::ModelKind::File);
+    QCOMPARE(file.model_file, std::string("examples/cnn.pt"));
+    model->setCurrentIndex(model->findData(QStringLiteral("mlp")));
+    QVERIFY(window_->config_panel()->config().model_file.empty());
 }
 
 void TestStudioWindow::invalid_value_disables_run() {
