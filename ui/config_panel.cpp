@@ -88,26 +88,12 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     model_file_->setToolTip(tr("The TorchScript module to train. Its forward gets the batch's input_ids (or inputs), "
                                "attention_mask and labels by argument name, and returns logits, a loss, or a "
                                "Transformers model's (loss, logits)."));
-    auto* browse_model = new QToolButton;
-    browse_model->setText(QStringLiteral("…"));
-    browse_model->setObjectName(QStringLiteral("browse_model_file"));
-    browse_model->setToolTip(tr("Choose a TorchScript file"));
-    connect(browse_model, &QToolButton::clicked, this, &ConfigPanel::choose_model_file);
-    model_file_row_ = new QWidget;
+    model_file_row_ = browse_row(model_file_, QStringLiteral("browse_model_file"), tr("Choose a TorchScript file"),
+                                 &ConfigPanel::choose_model_file);
     model_file_row_->setObjectName(QStringLiteral("model_file_row"));
-    auto* model_file_layout = new QHBoxLayout(model_file_row_);
-    model_file_layout->setContentsMargins(0, 0, 0, 0);
-    model_file_layout->addWidget(model_file_);
-    model_file_layout->addWidget(browse_model);
-    auto* browse_data = new QToolButton;
-    browse_data->setText(QStringLiteral("…"));
-    browse_data->setObjectName(QStringLiteral("browse_data"));
-    browse_data->setToolTip(tr("Choose the data: a folder for Fashion-MNIST, a file for csv and tensors"));
-    connect(browse_data, &QToolButton::clicked, this, &ConfigPanel::choose_data);
-    auto* data_row = new QHBoxLayout;
-    data_row->setContentsMargins(0, 0, 0, 0);
-    data_row->addWidget(data_path_);
-    data_row->addWidget(browse_data);
+    auto* data_row = browse_row(data_path_, QStringLiteral("browse_data"),
+                                tr("Choose the data: a folder for Fashion-MNIST, a file for csv and tensors"),
+                                &ConfigPanel::choose_data);
 
     batch_size_ = make_spin(QStringLiteral("batch_size"), 1, 1 << 20);
     batch_size_->setToolTip(tr("Micro-batch size B: samples per forward/backward pass. Memory grows with B."));
@@ -205,14 +191,8 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     output_dir_->setPlaceholderText(tr("none (nothing written)"));
     output_dir_->setToolTip(tr("Each run gets a new folder in here, named after the time it started, with its "
                                "config.json, metrics.jsonl, summary.json and checkpoints"));
-    auto* browse = new QToolButton;
-    browse->setText(QStringLiteral("…"));
-    browse->setToolTip(tr("Choose a directory for metrics and checkpoints"));
-    connect(browse, &QToolButton::clicked, this, &ConfigPanel::choose_output_dir);
-    auto* output_row = new QHBoxLayout;
-    output_row->setContentsMargins(0, 0, 0, 0);
-    output_row->addWidget(output_dir_);
-    output_row->addWidget(browse);
+    auto* output_row = browse_row(output_dir_, QStringLiteral("browse_output_dir"),
+                                  tr("Choose a directory for metrics and checkpoints"), &ConfigPanel::choose_output_dir);
 
     auto make_group = [](const QString& title) {
         auto* group = new QGroupBox(title);
@@ -482,6 +462,21 @@ void ConfigPanel::show_estimate(const accum::RunMemoryEstimate& e) {
     estimate_->setText(text);
     estimate_->setStyleSheet(over ? QStringLiteral("color: #b3261e; font-weight: bold;") : QString());
     estimate_->setToolTip(QString::fromStdString(e.describe()));
+}
+
+QWidget* ConfigPanel::browse_row(QLineEdit* edit, const QString& button_name, const QString& tip,
+                                 void (ConfigPanel::*choose)()) {
+    auto* button = new QToolButton;
+    button->setText(QStringLiteral("…"));
+    button->setObjectName(button_name);
+    button->setToolTip(tip);
+    connect(button, &QToolButton::clicked, this, choose);
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(edit);
+    layout->addWidget(button);
+    return row;
 }
 
 void ConfigPanel::choose_model_file() {

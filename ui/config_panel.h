@@ -55,6 +55,8 @@ protected:
 private:
     void revalidate();
     void show_estimate(const accum::RunMemoryEstimate& estimate);
+    // A line edit with a "…" button beside it that calls `choose`.
+    QWidget* browse_row(QLineEdit* edit, const QString& button_name, const QString& tip, void (ConfigPanel::*choose)());
     void choose_output_dir();
     void choose_model_file();
     void choose_data();

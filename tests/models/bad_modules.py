@@ -5,12 +5,19 @@ import torch
 import torch.nn as nn
 
 
-class Frozen(nn.Module):
-    """Every parameter has requires_grad False: nothing to train."""
+class WithLinear(nn.Module):
+    """A Linear(4, 10) to hold parameters; each module below adds its forward."""
 
     def __init__(self):
         super().__init__()
         self.l = nn.Linear(4, 10)
+
+
+class Frozen(WithLinear):
+    """Every parameter has requires_grad False: nothing to train."""
+
+    def __init__(self):
+        super().__init__()
         for p in self.parameters():
             p.requires_grad_(False)
 
@@ -18,54 +25,34 @@ class Frozen(nn.Module):
         return self.l(x)
 
 
-class WrongNames(nn.Module):
+class WrongNames(WithLinear):
     """forward(a, b): no argument the batch's inputs go to."""
-
-    def __init__(self):
-        super().__init__()
-        self.l = nn.Linear(4, 10)
 
     def forward(self, a, b):
         return self.l(a) + b
 
 
-class WrongShape(nn.Module):
+class WrongShape(WithLinear):
     """Features of 4 where the data holds 28 × 28 images: forward fails."""
-
-    def __init__(self):
-        super().__init__()
-        self.l = nn.Linear(4, 10)
 
     def forward(self, x):
         return self.l(x)
 
 
-class ReturnsInt(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.l = nn.Linear(4, 10)
-
+class ReturnsInt(WithLinear):
     def forward(self, x) -> int:
         return 3
 
 
-class LossWithoutLabels(nn.Module):
+class LossWithoutLabels(WithLinear):
     """A 0-dimensional result but no labels argument: nothing to train against."""
-
-    def __init__(self):
-        super().__init__()
-        self.l = nn.Linear(4, 10)
 
     def forward(self, x):
         return self.l(x.flatten(1)[:, :4]).sum()
 
 
-class BadLogits(nn.Module):
+class BadLogits(WithLinear):
     """Logits [B, 2, 5] against labels [B]."""
-
-    def __init__(self):
-        super().__init__()
-        self.l = nn.Linear(4, 10)
 
     def forward(self, x):
         return self.l(x.flatten(1)[:, :4]).reshape(-1, 2, 5)

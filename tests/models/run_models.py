@@ -389,6 +389,9 @@ def case_bad_files(work):
                                     "attention_mask": torch.ones(8, 4, dtype=torch.long),
                                     "labels": torch.zeros(8, dtype=torch.long)})
     no_eval = tensors("no_eval", {"inputs": torch.randn(8, 4), "labels": torch.zeros(8, dtype=torch.long)})
+    def with_data(data):  # the scripted CNN on a tensors file
+        return ["--model", cnn, "--dataset", "tensors", "--data", data]
+
     data_images = ["--dataset", "tensors", "--data", images]
     data_tokens = ["--dataset", "tensors", "--data", tokens]
     cases = [
@@ -415,26 +418,26 @@ def case_bad_files(work):
         ("token loss on a loss that is no cross-entropy",
          ["--model", custom_loss, "--loss-normalization", "tokens"] + data_tokens, 2,
          ["--loss-normalization", "custom_loss.pt", "cannot count the tokens"]),
-        ("a missing data file", ["--model", cnn, "--dataset", "tensors", "--data", os.path.join(work, "none.pt")], 4,
+        ("a missing data file", with_data(os.path.join(work, "none.pt")), 4,
          ["--data", "none.pt", "no such file"]),
-        ("a data file that torch.save did not write", ["--model", cnn, "--dataset", "tensors", "--data", garbage], 4,
+        ("a data file that torch.save did not write", with_data(garbage), 4,
          ["garbage.pt", "cannot be read as tensors saved by torch.save"]),
-        ("data without labels", ["--model", cnn, "--dataset", "tensors", "--data", no_labels], 4,
+        ("data without labels", with_data(no_labels), 4,
          ["no_labels.pt", "has no 'labels'"]),
-        ("a dict of one entry", ["--model", cnn, "--dataset", "tensors", "--data", one_entry], 4,
+        ("a dict of one entry", with_data(one_entry), 4,
          # LibTorch 1.13's unpickler cannot read a dict of one entry (Python's SETITEM) and says so;
          # 2.x reads it and finds no labels.
          ["one_entry.pt", ("a dict of one entry, which LibTorch's reader cannot read; the file needs input_ids "
                            "(or inputs) and labels", "the training split has no 'labels'")]),
-        ("float labels", ["--model", cnn, "--dataset", "tensors", "--data", float_labels], 4,
+        ("float labels", with_data(float_labels), 4,
          ["float_labels.pt", "'labels' is float32"]),
-        ("labels for fewer samples", ["--model", cnn, "--dataset", "tensors", "--data", short_labels], 4,
+        ("labels for fewer samples", with_data(short_labels), 4,
          ["short_labels.pt", "'labels' has shape [6]", "[8, 4]"]),
-        ("an unknown key", ["--model", cnn, "--dataset", "tensors", "--data", unknown_key], 4,
+        ("an unknown key", with_data(unknown_key), 4,
          ["unknown_key.pt", "unknown key 'token_type_ids'"]),
-        ("a mask of another shape", ["--model", cnn, "--dataset", "tensors", "--data", bad_mask], 4,
+        ("a mask of another shape", with_data(bad_mask), 4,
          ["bad_mask.pt", "'attention_mask' has shape [8, 4]"]),
-        ("no eval split with --eval-strategy epoch", ["--model", cnn, "--dataset", "tensors", "--data", no_eval], 2,
+        ("no eval split with --eval-strategy epoch", with_data(no_eval), 2,
          ["--eval-strategy", "no_eval.pt holds no eval split"]),
         ("--dataset tensors without --data", ["--model", cnn, "--dataset", "tensors"], 2,
          ["--data", "the tensors dataset needs --data FILE.pt"]),

@@ -4,70 +4,56 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <sstream>
 #include <vector>
 
 #include <torch/serialize.h>
 
 #include "accum/errors.h"
+#include "data/tensor_text.h"
 
 namespace accum {
 
 namespace {
 
-std::string shape_text(const torch::Tensor& t) {
-    std::ostringstream out;
-    out << '[';
-    for (std::int64_t d = 0; d < t.dim(); ++d) out << (d ? ", " : "") << t.size(d);
-    out << ']';
-    return out.str();
-}
-
-std::string dtype_text(const torch::Tensor& t) {
-    std::string name(c10::toString(t.scalar_type())); // "Long", "Float"
-    static const std::map<std::string, std::string> python{
-        {"Long", "int64"}, {"Int", "int32"}, {"Short", "int16"}, {"Char", "int8"}, {"Byte", "uint8"},
-        {"Bool", "bool"}, {"Float", "float32"}, {"Double", "float64"}, {"Half", "float16"}, {"BFloat16", "bfloat16"}};
-    const auto it = python.find(name);
-    return it == python.end() ? name : it->second;
-}
-
 bool is_integer(const torch::Tensor& t) { return !t.is_floating_point() && !t.is_complex(); }
 
 using Named = std::map<std::string, torch::Tensor>;
 
-// One split's tensors, by the keys the file uses for them (with "eval_" taken off).
-struct SplitTensors {
-    std::string prefix; // "" or "eval_": how the file names them, for the messages
-    Named tensors;
-    bool empty() const { return tensors.empty(); }
-};
-
-void read_dict(const std::string& path, const c10::IValue& value, const std::string& where, Named& train, Named& eval,
-               bool nested_ok) {
+// One dict of named tensors ('train' or 'eval' when nested, "" for the file's own).
+const c10::impl::GenericDict dict_of(const std::string& path, const c10::IValue& value, const std::string& where) {
     if (!value.isGenericDict())
-        throw corrupt_data(path, (where.empty() ? std::string("holds ") : where + " is ") + value.tagKind() +
+        throw corrupt_data(path, (where.empty() ? "holds " : "'" + where + "' is ") + value.tagKind() +
                                      ", not a dict of named tensors (torch.save({\"input_ids\": …, \"labels\": …}, path))");
-    for (const auto& entry : value.toGenericDict()) {
+    return value.toGenericDict();
+}
+
+const torch::Tensor& tensor_of(const std::string& path, const c10::IValue& value, const std::string& key) {
+    if (!value.isTensor()) throw corrupt_data(path, "'" + key + "' is " + value.tagKind() + ", not a tensor");
+    return value.toTensor();
+}
+
+// The file's tensors by split: flat ("input_ids", "eval_input_ids", …; eval_ taken
+// off) or nested ({"train": {…}, "eval": {…}}).
+void read_splits(const std::string& path, const c10::IValue& value, Named& train, Named& eval) {
+    for (const auto& entry : dict_of(path, value, "")) {
         if (!entry.key().isString()) throw corrupt_data(path, "a key of the dict is not a string");
         const std::string key = entry.key().toStringRef();
-        const auto& v = entry.value();
-        if (nested_ok && (key == "train" || key == "eval") && v.isGenericDict()) {
-            Named ignored;
-            read_dict(path, v, "'" + key + "'", key == "train" ? train : eval, ignored, false);
-            continue;
+        if ((key == "train" || key == "eval") && entry.value().isGenericDict()) {
+            for (const auto& inner : dict_of(path, entry.value(), key)) {
+                const std::string name = inner.key().isString() ? inner.key().toStringRef() : "?";
+                (key == "train" ? train : eval)[name] = tensor_of(path, inner.value(), key + "." + name);
+            }
+        } else if (key.rfind("eval_", 0) == 0) {
+            eval[key.substr(5)] = tensor_of(path, entry.value(), key);
+        } else {
+            train[key] = tensor_of(path, entry.value(), key);
         }
-        if (!v.isTensor())
-            throw corrupt_data(path, "'" + (where.empty() ? "" : where.substr(1, where.size() - 2) + ".") + key +
-                                         "' is " + v.tagKind() + ", not a tensor");
-        if (nested_ok && key.rfind("eval_", 0) == 0) eval[key.substr(5)] = v.toTensor();
-        else train[key] = v.toTensor();
     }
 }
 
-TensorDataset make_split(const std::string& path, const SplitTensors& split, const char* split_name) {
-    const auto& t = split.tensors;
-    auto name = [&](const std::string& key) { return "'" + split.prefix + key + "'"; };
+// prefix: "" or "eval_", how the file names this split's keys (for the messages).
+TensorDataset make_split(const std::string& path, const Named& t, const std::string& prefix, const char* split_name) {
+    auto name = [&](const std::string& key) { return "'" + prefix + key + "'"; };
     auto bad = [&](const std::string& problem) { return corrupt_data(path, problem); };
     for (const auto& [key, tensor] : t)
         if (key != "input_ids" && key != "inputs" && key != "attention_mask" && key != "labels")
@@ -147,19 +133,8 @@ TensorDataset make_split(const std::string& path, const SplitTensors& split, con
     const auto high = labels.max().item<std::int64_t>();
     d.num_classes = std::max<std::int64_t>(2, high + 1);
     if (d.task == Task::LanguageModeling) d.num_classes = std::max(d.num_classes, d.vocab_size);
-    d.items_per_sample.assign(static_cast<std::size_t>(n), 1);
-    if (labels.dim() == 2) {
-        const auto counts = labels.ne(kIgnoreIndex).sum(1).contiguous();
-        const auto* c = counts.data_ptr<std::int64_t>();
-        for (std::int64_t i = 0; i < n; ++i) d.items_per_sample[static_cast<std::size_t>(i)] = c[i];
-    }
+    count_label_items(d);
     return d;
-}
-
-std::string layout_text(const TensorDataset& d) {
-    std::ostringstream out;
-    out << shape_text(d.inputs) << ' ' << dtype_text(d.inputs);
-    return out.str();
 }
 
 } // namespace
@@ -187,17 +162,18 @@ DataSplits load_tensor_file(const std::string& path) {
         throw corrupt_data(path, "cannot be read as tensors saved by torch.save (" + why + ")");
     }
     Named train, eval;
-    read_dict(path, value, "", train, eval, true);
+    read_splits(path, value, train, eval);
     DataSplits splits;
-    splits.train = make_split(path, SplitTensors{"", train}, "training");
+    splits.train = make_split(path, train, "", "training");
     if (!eval.empty()) {
-        splits.eval = make_split(path, SplitTensors{"eval_", eval}, "eval");
+        splits.eval = make_split(path, eval, "eval_", "eval");
         const auto& a = splits.train;
         const auto& b = splits.eval;
         const bool tokens = a.task == Task::LanguageModeling || a.task == Task::SequenceClassification;
         if (a.task != b.task || (!tokens && a.inputs.sizes().slice(1) != b.inputs.sizes().slice(1)))
-            throw corrupt_data(path, "the eval split (" + layout_text(b) + ") does not match the training split (" +
-                                         layout_text(a) + ")");
+            throw corrupt_data(path, "the eval split (" + shape_text(b.inputs) + " " + dtype_text(b.inputs) +
+                                         ") does not match the training split (" + shape_text(a.inputs) + " " +
+                                         dtype_text(a.inputs) + ")");
         if (a.attention_mask.defined() != b.attention_mask.defined())
             throw corrupt_data(path, "one split has an attention_mask and the other has none");
         // One class count and vocabulary for both: a class only the eval split holds still gets an output.
@@ -212,9 +188,10 @@ DataSplits load_tensor_file(const std::string& path) {
     return splits;
 }
 
-void shift_label_items(TensorDataset& data, std::int64_t shift) {
-    if (shift <= 0 || !data.labels.defined() || data.labels.dim() != 2) return;
-    const auto counts = data.labels.slice(1, shift).ne(kIgnoreIndex).sum(1).contiguous();
+void count_label_items(TensorDataset& data, std::int64_t from) {
+    data.items_per_sample.assign(static_cast<std::size_t>(data.size()), 1);
+    if (!data.labels.defined() || data.labels.dim() != 2) return;
+    const auto counts = data.labels.slice(1, from).ne(kIgnoreIndex).sum(1).contiguous();
     const auto* c = counts.data_ptr<std::int64_t>();
     for (std::int64_t i = 0; i < data.size(); ++i) data.items_per_sample[static_cast<std::size_t>(i)] = c[i];
 }

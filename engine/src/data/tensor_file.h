@@ -24,9 +24,10 @@ namespace accum {
 // shapes or dtypes that do not fit.
 DataSplits load_tensor_file(const std::string& path);
 
-// After a model that shifts its labels (a causal LM computing its own loss, as
-// Transformers' do: logits at t against the label at t + 1) is known: the label
-// items that count become those from position `shift` on.
-void shift_label_items(TensorDataset& data, std::int64_t shift);
+// The label items of each sample (items_per_sample): 1 for a class label, else
+// the labels other than -100 from position `from` on. A model that shifts its
+// labels itself (a causal LM computing its own loss, as Transformers' do:
+// logits at t against the label at t + 1) counts from 1 (build_run_parts).
+void count_label_items(TensorDataset& data, std::int64_t from = 0);
 
 } // namespace accum

@@ -3,12 +3,14 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <optional>
 #include <unordered_set>
 
 #include <torch/nn/functional/loss.h>
 #include <torch/script.h>
 
 #include "accum/errors.h"
+#include "data/tensor_text.h"
 
 namespace accum {
 
@@ -36,46 +38,93 @@ std::string joined(const std::set<std::string>& names) {
     return out;
 }
 
-std::string shape_text(const torch::Tensor& t) {
-    std::ostringstream out;
-    out << '[';
-    for (std::int64_t d = 0; d < t.dim(); ++d) out << (d ? ", " : "") << t.size(d);
-    out << ']';
-    return out.str();
+// The line of a torch error that says what went wrong: the first, or the last
+// where TorchScript's interpreter puts its traceback first.
+std::string first_line(const std::exception& e) {
+    const std::string what = e.what();
+    if (what.find("Traceback of TorchScript") == std::string::npos) return what.substr(0, what.find('\n'));
+    const auto end = what.find_last_not_of("\n ");
+    const auto newline = what.rfind('\n', end);
+    const auto begin = newline == std::string::npos ? 0 : newline + 1;
+    return what.substr(begin, end + 1 - begin);
 }
 
-// A torch error's first line: the rest is a C++ or TorchScript stack.
-std::string first_line(const std::exception& e) {
-    std::string what = e.what();
-    // TorchScript's interpreter puts "The following operation failed…" and the
-    // traceback first; its last line is the error itself.
-    const auto traceback = what.find("Traceback of TorchScript");
-    if (traceback != std::string::npos) {
-        auto end = what.find_last_not_of("\n ");
-        auto begin = what.rfind('\n', end);
-        return what.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
-    }
-    return what.substr(0, what.find('\n'));
+ConfigError refuse_module(const std::string& path, const std::string& problem) {
+    return ConfigError(make_message(message_code::invalid_configuration,
+                                    {{"option", "model"}, {"problem", path + ": " + problem}}));
 }
 
 // What forward returned, taken apart.
 struct Returned {
     torch::Tensor loss;
     torch::Tensor logits;
-    std::string form; // "logits", "a loss", "(loss, logits, …)", "{loss, logits, …}"
 };
+
+// How the probe describes what forward returned: "logits", "a loss",
+// "a tuple (loss, logits, …)", "a dict {loss, logits}".
+std::string form_of(const c10::IValue& value) {
+    if (value.isTensor()) return value.toTensor().dim() == 0 ? "a loss" : "logits";
+    if (value.isTuple() || value.isList()) {
+        const auto items = value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
+        std::string form = "a tuple (";
+        for (std::size_t i = 0; i < items.size() && i < 4; ++i) {
+            const bool tensor = items[i].isTensor();
+            form += (i ? ", " : "") + std::string(!tensor                                   ? items[i].tagKind()
+                                                  : items[i].toTensor().dim() == 0 && i == 0 ? "loss"
+                                                  : i <= 1                                  ? "logits"
+                                                                                            : "tensor");
+        }
+        return form + (items.size() > 4 ? ", …)" : ")");
+    }
+    if (value.isGenericDict()) {
+        std::string form = "a dict {";
+        bool first = true;
+        for (const auto& entry : value.toGenericDict()) {
+            form += (first ? "" : ", ") + (entry.key().isString() ? entry.key().toStringRef() : std::string("?"));
+            first = false;
+        }
+        return form + "}";
+    }
+    return value.tagKind();
+}
+
+// The loss (a 0-dimensional tensor first, or "loss") and the logits (the first
+// other tensor of the first two, or "logits") of what forward returned.
+Returned take_apart(const c10::IValue& value) {
+    Returned r;
+    auto take = [&r](const c10::IValue& v, bool may_be_loss) {
+        if (!v.isTensor()) return;
+        const auto& t = v.toTensor();
+        if (t.dim() == 0 && may_be_loss && !r.loss.defined()) r.loss = t;
+        else if (t.dim() > 0 && !r.logits.defined()) r.logits = t;
+    };
+    if (value.isTensor()) {
+        take(value, true);
+    } else if (value.isTuple() || value.isList()) {
+        const auto items = value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
+        for (std::size_t i = 0; i < items.size() && i < 2; ++i) take(items[i], i == 0);
+    } else if (value.isGenericDict()) {
+        for (const auto& entry : value.toGenericDict()) {
+            if (!entry.key().isString() || !entry.value().isTensor()) continue;
+            if (entry.key().toStringRef() == "loss") r.loss = entry.value().toTensor();
+            if (entry.key().toStringRef() == "logits") r.logits = entry.value().toTensor();
+        }
+    }
+    return r;
+}
 
 class ScriptModel final : public Model {
 public:
     ScriptModel(torch::jit::Module module, std::string path, KernelSet kernels)
-        : Model(kernels), module_(std::move(module)), path_(std::move(path)) {
+        : Model(kernels), module_(std::move(module)), forward_(module_.get_method("forward")),
+          path_(std::move(path)) {
         std::unordered_set<const c10::TensorImpl*> seen;
         mirror(module_, *this, seen);
     }
 
     // Which data feeds which argument; throws ConfigError when one cannot be fed.
     void bind(const TensorDataset& data) {
-        const auto& schema = module_.get_method("forward").function().getSchema();
+        const auto& schema = forward_.function().getSchema();
         bool inputs = false;
         std::vector<std::string> unfed;
         for (std::size_t i = 1; i < schema.arguments().size(); ++i) { // 0 is self
@@ -88,7 +137,7 @@ public:
             else if (schema.arguments().size() == 2) feed = Feed::Inputs; // forward(self, anything): the inputs
             if (feed == Feed::Inputs && inputs) feed = Feed::Omitted;     // one argument takes them
             if (feed == Feed::Omitted && !arg.default_value()) unfed.push_back(name);
-            if (arg.default_value()) defaults_.insert(name);
+            defaults_.push_back(arg.default_value() ? std::optional<c10::IValue>(*arg.default_value()) : std::nullopt);
             if (feed == Feed::Inputs) inputs = true;
             if (feed == Feed::Labels) takes_labels_ = true;
             if (feed == Feed::Mask && !data.attention_mask.defined()) mask_made_ = true;
@@ -111,12 +160,23 @@ public:
         std::vector<std::int64_t> idx;
         for (std::int64_t i = 0; i < std::min<std::int64_t>(2, data.size()); ++i) idx.push_back(i);
         const Batch batch = data.gather(idx);
-        Returned out;
+        c10::IValue value;
         {
             torch::NoGradGuard no_grad;
-            out = call(batch, /*probing=*/true);
+            value = call_or_refuse(batch);
         }
-        form_ = out.form;
+        form_ = form_of(value);
+        const Returned out = take_apart(value);
+        if (!out.loss.defined() && !out.logits.defined())
+            throw refuse("forward returns " + form_ +
+                         "; the engine trains a module that returns logits, a loss (a 0-dimensional tensor), "
+                         "a tuple (loss, logits) or a dict with \"loss\" and \"logits\"");
+        if (out.loss.defined() && !takes_labels_)
+            throw refuse("forward returns a loss but takes no labels (name the argument labels, targets or y)");
+        if (out.loss.defined() && !out.loss.is_floating_point())
+            throw refuse("forward returns a loss of dtype " + dtype_text(out.loss));
+        std::optional<std::int64_t> shift; // where the module's loss is a cross-entropy over its logits
+        if (!out.loss.defined()) shift = 0;
         if (out.logits.defined()) {
             logits_shape_ = shape_text(out.logits);
             const bool rows = batch.labels.dim() == 1 && out.logits.dim() == 2 && out.logits.size(0) == batch.size;
@@ -133,11 +193,10 @@ public:
                                  std::to_string(data.num_classes - 1));
                 loss_kind_ = "the engine's cross-entropy over the logits";
             } else {
-                shift_ = -1;
-                for (std::int64_t shift : {0, 1}) {
-                    if (shift == 1 && !tokens) break;
-                    const auto logits = out.logits.slice(1, 0, out.logits.size(1) - shift).to(torch::kFloat32);
-                    const auto labels = batch.labels.slice(-1, shift);
+                for (std::int64_t s : {0, 1}) {
+                    if (s == 1 && !tokens) break;
+                    const auto logits = out.logits.slice(1, 0, out.logits.size(1) - s).to(torch::kFloat32);
+                    const auto labels = batch.labels.slice(-1, s);
                     if (labels.ne(kIgnoreIndex).sum().item<std::int64_t>() == 0) continue;
                     if (labels.max().item<std::int64_t>() >= logits.size(-1)) continue;
                     const auto ce = torch::nn::functional::cross_entropy(
@@ -145,20 +204,19 @@ public:
                         torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kIgnoreIndex));
                     const double a = ce.item<double>(), b = out.loss.item<double>();
                     if (std::abs(a - b) <= 1e-4 * std::max(1.0, std::abs(b))) {
-                        shift_ = shift;
+                        shift = s;
                         break;
                     }
                 }
-                loss_kind_ = shift_ == 0   ? "its own loss, the cross-entropy over its logits"
-                             : shift_ == 1 ? "its own loss, the cross-entropy of each position's logits against the "
-                                             "next label (a causal LM's shift)"
-                                           : "its own loss, not a cross-entropy over its logits";
+                loss_kind_ = shift == 0   ? "its own loss, the cross-entropy over its logits"
+                             : shift == 1 ? "its own loss, the cross-entropy of each position's logits against the "
+                                            "next label (a causal LM's shift)"
+                                          : "its own loss, not a cross-entropy over its logits";
             }
         } else {
             loss_kind_ = "its own loss";
         }
-        const bool own_loss = out.loss.defined();
-        if (own_loss && shift_ < 0 && config.loss_normalization == LossNormalization::Tokens)
+        if (!shift && config.loss_normalization == LossNormalization::Tokens)
             throw ConfigError(make_message(
                 message_code::invalid_configuration,
                 {{"option", "loss-normalization"},
@@ -166,11 +224,14 @@ public:
                                  " and its loss is not a cross-entropy over logits the engine can match with the "
                                  "labels, so the engine cannot count the tokens it averaged over; use "
                                  "--loss-normalization mean"}}));
-        if (shift_ < 0) shift_ = 0;
+        shift_ = shift.value_or(0);
     }
 
     ModelOutput forward(const Batch& batch) override {
-        Returned out = call(batch, false);
+        const c10::IValue value = call(batch);
+        Returned out = take_apart(value);
+        if (!out.loss.defined() && !out.logits.defined())
+            throw std::runtime_error(path_ + ": forward returned " + form_of(value) + " this time, without a loss or logits");
         if (!out.loss.defined()) return loss_from_logits(std::move(out.logits), batch);
         ModelOutput o;
         o.loss = out.loss.to(torch::kFloat32);
@@ -185,7 +246,7 @@ public:
         return o;
     }
 
-    torch::Tensor logits(const Batch& batch) override { return call(batch, false).logits; }
+    torch::Tensor logits(const Batch& batch) override { return take_apart(call(batch)).logits; }
 
     std::int64_t label_shift() const override { return shift_; }
 
@@ -241,116 +302,61 @@ private:
         }
     }
 
-    ConfigError refuse(const std::string& problem) const {
-        return ConfigError(make_message(message_code::invalid_configuration,
-                                        {{"option", "model"}, {"problem", path_ + ": " + problem}}));
-    }
+    ConfigError refuse(const std::string& problem) const { return refuse_module(path_, problem); }
 
     std::string signature_text() const {
         std::string out = "(";
-        for (const auto& [name, feed] : arguments_) {
+        for (std::size_t i = 0; i < arguments_.size(); ++i) {
+            const auto& [name, feed] = arguments_[i];
             if (out.size() > 1) out += ", ";
             out += name;
             switch (feed) {
             case Feed::Inputs: out += " ← inputs"; break;
             case Feed::Mask: out += " ← attention_mask"; break;
             case Feed::Labels: out += " ← labels"; break;
-            case Feed::Omitted: out += defaults_.count(name) ? " (default)" : " (nothing fits)"; break;
+            case Feed::Omitted: out += defaults_[i] ? " (default)" : " (nothing fits)"; break;
             }
         }
         return out + ")";
     }
 
-    Returned call(const Batch& batch, bool probing) {
-        std::unordered_map<std::string, c10::IValue> kwargs;
-        for (const auto& [name, feed] : arguments_) {
-            switch (feed) {
-            case Feed::Inputs: kwargs.emplace(name, batch.input_ids); break;
+    // forward(batch): its arguments in schema order (the default where nothing
+    // feeds one), so a micro-batch's call matches no names.
+    c10::IValue call(const Batch& batch) {
+        std::vector<c10::IValue> stack;
+        stack.reserve(arguments_.size());
+        for (std::size_t i = 0; i < arguments_.size(); ++i) {
+            switch (arguments_[i].second) {
+            case Feed::Inputs: stack.emplace_back(batch.input_ids); break;
             case Feed::Mask:
-                kwargs.emplace(name, batch.attention_mask.defined() ? batch.attention_mask
-                                                                     : torch::ones_like(batch.input_ids));
+                stack.emplace_back(batch.attention_mask.defined() ? batch.attention_mask
+                                                                  : torch::ones_like(batch.input_ids));
                 break;
-            case Feed::Labels: kwargs.emplace(name, batch.labels); break;
-            case Feed::Omitted: break;
+            case Feed::Labels: stack.emplace_back(batch.labels); break;
+            case Feed::Omitted: stack.push_back(*defaults_[i]); break;
             }
         }
-        c10::IValue value;
+        return forward_(std::move(stack));
+    }
+
+    // The probe's call: an error is the module's refusal, with the shapes it was given.
+    c10::IValue call_or_refuse(const Batch& batch) {
         try {
-            value = module_.get_method("forward")({}, kwargs);
+            return call(batch);
         } catch (const std::exception& e) {
-            if (!probing) throw;
-            std::string shapes = "inputs " + shape_text(batch.input_ids) + " " +
-                                 std::string(c10::toString(batch.input_ids.scalar_type()));
+            std::string shapes = "inputs " + shape_text(batch.input_ids) + " " + dtype_text(batch.input_ids);
             if (batch.attention_mask.defined()) shapes += ", attention_mask " + shape_text(batch.attention_mask);
             shapes += ", labels " + shape_text(batch.labels);
             throw refuse("forward" + signature_text() + " failed on two samples of the data (" + shapes +
                          "): " + first_line(e));
         }
-        return read(value, probing);
-    }
-
-    Returned read(const c10::IValue& value, bool probing) const {
-        Returned r;
-        auto take = [&](const torch::Tensor& t, bool allow_loss) {
-            if (t.dim() == 0 && allow_loss && !r.loss.defined()) r.loss = t;
-            else if (t.dim() > 0 && !r.logits.defined()) r.logits = t;
-        };
-        if (value.isTensor()) {
-            const auto& t = value.toTensor();
-            take(t, true);
-            r.form = t.dim() == 0 ? "a loss" : "logits";
-        } else if (value.isTuple() || value.isList()) {
-            const auto items = value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
-            r.form = "a tuple (";
-            for (std::size_t i = 0; i < items.size(); ++i) {
-                const bool tensor = items[i].isTensor();
-                std::string what = !tensor                                   ? items[i].tagKind()
-                                   : items[i].toTensor().dim() == 0 && i == 0 ? "loss"
-                                   : i <= 1                                  ? "logits"
-                                                                             : "tensor";
-                if (i < 2 && tensor) take(items[i].toTensor(), i == 0);
-                r.form += (i ? ", " : "") + what;
-                if (i == 3 && items.size() > 4) {
-                    r.form += ", …";
-                    break;
-                }
-            }
-            r.form += ")";
-        } else if (value.isGenericDict()) {
-            r.form = "a dict {";
-            bool first = true;
-            for (const auto& entry : value.toGenericDict()) {
-                const std::string key = entry.key().isString() ? entry.key().toStringRef() : "?";
-                if (entry.value().isTensor()) {
-                    if (key == "loss") r.loss = entry.value().toTensor();
-                    if (key == "logits") r.logits = entry.value().toTensor();
-                }
-                r.form += (first ? "" : ", ") + key;
-                first = false;
-            }
-            r.form += "}";
-        } else {
-            r.form = value.tagKind();
-        }
-        if (probing) {
-            if (!r.loss.defined() && !r.logits.defined())
-                throw refuse("forward returns " + r.form +
-                             "; the engine trains a module that returns logits, a loss (a 0-dimensional tensor), "
-                             "a tuple (loss, logits) or a dict with \"loss\" and \"logits\"");
-            if (r.loss.defined() && !takes_labels_)
-                throw refuse("forward returns a loss but takes no labels (name the argument labels, targets or y)");
-            if (r.loss.defined() && !r.loss.is_floating_point())
-                throw refuse("forward returns a loss of dtype " + std::string(c10::toString(r.loss.scalar_type())));
-        } else if (!r.loss.defined() && !r.logits.defined()) {
-            throw std::runtime_error(path_ + ": forward returned " + r.form + " this time, without a loss or logits");
-        }
-        return r;
     }
 
     torch::jit::Module module_;
+    torch::jit::Method forward_;
     std::string path_;
     std::vector<std::pair<std::string, Feed>> arguments_;
-    std::set<std::string> defaults_; // arguments with a default value
+    std::vector<std::optional<c10::IValue>> defaults_; // by argument: its default value, if any
     bool takes_labels_ = false;
     bool mask_made_ = false;
     std::string form_;
@@ -363,10 +369,7 @@ private:
 
 std::shared_ptr<Model> load_script_model(const RunConfig& config, const TensorDataset& data, KernelSet kernels) {
     const std::string& path = config.model_file;
-    auto refuse = [&](const std::string& problem) {
-        return ConfigError(make_message(message_code::invalid_configuration,
-                                        {{"option", "model"}, {"problem", path + ": " + problem}}));
-    };
+    auto refuse = [&path](const std::string& problem) { return refuse_module(path, problem); };
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         throw DataError("--model: " + path + ": no such file (the TorchScript module to train)");

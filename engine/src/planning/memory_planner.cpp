@@ -93,14 +93,18 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         PlanCandidate candidate;
         candidate.gradient_checkpointing = checkpointing;
         const std::string lever = checkpointing ? "with gradient checkpointing" : "without gradient checkpointing";
-        if (checkpointing && base.model == ModelKind::File) {
-            // The engine checkpoints blocks of its own models; a TorchScript module has one lever: accumulation.
-            if (progress) progress("gradient checkpointing cannot apply to " + base.model_file + ": only accumulation is planned");
-            break;
+        const auto probe = probe_config(base, target, 1, checkpointing);
+        // A lever the configuration does not allow (checkpointing a TorchScript
+        // module, which the engine cannot recompute in blocks) is not planned with.
+        if (checkpointing) {
+            const auto refused = validate(probe);
+            if (!refused.empty()) {
+                if (progress) progress("no plan " + lever + ": " + refused.front().to_string());
+                break;
+            }
         }
         if (stop_here()) return plan;
         if (progress) progress("probing the activations " + lever);
-        const auto probe = probe_config(base, target, 1, checkpointing);
         const RunMemoryEstimate e = estimate_run_memory(probe, cancelled);
         if (e.cancelled) {
             plan.message = "cancelled";

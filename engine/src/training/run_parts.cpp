@@ -70,8 +70,8 @@ std::unique_ptr<RunParts> build_run_parts(const RunConfig& config, ShardOf shard
     p.model = make_model(config, p.data.train, KernelSet(config.cpu_kernels, /*gradients_in_place=*/true));
     // A causal LM that shifts its labels itself counts its label items from the second position.
     if (const auto shift = p.model->label_shift(); shift > 0) {
-        shift_label_items(p.data.train, shift);
-        shift_label_items(p.data.eval, shift);
+        count_label_items(p.data.train, shift);
+        count_label_items(p.data.eval, shift);
     }
     p.model->to(p.device);
     p.optimizer = make_optimizer(config, *p.model);
