@@ -103,7 +103,10 @@ std::string to_json_line(const MemoryRecord& r) {
                 {"rss_bytes", r.rss_bytes}, {"cuda", r.cuda},
                 {"parameters_bytes", r.parameters_bytes}, {"gradients_bytes", r.gradients_bytes},
                 {"optimizer_state_bytes", r.optimizer_state_bytes}, {"activations_bytes", r.activations_bytes},
-                {"rank", r.rank}}
+                {"interval_peak_bytes", r.interval_peak_bytes}, {"peak_parameters_bytes", r.peak_parameters_bytes},
+                {"peak_gradients_bytes", r.peak_gradients_bytes},
+                {"peak_optimizer_state_bytes", r.peak_optimizer_state_bytes},
+                {"peak_activations_bytes", r.peak_activations_bytes}, {"rank", r.rank}}
         .dump();
 }
 
@@ -190,6 +193,11 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.gradients_bytes = read_int(j, "gradients_bytes");
             r.optimizer_state_bytes = read_int(j, "optimizer_state_bytes");
             r.activations_bytes = read_int(j, "activations_bytes");
+            r.interval_peak_bytes = read_int(j, "interval_peak_bytes");
+            r.peak_parameters_bytes = read_int(j, "peak_parameters_bytes");
+            r.peak_gradients_bytes = read_int(j, "peak_gradients_bytes");
+            r.peak_optimizer_state_bytes = read_int(j, "peak_optimizer_state_bytes");
+            r.peak_activations_bytes = read_int(j, "peak_activations_bytes");
             r.rank = static_cast<int>(read_int(j, "rank"));
             return r;
         }

@@ -360,7 +360,8 @@ void cpu_agreement() {
 
 // Memory records on CUDA: allocated (memory_bytes), reserved and peak device
 // memory, consistent with each other; and, once the records carry them, the
-// categories add up to the allocated total.
+// categories add up to the allocated total and the interval peak's parts to
+// the interval peak.
 void memory_records() {
     require_cuda();
     TempDir tmp;
@@ -369,6 +370,8 @@ void memory_records() {
     CHECK(!run.memory.empty(), "no memory records");
     std::int64_t previous_peak = 0;
     bool categories = false;
+    bool interval_peaks = false;
+    std::int64_t largest_peak_activations = 0;
     for (const auto& r : run.memory) {
         const auto allocated = r.value("memory_bytes", std::int64_t(-1));
         const auto reserved = r.value("reserved_bytes", std::int64_t(-1));
@@ -392,7 +395,27 @@ void memory_records() {
             CHECK(std::abs(sum - allocated) <= std::max<std::int64_t>(1 << 20, allocated / 100),
                   "the categories add up to " << sum << ", the allocator has " << allocated);
         }
+        // The peak since the previous record and its parts (issue 32): they add
+        // up to it within 1 %, it holds the memory now and stays within the run's peak.
+        if (r.contains("interval_peak_bytes")) {
+            interval_peaks = true;
+            const auto interval_peak = r["interval_peak_bytes"].get<std::int64_t>();
+            std::int64_t sum = 0;
+            for (const char* key : {"peak_parameters_bytes", "peak_gradients_bytes", "peak_optimizer_state_bytes",
+                                    "peak_activations_bytes"}) {
+                CHECK(r.contains(key), "a memory record with interval_peak_bytes but no " << key);
+                CHECK(r[key].get<std::int64_t>() >= 0, key << " is negative: " << r.dump());
+                sum += r[key].get<std::int64_t>();
+            }
+            CHECK(std::abs(double(sum - interval_peak)) <= 0.01 * double(interval_peak),
+                  "the peak's parts add up to " << sum << ", the interval peak is " << interval_peak);
+            CHECK(interval_peak >= allocated, "interval peak " << interval_peak << " below allocated " << allocated);
+            CHECK(interval_peak <= peak, "interval peak " << interval_peak << " above the run's peak " << peak);
+            largest_peak_activations = std::max(largest_peak_activations, r["peak_activations_bytes"].get<std::int64_t>());
+        }
     }
+    if (interval_peaks)
+        CHECK(largest_peak_activations > 0, "no memory record's interval peak holds activations");
     for (const auto& s : run.steps)
         CHECK(s.value("peak_memory_bytes", std::int64_t(0)) >= s.value("memory_bytes", std::int64_t(0)),
               "a step's peak below its current memory: " << s.dump());
@@ -401,7 +424,9 @@ void memory_records() {
           "the summary's peak " << summary_peak << " is below a step's peak " << max_of(run.steps, "peak_memory_bytes"));
     note("cnn 64 × 4 on cuda: " + std::to_string(run.memory.size()) + " memory records, peak " + bytes(summary_peak) +
          ", reserved up to " + bytes(max_of(run.memory, "reserved_bytes")) +
-         (categories ? "; categories add up" : "; memory categories: not in this build yet"));
+         (categories ? "; categories add up" : "; memory categories: not in this build yet") +
+         (interval_peaks ? "; interval peaks add up, activations at the peak up to " + bytes(largest_peak_activations)
+                         : "; interval peaks: not in this build"));
 }
 
 // Peak device memory of the CNN at micro-batch `batch` × `k` (2 optimizer steps),

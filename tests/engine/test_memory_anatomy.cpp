@@ -831,6 +831,42 @@ private Q_SLOTS:
         QCOMPARE(b32x8.peak_bytes - b32x8.peak_activations_bytes, b256.peak_bytes - b256.peak_activations_bytes);
     }
 
+    // The memory record's interval peak (ActivationPeakMeter::interval): the
+    // largest reading since the last record and its parts, which add up to it.
+    // The figures are made up: parameters 100, gradients 100, optimizer state
+    // 200 bytes (SGD with momentum's buffers and more), readings around them.
+    void intervalPeakParts() {
+        const memory::StaticMemory no_grads{100, 0, 200};
+        const memory::StaticMemory with_grads{100, 100, 200};
+        auto sum = [](const memory::PeakComposition& c) {
+            return c.parameters_bytes + c.gradients_bytes + c.optimizer_state_bytes + c.activations_bytes;
+        };
+        // A static part above the peak (never seen in a run): no negative part, still the sum.
+        const auto odd = memory::compose_peak(350, with_grads);
+        QCOMPARE(sum(odd), std::int64_t(350));
+        QCOMPARE(odd.activations_bytes, std::int64_t(0));
+        QCOMPARE(odd.gradients_bytes, std::int64_t(50));
+
+        memory::ActivationPeakMeter meter;
+        meter.at_record(300, no_grads); // the run's start: the static part alone
+        QCOMPARE(meter.take_interval().activations_bytes, std::int64_t(0));
+        meter.after_backward(1400, with_grads); // forward and backward: 1000 of activations
+        meter.at_record(450, with_grads);       // between micro-batches: they are freed
+        meter.after_step(600, with_grads);
+        const auto peak = meter.interval();
+        QCOMPARE(peak.peak_bytes, std::int64_t(1400));
+        QCOMPARE(peak.activations_bytes, std::int64_t(1000));
+        QCOMPARE(peak.gradients_bytes, std::int64_t(100));
+        QCOMPARE(sum(peak), peak.peak_bytes);
+        // Evaluation counts for the interval, not for the step's activations.
+        meter.outside_steps(2000, with_grads);
+        QCOMPARE(meter.take_step().peak_activations_bytes, std::int64_t(1000));
+        const auto with_eval = meter.take_interval();
+        QCOMPARE(with_eval.peak_bytes, std::int64_t(2000));
+        QCOMPARE(with_eval.activations_bytes, std::int64_t(1600));
+        QCOMPARE(meter.interval().peak_bytes, std::int64_t(0)); // the next interval starts empty
+    }
+
     // ---- The estimate before a run ----------------------------------------
 
     // The static part from shapes alone equals what a real step holds.

@@ -76,6 +76,15 @@ struct MemoryRecord {
     std::int64_t gradients_bytes = 0;
     std::int64_t optimizer_state_bytes = 0;
     std::int64_t activations_bytes = 0; // everything else: saved activations, the batch, temporaries
+    // The peak of tracked memory since the previous memory record (records are
+    // made between micro-batches, when the activations are freed: the peak says
+    // where the memory went), and what it was made of at that moment: the four
+    // parts add up to it. 0 in a record written before these existed.
+    std::int64_t interval_peak_bytes = 0;
+    std::int64_t peak_parameters_bytes = 0;
+    std::int64_t peak_gradients_bytes = 0;
+    std::int64_t peak_optimizer_state_bytes = 0;
+    std::int64_t peak_activations_bytes = 0;
     int rank = 0;                    // the process's rank in a data-parallel run
 };
 

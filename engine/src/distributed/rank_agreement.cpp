@@ -35,6 +35,9 @@ constexpr std::int64_t MemoryRecord::*kRankMemoryFields[] = {
     &MemoryRecord::memory_bytes,    &MemoryRecord::peak_memory_bytes,    &MemoryRecord::reserved_bytes,
     &MemoryRecord::rss_bytes,       &MemoryRecord::parameters_bytes,     &MemoryRecord::gradients_bytes,
     &MemoryRecord::optimizer_state_bytes, &MemoryRecord::activations_bytes,
+    &MemoryRecord::interval_peak_bytes,   &MemoryRecord::peak_parameters_bytes,
+    &MemoryRecord::peak_gradients_bytes,  &MemoryRecord::peak_optimizer_state_bytes,
+    &MemoryRecord::peak_activations_bytes,
 };
 constexpr std::size_t kMemoryFloats = 2 * std::size(kRankMemoryFields);
 

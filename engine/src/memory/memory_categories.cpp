@@ -116,18 +116,52 @@ MemoryCategories categorize(const StaticMemory& fixed, std::int64_t allocator_to
     return c;
 }
 
-void ActivationPeakMeter::seen(std::int64_t peak, std::int64_t static_bytes) {
+PeakComposition compose_peak(std::int64_t peak, const StaticMemory& at_peak) {
+    PeakComposition c;
+    c.peak_bytes = std::max<std::int64_t>(0, peak);
+    c.parameters_bytes = at_peak.parameters_bytes;
+    c.gradients_bytes = at_peak.gradients_bytes;
+    c.optimizer_state_bytes = at_peak.optimizer_state_bytes;
+    std::int64_t excess = at_peak.total() - c.peak_bytes;
+    c.activations_bytes = std::max<std::int64_t>(0, -excess);
+    for (auto* part : {&c.gradients_bytes, &c.optimizer_state_bytes, &c.parameters_bytes}) {
+        const auto off = std::clamp<std::int64_t>(excess, 0, *part);
+        *part -= off;
+        excess -= off;
+    }
+    return c;
+}
+
+void ActivationPeakMeter::seen_in_interval(std::int64_t peak, const StaticMemory& at_peak) {
+    if (peak > interval_.peak_bytes) interval_ = compose_peak(peak, at_peak);
+}
+
+void ActivationPeakMeter::seen(std::int64_t peak, const StaticMemory& at_peak) {
     step_.peak_bytes = std::max(step_.peak_bytes, peak);
-    step_.peak_activations_bytes = std::max(step_.peak_activations_bytes, peak - static_bytes);
+    step_.peak_activations_bytes = std::max(step_.peak_activations_bytes, peak - at_peak.total());
+    seen_in_interval(peak, at_peak);
 }
 
 void ActivationPeakMeter::after_backward(std::int64_t peak, const StaticMemory& now) {
     after_backward_ = now;
-    seen(peak, now.total());
+    seen(peak, now);
 }
 
 void ActivationPeakMeter::after_step(std::int64_t peak, const StaticMemory& now) {
-    seen(peak, after_backward_.parameters_bytes + after_backward_.gradients_bytes + now.optimizer_state_bytes);
+    // The gradients lived until zero_grad: the last backward's; the optimizer state is the new one.
+    StaticMemory at_peak = after_backward_;
+    at_peak.optimizer_state_bytes = now.optimizer_state_bytes;
+    seen(peak, at_peak);
+}
+
+void ActivationPeakMeter::at_record(std::int64_t peak, const StaticMemory& now) { seen(peak, now); }
+
+void ActivationPeakMeter::outside_steps(std::int64_t peak, const StaticMemory& now) { seen_in_interval(peak, now); }
+
+PeakComposition ActivationPeakMeter::take_interval() {
+    const auto c = interval_;
+    interval_ = {};
+    return c;
 }
 
 ActivationPeakMeter::StepPeak ActivationPeakMeter::take_step() {

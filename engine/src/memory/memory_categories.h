@@ -64,6 +64,22 @@ StaticMemory static_memory(const std::vector<at::Tensor>& parameters, const torc
 // The four categories, given the allocator's current total on that device.
 MemoryCategories categorize(const StaticMemory& fixed, std::int64_t allocator_total);
 
+// A peak and what it was made of at that moment: the four parts add up to
+// peak_bytes (compose_peak makes them).
+struct PeakComposition {
+    std::int64_t peak_bytes = 0;
+    std::int64_t parameters_bytes = 0;
+    std::int64_t gradients_bytes = 0;
+    std::int64_t optimizer_state_bytes = 0;
+    std::int64_t activations_bytes = 0; // the peak less the three
+};
+
+// The peak split by the static part at that moment; activations the rest. A
+// static part above the peak (not seen: the peak is at least the memory now,
+// which holds the static part) leaves activations at 0 and takes the excess off
+// gradients, then optimizer state, then parameters, so the parts still add up.
+PeakComposition compose_peak(std::int64_t peak, const StaticMemory& at_peak);
+
 // The peak of activations in an optimizer step (a window of micro-batches):
 // the allocator's peak less parameters, gradients and optimizer state at that
 // moment. The allocator keeps a peak, not when it happened, so the loop reads
@@ -83,10 +99,27 @@ MemoryCategories categorize(const StaticMemory& fixed, std::int64_t allocator_to
 //                   after_backward and the optimizer state now.
 // The step's peak_activations_bytes is the largest of these; peak_bytes the
 // largest peak (what the step record's peak_memory_bytes reports).
+//
+// The meter also keeps the interval's peak for the memory records: the largest
+// reading since take_interval() and what it was made of (the static part as
+// above, activations the rest), so a record sampled between micro-batches,
+// when the activations are freed, still says where the memory went.
+//   at_record      a reading when a memory record is made (before a
+//                  micro-batch, at the start and the end of the run): counts
+//                  for the step and the interval, less the static part now;
+//   outside_steps  a reading after evaluation: counts for the interval only
+//                  (evaluation's memory is not a step's activations).
 class ActivationPeakMeter {
 public:
     void after_backward(std::int64_t peak, const StaticMemory& now);
     void after_step(std::int64_t peak, const StaticMemory& now);
+    void at_record(std::int64_t peak, const StaticMemory& now);
+    void outside_steps(std::int64_t peak, const StaticMemory& now);
+
+    // The largest reading since the last take_interval(), and its parts.
+    const PeakComposition& interval() const { return interval_; }
+    // The interval's figures; starts the next interval.
+    PeakComposition take_interval();
 
     struct StepPeak {
         std::int64_t peak_bytes = 0;
@@ -96,9 +129,11 @@ public:
     StepPeak take_step();
 
 private:
-    void seen(std::int64_t peak, std::int64_t static_bytes);
+    void seen(std::int64_t peak, const StaticMemory& at_peak);
+    void seen_in_interval(std::int64_t peak, const StaticMemory& at_peak);
     StaticMemory after_backward_{};
     StepPeak step_{};
+    PeakComposition interval_{};
 };
 
 } // namespace accum::memory

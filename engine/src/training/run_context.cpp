@@ -162,6 +162,11 @@ memory::StaticMemory RunContext::static_memory_now() const {
     return memory::static_memory(parts_->model->parameters(), &parts_->optimizer->impl(), device());
 }
 
+std::int64_t RunContext::window_peak_now() const {
+    if (device().is_cuda()) return memory::cuda_stats(device().index()).peak_allocated;
+    return memory::cpu_counters().window_peak;
+}
+
 MemoryRecord RunContext::memory_record() const {
     MemoryRecord r;
     r.elapsed_s = elapsed_s();
@@ -178,17 +183,33 @@ MemoryRecord RunContext::memory_record() const {
         r.memory_bytes = c.current;
         r.peak_memory_bytes = c.peak;
     }
-    const auto categories = memory::categorize(static_memory_now(), r.memory_bytes);
+    const auto fixed = static_memory_now();
+    const auto categories = memory::categorize(fixed, r.memory_bytes);
     r.parameters_bytes = categories.parameters_bytes;
     r.gradients_bytes = categories.gradients_bytes;
     r.optimizer_state_bytes = categories.optimizer_state_bytes;
     r.activations_bytes = categories.activations_bytes;
+    // The peak since the previous record: the meter's readings, and what the
+    // allocator saw since its last reading (with the static part now). A record
+    // made by emit_memory_record has just read it; the ranks' figures between
+    // records (memory_now) have not.
+    auto peak = peak_meter_.interval();
+    if (const auto unread = window_peak_now(); unread > peak.peak_bytes) peak = memory::compose_peak(unread, fixed);
+    r.interval_peak_bytes = peak.peak_bytes;
+    r.peak_parameters_bytes = peak.parameters_bytes;
+    r.peak_gradients_bytes = peak.gradients_bytes;
+    r.peak_optimizer_state_bytes = peak.optimizer_state_bytes;
+    r.peak_activations_bytes = peak.activations_bytes;
     r.rank = rank();
     return r;
 }
 
 void RunContext::emit_memory_record() {
+    // The allocator's peak since its last reading counts for the step and this
+    // record; the next record starts a new interval.
+    peak_meter_.at_record(window_peak_and_reset(), static_memory_now());
     const MemoryRecord r = memory_record();
+    peak_meter_.take_interval();
     sink_.on_memory(r);
     if (ranks_) {
         ranks_->set_own_memory(r);
@@ -449,7 +470,9 @@ EvalRecord RunContext::evaluate() {
     const auto eval_start = std::chrono::steady_clock::now();
     const auto result = evaluate_model(model(), *parts_->eval_loader, device());
     const double eval_runtime = std::chrono::duration<double>(std::chrono::steady_clock::now() - eval_start).count();
-    window_peak_and_reset(); // evaluation's memory is not the next step's activations
+    // Evaluation's memory is not the next step's activations; it is the memory
+    // record's interval peak.
+    peak_meter_.outside_steps(window_peak_and_reset(), static_memory_now());
     EvalRecord r;
     r.step = progress_.global_step;
     r.epoch = fractional_epoch(progress_.next_index);

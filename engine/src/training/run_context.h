@@ -117,7 +117,8 @@ public:
     // counting allocator, on CUDA as the caching allocator's memory fraction),
     // and the parameters move into counted storage, as they would sit in device memory.
     void start_counting_memory(std::int64_t budget_bytes);
-    // This process's memory now (rank set).
+    // This process's memory now (rank set), with the peak since the previous
+    // record and its parts (interval_peak_bytes, peak_*_bytes).
     MemoryRecord memory_record() const;
     // Sends memory_record(); rank 0 of a data-parallel run also sends every other
     // rank's figures as of the last gradient sync.
@@ -144,6 +145,8 @@ private:
     CheckpointParts checkpoint_parts();
     // The allocator's peak since the last reading, and a new window from now.
     std::int64_t window_peak_and_reset();
+    // The same peak, read without a reset.
+    std::int64_t window_peak_now() const;
     bool checkpoint_due(bool epoch_end) const;
     // The window's loss sum so far (reads a GPU's part) and its divisor.
     double window_total() const;
@@ -181,7 +184,8 @@ private:
     double window_learning_rate_ = 0.0;
     bool window_skipped_ = false;      // end_window said no (--skip-nonfinite)
     // The step's peak and its peak of activations, read after each backward and
-    // after the optimizer step (ActivationPeakMeter).
+    // after the optimizer step (ActivationPeakMeter), and the memory record's
+    // interval peak with its parts (also read at each record and after evaluation).
     memory::ActivationPeakMeter peak_meter_;
     std::optional<memory::StaticMemory> window_static_; // after the window's first backward
     std::int64_t cuda_run_peak_ = 0; // CUDA's peak statistic is reset per window: the run's, kept here
