@@ -18,12 +18,24 @@ namespace studio {
 namespace {
 constexpr double mib = 1024.0 * 1024.0;
 
-// The four bands of a record, bottom to top. A record written before the
+// A record's figures of the moment, bottom to top. A record written before the
 // categories existed has only its total: all of it shows as activations.
-std::array<std::int64_t, 4> bands_of(const accum::MemoryRecord& r) {
+std::array<std::int64_t, 4> now_of(const accum::MemoryRecord& r) {
     std::array<std::int64_t, 4> b{r.parameters_bytes, r.gradients_bytes, r.optimizer_state_bytes, r.activations_bytes};
     if (b[0] + b[1] + b[2] + b[3] == 0) b[3] = r.memory_bytes;
     return b;
+}
+
+bool has_interval_peak(const accum::MemoryRecord& r) { return r.interval_peak_bytes > 0; }
+
+// The four bands of a record, bottom to top: the parts of the peak since the
+// previous record (they add up to it). Records come between micro-batches, when
+// the activations are freed: drawn at the moment, the bands would stay at the
+// static part under the peak line. A record without the interval peak (written
+// before it existed) is drawn at its moment.
+std::array<std::int64_t, 4> bands_of(const accum::MemoryRecord& r) {
+    if (!has_interval_peak(r)) return now_of(r);
+    return {r.peak_parameters_bytes, r.peak_gradients_bytes, r.peak_optimizer_state_bytes, r.peak_activations_bytes};
 }
 
 QString mib_text(std::int64_t bytes) { return QString::fromStdString(accum::format_byte_size(bytes)); }
@@ -38,8 +50,8 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     title_ = new QCPTextElement(plot_, tr("CPU tensor memory"), QFont(font().family(), 12, QFont::Bold));
     plot_->plotLayout()->addElement(0, 0, title_);
 
-    // The total first (graph 0: the memory line whose width presentation mode
-    // scales), drawn above the bands.
+    // The stack's top first (graph 0: the memory line whose width presentation
+    // mode scales), drawn above the bands.
     plot_->addLayer(QStringLiteral("lines"), plot_->layer(QStringLiteral("main")), QCustomPlot::limAbove);
     current_graph_ = plot_->addGraph();
     current_graph_->setName(tr("current (total)"));
@@ -48,6 +60,11 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     current_graph_->removeFromLegend(); // the top of the stacked bands
     // Stacked bands, bottom to top: each graph is the running sum and fills down
     // to the one below (the first to zero).
+    // A record's peak covers the time since the previous record: each band, the
+    // stack's top and the peak line hold a record's value over the interval
+    // before it (steps ending at the record), so an out-of-memory at the first
+    // micro-batch shows the failing step's parts, not a ramp from the start.
+    current_graph_->setLineStyle(QCPGraph::lsStepRight);
     const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations")};
     const QColor colours[4] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123), QColor(46, 125, 50)};
     for (int i = 0; i < 4; ++i) {
@@ -57,6 +74,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
         QColor fill = colours[i];
         fill.setAlpha(i == 3 ? 110 : 150);
         band->setBrush(fill);
+        band->setLineStyle(QCPGraph::lsStepRight);
         if (i > 0) band->setChannelFillGraph(bands_.back());
         bands_.push_back(band);
     }
@@ -69,6 +87,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     peak_graph_ = plot_->addGraph();
     peak_graph_->setName(tr("peak"));
     peak_graph_->setPen(QPen(QColor(123, 31, 162), 2, Qt::DashLine));
+    peak_graph_->setLineStyle(QCPGraph::lsStepRight);
     peak_graph_->setLayer(QStringLiteral("lines"));
     reserved_graph_ = plot_->addGraph();
     reserved_graph_->setName(tr("reserved (caching allocator)"));
@@ -123,7 +142,8 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     caption_->setToolTip(tr("The activations (saved for backward, the batch, temporaries) grow with the micro-batch: "
                             "more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients "
                             "and optimizer state belong to the model and the optimizer. Gradient checkpointing "
-                            "shrinks the activations too, at the cost of a second forward."));
+                            "shrinks the activations too, at the cost of a second forward. The bands show what "
+                            "the peak between two records was made of; hovering shows the figures of the moment too."));
     caption_->setObjectName(QStringLiteral("memory_caption"));
     caption_->setWordWrap(true);
     caption_->setStyleSheet(QStringLiteral("color: palette(mid);"));
@@ -188,6 +208,16 @@ int MemoryPlot::point_count() const { return current_graph_->dataCount(); }
 
 int MemoryPlot::sync_tick_count() const { return sync_graph_->dataCount(); }
 
+double MemoryPlot::stacked_top_mib(int index) const {
+    const auto data = bands_.back()->data();
+    return index >= 0 && index < data->size() ? (data->constBegin() + index)->value : -1.0;
+}
+
+double MemoryPlot::peak_line_mib(int index) const {
+    const auto data = peak_graph_->data();
+    return index >= 0 && index < data->size() ? (data->constBegin() + index)->value : -1.0;
+}
+
 std::vector<std::int64_t> MemoryPlot::band_bytes() const {
     if (records_.empty()) return {0, 0, 0, 0};
     const auto b = bands_of(records_.back());
@@ -204,11 +234,22 @@ QString MemoryPlot::hover_text(double t) const {
     const auto& r = *nearest;
     const auto b = bands_of(r);
     QString text = tr("%1 s").arg(r.elapsed_s, 0, 'f', 2);
+    // The bands' figures (the peak since the previous record, when the record has
+    // it), then the moment's.
+    if (has_interval_peak(r))
+        text += QLatin1Char('\n') + tr("peak since the previous record: %1").arg(mib_text(r.interval_peak_bytes));
     text += QLatin1Char('\n') + tr("activations %1").arg(mib_text(b[3]));
     text += QLatin1Char('\n') + tr("optimizer state %1").arg(mib_text(b[2]));
     text += QLatin1Char('\n') + tr("gradients %1").arg(mib_text(b[1]));
     text += QLatin1Char('\n') + tr("parameters %1").arg(mib_text(b[0]));
-    text += QLatin1Char('\n') + tr("total %1, peak so far %2").arg(mib_text(r.memory_bytes), mib_text(r.peak_memory_bytes));
+    if (has_interval_peak(r)) {
+        const auto now = now_of(r);
+        text += QLatin1Char('\n') + tr("now: %1 (activations %2, gradients %3)")
+                                         .arg(mib_text(r.memory_bytes), mib_text(now[3]), mib_text(now[1]));
+        text += QLatin1Char('\n') + tr("peak of the run so far: %1").arg(mib_text(r.peak_memory_bytes));
+    } else {
+        text += QLatin1Char('\n') + tr("total %1, peak so far %2").arg(mib_text(r.memory_bytes), mib_text(r.peak_memory_bytes));
+    }
     if (r.budget_bytes > 0) text += QLatin1Char('\n') + tr("budget %1").arg(mib_text(r.budget_bytes));
     return text;
 }
@@ -246,12 +287,12 @@ void MemoryPlot::rebuild() {
     QVector<double> stacked[4];
     for (const auto& r : records_) {
         t.push_back(r.elapsed_s);
-        current.push_back(r.memory_bytes / mib);
         peak.push_back(r.peak_memory_bytes / mib);
         reserved.push_back(r.reserved_bytes / mib);
         const auto b = bands_of(r);
         double sum = 0;
         for (int i = 0; i < 4; ++i) stacked[i].push_back((sum += static_cast<double>(b[i])) / mib);
+        current.push_back(sum / mib); // the stack's top edge: the interval peak (or the moment's total)
     }
     current_graph_->setData(t, current, true);
     for (int i = 0; i < 4; ++i) bands_[static_cast<std::size_t>(i)]->setData(t, stacked[i], true);
@@ -349,11 +390,15 @@ bool MemoryPlot::save_image(const QString& path) const {
 
 void MemoryPlot::write_csv(QTextStream& out) const {
     out << "elapsed_s,memory_bytes,peak_memory_bytes,reserved_bytes,budget_bytes,rss_bytes,cuda,"
-           "parameters_bytes,gradients_bytes,optimizer_state_bytes,activations_bytes\n";
+           "parameters_bytes,gradients_bytes,optimizer_state_bytes,activations_bytes,"
+           "interval_peak_bytes,peak_parameters_bytes,peak_gradients_bytes,peak_optimizer_state_bytes,"
+           "peak_activations_bytes\n";
     for (const auto& r : records_)
         out << r.elapsed_s << ',' << r.memory_bytes << ',' << r.peak_memory_bytes << ',' << r.reserved_bytes << ','
             << r.budget_bytes << ',' << r.rss_bytes << ',' << (r.cuda ? 1 : 0) << ',' << r.parameters_bytes << ','
-            << r.gradients_bytes << ',' << r.optimizer_state_bytes << ',' << r.activations_bytes << '\n';
+            << r.gradients_bytes << ',' << r.optimizer_state_bytes << ',' << r.activations_bytes << ','
+            << r.interval_peak_bytes << ',' << r.peak_parameters_bytes << ',' << r.peak_gradients_bytes << ','
+            << r.peak_optimizer_state_bytes << ',' << r.peak_activations_bytes << '\n';
 }
 
 } // namespace studio

@@ -1,7 +1,10 @@
 #pragma once
 // Live memory from the engine's MemoryRecords, as stacked areas by category
-// (parameters, gradients, optimizer state, activations: their top is the
-// current total), the peak (and the CUDA caching allocator's reserve) as lines,
+// (parameters, gradients, optimizer state, activations) at the peak since the
+// previous record (interval_peak_bytes and its parts: records come between
+// micro-batches, when the activations are freed, so the stack's top is the
+// peak, not the quiet moment; the moment's figures are in the hover text),
+// the run's peak (and the CUDA caching allocator's reserve) as lines,
 // the budget as a line, the out-of-memory point, and faint ticks at the
 // optimizer steps (the sync micro-batches). A caption under it says which band
 // accumulation shrinks; hovering shows a moment's figures. Labelled "CPU tensor
@@ -45,8 +48,12 @@ public:
     // Ranks besides rank 0 that have a line (data parallel).
     int other_rank_count() const { return static_cast<int>(rank_graphs_.size()); }
     // The four bands at the last record (bytes): parameters, gradients,
-    // optimizer state, activations.
+    // optimizer state, activations (the parts of its interval peak).
     std::vector<std::int64_t> band_bytes() const;
+    // What is drawn at record `index` (rank 0's, in order), in MiB: the top of
+    // the stacked bands and the peak line; -1 when there is no such record.
+    double stacked_top_mib(int index) const;
+    double peak_line_mib(int index) const;
     int sync_tick_count() const;
     // What hovering at time `t` (seconds) shows: the nearest record's figures.
     QString hover_text(double t) const;
@@ -69,7 +76,7 @@ private:
     QCustomPlot* plot_ = nullptr;
     QCPTextElement* title_ = nullptr;
     QString cuda_device_;               // "NVIDIA H200, 139 GiB" for the title; "" until known
-    QCPGraph* current_graph_ = nullptr; // the total: the stack's top edge
+    QCPGraph* current_graph_ = nullptr; // the stack's top edge
     std::vector<QCPGraph*> bands_;      // parameters, +gradients, +optimizer state, +activations (cumulative)
     QCPGraph* sync_graph_ = nullptr;    // faint ticks at optimizer steps
     QLabel* caption_ = nullptr;

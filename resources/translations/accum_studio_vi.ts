@@ -1905,8 +1905,8 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>Tích lũy chỉ thu nhỏ dải activation.</translation>
     </message>
     <message>
-        <source>The activations (saved for backward, the batch, temporaries) grow with the micro-batch: more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients and optimizer state belong to the model and the optimizer. Gradient checkpointing shrinks the activations too, at the cost of a second forward.</source>
-        <translation>Activation (được lưu cho backward, batch, các giá trị tạm) tăng theo micro-batch: nhiều bước tích lũy hơn với micro-batch nhỏ hơn sẽ thu nhỏ chúng. Tham số, gradient và trạng thái optimizer thuộc về mô hình và optimizer. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai.</translation>
+        <source>The activations (saved for backward, the batch, temporaries) grow with the micro-batch: more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients and optimizer state belong to the model and the optimizer. Gradient checkpointing shrinks the activations too, at the cost of a second forward. The bands show what the peak between two records was made of; hovering shows the figures of the moment too.</source>
+        <translation>Activation (được lưu cho backward, batch, các giá trị tạm) tăng theo micro-batch: nhiều bước tích lũy hơn với micro-batch nhỏ hơn sẽ thu nhỏ chúng. Tham số, gradient và trạng thái optimizer thuộc về mô hình và optimizer. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai. Các dải cho thấy đỉnh giữa hai bản ghi gồm những gì; rê chuột lên biểu đồ để xem cả số liệu của thời điểm đó.</translation>
     </message>
     <message>
         <source>%1 s</source>
@@ -1931,6 +1931,18 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>total %1, peak so far %2</source>
         <translation>tổng %1, đỉnh đến nay %2</translation>
+    </message>
+    <message>
+        <source>peak since the previous record: %1</source>
+        <translation>đỉnh kể từ bản ghi trước: %1</translation>
+    </message>
+    <message>
+        <source>now: %1 (activations %2, gradients %3)</source>
+        <translation>hiện tại: %1 (activation %2, gradient %3)</translation>
+    </message>
+    <message>
+        <source>peak of the run so far: %1</source>
+        <translation>đỉnh của lần chạy đến nay: %1</translation>
     </message>
     <message>
         <source>rank %1</source>
