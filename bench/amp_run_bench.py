@@ -6,7 +6,10 @@ Usage: bench/amp_run_bench.py [--rounds N] [--build DIR] [--idle F] [--wait S] [
                               [--models MLP,CNN,...] [--variants bf16,bf16-aten-loss,...]
 
 Variants, each an accum-run of the same configuration (SGD lr 0.05 momentum 0.9,
---eval-strategy no; samples/s from the summary, which times the training steps only):
+--eval-strategy no; samples/s from its step records after the warm-up steps of
+bench/torch_reference.py), then the PyTorch 2.11 references (eager-fp32, eager-bf16,
+compile-fp32, compile-bf16: bench/eager_reference.py in one process each, the same
+warm-up and, with torch.compile, the compilation out of the clock; none for the LM):
   fp32        --mixed-precision no (the fused CPU kernels where they serve: the MLP's
               Linear-ReLU stack, the transformer's attention, every model's loss)
   fp32-aten   --mixed-precision no --cpu-kernels aten (LibTorch's operators throughout)
@@ -27,13 +30,11 @@ measurement still disturbed after the last try is left out of the medians.
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 
-from cpu_quiet import cpu_sample, wait_for_idle
+from cpu_quiet import wait_for_idle
+from torch_reference import WARMUP_STEPS, FreshCache, Reference, accum_run_timed, torch2_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -51,40 +52,36 @@ VARIANTS = [
     ("bf16", ["--mixed-precision", "bf16"]),
     ("bf16-aten-loss", ["--mixed-precision", "bf16", "--cpu-kernels", "aten"]),
 ]
+# The PyTorch 2.11 references (bench/torch_reference.py): the same model and loop in
+# eager PyTorch and under torch.compile, fp32 and bf16 autocast, the engine's threads.
+REFERENCES = [("eager-fp32", "fp32", False), ("eager-bf16", "bf16", False),
+              ("compile-fp32", "fp32", True), ("compile-bf16", "bf16", True)]
+# The engine's threads for each model at 64 × 4 (engine/src/kernels/kernels.cpp, choose_threads).
+ENGINE_THREADS = {"mlp": min(os.cpu_count() or 1, 4), "cnn": min(os.cpu_count() or 1, 4), "transformer": 1}
 
 
-def accum_run(build, model, dataset, steps, args):
-    with tempfile.TemporaryDirectory() as out:
-        cmd = [f"{build}/app/accum-run", "--model", model, "--dataset", dataset, "--batch-size", "64",
-               "--accumulation-steps", "4", "--max-steps", str(steps), "--lr", "0.05", "--optimizer", "sgd",
-               "--momentum", "0.9", "--eval-strategy", "no", "--save-strategy", "no", "--quiet",
-               "--output-dir", out, *args]
-        # The share of all CPUs' time that other processes took while the run ran:
-        # busy time less the run's own (user + system, from its rusage).
-        idle0, total0 = cpu_sample()
-        child0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        child1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        idle1, total1 = cpu_sample()
-        ticks = os.sysconf("SC_CLK_TCK")
-        own = (child1.ru_utime + child1.ru_stime - child0.ru_utime - child0.ru_stime) * ticks
-        total = max(1, total1 - total0)
-        others = max(0.0, (total - (idle1 - idle0) - own) / total)
-        return json.load(open(f"{out}/summary.json")), others
+REF = {r[0]: r for r in REFERENCES}
+DATASET_OF = {"mlp": "fashion-mnist", "cnn": "fashion-mnist", "transformer": "synthetic-pairs"}
 
 
-def measure(a, r, name, model, dataset, steps, variant, args):
+def engine_run(build, model, dataset, steps, args):
+    options = ["--model", model, "--dataset", dataset, "--batch-size", "64", "--accumulation-steps", "4",
+               "--max-steps", str(steps + WARMUP_STEPS), "--lr", "0.05", "--optimizer", "sgd", "--momentum", "0.9",
+               *args]
+    sps, others, summary = accum_run_timed(f"{build}/app/accum-run", options, threads=0)
+    return sps, others, summary.get("cpu_kernels")
+
+
+def measure(a, r, name, run, variant):
     """One variant's run, again (at most --retries times) while other processes took
     more than 1 - IDLE of the CPUs: (samples/s, idle before, load, others' share)."""
     for attempt in range(a.retries + 1):
         idle = wait_for_idle(a.idle, a.wait)
         load = os.getloadavg()[0]
-        summary, others = accum_run(a.build, model, dataset, steps, args)
-        sps = summary["samples_per_second"]
+        sps, others, kernels = run()
         print(json.dumps({"round": r, "model": name, "variant": variant, "samples_per_second": round(sps),
                           "idle_before": round(idle, 3), "others_during": round(others, 3),
-                          "load_1min": round(load, 2), "attempt": attempt,
-                          "cpu_kernels": summary.get("cpu_kernels")}), flush=True)
+                          "load_1min": round(load, 2), "attempt": attempt, "cpu_kernels": kernels}), flush=True)
         if others <= 1 - a.idle:
             break
     return sps, idle, load, others
@@ -101,10 +98,12 @@ def main():
                          "CPUs; a measurement still disturbed after the last try is left out of the medians")
     ap.add_argument("--output", help="write the Markdown table here (else stdout only)")
     ap.add_argument("--models", default="MLP,CNN,Transformer", help="which of " + ",".join(m[0] for m in MODELS))
-    ap.add_argument("--variants", default=",".join(v[0] for v in VARIANTS), help="which variants, in this order")
+    ap.add_argument("--variants", default=",".join(v[0] for v in VARIANTS + REFERENCES),
+                    help="which variants, in this order")
     a = ap.parse_args()
     models = [m for m in MODELS if m[0] in a.models.split(",")]
-    variants = [v for name in a.variants.split(",") for v in VARIANTS if v[0] == name]
+    variants = [v for name in a.variants.split(",") for v in VARIANTS + [(r[0], None) for r in REFERENCES]
+                if v[0] == name]
     if not models or not variants:
         ap.error("--models/--variants: none of the names given is known")
     if a.rounds < 1:
@@ -114,16 +113,36 @@ def main():
         return 2
     results = {(m[0], v[0]): [] for m in models for v in variants}
     conditions = []
-    for r in range(a.rounds):
+    python2 = torch2_python() if any(v[0] in dict((r[0], r) for r in REFERENCES) for v in variants) else None
+    with FreshCache() as cache:
         for name, model, dataset, steps in models:
-            order = variants[r % len(variants):] + variants[:r % len(variants)]
-            for variant, args in order:
-                sps, idle, load, others = measure(a, r, name, model, dataset, steps, variant, args)
-                conditions.append((idle, load, others))
-                if others <= 1 - a.idle:  # else left out: other processes took the CPUs
-                    results[(name, variant)].append(sps)
+            refs = {}
+            try:
+                runs = {}
+                for variant, args in variants:
+                    if variant in REF:
+                        _, precision, compile = REF[variant]
+                        if model not in ENGINE_THREADS or dataset != DATASET_OF[model]:
+                            continue  # no reference for this model (the LM)
+                        refs[variant] = Reference(python2, model, 64, 4, ENGINE_THREADS[model], precision, compile,
+                                                  cache.folder(f"{name}-{variant}"))
+                        runs[variant] = lambda ref=refs[variant]: (*ref.run(steps), None)
+                    else:
+                        runs[variant] = lambda args=args: engine_run(a.build, model, dataset, steps, args)
+                present = [v for v in variants if v[0] in runs]
+                for r in range(a.rounds):
+                    order = present[r % len(present):] + present[:r % len(present)]
+                    for variant, _ in order:
+                        sps, idle, load, others = measure(a, r, name, runs[variant], variant)
+                        conditions.append((idle, load, others))
+                        if others <= 1 - a.idle:  # else left out: other processes took the CPUs
+                            results[(name, variant)].append(sps)
+            finally:
+                for ref in refs.values():
+                    ref.close()
     names = [v[0] for v in variants]
-    ratios = [(x, y) for x, y in [("bf16", "fp32"), ("bf16", "fp32-aten"), ("bf16", "bf16-aten-loss")]
+    ratios = [(x, y) for x, y in [("bf16", "fp32"), ("bf16", "fp32-aten"), ("bf16", "bf16-aten-loss"),
+                                  ("bf16", "eager-bf16"), ("bf16", "compile-bf16")]
               if x in names and y in names]
     lines = ["| model | " + " | ".join(names) + "".join(f" | {x} / {y}" for x, y in ratios) + " |",
              "|---|" + "---|" * (len(names) + len(ratios))]

@@ -15,6 +15,10 @@ JSON line, {"samples_per_second": ...} over every process's samples.
 
     /usr/bin/python3 bench/dp_reference.py --model cnn --nproc 2 [--sync-each-micro-batch]
 
+or with torch 2.x (bench/run_dp_bench.py takes the environment of
+scripts/setup-libtorch2.sh), where --compile compiles the DDP module and
+--warmup-steps keeps the compilation out of the clock.
+
 One rank of a run across machines (bench/two_hosts_bench.py: one per host),
 as torchrun's env:// would start it; --nproc is then the world size:
 
@@ -49,17 +53,20 @@ def worker(rank, a, port, master="127.0.0.1"):
         model = DistributedDataParallel(module)
     else:
         model = module
+    if a.compile:  # as PyTorch's DDP documentation writes it: the DDP module, compiled
+        model = torch.compile(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9)
     lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
     K, B, n = a.accumulation_steps, a.batch_size, x.shape[0]
     length = (n + world - 1) // world  # DistributedSampler(drop_last=False)
     model.train()
     steps = samples = 0
-    if world > 1:
+    if world > 1 and a.warmup_steps == 0:
         dist.barrier()
     start = time.perf_counter()
+    warmup_s = None
     epoch = 0
-    while steps < a.max_steps:
+    while steps < a.warmup_steps + a.max_steps:
         order = torch.randperm(n, generator=torch.Generator().manual_seed(a.seed + epoch))
         shard = torch.cat([order, order])[rank:length * world:world]
         batches = (length + B - 1) // B
@@ -72,7 +79,8 @@ def worker(rank, a, port, master="127.0.0.1"):
             with context:
                 loss = F.cross_entropy(model(inputs), targets) / K
                 loss.backward()
-            samples += inputs.shape[0] * world
+            if steps >= a.warmup_steps:
+                samples += inputs.shape[0] * world
             if sync:
                 # The engine's per-step work: the gradient norm and the window's loss (mean over the ranks).
                 grad_norm = torch.stack([p.grad.norm(2) for p in model.parameters()]).norm(2).item()
@@ -83,13 +91,20 @@ def worker(rank, a, port, master="127.0.0.1"):
                 lr_scheduler.step()
                 optimizer.zero_grad()
                 steps += 1
-                if steps >= a.max_steps:
+                if steps == a.warmup_steps:
+                    # The warm-up (with --compile, the compilation) is timed apart; the clock
+                    # starts once every rank has finished it.
+                    if world > 1:
+                        dist.barrier()
+                    warmup_s, start = time.perf_counter() - start, time.perf_counter()
+                if steps >= a.warmup_steps + a.max_steps:
                     break
         epoch += 1
     elapsed = time.perf_counter() - start
     if rank == 0:
         print(json.dumps({"samples_per_second": samples / elapsed, "samples": samples, "elapsed_s": elapsed,
-                          "optimizer_steps": steps, "processes": world, "grad_norm": grad_norm}), flush=True)
+                          "optimizer_steps": steps - a.warmup_steps, "processes": world, "grad_norm": grad_norm,
+                          "warmup_s": warmup_s or 0.0, "torch": torch.__version__}), flush=True)
     if world > 1:
         dist.destroy_process_group()
 
@@ -104,12 +119,17 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--sync-each-micro-batch", action="store_true")
+    p.add_argument("--compile", action="store_true", help="torch.compile the (DDP) model (PyTorch 2.x)")
+    p.add_argument("--warmup-steps", type=int, default=0,
+                   help="optimizer steps before the clock starts (their time reported apart as warmup_s)")
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rank", type=int, help="this process's rank of --nproc started elsewhere (with --master-addr)")
     p.add_argument("--master-addr", help="rank 0's host (with --rank)")
     p.add_argument("--master-port", type=int, default=29500)
     a = p.parse_args()
+    if a.compile and not hasattr(torch, "compile"):
+        p.error(f"--compile: torch {torch.__version__} has no torch.compile (PyTorch 2.0 or later)")
     if a.rank is not None:
         if not a.master_addr or not 0 <= a.rank < a.nproc:
             p.error("--rank needs --master-addr and a rank below --nproc")

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Data-parallel benchmark: accum-run --nproc-per-node against eager PyTorch's
-DistributedDataParallel on Gloo (bench/dp_reference.py, Debian's python3-torch),
+"""Data-parallel benchmark: accum-run --nproc-per-node against PyTorch 2.11's
+DistributedDataParallel on Gloo, eager and under torch.compile (bench/dp_reference.py,
+in the environment of scripts/setup-libtorch2.sh),
 side by side in one go. Same models (the MLP 784-256-128-10 and the 2-conv CNN
 on Fashion-MNIST), micro-batch 64 × K 4 per process, one thread per process,
 SGD with momentum. For each model, each round runs, in an order that rotates
@@ -10,6 +11,11 @@ from round to round:
           the ceiling of 2 processes here) · 2 processes (no_sync) ·
           2 processes --sync-each-micro-batch
   eager:  1 process · 2 processes DDP (no_sync) · 2 processes DDP syncing every micro-batch
+  compile: 1 process · 2 processes DDP (no_sync), the DDP module under torch.compile
+
+Every side leaves its first WARMUP_STEPS optimizer steps out of the clock (the
+engine's from its step records; the references time the rest themselves; the
+compilation is in the warm-up).
 
 and reports the median samples/s (every process's samples over the training
 time), the engine's gradient sync time per update (its step records'
@@ -31,10 +37,11 @@ import tempfile
 import time
 
 import cpu_quiet
+from torch_reference import WARMUP_STEPS, torch2_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PY = "/usr/bin/python3"
+PY = None  # the torch 2.11 environment's python, found at the start (torch2_python)
 # Per process: micro-batch × K; 2 processes in the data-parallel variants.
 BATCH, K, PROCESSES = 64, 4, 2
 # name, model, optimizer steps per run (each run a few seconds on one core)
@@ -43,7 +50,7 @@ MODELS = [("CNN", "cnn", 40), ("MLP", "mlp", 600)]
 
 def engine_command(build, model, steps, out):
     return [f"{build}/app/accum-run", "--model", model, "--dataset", "fashion-mnist", "--batch-size", str(BATCH),
-            "--accumulation-steps", str(K), "--max-steps", str(steps), "--threads", "1", "--lr", "0.05",
+            "--accumulation-steps", str(K), "--max-steps", str(steps + WARMUP_STEPS), "--threads", "1", "--lr", "0.05",
             "--optimizer", "sgd", "--momentum", "0.9", "--eval-strategy", "no", "--save-strategy", "no",
             "--quiet", "--output-dir", out]
 
@@ -56,12 +63,21 @@ def engine(build, model, steps, nproc, sync_each):
         if sync_each:
             cmd += ["--sync-each-micro-batch"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        summary = json.load(open(f"{out}/summary.json"))
-        steps_ = [json.loads(l) for l in open(f"{out}/metrics.jsonl") if '"type":"step"' in l]
-        n = max(1, len(steps_))
-        allreduces = sum(s["grad_allreduces"] for s in steps_) / n
-        allreduce_s = sum(s["allreduce_seconds"] for s in steps_) / n
-        return summary["samples_per_second"], (allreduces, allreduce_s)
+        return timed(out, nproc)
+
+
+def timed(out, nproc):
+    """samples/s of every process after the warm-up (rank 0's step records: each
+    rank trains the same number of samples per step), and the gradient syncs per update."""
+    steps_ = [json.loads(l) for l in open(f"{out}/metrics.jsonl") if '"type":"step"' in l]
+    if len(steps_) <= WARMUP_STEPS:
+        raise RuntimeError(f"accum-run logged {len(steps_)} steps")
+    first, last = steps_[WARMUP_STEPS - 1], steps_[-1]
+    sps = nproc * (last["samples_seen"] - first["samples_seen"]) / (last["elapsed_s"] - first["elapsed_s"])
+    timed_steps = steps_[WARMUP_STEPS:]
+    allreduces = sum(s["grad_allreduces"] for s in timed_steps) / len(timed_steps)
+    allreduce_s = sum(s["allreduce_seconds"] for s in timed_steps) / len(timed_steps)
+    return sps, (allreduces, allreduce_s)
 
 
 def engine_side_by_side(build, model, steps):
@@ -73,14 +89,16 @@ def engine_side_by_side(build, model, steps):
         for r in runs:
             if r.wait() != 0:
                 raise subprocess.CalledProcessError(r.returncode, r.args)
-        return sum(json.load(open(f"{out}/summary.json"))["samples_per_second"] for out in (a, b)), None
+        return sum(timed(out, 1)[0] for out in (a, b)), None
 
 
-def eager(model, steps, nproc, sync_each):
+def eager(model, steps, nproc, sync_each, compile=False):
     cmd = [PY, f"{HERE}/dp_reference.py", "--model", model, "--nproc", str(nproc), "--max-steps", str(steps),
-           "--threads", "1"]
+           "--threads", "1", "--warmup-steps", str(WARMUP_STEPS)]
     if sync_each:
         cmd += ["--sync-each-micro-batch"]
+    if compile:
+        cmd += ["--compile"]
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     line = [l for l in out.splitlines() if l.startswith("{")][-1]
@@ -97,6 +115,8 @@ VARIANTS = [
     ("p1", "eager, 1 process", lambda b, m, s: eager(m, s, 1, False)),
     ("p2", "eager DDP, 2 processes (no_sync)", lambda b, m, s: eager(m, s, 2, False)),
     ("p2s", "eager DDP, 2 processes, sync every micro-batch", lambda b, m, s: eager(m, s, 2, True)),
+    ("c1", "compiled, 1 process", lambda b, m, s: eager(m, s, 1, False, compile=True)),
+    ("c2", "compiled DDP, 2 processes (no_sync)", lambda b, m, s: eager(m, s, 2, False, compile=True)),
 ]
 
 
@@ -154,6 +174,8 @@ def main():
                    help="before each run, wait until other programs keep fewer cores busy (default 0.3)")
     p.add_argument("--max-wait", type=float, default=120, help="seconds to wait for that at most (default 120)")
     a = p.parse_args()
+    global PY
+    PY = torch2_python()
     scale = 0.2 if a.quick else 1.0
     loads = [load()]
     others = []  # cores other programs kept busy just before each run
@@ -178,6 +200,8 @@ def main():
         results[name] = (steps, runs, allreduces, sync_seconds)
 
     med = lambda xs: statistics.median(xs)  # noqa: E731
+    torch_version = subprocess.run([PY, "-c", "import torch; print(torch.__version__)"], capture_output=True,
+                                   text=True).stdout.strip()
     lines = [
         "# Data-parallel benchmark: accum-run --nproc-per-node vs eager PyTorch DDP",
         "",
@@ -191,8 +215,10 @@ def main():
         "Micro-batch 64 × K 4 per process, one thread per process, SGD with momentum, Fashion-MNIST; "
         "samples/s counts every process's samples over the training time (median of the rounds, and the "
         "best run: on a shared machine interference only slows a run down, so the best of N is the least "
-        "disturbed figure; the variants alternate, their order rotating from round to round). Eager: Debian's python3-torch "
-        "1.13, DistributedDataParallel on Gloo with model.no_sync() (bench/dp_reference.py).",
+        "disturbed figure; the variants alternate, their order rotating from round to round), after "
+        f"{WARMUP_STEPS} warm-up updates on every side (with torch.compile, the compilation). Eager: PyTorch "
+        f"{torch_version}, DistributedDataParallel on Gloo with model.no_sync() (bench/dp_reference.py); "
+        "compiled: the same DDP module under torch.compile (inductor).",
         "",
     ]
     for name, (steps, runs, allreduces, sync_seconds) in results.items():
@@ -200,6 +226,8 @@ def main():
                   "all-reduces / update | sync ms / update |", "|---|---:|---:|---:|---:|"]
         for key, label, _ in VARIANTS:
             xs = runs[key]
+            if not xs:
+                continue
             ar = allreduces.get(key)
             ms = sync_seconds[key]
             lines.append(f"| {label} | {med(xs):,.0f} | {min(xs):,.0f} … {max(xs):,.0f} | "
@@ -207,13 +235,16 @@ def main():
         e1, e2, e2s, p1, p2, p2s = (med(runs[k]) for k in ("e1", "e2", "e2s", "p1", "p2", "p2s"))
         b1, b2, b2s, q1, q2, q2s = (max(runs[k]) for k in ("e1", "e2", "e2s", "p1", "p2", "p2s"))
         e1x2, b1x2 = med(runs["e1x2"]), max(runs["e1x2"])
+        c1, c2, d1, d2 = med(runs["c1"]), med(runs["c2"]), max(runs["c1"]), max(runs["c2"])
         lines += ["", "| ratio (medians; best runs in brackets) | engine | eager |", "|---|---:|---:|",
                   f"| 2 processes / 1 process | {e2 / e1:.2f} × ({b2 / b1:.2f} ×) | {p2 / p1:.2f} × ({q2 / q1:.2f} ×) |",
                   f"| 2 independent runs side by side / 1 process (the ceiling here) | {e1x2 / e1:.2f} × "
                   f"({b1x2 / b1:.2f} ×) | |",
                   f"| no_sync / sync every micro-batch | {e2 / e2s:.2f} × ({b2 / b2s:.2f} ×) | "
                   f"{p2 / p2s:.2f} × ({q2 / q2s:.2f} ×) |",
-                  f"| engine 2 processes / eager DDP 2 processes | {e2 / p2:.2f} × ({b2 / q2:.2f} ×) | |", ""]
+                  f"| engine 2 processes / eager DDP 2 processes | {e2 / p2:.2f} × ({b2 / q2:.2f} ×) | |",
+                  f"| engine 2 processes / compiled DDP 2 processes | {e2 / c2:.2f} × ({b2 / d2:.2f} ×) | |",
+                  f"| engine 1 process / compiled 1 process | {e1 / c1:.2f} × ({b1 / d1:.2f} ×) | |", ""]
         lines += no_sync_ceiling(e2, med(sync_seconds["e2"]), med(sync_seconds["e2s"]), allreduces.get("e2s"))
     with open(a.output, "w") as f:
         f.write("\n".join(lines) + "\n")
