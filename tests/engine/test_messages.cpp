@@ -77,12 +77,14 @@ std::string before_codes_out_of_memory(const SummaryRecord& s) {
         std::string why;
         const std::string pick = arg(s, "faster_batch") + " × " + arg(s, "faster_steps");
         const std::string other = arg(s, "slower_batch") + " × " + arg(s, "slower_steps");
+        // Issue 32: the ratio with its spread, "1.07 × (1.04–1.10) faster".
+        const std::string times_faster =
+            arg(s, "ratio") + " ×" + (arg(s, "spread").empty() ? "" : " (" + arg(s, "spread") + ")") + " faster than ";
         if (arg(s, "why") == message_code::plan_faster)
             why = "; " + pick +
                   (arg(s, "checkpointing").empty()
-                       ? " fits without checkpointing and runs " + arg(s, "ratio") + " × faster than " + other + " with it"
-                       : " with gradient checkpointing runs " + arg(s, "ratio") + " × faster than " + other +
-                             " without it") +
+                       ? " fits without checkpointing and runs " + times_faster + other + " with it"
+                       : " with gradient checkpointing runs " + times_faster + other + " without it") +
                   " (measured)";
         else if (arg(s, "why") == message_code::plan_checkpointing_no_larger)
             why = "; " + pick + " fits without checkpointing, and checkpointing lets no larger micro-batch fit "

@@ -33,7 +33,12 @@ struct PlanCandidate {
     double predicted_peak_bytes = 0;
     bool verified = false;               // a short run under the budget completed
     std::int64_t verified_peak_bytes = 0;
-    double samples_per_second = 0;       // measured in that run (its steps after the first)
+    // The speed: the median of the updates' samples/s and their quartiles, over
+    // the verification run and the timing rounds, warm-up left out (below).
+    double samples_per_second = 0;
+    double samples_per_second_low = 0;   // first quartile
+    double samples_per_second_high = 0;  // third quartile
+    int timed_steps = 0;                 // updates timed (after the warm-up)
     std::string note;                    // why this lever has no verified candidate, if so
 };
 
@@ -59,6 +64,13 @@ struct MemoryPlan {
     // plan_faster, plan_checkpointing_no_larger, plan_only_checkpointing): "64 × 4
     // fits without checkpointing and runs 1.3 × faster than 128 × 2 with it".
     EngineMessage why;
+    // With plan_faster: the pick's median samples/s over the other's, and the
+    // range of the timing rounds' ratios (below) around it; why's "ratio" is
+    // `ratio` rounded to what the range allows and its "spread" the range ("1.07"
+    // and "1.04–1.10").
+    double ratio = 0;
+    double ratio_low = 0;
+    double ratio_high = 0;
     std::string message;
     EngineMessage reason;                // when nothing fits: `message` as a code (engine_messages.h)
 };
@@ -72,5 +84,25 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target_batch, std::in
                        const std::function<bool()>& cancelled = {});
 
 std::string to_json_text(const MemoryPlan& plan);
+
+// How the levers' speeds are measured. Each lever's verification run leaves
+// out its first kVerifyWarmupSteps updates (first allocations, kernel set-up);
+// when both levers fit, kTimingRounds more rounds run each again, alternately, in
+// the warm process, leaving out kTimingWarmupSteps. A run times at least
+// kMinTimedSteps updates and kMinTimedSeconds, at most kMaxTimedSeconds (a slow
+// model stops earlier, with no fewer than 3 timed updates). Each round gives one
+// ratio of the two levers' median samples/s; the plan states the ratio of the
+// levers' medians over every timed update, within the range of the rounds' ratios.
+inline constexpr int kVerifyWarmupSteps = 2;
+inline constexpr int kTimingWarmupSteps = 1;
+inline constexpr int kTimingRounds = 2;
+inline constexpr int kMinTimedSteps = 5;
+inline constexpr double kMinTimedSeconds = 0.25;
+inline constexpr double kMaxTimedSeconds = 1.5;
+
+// A ratio rounded to what its spread [low, high] allows: the last digit is the
+// one the spread's half-width first reaches (at most two decimals): 3.52 with
+// 3.3–3.8 gives "3.5", 1.071 with 1.06–1.08 "1.07", 3.5 with 2.2–4.9 "4".
+std::string ratio_text(double ratio, double low, double high);
 
 } // namespace accum

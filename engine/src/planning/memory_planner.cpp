@@ -14,11 +14,44 @@ namespace accum {
 
 namespace {
 
-// Keeps the step records of a verification run: its samples/s come from them.
+// Keeps the step records of a timed run and stops it once enough updates after
+// its warm-up are timed (memory_planner.h: kMinTimedSteps, kMinTimedSeconds, …).
 struct StepTimes : Sink {
+    explicit StepTimes(int warmup) : warmup(warmup) {}
+    int warmup;
     std::vector<StepRecord> steps;
-    void on_step(const StepRecord& r) override { steps.push_back(r); }
+    std::stop_source stop;
+    bool stopped_here = false;
+    void on_step(const StepRecord& r) override {
+        steps.push_back(r);
+        const int timed = static_cast<int>(steps.size()) - 1 - warmup;
+        if (timed < 3) return;
+        const double seconds = steps.back().elapsed_s - steps[static_cast<std::size_t>(warmup)].elapsed_s;
+        if ((timed >= kMinTimedSteps && seconds >= kMinTimedSeconds) || seconds >= kMaxTimedSeconds) {
+            stopped_here = true;
+            stop.request_stop();
+        }
+    }
+    // Each timed update's samples/s.
+    std::vector<double> rates() const {
+        std::vector<double> out;
+        for (std::size_t i = static_cast<std::size_t>(warmup) + 1; i < steps.size(); ++i) {
+            const double dt = steps[i].elapsed_s - steps[i - 1].elapsed_s;
+            const auto samples = steps[i].samples_seen - steps[i - 1].samples_seen;
+            if (dt > 0 && samples > 0) out.push_back(static_cast<double>(samples) / dt);
+        }
+        return out;
+    }
 };
+
+double quantile(std::vector<double> v, double q) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const double at = q * static_cast<double>(v.size() - 1);
+    const auto i = static_cast<std::size_t>(std::floor(at));
+    const std::size_t j = std::min(i + 1, v.size() - 1);
+    return v[i] + (at - static_cast<double>(i)) * (v[j] - v[i]);
+}
 
 // The base config for one lever, as a short run without files or pace.
 RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k, bool checkpointing) {
@@ -28,7 +61,8 @@ RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k
     c.gradient_checkpointing = checkpointing;
     c.auto_find_batch_size = false;
     c.epochs = 0;
-    c.max_steps = 3;
+    // Enough updates to time after the warm-up; StepTimes stops the run earlier.
+    c.max_steps = kVerifyWarmupSteps + 1 + 60;
     c.eval_strategy = Strategy::No;
     c.eval_steps = 0;
     c.save_strategy = Strategy::No;
@@ -36,30 +70,35 @@ RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k
     return c;
 }
 
-// A short run (three optimizer steps) under the budget; its samples/s over the
-// steps after the first (which pays for first allocations and kernel set-up).
-SummaryRecord verify(const RunConfig& config, std::int64_t budget, double& samples_per_second) {
+// A run under the budget, timed: the samples/s of each update after the warm-up
+// (`warmup` updates, and the first update's own start). A run the timing stopped
+// counts as completed: it ran under the budget for every update it made.
+SummaryRecord timed_run(const RunConfig& config, std::int64_t budget, int warmup, std::vector<double>& rates) {
     RunConfig c = config;
     c.memory_budget = std::to_string(budget); // one process's, as probe_config made it
-    StepTimes sink;
+    StepTimes sink(warmup);
     Session session; // one run as it trains: no advice, no retries (it is the planner's)
-    const auto summary = session.run(c, sink);
-    samples_per_second = summary.samples_per_second;
-    if (sink.steps.size() >= 2) {
-        const auto& first = sink.steps.front();
-        const auto& last = sink.steps.back();
-        const double dt = last.elapsed_s - first.elapsed_s;
-        if (dt > 0) samples_per_second = static_cast<double>(last.samples_seen - first.samples_seen) / dt;
-    }
+    auto summary = session.run(c, sink, sink.stop.get_token());
+    if (summary.status == RunStatus::Stopped && sink.stopped_here) summary.status = RunStatus::Completed;
+    rates = sink.rates();
+    if (rates.empty() && summary.samples_per_second > 0) rates.push_back(summary.samples_per_second);
     return summary;
 }
 
+double median(const std::vector<double>& v) { return quantile(v, 0.5); }
+
 std::string times(std::int64_t b, std::int64_t k) { return std::to_string(b) + " × " + std::to_string(k); }
 
-std::string ratio_text(double r) {
+std::string number_text(double x, int decimals) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", r);
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
     return buf;
+}
+
+int ratio_decimals(double low, double high) {
+    const double half_width = (high - low) / 2;
+    if (!(half_width > 0)) return 2;
+    return std::clamp(-static_cast<int>(std::floor(std::log10(half_width))), 0, 2);
 }
 
 } // namespace
@@ -156,15 +195,16 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
             const std::int64_t k = (target + b - 1) / b;
             if (stop_here()) return plan;
             if (progress) progress("verifying micro-batch " + times(b, k) + " " + lever + " under the budget");
-            double rate = 0;
-            const auto s = verify(probe_config(base, b, k, checkpointing), budget, rate);
+            std::vector<double> rates;
+            const auto s = timed_run(probe_config(base, b, k, checkpointing), budget, kVerifyWarmupSteps, rates);
+            candidate.samples_per_second = median(rates);
+            candidate.timed_steps = static_cast<int>(rates.size());
             candidate.batch_size = b;
             candidate.accumulation_steps = k;
             candidate.predicted_peak_bytes = e.peak_at(b);
             if (s.status == RunStatus::Completed) {
                 candidate.verified = true;
                 candidate.verified_peak_bytes = s.peak_memory_bytes;
-                candidate.samples_per_second = rate;
                 break;
             }
             if (s.status != RunStatus::OutOfMemory) {
@@ -175,6 +215,51 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
             limit = b - 1; // the prediction was optimistic: step down once and verify again
         }
         plan.candidates.push_back(candidate);
+    }
+
+    // Both levers verified: time them again, alternately, in the same process (warm
+    // now), so that both see the same machine; each round gives one ratio, and
+    // the range of the rounds' ratios is what the message states.
+    std::vector<std::vector<double>> all_rates(plan.candidates.size());
+    std::vector<double> round_ratios; // the first verified candidate's samples/s over the second's
+    std::vector<std::size_t> timed;
+    for (std::size_t i = 0; i < plan.candidates.size(); ++i)
+        if (plan.candidates[i].verified) timed.push_back(i);
+    if (timed.size() == 2) {
+        const auto& x = plan.candidates[timed[0]];
+        const auto& y = plan.candidates[timed[1]];
+        round_ratios.push_back(y.samples_per_second > 0 ? x.samples_per_second / y.samples_per_second : 0);
+        for (int round = 0; round < kTimingRounds; ++round) {
+            double rate[2] = {0, 0};
+            for (int n = 0; n < 2; ++n) {
+                const int which = round % 2 == 0 ? 1 - n : n; // B, A, then A, B, …: drift falls on both
+                const auto& c = plan.candidates[timed[static_cast<std::size_t>(which)]];
+                if (stop_here()) return plan;
+                if (progress)
+                    progress("timing micro-batch " + times(c.batch_size, c.accumulation_steps) +
+                             (c.gradient_checkpointing ? " with" : " without") + " gradient checkpointing, round " +
+                             std::to_string(round + 1) + " of " + std::to_string(kTimingRounds));
+                std::vector<double> rates;
+                const auto s = timed_run(probe_config(base, c.batch_size, c.accumulation_steps, c.gradient_checkpointing),
+                                         budget, kTimingWarmupSteps, rates);
+                if (s.status != RunStatus::Completed) {
+                    plan.message = "timing micro-batch " + times(c.batch_size, c.accumulation_steps) + " failed: " +
+                                   s.message;
+                    return plan;
+                }
+                rate[which] = median(rates);
+                auto& all = all_rates[timed[static_cast<std::size_t>(which)]];
+                all.insert(all.end(), rates.begin(), rates.end());
+            }
+            round_ratios.push_back(rate[1] > 0 ? rate[0] / rate[1] : 0);
+        }
+        for (const std::size_t i : timed) {
+            auto& c = plan.candidates[i];
+            c.samples_per_second = median(all_rates[i]);
+            c.samples_per_second_low = quantile(all_rates[i], 0.25);
+            c.samples_per_second_high = quantile(all_rates[i], 0.75);
+            c.timed_steps += static_cast<int>(all_rates[i].size());
+        }
     }
 
     // The fastest verified candidate.
@@ -215,13 +300,28 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     for (const auto& c : plan.candidates)
         if (&c != pick) other = &c;
     if (other && other->verified) {
-        const double r = other->samples_per_second > 0 ? pick->samples_per_second / other->samples_per_second : 0;
+        // The pick's median samples/s over the other's, and the range of the rounds'
+        // ratios (which holds it): what another planning of the same configuration
+        // is expected to find.
+        auto over = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+        plan.ratio = over(pick->samples_per_second, other->samples_per_second);
+        plan.ratio_low = plan.ratio_high = plan.ratio;
+        const bool pick_first = timed.size() == 2 && pick == &plan.candidates[timed[0]];
+        for (const double r : round_ratios) {
+            if (r <= 0) continue;
+            const double mine = pick_first ? r : over(1, r);
+            plan.ratio_low = std::min(plan.ratio_low, mine);
+            plan.ratio_high = std::max(plan.ratio_high, mine);
+        }
+        const int decimals = ratio_decimals(plan.ratio_low, plan.ratio_high);
         plan.why = make_message(message_code::plan_faster,
                                 {{"faster_batch", std::to_string(pick->batch_size)},
                                  {"faster_steps", std::to_string(pick->accumulation_steps)},
                                  {"slower_batch", std::to_string(other->batch_size)},
                                  {"slower_steps", std::to_string(other->accumulation_steps)},
-                                 {"ratio", ratio_text(r)},
+                                 {"ratio", ratio_text(plan.ratio, plan.ratio_low, plan.ratio_high)},
+                                 {"spread", number_text(plan.ratio_low, decimals) + "–" +
+                                                number_text(plan.ratio_high, decimals)},
                                  {"checkpointing", pick->gradient_checkpointing ? "yes" : ""}});
     } else if (other && other->gradient_checkpointing && other->batch_size > 0) {
         plan.why = make_message(message_code::plan_checkpointing_no_larger,
@@ -240,6 +340,10 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     return plan;
 }
 
+std::string ratio_text(double ratio, double low, double high) {
+    return number_text(ratio, ratio_decimals(low, high));
+}
+
 std::string to_json_text(const MemoryPlan& p) {
     using nlohmann::json;
     json m = json::array();
@@ -254,6 +358,8 @@ std::string to_json_text(const MemoryPlan& p) {
                               {"verified", c.verified},
                               {"verified_peak_bytes", c.verified_peak_bytes},
                               {"samples_per_second", c.samples_per_second},
+                              {"samples_per_second_quartiles", {c.samples_per_second_low, c.samples_per_second_high}},
+                              {"timed_steps", c.timed_steps},
                               {"note", c.note}});
     json j{{"feasible", p.feasible},
            {"target_batch", p.target_batch},
@@ -270,6 +376,7 @@ std::string to_json_text(const MemoryPlan& p) {
            {"predicted_peak_bytes", p.predicted_peak_bytes},
            {"verified", p.verified},
            {"verified_peak_bytes", p.verified_peak_bytes},
+           {"ratio", {{"median", p.ratio}, {"low", p.ratio_low}, {"high", p.ratio_high}}},
            {"why", p.why.code.empty() ? std::string() : english_text(p.why)},
            {"message", p.message}};
     return j.dump(2) + "\n";
