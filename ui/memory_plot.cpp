@@ -2,8 +2,10 @@
 
 #include "plot_interaction.h"
 #include <QFileInfo>
+#include <QFontInfo>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QScreen>
 #include <QTextStream>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -147,12 +149,25 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     caption_->setObjectName(QStringLiteral("memory_caption"));
     caption_->setWordWrap(true);
     caption_->setStyleSheet(QStringLiteral("color: palette(mid);"));
+    caption_font_ = caption_->font();
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
     layout->addWidget(plot_, 1);
     layout->addWidget(caption_);
+}
+
+void MemoryPlot::set_presentation_scale(double scale) {
+    look_.apply(scale);
+    // The sentence the plot is there for: as large as the plot's text in front of a class.
+    QFont font = caption_font_;
+    if (scale > 1.0) {
+        const QScreen* screen = caption_->screen();
+        const int least = screen ? screen->geometry().height() / 40 : 0;
+        font.setPixelSize(std::max(least, static_cast<int>(QFontInfo(caption_font_).pixelSize() * scale)));
+    }
+    caption_->setFont(font);
 }
 
 void MemoryPlot::set_device(const QString& device) {

@@ -11,6 +11,7 @@
 // memory" or "GPU memory". In a run of several processes the bands are rank
 // 0's, and each other rank's current memory is a line of its own ("rank 1", …).
 
+#include <QFont>
 #include <QWidget>
 #include <map>
 #include <vector>
@@ -66,7 +67,8 @@ public:
     QCustomPlot* plot() const { return plot_; }
     bool save_image(const QString& path) const;
     // Presentation mode: text, lines and markers `scale` times their desk size (1 = desk).
-    void set_presentation_scale(double scale) { look_.apply(scale); }
+    // The caption under the plot too, at least 1/40 of the screen's height when scaled.
+    void set_presentation_scale(double scale);
     void write_csv(QTextStream& out) const;
 
 private:
@@ -80,6 +82,7 @@ private:
     std::vector<QCPGraph*> bands_;      // parameters, +gradients, +optimizer state, +activations (cumulative)
     QCPGraph* sync_graph_ = nullptr;    // faint ticks at optimizer steps
     QLabel* caption_ = nullptr;
+    QFont caption_font_; // at the desk
     QCPGraph* peak_graph_ = nullptr;
     QCPGraph* reserved_graph_ = nullptr;
     QCPGraph* oom_graph_ = nullptr;

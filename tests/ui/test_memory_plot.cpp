@@ -5,6 +5,9 @@
 #include <QtTest/QtTest>
 
 #include <QFile>
+#include <QFontInfo>
+#include <QLabel>
+#include <QScreen>
 #include <cmath>
 
 #include "accum/session.h"
@@ -85,6 +88,20 @@ private Q_SLOTS:
         const QString old = plot.hover_text(0.0);
         QVERIFY2(old.contains(QStringLiteral("total 3.0 MiB")) && !old.contains(QStringLiteral("peak since")),
                  qPrintable(old));
+    }
+
+    // Presentation mode: the caption ("Accumulation shrinks only the activations
+    // band.") at least 1/40 of the screen's height, as the plot's text; back at the desk size after.
+    void captionReadableInPresentation() {
+        MemoryPlot plot;
+        plot.resize(900, 300);
+        const int desk = QFontInfo(plot.caption()->font()).pixelSize();
+        plot.set_presentation_scale(1.6);
+        const int least = plot.caption()->screen()->geometry().height() / 40;
+        QVERIFY2(QFontInfo(plot.caption()->font()).pixelSize() >= least,
+                 qPrintable(QStringLiteral("%1 px, least %2").arg(QFontInfo(plot.caption()->font()).pixelSize()).arg(least)));
+        plot.set_presentation_scale(1.0);
+        QCOMPARE(QFontInfo(plot.caption()->font()).pixelSize(), desk);
     }
 
     // A real run (the CNN, 64 × 2, 2 updates, a teaching pace of 0.26 s so that a
