@@ -4,7 +4,8 @@
 //                                         opened in the Runs tab
 //   --config FILE       load a configuration (the JSON accum-run --config reads)
 //   --demo NAME         start a demo: code-panel, or a lab experiment by its id
-//                       (ui/experiments.h); --help lists them
+//                       (ui/experiments.h); --help lists them. A demo runs on its own
+//                       configuration (the defaults, or --config FILE's), not the saved one
 //   --language CODE     en or vi for this session (the setting is under Settings › Language)
 //   --lesson            open the guided lesson (Lab › Lesson) at its first step
 //   --presentation      start in presentation mode (View › Presentation, F11)
@@ -26,6 +27,7 @@
 #include <cstdio>
 
 #include "accum/records.h"
+#include "config_panel.h"
 #include "language.h"
 #include "lesson.h"
 #include "main_window.h"
@@ -171,8 +173,10 @@ int main(int argc, char** argv) {
         QTimer::singleShot(300, &window, [&window, lesson_index] { window.start_lesson(lesson_index); });
     } else if (parser.isSet(demo_option)) {
         const auto name = parser.value(demo_option);
-        QTimer::singleShot(300, &window, [&window, name] {
-            if (!window.run_demo(name)) QApplication::exit(2); // checked above: cannot happen
+        // Its own configuration: --config FILE's when given, else the defaults.
+        const auto config = parser.isSet(config_option) ? window.config_panel()->config() : accum::RunConfig{};
+        QTimer::singleShot(300, &window, [&window, name, config] {
+            if (!window.run_demo(name, config)) QApplication::exit(2); // checked above: cannot happen
         });
     } else if (parser.isSet(autorun_option)) {
         QTimer::singleShot(0, &window, &studio::MainWindow::start_run);

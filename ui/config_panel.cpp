@@ -1,6 +1,7 @@
 #include "config_panel.h"
 
 #include <QCheckBox>
+#include <QAbstractButton>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -11,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QShowEvent>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -95,11 +97,14 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
                                 tr("Choose the data: a folder for Fashion-MNIST, a file for csv and tensors"),
                                 &ConfigPanel::choose_data);
 
-    batch_size_ = make_spin(QStringLiteral("batch_size"), 1, 1 << 20);
+    // The spin boxes take any value a user may type, 0 and too large ones too: the
+    // form explains what is out of range (field_problems(), accum::validate()) where
+    // a narrower range would silently refuse the keystroke or revert the value.
+    batch_size_ = make_spin(QStringLiteral("batch_size"), 0, 99999999);
     batch_size_->setToolTip(tr("Micro-batch size B: samples per forward/backward pass. Memory grows with B."));
-    accumulation_steps_ = make_spin(QStringLiteral("accumulation_steps"), 1, 1 << 16);
+    accumulation_steps_ = make_spin(QStringLiteral("accumulation_steps"), 0, 99999999);
     accumulation_steps_->setToolTip(tr("K: micro-batches whose gradients add up in .grad before one optimizer step"));
-    processes_ = make_spin(QStringLiteral("nproc_per_node"), 1, 64);
+    processes_ = make_spin(QStringLiteral("nproc_per_node"), 0, 9999);
     processes_->setToolTip(tr("Data parallel: N processes on this machine, each with its own micro-batches of B; "
                               "their gradients are averaged (all-reduce) once per update. The effective batch is "
                               "B × K × N."));
@@ -117,7 +122,10 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     estimate_->setTextFormat(Qt::PlainText);
     estimator_ = new MemoryEstimator(this);
     connect(estimator_, &MemoryEstimator::estimating, this, [this] {
-        estimate_->setText(tr("Memory: estimating…"));
+        // The last estimate stays, greyed, while the next is computed: a one-line
+        // "estimating…" between two three-line estimates moved every field below it
+        // (and the whole form, scrolled to its end) at each keystroke.
+        if (estimate_->text().isEmpty()) estimate_->setText(tr("Memory: estimating…"));
         estimate_->setStyleSheet(QStringLiteral("color: palette(mid);"));
     });
     connect(estimator_, &MemoryEstimator::estimated, this, &ConfigPanel::show_estimate);
@@ -125,7 +133,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     learning_rate_ = new QDoubleSpinBox;
     learning_rate_->setObjectName(QStringLiteral("learning_rate"));
     learning_rate_->setDecimals(5);
-    learning_rate_->setRange(0.0, 10.0);
+    learning_rate_->setRange(0.0, 999999.0);
     learning_rate_->setSingleStep(0.001);
     optimizer_ = make_combo(QStringLiteral("optimizer"), accum::choice_names<accum::OptimizerKind>());
     momentum_ = new QDoubleSpinBox;
@@ -134,7 +142,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     momentum_->setRange(0.0, 0.999);
     momentum_->setSingleStep(0.05);
     scheduler_ = make_combo(QStringLiteral("scheduler"), accum::choice_names<accum::SchedulerKind>());
-    epochs_ = make_spin(QStringLiteral("epochs"), 0, 10000);
+    epochs_ = make_spin(QStringLiteral("epochs"), 0, 99999999);
     epochs_->setSpecialValueText(tr("unset"));
     max_steps_ = make_spin(QStringLiteral("max_steps"), 0, INT_MAX);
     max_steps_->setSpecialValueText(tr("unset"));
@@ -201,48 +209,41 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         return std::pair{group, form};
     };
     auto [what, what_form] = make_group(tr("Experiment"));
-    what_form->addRow(tr("Style"), mode_);
-    what_form->addRow(tr("Dataset"), dataset_);
-    what_form->addRow(tr("Data path"), data_row);
-    what_form->addRow(tr("Model"), model_);
-    what_form->addRow(tr("Model file"), model_file_row_);
+    add_field(what_form, tr("Style"), mode_);
+    add_field(what_form, tr("Dataset"), dataset_);
+    add_field(what_form, tr("Data path"), data_path_, data_row);
+    add_field(what_form, tr("Model"), model_);
+    add_field(what_form, tr("Model file"), model_file_, model_file_row_);
     model_file_label_ = what_form->labelForField(model_file_row_);
     auto [batching, batching_form] = make_group(tr("Batching"));
-    batching_form->addRow(tr("Micro-batch (B)"), batch_size_);
-    batching_form->addRow(tr("Accumulation (K)"), accumulation_steps_);
-    batching_form->addRow(tr("Processes (N)"), processes_);
+    add_field(batching_form, tr("Micro-batch (B)"), batch_size_);
+    add_field(batching_form, tr("Accumulation (K)"), accumulation_steps_);
+    add_field(batching_form, tr("Processes (N)"), processes_);
     batching_form->addRow(tr("Effective batch"), effective_batch_);
-    batching_form->addRow(QString(), gradient_checkpointing_);
+    add_field(batching_form, QString(), gradient_checkpointing_); // the box says its name
     batching_form->addRow(tr("Memory"), estimate_);
     auto [optim, optim_form] = make_group(tr("Optimisation"));
-    optim_form->addRow(tr("Learning rate"), learning_rate_);
-    optim_form->addRow(tr("Optimizer"), optimizer_);
-    optim_form->addRow(tr("Momentum"), momentum_);
-    optim_form->addRow(tr("Scheduler"), scheduler_);
-    optim_form->addRow(tr("Epochs"), epochs_);
-    optim_form->addRow(tr("Max steps"), max_steps_);
-    optim_form->addRow(tr("Loss normalisation"), loss_normalization_);
+    add_field(optim_form, tr("Learning rate"), learning_rate_);
+    add_field(optim_form, tr("Optimizer"), optimizer_);
+    add_field(optim_form, tr("Momentum"), momentum_);
+    add_field(optim_form, tr("Scheduler"), scheduler_);
+    add_field(optim_form, tr("Epochs"), epochs_);
+    add_field(optim_form, tr("Max steps"), max_steps_);
+    add_field(optim_form, tr("Loss normalisation"), loss_normalization_);
     auto [env, env_form] = make_group(tr("Environment"));
-    env_form->addRow(tr("Seed"), seed_);
-    env_form->addRow(tr("Device"), device_);
-    env_form->addRow(tr("Precision"), precision_);
-    env_form->addRow(tr("Loss scaling"), loss_scaling_);
-    env_form->addRow(tr("Memory budget"), memory_budget_);
-    env_form->addRow(tr("Pace"), pace_ms_);
-    env_form->addRow(tr("Save runs in"), output_row);
-
-    problems_ = new QLabel;
-    problems_->setObjectName(QStringLiteral("problems"));
-    problems_->setWordWrap(true);
-    problems_->setStyleSheet(QStringLiteral("color: #b3261e; font-weight: bold;"));
-    problems_->setVisible(false);
+    add_field(env_form, tr("Seed"), seed_);
+    add_field(env_form, tr("Device"), device_);
+    add_field(env_form, tr("Precision"), precision_);
+    add_field(env_form, tr("Loss scaling"), loss_scaling_);
+    add_field(env_form, tr("Memory budget"), memory_budget_);
+    add_field(env_form, tr("Pace"), pace_ms_);
+    add_field(env_form, tr("Save runs in"), output_dir_, output_row);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(what);
     layout->addWidget(batching);
     layout->addWidget(optim);
     layout->addWidget(env);
-    layout->addWidget(problems_);
     layout->addStretch(1);
 
     widget_for_option_ = {
@@ -304,6 +305,7 @@ accum::RunConfig ConfigPanel::config() const {
 
 void ConfigPanel::set_config(const accum::RunConfig& c) {
     updating_ = true;
+    setMinimumHeight(0); // a new configuration: the form takes its own height again
     base_ = c;
     select_choice(mode_, c.mode);
     select_choice(dataset_, c.dataset);
@@ -342,7 +344,103 @@ void ConfigPanel::set_batching(std::int64_t batch_size, std::int64_t accumulatio
     revalidate();
 }
 
-QString ConfigPanel::problems_text() const { return problems_->text(); }
+QString ConfigPanel::problems_text() const {
+    QStringList lines;
+    for (const auto& p : problems_list_) lines << p.text;
+    return lines.join(QLatin1Char('\n'));
+}
+
+QLabel* ConfigPanel::error_label(QWidget* field) const {
+    const auto it = rows_.constFind(field);
+    return it == rows_.constEnd() ? nullptr : it->error;
+}
+
+void ConfigPanel::add_field(QFormLayout* form, const QString& label, QWidget* field, QWidget* row) {
+    form->addRow(label, row ? row : field);
+    auto* error = new QLabel;
+    error->setObjectName(field->objectName() + QStringLiteral("_error"));
+    error->setWordWrap(true);
+    error->setTextFormat(Qt::PlainText);
+    // Red from the palette, not a style sheet: the label keeps following the window's
+    // font (presentation mode enlarges it).
+    QPalette red;
+    red.setColor(QPalette::WindowText, QColor(0xb3261e));
+    error->setPalette(red);
+    form->addRow(QString(), error);
+    form->setRowVisible(error, false);
+    QString name = label;
+    if (name.isEmpty())
+        if (const auto* button = qobject_cast<QAbstractButton*>(field)) name = button->text();
+    name.remove(QLatin1Char('&'));
+    rows_.insert(field, FieldRow{name, error, form});
+}
+
+QList<ConfigPanel::Problem> ConfigPanel::field_problems(const accum::RunConfig& c) const {
+    QList<Problem> found;
+    const auto add = [&found, this](QWidget* field, const QString& text) {
+        found.push_back({field, rows_.value(field).label + QStringLiteral(": ") + text});
+    };
+    // The limits are accum::validate()'s (engine/src/run_config.cpp); the dataset's size is the engine's.
+    if (c.batch_size < 1)
+        add(batch_size_, tr("must be at least 1 sample per micro-batch (it is %1)").arg(c.batch_size));
+    else if (c.batch_size > 1000000)
+        add(batch_size_, tr("%1 is too large; at most 1000000").arg(c.batch_size));
+    else if (const auto n = accum::builtin_train_size(c.dataset); n > 0 && c.batch_size > n)
+        add(batch_size_, tr("%1 is more than the %2 training samples of %3; at most %2")
+                             .arg(c.batch_size)
+                             .arg(n)
+                             .arg(dataset_->currentText()));
+    if (c.accumulation_steps < 1)
+        add(accumulation_steps_, tr("must be at least 1 (1 = no accumulation); it is %1").arg(c.accumulation_steps));
+    else if (c.accumulation_steps > 100000)
+        add(accumulation_steps_, tr("%1 is too large; at most 100000").arg(c.accumulation_steps));
+    if (c.nproc_per_node < 1 || c.nproc_per_node > 256)
+        add(processes_, tr("must be from 1 to 256 processes; it is %1").arg(c.nproc_per_node));
+    if (c.epochs > 100000) add(epochs_, tr("%1 is too large; at most 100000").arg(c.epochs));
+    if (c.epochs == 0 && c.max_steps == 0)
+        add(epochs_, tr("set %1 or %2: with both unset the run has no length")
+                         .arg(rows_.value(epochs_).label, rows_.value(max_steps_).label));
+    if (!std::isfinite(c.learning_rate) || c.learning_rate <= 0)
+        add(learning_rate_, tr("must be above 0"));
+    else if (c.learning_rate > 100)
+        add(learning_rate_, tr("%1 is too large; at most 100").arg(c.learning_rate));
+    if (!accum::parse_byte_size(c.memory_budget))
+        add(memory_budget_, tr("cannot read “%1” as a size (examples: 40MiB, 2GiB, 0 for none)")
+                                .arg(QString::fromStdString(c.memory_budget)));
+    // What the engine finds once --device auto is resolved: here there may be no CUDA.
+    if (c.mixed_precision == accum::MixedPrecision::Fp16 && (c.device == "cpu" || !have_cuda_))
+        add(precision_, tr("fp16 needs a CUDA device; use bf16 on the CPU"));
+    if (c.model == accum::ModelKind::File && c.model_file.empty())
+        add(model_, tr("%1 needs a TorchScript file: choose it under %2")
+                        .arg(model_->currentText(), rows_.value(model_file_).label));
+    return found;
+}
+
+QString ConfigPanel::effective_batch_text(const accum::RunConfig& c) const {
+    QString text = c.world_size() > 1 ? tr("%1 × %2 × %3 processes = %4 samples / update")
+                                            .arg(c.batch_size)
+                                            .arg(c.accumulation_steps)
+                                            .arg(c.world_size())
+                                            .arg(c.effective_batch())
+                                      : tr("%1 × %2 = %3 samples / update")
+                                            .arg(c.batch_size)
+                                            .arg(c.accumulation_steps)
+                                            .arg(c.effective_batch());
+    // An epoch shorter than one window: the window is flushed at the epoch's end
+    // (ARCHITECTURE.md, I5), so an update takes what one epoch has, not B × K.
+    const auto n = accum::builtin_train_size(c.dataset);
+    if (n > 0 && c.batch_size > 0 && c.accumulation_steps > 0 && c.world_size() > 0) {
+        const auto per_process = (n + c.world_size() - 1) / c.world_size();
+        const auto micro_batches = (per_process + c.batch_size - 1) / c.batch_size;
+        if (micro_batches < c.accumulation_steps)
+            text += QLatin1Char('\n') + tr("But an epoch has only %1 micro-batches of %2: the epoch ends first, so "
+                                           "each update takes the whole epoch, %3 samples.")
+                                            .arg(micro_batches)
+                                            .arg(c.batch_size)
+                                            .arg(n);
+    }
+    return text;
+}
 
 QString ConfigPanel::summary_text() const {
     const auto c = config();
@@ -390,35 +488,40 @@ void ConfigPanel::revalidate() {
     const bool from_file = c.model == accum::ModelKind::File;
     model_file_row_->setVisible(from_file);
     if (model_file_label_) model_file_label_->setVisible(from_file);
-    if (c.world_size() > 1)
-        effective_batch_->setText(tr("%1 × %2 × %3 processes = %4 samples / update")
-                                      .arg(c.batch_size)
-                                      .arg(c.accumulation_steps)
-                                      .arg(c.world_size())
-                                      .arg(c.effective_batch()));
-    else
-        effective_batch_->setText(tr("%1 × %2 = %3 samples / update")
-                                      .arg(c.batch_size)
-                                      .arg(c.accumulation_steps)
-                                      .arg(c.effective_batch()));
-    auto problems = accum::validate(c);
-    // What the engine finds once --device auto is resolved: here there is no CUDA.
-    if (c.mixed_precision == accum::MixedPrecision::Fp16 && !have_cuda_ && c.device != "cpu")
-        problems.push_back({"mixed-precision", std::string(accum::kFp16NeedsCuda)});
-    QMap<QWidget*, QString> marked;
-    QStringList lines;
-    for (const auto& p : problems) {
-        lines << QString::fromStdString(p.to_string());
-        if (auto* w = widget_for_option_.value(QString::fromStdString(p.option))) marked[w] += QString::fromStdString(p.message);
+    effective_batch_->setText(effective_batch_text(c));
+    // The form's own checks first, in its words; then what accum::validate() finds
+    // besides, under the field's label. The engine's limits are the same, so a
+    // problem named twice is shown once.
+    auto problems = field_problems(c);
+    for (const auto& p : accum::validate(c)) {
+        auto* field = widget_for_option_.value(QString::fromStdString(p.option));
+        if (field && std::any_of(problems.begin(), problems.end(), [field](const Problem& q) { return q.field == field; }))
+            continue;
+        const QString name = field ? rows_.value(field).label : QString();
+        const auto message = QString::fromStdString(field ? p.message : p.to_string());
+        problems.push_back({field, name.isEmpty() ? message : name + QStringLiteral(": ") + message});
     }
-    for (auto* w : widget_for_option_) mark(w, marked.value(w));
-    problems_->setText(lines.join(QLatin1Char('\n')));
-    problems_->setVisible(!lines.isEmpty());
+    QMap<QWidget*, QStringList> marked;
+    for (const auto& p : problems)
+        if (p.field) marked[p.field] << p.text;
+    for (auto* w : widget_for_option_) mark(w, marked.value(w).join(QLatin1Char('\n')));
+    for (auto it = rows_.begin(); it != rows_.end(); ++it) {
+        // Under the field, without its label (the row above says it).
+        QStringList lines;
+        for (const auto& text : marked.value(it.key())) lines << text.mid(it->label.size() + 2);
+        it->error->setText(lines.join(QLatin1Char('\n')));
+        it->form->setRowVisible(it->error, !lines.isEmpty());
+    }
+    QStringList lines;
+    for (const auto& p : problems) lines << p.text;
+    const bool problems_differ = problems_text() != lines.join(QLatin1Char('\n'));
+    problems_list_ = problems;
     const bool valid = problems.empty();
     const bool changed = valid != valid_;
     valid_ = valid;
     refresh_estimate();
     Q_EMIT config_changed();
+    if (problems_differ) Q_EMIT problems_changed();
     if (changed) Q_EMIT validity_changed(valid_);
 }
 
@@ -460,8 +563,41 @@ void ConfigPanel::show_estimate(const accum::RunMemoryEstimate& e) {
     const bool over = budget > 0 && e.predicted_peak_bytes > static_cast<double>(budget);
     if (over) text += QLatin1Char(' ') + tr("— over the %1 budget").arg(bytes(static_cast<double>(budget)));
     estimate_->setText(text);
-    estimate_->setStyleSheet(over ? QStringLiteral("color: #b3261e; font-weight: bold;") : QString());
+    // Red, not bold: a bold text is wider, and would take another line at each change.
+    estimate_->setStyleSheet(over ? QStringLiteral("color: #b3261e;") : QString());
     estimate_->setToolTip(QString::fromStdString(e.describe()));
+    keep_estimate_height();
+}
+
+void ConfigPanel::keep_estimate_height() {
+    // The estimate's room only grows: a shorter text at each keystroke moved every
+    // field below it, and the whole form when it is scrolled to its end.
+    const int width = estimate_->width();
+    if (width <= 0) return;
+    const int needed = estimate_->heightForWidth(width);
+    if (needed > estimate_->minimumHeight()) estimate_->setMinimumHeight(needed);
+}
+
+void ConfigPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (event->oldSize().width() == event->size().width()) return;
+    // A new width: the texts wrap anew, so the rooms are measured again.
+    estimate_->setMinimumHeight(0);
+    setMinimumHeight(0);
+    keep_estimate_height();
+}
+
+bool ConfigPanel::event(QEvent* event) {
+    const bool handled = QWidget::event(event);
+    // While the user types, the form only grows: an error row that goes, or a
+    // shorter text, would otherwise shrink it, and a form scrolled to its end would
+    // move under the cursor. set_config() and a new width let it shrink again.
+    if (event->type() == QEvent::LayoutRequest && layout() && !updating_) {
+        const int needed = layout()->hasHeightForWidth() ? layout()->totalHeightForWidth(width())
+                                                         : layout()->totalSizeHint().height();
+        if (needed > minimumHeight()) setMinimumHeight(needed);
+    }
+    return handled;
 }
 
 QWidget* ConfigPanel::browse_row(QLineEdit* edit, const QString& button_name, const QString& tip,

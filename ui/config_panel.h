@@ -1,8 +1,12 @@
 #pragma once
 // The experiment's settings as a form. config() builds an accum::RunConfig
 // (options the form does not show keep the values of the last set_config());
-// every change re-runs accum::validate() and shows its messages inline.
+// every change, keystroke by keystroke, re-runs accum::validate() and the form's
+// own checks, and shows each problem under its field in the form's words (its
+// label, not the command line's option) and the interface's language. A value
+// out of range stays as typed and is explained; nothing reverts it.
 
+#include <QList>
 #include <QMap>
 #include <QWidget>
 
@@ -12,6 +16,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
@@ -26,7 +31,16 @@ public:
     accum::RunConfig config() const;
     void set_config(const accum::RunConfig& config);
     bool is_valid() const { return valid_; }
+    // Every problem, one a line, each as its field shows it: "Learning rate: must be above 0".
     QString problems_text() const;
+    // The same, one entry a problem, with the field it concerns (nullptr for none).
+    struct Problem {
+        QWidget* field = nullptr;
+        QString text; // "Label: what is wrong", translated
+    };
+    const QList<Problem>& problems() const { return problems_list_; }
+    // The label under `field` that explains its problem (nullptr for a field without one).
+    QLabel* error_label(QWidget* field) const;
     // The experiment in one line (presentation mode folds the panel to it):
     // model, data · micro-batch B × K = effective · optimizer lr · budget · style
     QString summary_text() const;
@@ -47,20 +61,38 @@ public:
 
 Q_SIGNALS:
     void config_changed();
+    // The problems changed (problems()).
+    void problems_changed();
     void validity_changed(bool valid);
 
 protected:
     void showEvent(class QShowEvent* event) override;
+    void resizeEvent(class QResizeEvent* event) override;
+    bool event(QEvent* event) override;
 
 private:
     void revalidate();
     void show_estimate(const accum::RunMemoryEstimate& estimate);
+    void keep_estimate_height();
     // A line edit with a "…" button beside it that calls `choose`.
     QWidget* browse_row(QLineEdit* edit, const QString& button_name, const QString& tip, void (ConfigPanel::*choose)());
     void choose_output_dir();
     void choose_model_file();
     void choose_data();
     void mark(QWidget* widget, const QString& problem);
+    // Adds `label` and `row` (the field itself, or a row holding it) to `form`, and
+    // under it a hidden row for the field's error.
+    void add_field(QFormLayout* form, const QString& label, QWidget* field, QWidget* row = nullptr);
+    // The form's own checks of the values a user types, in its words; accum::validate()
+    // says the rest.
+    QList<Problem> field_problems(const accum::RunConfig& c) const;
+    QString effective_batch_text(const accum::RunConfig& c) const;
+
+    struct FieldRow {
+        QString label;
+        QLabel* error = nullptr;
+        QFormLayout* form = nullptr;
+    };
 
     accum::RunConfig base_;
     bool valid_ = true;
@@ -95,7 +127,8 @@ private:
     QLineEdit* memory_budget_ = nullptr;
     QSpinBox* pace_ms_ = nullptr;
     QLineEdit* output_dir_ = nullptr;
-    QLabel* problems_ = nullptr;
+    QList<Problem> problems_list_;
+    QMap<QWidget*, FieldRow> rows_;
     QMap<QString, QWidget*> widget_for_option_;
 };
 

@@ -130,6 +130,7 @@ void LessonPanel::close_lesson() {
     closing_ = true;
     if (is_running()) stop_current();
     hide();
+    Q_EMIT closed();
 }
 
 void LessonPanel::stop_current() {

@@ -66,6 +66,8 @@ Q_SIGNALS:
     void stop_requested();
     // The step ended: its check's verdict, or false when its run could not start.
     void step_finished(int index, bool as_expected);
+    // The teacher closed the lesson: the window gives the form back its configuration.
+    void closed();
 
 protected:
     void changeEvent(QEvent* event) override;

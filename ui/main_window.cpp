@@ -23,6 +23,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTextStream>
@@ -84,7 +85,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     code_panel_->preview_accumulation_steps(static_cast<int>(config_panel_->config().accumulation_steps));
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
-    lab_panel_->set_base_config_provider([this] { return config_panel_->config(); });
+    lab_panel_->set_base_config_provider(
+        [this] { return experiment_config_ ? *experiment_config_ : config_panel_->config(); });
     connect(lab_panel_, &LabPanel::experiment_requested, this, &MainWindow::run_experiment);
     connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) {
         if (!engine_refused_as_busy(r.summary)) runs_panel_->add_run(r); // a refused run never ran
@@ -96,16 +98,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(lesson_panel_, &LessonPanel::live_run_requested, this, &MainWindow::run_lesson_live);
     connect(lesson_panel_, &LessonPanel::experiment_requested, this, &MainWindow::run_lesson_experiment);
     connect(lesson_panel_, &LessonPanel::stop_requested, this, &MainWindow::stop_lesson_run);
+    connect(lesson_panel_, &LessonPanel::closed, this, &MainWindow::leave_lesson);
     connect(this, &MainWindow::run_finished, lesson_panel_, [this] { lesson_panel_->on_live_run_finished(live_run_); });
     connect(this, &MainWindow::experiment_finished, lesson_panel_,
             [this] { lesson_panel_->on_experiment_finished(lab_panel_->results()); });
     connect(lab_panel_, &LabPanel::experiment_finished, this, &MainWindow::experiment_finished);
+    // One click applies the suggestion and runs it.
     connect(oom_banner_, &OomBanner::apply_requested, this, [this](std::int64_t b, std::int64_t k, bool checkpointing) {
         config_panel_->set_batching(b, k, checkpointing);
+        if (start_run()) return;
         status_label_->setText(checkpointing
                                    ? tr("Suggestion applied: %1 × %2 with gradient checkpointing. Press Run.").arg(b).arg(k)
                                    : tr("Suggestion applied: %1 × %2. Press Run.").arg(b).arg(k));
     });
+    connect(config_panel_, &ConfigPanel::problems_changed, this, &MainWindow::update_config_problems);
+    config_panel_->installEventFilter(this);
     // The engine estimates memory only between runs: the estimate a run kept
     // waiting comes when it ends.
     connect(lab_panel_, &LabPanel::experiment_finished, config_panel_, &ConfigPanel::refresh_estimate_a_run_held);
@@ -118,7 +125,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     refresh_timer_.setInterval(RefreshBudget::kFastestMs);
     connect(&refresh_timer_, &QTimer::timeout, this, &MainWindow::on_refresh_timer);
 
+    undo_reset_timer_.setSingleShot(true);
+    undo_reset_timer_.setInterval(30000); // the Undo button's time beside the status line
+    connect(&undo_reset_timer_, &QTimer::timeout, this, [this] { undo_reset_button_->hide(); });
+
     restore_settings();
+    update_config_problems();
     code_panel_->set_style(QString::fromStdString(accum::to_string(config_panel_->config().mode)));
     update_actions();
     update_config_summary();
@@ -139,6 +151,33 @@ void MainWindow::build_layout() {
     // Its natural width where there is room; on a 1024 px projector it may be
     // narrower and scroll sideways, so the plots and the code keep theirs.
     scroll->setMinimumWidth(240);
+    // The form's problems, below it and outside its scrolling: in view whatever the
+    // form shows, and appearing there moves no field of the form.
+    config_problems_ = new QLabel;
+    config_problems_->setObjectName(QStringLiteral("config_problems"));
+    config_problems_->setWordWrap(true);
+    config_problems_->setTextFormat(Qt::RichText);
+    config_problems_->setContentsMargins(6, 4, 6, 4);
+    QPalette red;
+    red.setColor(QPalette::WindowText, QColor(0xb3261e));
+    config_problems_->setPalette(red);
+    config_problems_->hide();
+    connect(config_problems_, &QLabel::linkActivated, this, [this](const QString& link) {
+        const int index = link.toInt();
+        const auto& problems = config_panel_->problems();
+        if (index < 0 || index >= problems.size() || !problems[index].field) return;
+        QWidget* field = problems[index].field;
+        config_scroll_->ensureWidgetVisible(field, 20, 60);
+        if (auto* error = config_panel_->error_label(field)) config_scroll_->ensureWidgetVisible(error, 20, 20);
+        field->setFocus(Qt::OtherFocusReason);
+    });
+    config_column_ = new QWidget;
+    config_column_->setObjectName(QStringLiteral("config_column"));
+    auto* column_layout = new QVBoxLayout(config_column_);
+    column_layout->setContentsMargins(0, 0, 0, 0);
+    column_layout->setSpacing(0);
+    column_layout->addWidget(scroll, 1);
+    column_layout->addWidget(config_problems_);
 
     oom_banner_ = new OomBanner;
     loss_plot_ = new LossPlot;
@@ -147,7 +186,12 @@ void MainWindow::build_layout() {
     eval_table_ = new QTableWidget(0, 5);
     eval_table_->setObjectName(QStringLiteral("eval_table"));
     eval_table_->setHorizontalHeaderLabels({tr("Epoch"), tr("Step"), tr("Eval loss"), tr("Accuracy"), tr("F1")});
-    eval_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Each column as wide as its header and numbers (a Vietnamese header is longer
+    // than the English one); the table scrolls sideways where it has less room.
+    eval_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    eval_table_->horizontalHeader()->setStretchLastSection(true);
+    eval_table_->setWordWrap(false);
+    eval_table_->setTextElideMode(Qt::ElideNone);
     eval_table_->verticalHeader()->setVisible(false);
     eval_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     eval_table_->setAlternatingRowColors(true);
@@ -159,6 +203,16 @@ void MainWindow::build_layout() {
     log_font_ = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     log_view_->setFont(log_font_);
     log_view_->setPlaceholderText(tr("The run's log, as the style's Python original would print it"));
+    // The log follows new lines while the user is at its end; scrolling up to read
+    // stops it, scrolling back to the end resumes it. Decided here, not by
+    // QPlainTextEdit's own test at each append, which (with the block limit, or
+    // while the log is out of view) lost the end and then never followed again.
+    auto* log_bar = log_view_->verticalScrollBar();
+    connect(log_bar, &QScrollBar::actionTriggered, this,
+            [this, log_bar] { log_follow_ = log_bar->sliderPosition() >= log_bar->maximum(); });
+    connect(log_bar, &QScrollBar::valueChanged, this, [this, log_bar](int value) {
+        if (value >= log_bar->maximum()) log_follow_ = true;
+    });
 
     auto* bottom = new QSplitter(Qt::Horizontal);
     auto* eval_box = new QWidget;
@@ -198,17 +252,19 @@ void MainWindow::build_layout() {
     QFont bold; // bold only: the size follows the window's font (presentation mode)
     bold.setBold(true);
     status_label_->setFont(bold);
-    // It gives way to the numbers beside it on a narrow screen (its tooltip has the
-    // whole message).
-    status_label_->setMinimumWidth(1);
+    // It shares the row with the progress bar and wraps onto more lines rather than
+    // cut its message (an engine's error, a refused start).
+    status_label_->setWordWrap(true);
+    status_label_->setMinimumWidth(120);
+    status_label_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     step_label_ = new QLabel;
     epoch_label_ = new QLabel;
     speed_label_ = new QLabel;
     eta_label_ = new QLabel;
     fit_status_labels();
     auto* status_row = new QHBoxLayout;
-    status_row->addWidget(status_label_);
-    status_row->addWidget(progress_, 1);
+    status_row->addWidget(status_label_, 3);
+    status_row->addWidget(progress_, 2);
     status_row->addWidget(step_label_);
     status_row->addWidget(epoch_label_);
     status_row->addWidget(speed_label_);
@@ -248,7 +304,7 @@ void MainWindow::build_layout() {
     right_layout->addWidget(tabs_, 1);
 
     auto* main_split = new QSplitter(Qt::Horizontal);
-    main_split->addWidget(scroll);
+    main_split->addWidget(config_column_);
     main_split->addWidget(right);
     main_split->setStretchFactor(0, 0);
     main_split->setStretchFactor(1, 1);
@@ -311,7 +367,7 @@ void MainWindow::build_actions() {
     show_config_action_->setObjectName(QStringLiteral("show_config_action"));
     show_config_action_->setCheckable(true);
     show_config_action_->setToolTip(tr("Show or hide the configuration panel"));
-    connect(show_config_action_, &QAction::toggled, this, [this](bool on) { config_scroll_->setVisible(on); });
+    connect(show_config_action_, &QAction::toggled, this, [this](bool on) { config_column_->setVisible(on); });
     config_summary_ = new QLabel;
     config_summary_->setObjectName(QStringLiteral("config_summary"));
     QFont bold; // bold only: the size follows the window's font
@@ -322,6 +378,8 @@ void MainWindow::build_actions() {
     config_summary_->setPalette(summary_palette);
     config_summary_->setIndent(12);
     config_summary_->setMinimumWidth(1); // the toolbar gives it what the actions leave
+    config_summary_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    config_summary_->installEventFilter(this);
     toolbar->addSeparator();
     toolbar->addAction(show_config_action_);
     config_summary_action_ = toolbar->addWidget(config_summary_);
@@ -383,7 +441,29 @@ void MainWindow::set_live_focus(LiveFocus focus) {
 }
 
 void MainWindow::update_config_summary() {
-    if (config_summary_) config_summary_->setText(config_panel_->summary_text());
+    if (!config_summary_) return;
+    // Cut with "…" where the toolbar has less room than the line (a Vietnamese
+    // summary is longer), never in the middle of a letter; the tooltip has it all.
+    const QString full = config_panel_->summary_text();
+    const int room = config_summary_->contentsRect().width() - config_summary_->indent() - 4;
+    const QString shown =
+        room > 0 ? config_summary_->fontMetrics().elidedText(full, Qt::ElideRight, room) : full;
+    if (config_summary_->text() != shown) config_summary_->setText(shown);
+    config_summary_->setToolTip(full);
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == config_panel_ && event->type() == QEvent::LayoutRequest && !focus_anchor_) {
+        QWidget* focus = QApplication::focusWidget();
+        if (focus && config_panel_->isAncestorOf(focus) && config_scroll_->isVisible()) {
+            focus_anchor_ = focus;
+            focus_anchor_y_ = focus->mapTo(config_scroll_->viewport(), QPoint(0, 0)).y();
+            QTimer::singleShot(0, this, &MainWindow::keep_focus_in_place);
+        }
+    }
+    if (watched == config_summary_ && (event->type() == QEvent::Resize || event->type() == QEvent::FontChange))
+        update_config_summary();
+    return QMainWindow::eventFilter(watched, event);
 }
 
 void MainWindow::start_lesson(int index) { lesson_panel_->start(index); }
@@ -425,7 +505,7 @@ void MainWindow::set_presentation_mode(bool on) {
         apply_presentation_scale(scale);
         // The configuration in one line; the plots take the room of the evaluation
         // table and the log.
-        config_scroll_->hide();
+        config_column_->hide();
         show_config_action_->setChecked(false);
         show_config_action_->setVisible(true);
         config_summary_action_->setVisible(true);
@@ -439,7 +519,7 @@ void MainWindow::set_presentation_mode(bool on) {
         apply_presentation_scale(1.0);
         show_config_action_->setVisible(false);
         config_summary_action_->setVisible(false);
-        config_scroll_->show();
+        config_column_->show();
         plots_split_->widget(2)->show();
         plots_split_->restoreState(desk_plots_state_);
         // The desk fonts' minimum sizes, before the desk geometry is restored.
@@ -456,6 +536,19 @@ void MainWindow::set_presentation_mode(bool on) {
 
 void MainWindow::build_language_menu() {
     auto* settings_menu = menuBar()->addMenu(tr("Se&ttings"));
+    reset_defaults_action_ = settings_menu->addAction(tr("&Reset to defaults"), this, &MainWindow::reset_to_defaults);
+    reset_defaults_action_->setObjectName(QStringLiteral("reset_defaults_action"));
+    reset_defaults_action_->setToolTip(tr("Set every field of the configuration to its default (Undo brings them back)"));
+    undo_reset_action_ = settings_menu->addAction(tr("&Undo reset to defaults"), this, &MainWindow::undo_reset);
+    undo_reset_action_->setObjectName(QStringLiteral("undo_reset_action"));
+    undo_reset_action_->setEnabled(false);
+    undo_reset_button_ = new QPushButton(tr("Undo"));
+    undo_reset_button_->setObjectName(QStringLiteral("undo_reset_button"));
+    undo_reset_button_->setToolTip(tr("Bring back the configuration from before Reset to defaults"));
+    connect(undo_reset_button_, &QPushButton::clicked, this, &MainWindow::undo_reset);
+    statusBar()->addPermanentWidget(undo_reset_button_);
+    undo_reset_button_->hide();
+    settings_menu->addSeparator();
     auto* language_menu = settings_menu->addMenu(tr("&Language"));
     language_menu->setObjectName(QStringLiteral("language_menu"));
     auto* group = new QActionGroup(this);
@@ -500,22 +593,37 @@ void MainWindow::update_actions() {
     pause_action_->setIcon(QApplication::style()->standardIcon(state.live_paused ? QStyle::SP_MediaPlay
                                                                                   : QStyle::SP_MediaPause));
     config_panel_->setEnabled(allowed.configure);
+    reset_defaults_action_->setEnabled(allowed.configure);
+    undo_reset_action_->setEnabled(allowed.configure && config_before_reset_.has_value());
+    undo_reset_button_->setEnabled(allowed.configure);
     if (state.live_running) status_label_->setText(state.live_paused ? tr("Paused") : tr("Running"));
 }
 
-void MainWindow::show_refusal(const QString& why) { statusBar()->showMessage(tr("Not started: %1").arg(why), 10000); }
+void MainWindow::show_refusal(const QString& why) {
+    // The status line beside the progress bar wraps the whole message; the status
+    // bar's line, which cuts a long one, gets it too for the other tabs.
+    const QString text = tr("Not started: %1").arg(why);
+    status_label_->setText(text);
+    status_label_->setToolTip(text);
+    statusBar()->showMessage(text, 10000);
+}
 
 bool MainWindow::start_run() {
     QString why = engine_refusal(engine_state());
-    if (why.isEmpty() && !config_panel_->is_valid()) why = config_panel_->problems_text();
+    if (why.isEmpty() && !config_panel_->is_valid())
+        why = config_panel_->problems_text().replace(QLatin1Char('\n'), QStringLiteral("; "));
     if (!why.isEmpty()) {
         show_refusal(why);
         return false;
     }
-    running_config_ = config_panel_->config();
+    return start_live(config_panel_->config(), true);
+}
+
+bool MainWindow::start_live(const accum::RunConfig& config, bool users) {
+    running_config_ = config;
     running_config_.record_micro_steps = true; // the faint per-micro-batch curve
     running_config_.quiet = true;
-    store_settings();
+    if (users) store_settings();
     loss_plot_->set_micro_batch_size(running_config_.batch_size);
     loss_plot_->set_loss_scaling(running_config_.uses_loss_scaler());
     loss_plot_->clear();
@@ -575,16 +683,91 @@ QStringList MainWindow::demo_names() {
     return names;
 }
 
-bool MainWindow::run_demo(const QString& name) {
-    if (name == QLatin1String("code-panel")) {
-        tabs_->setCurrentIndex(0);
-        start_run();
+bool MainWindow::run_demo(const QString& name) { return run_demo(name, accum::RunConfig{}); }
+
+bool MainWindow::run_demo(const QString& name, const accum::RunConfig& config) {
+    const bool live = name == QLatin1String("code-panel");
+    const auto* info = live ? nullptr : find_experiment(name);
+    if (!live && !info) return false;
+    if (const auto why = engine_refusal(engine_state()); !why.isEmpty()) {
+        show_refusal(why);
         return true;
     }
-    const auto* info = find_experiment(name);
-    if (!info) return false;
+    if (const auto problems = accum::validate(config); !problems.empty()) {
+        show_refusal(QString::fromStdString(problems.front().to_string()));
+        return true;
+    }
+    if (live) {
+        tabs_->setCurrentIndex(0);
+        start_live(config, false);
+        return true;
+    }
+    // The lab reads its base configuration when the experiment starts: the demo's, this once.
+    experiment_config_ = config;
     run_experiment(info->experiment);
+    experiment_config_.reset();
     return true;
+}
+
+void MainWindow::reset_to_defaults() {
+    if (!engine_actions(engine_state(), config_panel_->is_valid()).configure) return;
+    config_before_reset_ = config_panel_->config();
+    config_panel_->set_config(accum::RunConfig{});
+    // During the lesson the defaults are what leaving it brings back.
+    if (user_config_) user_config_ = accum::RunConfig{};
+    store_settings();
+    status_label_->setText(tr("Configuration reset to defaults."));
+    undo_reset_button_->show();
+    undo_reset_timer_.start();
+    update_actions();
+}
+
+void MainWindow::undo_reset() {
+    if (!config_before_reset_) return;
+    config_panel_->set_config(*config_before_reset_);
+    if (user_config_) user_config_ = *config_before_reset_;
+    config_before_reset_.reset();
+    store_settings();
+    status_label_->setText(tr("Configuration restored."));
+    undo_reset_button_->hide();
+    undo_reset_timer_.stop();
+    update_actions();
+}
+
+void MainWindow::borrow_form_for_lesson(const accum::RunConfig& config) {
+    if (!user_config_) user_config_ = config_panel_->config();
+    config_panel_->set_config(config);
+}
+
+void MainWindow::leave_lesson() {
+    if (!user_config_) return;
+    const auto mine = *user_config_;
+    user_config_.reset();
+    config_panel_->set_config(mine);
+}
+
+void MainWindow::keep_focus_in_place() {
+    QPointer<QWidget> focus = focus_anchor_;
+    focus_anchor_ = nullptr;
+    if (!focus) return;
+    // The form's new layout and its new height in the scroll area first.
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    if (!focus) return;
+    const int moved = focus->mapTo(config_scroll_->viewport(), QPoint(0, 0)).y() - focus_anchor_y_;
+    if (moved != 0) config_scroll_->verticalScrollBar()->setValue(config_scroll_->verticalScrollBar()->value() + moved);
+}
+
+void MainWindow::update_config_problems() {
+    const auto& problems = config_panel_->problems();
+    QStringList lines;
+    for (int i = 0; i < problems.size(); ++i) {
+        const auto text = problems[i].text.toHtmlEscaped();
+        lines << (problems[i].field ? QStringLiteral("<a href=\"%1\" style=\"color:#b3261e\">%2</a>").arg(i).arg(text)
+                                    : text);
+    }
+    config_problems_->setText(lines.join(QStringLiteral("<br>")));
+    config_problems_->setToolTip(problems.isEmpty() ? QString() : tr("Click a problem to show its field"));
+    config_problems_->setVisible(!problems.isEmpty());
 }
 
 bool MainWindow::run_experiment(Experiment experiment) {
@@ -607,7 +790,7 @@ bool MainWindow::lesson_may_start() {
 
 void MainWindow::run_lesson_live(const accum::RunConfig& config, LiveFocus focus) {
     if (!lesson_may_start()) return;
-    config_panel_->set_config(config);
+    borrow_form_for_lesson(config);
     tabs_->setCurrentIndex(0);
     set_live_focus(focus);
     if (start_run())
@@ -618,7 +801,7 @@ void MainWindow::run_lesson_live(const accum::RunConfig& config, LiveFocus focus
 
 void MainWindow::run_lesson_experiment(const accum::RunConfig& config, Experiment experiment) {
     if (!lesson_may_start()) return;
-    config_panel_->set_config(config);
+    borrow_form_for_lesson(config);
     if (run_experiment(experiment))
         lesson_panel_->on_run_started();
     else
@@ -664,8 +847,14 @@ void MainWindow::refresh_views(bool final) {
     loss_plot_->refresh();
     memory_plot_->refresh();
     if (!pending_logs_.isEmpty()) {
+        const bool follow = log_follow_;
         log_view_->appendPlainText(pending_logs_.join(QLatin1Char('\n')));
         pending_logs_.clear();
+        if (follow) {
+            auto* bar = log_view_->verticalScrollBar();
+            bar->setValue(bar->maximum());
+            log_follow_ = true;
+        }
     }
     if (last_step_.step <= 0) return;
     if (!final && status_clock_.isValid() && status_clock_.elapsed() < 250) return;
@@ -835,7 +1024,10 @@ void MainWindow::fit_to_screen(QScreen* target) {
 
 void MainWindow::store_settings() const {
     auto settings = studio_settings();
-    settings.setValue(QStringLiteral("last_config"), QString::fromStdString(accum::to_json_text(config_panel_->config())));
+    // During the lesson, the configuration the user had before it: the lesson's own
+    // never becomes the next start's.
+    const auto config = user_config_ ? *user_config_ : config_panel_->config();
+    settings.setValue(QStringLiteral("last_config"), QString::fromStdString(accum::to_json_text(config)));
     // In presentation mode, the desk geometry the window returns to.
     settings.setValue(QStringLiteral("geometry"), presentation_ ? desk_geometry_ : saveGeometry());
 }

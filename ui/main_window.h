@@ -7,9 +7,11 @@
 // its share of a core (refresh_budget.h), never per record.
 
 #include <QElapsedTimer>
+#include <QPointer>
 #include <QFont>
 #include <QMainWindow>
 #include <QTimer>
+#include <optional>
 #include <vector>
 
 #include "accum/records.h"
@@ -26,6 +28,7 @@ class QCloseEvent;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
+class QPushButton;
 class QScreen;
 class QScrollArea;
 class QSplitter;
@@ -70,6 +73,15 @@ public:
     QAction* presentation_action() const { return presentation_action_; }
     QScrollArea* config_area() const { return config_scroll_; }
     QLabel* config_summary() const { return config_summary_; }
+    // Below the configuration, always in view: the form's problems, each a link to its field.
+    QLabel* config_problems() const { return config_problems_; }
+    QLabel* status_label() const { return status_label_; }
+    QPlainTextEdit* log_view() const { return log_view_; }
+    QAction* reset_defaults_action() const { return reset_defaults_action_; }
+    QPushButton* undo_reset_button() const { return undo_reset_button_; }
+    // While the lesson has the form: the configuration the user had before it,
+    // which the saved settings keep and leaving the lesson brings back.
+    const std::optional<accum::RunConfig>& user_config() const { return user_config_; }
     const accum::SummaryRecord& last_summary() const { return last_summary_; }
     // The last live run (configuration, step records, summary) once it has ended.
     const RunResult& last_live_run() const { return live_run_; }
@@ -99,8 +111,15 @@ public Q_SLOTS:
     void stop_run();
     void step_once();
     // Demo entry points (--demo NAME), one per name of demo_names(): the code
-    // panel's live run and the lab's experiments. Returns false for an unknown name.
+    // panel's live run and the lab's experiments. A demo runs on its own
+    // configuration (`config`; the studio's defaults when none is given), never the
+    // form's, and writes nothing to the saved settings. Returns false for an unknown name.
     bool run_demo(const QString& name);
+    bool run_demo(const QString& name, const accum::RunConfig& config);
+    // Settings › Reset to defaults: the form gets the defaults; Undo (beside the
+    // status line, and in the menu) brings back what it had.
+    void reset_to_defaults();
+    void undo_reset();
     // Runs a lab experiment on the configuration panel's configuration (the Lab
     // menu, the lab's buttons). Refused like start_run() while the engine is busy.
     bool run_experiment(Experiment experiment);
@@ -119,6 +138,7 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void build_actions();
@@ -126,6 +146,17 @@ private:
     void update_actions();
     // A start refused: `why` in the status bar, visible from every tab.
     void show_refusal(const QString& why);
+    // Starts a live run of `config`; a run the user set up (`users`) is remembered
+    // in the saved settings, a demo's is not.
+    bool start_live(const accum::RunConfig& config, bool users);
+    // The lesson takes the form: what the user had is kept aside (once), and the
+    // saved settings keep it; leave_lesson() gives it back.
+    void borrow_form_for_lesson(const accum::RunConfig& config);
+    void leave_lesson();
+    void update_config_problems();
+    // The field being typed in stays where it is on screen when the form's layout
+    // changes above it (an estimate, an error row): the form scrolls by as much.
+    void keep_focus_in_place();
     // The lesson's requests: the step's configuration, then its run.
     bool lesson_may_start();
     void run_lesson_live(const accum::RunConfig& config, LiveFocus focus);
@@ -174,6 +205,19 @@ private:
     QScrollArea* config_scroll_ = nullptr;
     QLabel* config_summary_ = nullptr;
     QAction* config_summary_action_ = nullptr;
+    QWidget* config_column_ = nullptr; // the scrolling form and its problems line
+    QLabel* config_problems_ = nullptr;
+    QAction* reset_defaults_action_ = nullptr;
+    QAction* undo_reset_action_ = nullptr;
+    QPushButton* undo_reset_button_ = nullptr;
+    QTimer undo_reset_timer_;
+    std::optional<accum::RunConfig> config_before_reset_;
+    std::optional<accum::RunConfig> user_config_;
+    // A demo's lab experiment runs on this instead of the form's configuration.
+    std::optional<accum::RunConfig> experiment_config_;
+    QPointer<QWidget> focus_anchor_;
+    int focus_anchor_y_ = 0;
+    bool log_follow_ = true; // the run log follows new lines while the user is at its end
     QAction* show_config_action_ = nullptr;
     QAction* presentation_action_ = nullptr;
     QSplitter* plots_split_ = nullptr;

@@ -500,6 +500,58 @@
         <source>Tensors saved by torch.save (*.pt *.pth);;All files (*)</source>
         <translation>Tensor lưu bằng torch.save (*.pt *.pth);;Mọi tệp (*)</translation>
     </message>
+    <message>
+        <source>must be at least 1 sample per micro-batch (it is %1)</source>
+        <translation>phải có ít nhất 1 mẫu mỗi micro-batch (đang là %1)</translation>
+    </message>
+    <message>
+        <source>%1 is too large; at most 1000000</source>
+        <translation>%1 quá lớn; tối đa 1000000</translation>
+    </message>
+    <message>
+        <source>%1 is more than the %2 training samples of %3; at most %2</source>
+        <translation>%1 nhiều hơn %2 mẫu huấn luyện của %3; tối đa %2</translation>
+    </message>
+    <message>
+        <source>must be at least 1 (1 = no accumulation); it is %1</source>
+        <translation>phải ít nhất là 1 (1 = không tích lũy); đang là %1</translation>
+    </message>
+    <message>
+        <source>%1 is too large; at most 100000</source>
+        <translation>%1 quá lớn; tối đa 100000</translation>
+    </message>
+    <message>
+        <source>must be from 1 to 256 processes; it is %1</source>
+        <translation>phải từ 1 đến 256 tiến trình; đang là %1</translation>
+    </message>
+    <message>
+        <source>set %1 or %2: with both unset the run has no length</source>
+        <translation>hãy đặt %1 hoặc %2: cả hai đều chưa đặt thì lần chạy không có độ dài</translation>
+    </message>
+    <message>
+        <source>must be above 0</source>
+        <translation>phải lớn hơn 0</translation>
+    </message>
+    <message>
+        <source>%1 is too large; at most 100</source>
+        <translation>%1 quá lớn; tối đa 100</translation>
+    </message>
+    <message>
+        <source>cannot read “%1” as a size (examples: 40MiB, 2GiB, 0 for none)</source>
+        <translation>không đọc được “%1” là một kích thước (ví dụ: 40MiB, 2GiB, 0 là không giới hạn)</translation>
+    </message>
+    <message>
+        <source>fp16 needs a CUDA device; use bf16 on the CPU</source>
+        <translation>fp16 cần thiết bị CUDA; hãy dùng bf16 trên CPU</translation>
+    </message>
+    <message>
+        <source>%1 needs a TorchScript file: choose it under %2</source>
+        <translation>%1 cần một tệp TorchScript: hãy chọn nó ở %2</translation>
+    </message>
+    <message>
+        <source>But an epoch has only %1 micro-batches of %2: the epoch ends first, so each update takes the whole epoch, %3 samples.</source>
+        <translation>Nhưng một epoch chỉ có %1 micro-batch cỡ %2: epoch kết thúc trước, nên mỗi cập nhật lấy cả epoch, %3 mẫu.</translation>
+    </message>
 </context>
 <context>
     <name>studio::EngineText</name>
@@ -968,6 +1020,10 @@
 </context>
 <context>
     <name>studio::LabPanel</name>
+    <message>
+        <source>median of %1 updates after the first %2 (quartiles %3)</source>
+        <translation>trung vị của %1 lần cập nhật sau %2 lần đầu (tứ phân vị %3)</translation>
+    </message>
     <message>
         <source>Measured on two hosts: where no_sync pays</source>
         <translation>Đo trên hai máy: khi nào no_sync có lợi</translation>
@@ -1832,6 +1888,38 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>Not started: %1</source>
         <translation>Không bắt đầu được: %1</translation>
+    </message>
+    <message>
+        <source>&amp;Reset to defaults</source>
+        <translation>&amp;Đặt lại mặc định</translation>
+    </message>
+    <message>
+        <source>Set every field of the configuration to its default (Undo brings them back)</source>
+        <translation>Đặt mọi trường của cấu hình về mặc định (Hoàn tác sẽ khôi phục chúng)</translation>
+    </message>
+    <message>
+        <source>&amp;Undo reset to defaults</source>
+        <translation>&amp;Hoàn tác đặt lại mặc định</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>Hoàn tác</translation>
+    </message>
+    <message>
+        <source>Bring back the configuration from before Reset to defaults</source>
+        <translation>Khôi phục cấu hình trước khi Đặt lại mặc định</translation>
+    </message>
+    <message>
+        <source>Configuration reset to defaults.</source>
+        <translation>Đã đặt lại cấu hình về mặc định.</translation>
+    </message>
+    <message>
+        <source>Configuration restored.</source>
+        <translation>Đã khôi phục cấu hình.</translation>
+    </message>
+    <message>
+        <source>Click a problem to show its field</source>
+        <translation>Bấm vào một lỗi để tới trường của nó</translation>
     </message>
 </context>
 <context>

@@ -395,6 +395,11 @@ void TestClassroom::lesson_walks_all_steps() {
             QCOMPARE(window.tabs()->currentIndex(), 0);
             QCOMPARE(runs[0].summary.micro_steps, runs[0].config.accumulation_steps * runs[0].summary.optimizer_steps);
             QVERIFY(runs[0].config.micro_step_delay_s > 0); // at teaching pace: the code panel lights lines
+            // Long enough to narrate (issue 32: it was over in 5 s): its micro-batches at
+            // the step's pace take 20 s at least, whatever the machine's speed.
+            QVERIFY2(runs[0].summary.micro_steps * runs[0].config.micro_step_delay_s >= 20.0,
+                     qPrintable(QString::number(runs[0].summary.micro_steps)));
+            QVERIFY(runs[0].summary.train_runtime_s >= 20.0);
         } else if (key == QLatin1String("proof")) {
             QCOMPARE(window.tabs()->currentWidget(), static_cast<QWidget*>(window.lab_panel()));
             QCOMPARE(int(runs.size()), 3); // 256 × 1, 64 × 4, 32 × 8

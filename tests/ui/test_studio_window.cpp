@@ -3,12 +3,16 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -64,6 +68,14 @@ private Q_SLOTS:
     void write_failure_keeps_the_window();
     void engine_use_decides_every_action();
     void one_run_at_a_time();
+    void errors_at_the_field();
+    void out_of_range_is_explained_not_reverted();
+    void epoch_shorter_than_a_window();
+    void panel_does_not_scroll_while_typing();
+    void status_line_keeps_the_whole_message();
+    void lesson_and_demo_keep_the_users_settings();
+    void reset_to_defaults_and_undo();
+    void run_log_follows_new_lines();
 
 private:
     template <typename T>
@@ -109,6 +121,7 @@ void TestStudioWindow::cleanup() {
 void TestStudioWindow::configure_tiny_run(int batch, int k, int max_steps) {
     set_combo("dataset", QStringLiteral("fashion-mnist"));
     set_combo("model", QStringLiteral("mlp"));
+    set_combo("mode", QStringLiteral("pytorch"));
     set_spin("batch_size", batch);
     set_spin("accumulation_steps", k);
     set_spin("max_steps", max_steps);
@@ -153,7 +166,10 @@ void TestStudioWindow::default_configuration() {
     model->setCurrentIndex(model->findData(QStringLiteral("file")));
     QVERIFY(!child<QWidget>("model_file_row")->isHidden());
     QVERIFY(!window_->config_panel()->is_valid());
-    QVERIFY(window_->config_panel()->problems_text().contains(QStringLiteral("--model")));
+    // In the form's words: the field's label, not the command line's --model.
+    QVERIFY2(window_->config_panel()->problems_text().startsWith(QStringLiteral("Model: ")),
+             qPrintable(window_->config_panel()->problems_text()));
+    QVERIFY(!window_->config_panel()->problems_text().contains(QStringLiteral("--")));
     child<QLineEdit>("model_file")->setText(QStringLiteral("examples/cnn.pt"));
     QVERIFY(window_->config_panel()->is_valid());
     const auto file = window_->config_panel()->config();
@@ -167,9 +183,13 @@ void TestStudioWindow::invalid_value_disables_run() {
     child<QLineEdit>("memory_budget")->setText(QStringLiteral("lots"));
     QVERIFY(!window_->config_panel()->is_valid());
     QVERIFY(!window_->run_action()->isEnabled());
-    QVERIFY(window_->config_panel()->problems_text().contains(QStringLiteral("memory-budget")));
+    QVERIFY(window_->config_panel()->problems_text().startsWith(QStringLiteral("Memory budget: ")));
+    QVERIFY(child<QLabel>("memory_budget_error")->isVisible());
+    QVERIFY(child<QLabel>("memory_budget_error")->text().contains(QStringLiteral("lots")));
     child<QLineEdit>("memory_budget")->setText(QStringLiteral("512MiB"));
     QVERIFY(window_->config_panel()->is_valid());
+    QVERIFY(!child<QLabel>("memory_budget_error")->isVisible());
+    QVERIFY(!window_->config_problems()->isVisible());
     QVERIFY(window_->run_action()->isEnabled());
 }
 
@@ -295,14 +315,18 @@ void TestStudioWindow::out_of_memory_banner_and_suggestion() {
     // plot's edge or hidden under the legend (both happened before).
     QVERIFY(window_->memory_plot()->oom_marker_in_clear_view());
     QCOMPARE(oom.suggested_batch_size * oom.suggested_accumulation_steps, 2048);
+    // One click applies the suggestion and runs it (issue 32: it took a second click on Run).
+    QSignalSpy finished(window_.get(), &MainWindow::run_finished);
     QTest::mouseClick(window_->oom_banner()->apply_button(), Qt::LeftButton);
     QVERIFY(!window_->oom_banner()->isVisible());
+    QVERIFY(window_->controller()->is_running());
     const auto c = window_->config_panel()->config();
     QCOMPARE(c.batch_size, oom.suggested_batch_size);
     QCOMPARE(c.accumulation_steps, oom.suggested_accumulation_steps);
-    accum::SummaryRecord ok;
-    QVERIFY(run_to_end(ok));
+    QVERIFY(finished.wait(60000));
+    const auto ok = finished.takeFirst().at(0).value<accum::SummaryRecord>();
     QCOMPARE(int(ok.status), int(accum::RunStatus::Completed));
+    QCOMPARE(window_->last_live_run().config.batch_size, oom.suggested_batch_size);
     QVERIFY(!window_->oom_banner()->isVisible());
 }
 
@@ -631,6 +655,275 @@ void TestStudioWindow::one_run_at_a_time() {
     QVERIFY(lab_controls_enabled(true));
     QVERIFY(window_->run_action()->isEnabled());
     QVERIFY(window_->config_panel()->isEnabled());
+}
+
+// Issue 32, item 5: an invalid value is explained under its field, in the form's
+// words (its label, not the command line's --lr), and in a line below the form
+// that is in view whatever the form shows; each problem there leads to its field.
+void TestStudioWindow::errors_at_the_field() {
+    window_->resize(1280, 720);
+    QTest::qWait(50);
+    auto* lr = child<QDoubleSpinBox>("learning_rate");
+    lr->setValue(0.0);
+    QVERIFY(!window_->config_panel()->is_valid());
+    QVERIFY(!window_->run_action()->isEnabled());
+    auto* error = child<QLabel>("learning_rate_error");
+    QVERIFY(error->isVisible());
+    QCOMPARE(error->text(), QStringLiteral("must be above 0"));
+    QCOMPARE(window_->config_panel()->problems_text(), QStringLiteral("Learning rate: must be above 0"));
+    QVERIFY(!window_->config_panel()->problems_text().contains(QStringLiteral("--")));
+    // The error is just under its field.
+    const QPoint field_bottom = lr->mapTo(window_->config_panel(), QPoint(0, lr->height()));
+    const QPoint error_top = error->mapTo(window_->config_panel(), QPoint(0, 0));
+    QVERIFY2(error_top.y() >= field_bottom.y() && error_top.y() - field_bottom.y() < 20,
+             qPrintable(QStringLiteral("%1 %2").arg(field_bottom.y()).arg(error_top.y())));
+    // The line below the form: inside the window at 1280 × 720, not scrolled away,
+    // its whole text in its height.
+    auto* line = window_->config_problems();
+    QVERIFY(line->isVisible());
+    QVERIFY(line->text().contains(QStringLiteral("Learning rate: must be above 0")));
+    const QRect in_window(line->mapTo(window_.get(), QPoint(0, 0)), line->size());
+    QVERIFY2(window_->rect().contains(in_window), qPrintable(QStringLiteral("%1,%2 %3×%4")
+                                                                 .arg(in_window.x())
+                                                                 .arg(in_window.y())
+                                                                 .arg(in_window.width())
+                                                                 .arg(in_window.height())));
+    QVERIFY(line->heightForWidth(line->width()) <= line->height());
+    // Its link brings the field into view: the memory budget, at the form's end.
+    lr->setValue(0.05);
+    window_->config_area()->verticalScrollBar()->setValue(0);
+    child<QLineEdit>("memory_budget")->setText(QStringLiteral("lots"));
+    QCOMPARE(window_->config_panel()->problems().size(), 1);
+    QMetaObject::invokeMethod(line, "linkActivated", Q_ARG(QString, QStringLiteral("0")));
+    auto* budget = child<QLineEdit>("memory_budget");
+    const QRect viewport = window_->config_area()->viewport()->rect();
+    QVERIFY(viewport.contains(QRect(budget->mapTo(window_->config_area()->viewport(), QPoint(0, 0)), budget->size())));
+    child<QLineEdit>("memory_budget")->setText(QStringLiteral("0"));
+    QVERIFY(!line->isVisible());
+}
+
+// A value out of range stays as typed and is explained, while typing: 0 (below the
+// range) and 999999 (more than Fashion-MNIST's 60000 training samples, which only
+// the engine found, at Run).
+void TestStudioWindow::out_of_range_is_explained_not_reverted() {
+    auto* batch = child<QSpinBox>("batch_size");
+    auto* error = child<QLabel>("batch_size_error");
+    batch->setFocus();
+    batch->selectAll();
+    QTest::keyClicks(batch, QStringLiteral("0"));
+    QCOMPARE(batch->value(), 0);
+    QVERIFY(error->isVisible());
+    QVERIFY2(error->text().contains(QStringLiteral("at least 1")), qPrintable(error->text()));
+    child<QSpinBox>("accumulation_steps")->setFocus(); // leaving the field keeps the 0
+    QCOMPARE(batch->value(), 0);
+    QCOMPARE(batch->text(), QStringLiteral("0"));
+    QVERIFY(!window_->run_action()->isEnabled());
+    batch->setFocus();
+    batch->selectAll();
+    QTest::keyClicks(batch, QStringLiteral("9999"));
+    QVERIFY(window_->config_panel()->is_valid()); // 9999 ≤ 60000
+    QTest::keyClicks(batch, QStringLiteral("99"));
+    QCOMPARE(batch->value(), 999999);
+    QVERIFY(!window_->config_panel()->is_valid());
+    // 60000: kFashionMnistTrainSize, the engine's own count (accum-run says the same at start).
+    QVERIFY2(error->text().contains(QStringLiteral("60000")), qPrintable(error->text()));
+    QVERIFY(!window_->run_action()->isEnabled());
+    // Too many accumulation steps for validate() (at most 100000): typed, not refused key by key.
+    auto* k = child<QSpinBox>("accumulation_steps");
+    k->setFocus();
+    k->selectAll();
+    QTest::keyClicks(k, QStringLiteral("200000"));
+    QCOMPARE(k->value(), 200000);
+    QVERIFY(child<QLabel>("accumulation_steps_error")->text().contains(QStringLiteral("100000")));
+    set_spin("batch_size", 64);
+    set_spin("accumulation_steps", 4);
+    QVERIFY(window_->config_panel()->is_valid());
+}
+
+// K = 10000 with B = 64: Fashion-MNIST's 60000 samples make ceil(60000 / 64) = 938
+// micro-batches an epoch, so the epoch ends first and each update takes all 60000
+// (the partial window is flushed at the epoch's end, ARCHITECTURE.md I5).
+void TestStudioWindow::epoch_shorter_than_a_window() {
+    set_combo("dataset", QStringLiteral("fashion-mnist"));
+    set_spin("batch_size", 64);
+    set_spin("accumulation_steps", 10000);
+    set_spin("nproc_per_node", 1);
+    const auto text = child<QLabel>("effective_batch")->text();
+    QVERIFY2(text.contains(QStringLiteral("640000")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("938")) && text.contains(QStringLiteral("60000")), qPrintable(text));
+    set_spin("accumulation_steps", 4);
+    QVERIFY(!child<QLabel>("effective_batch")->text().contains(QStringLiteral("938")));
+}
+
+// Typing in the form's last fields, scrolled to its end at 1280 × 720: nothing
+// moves while the memory estimate is computed again at each keystroke (its
+// one-line "estimating…" between two longer estimates moved the whole form).
+void TestStudioWindow::panel_does_not_scroll_while_typing() {
+    window_->resize(1280, 720);
+    configure_tiny_run(64, 4, 10);
+    QTRY_VERIFY_WITH_TIMEOUT(window_->config_panel()->estimate().ok, 20000);
+    auto* bar = window_->config_area()->verticalScrollBar();
+    QTRY_VERIFY(bar->maximum() > 0);
+    bar->setValue(bar->maximum());
+    auto* budget = child<QLineEdit>("memory_budget");
+    auto* viewport = window_->config_area()->viewport();
+    const QPoint where = budget->mapTo(viewport, QPoint(0, 0));
+    budget->setFocus();
+    budget->selectAll();
+    // "4" is a budget of 4 bytes: the estimate says "over the budget" and takes a
+    // line more, above the field; "40M" is no size: an error row under it.
+    for (const QString& keys : {QStringLiteral("4"), QStringLiteral("0"), QStringLiteral("M"), QStringLiteral("iB")}) {
+        QTest::keyClicks(budget, keys);
+        QTest::qWait(100);
+        QCOMPARE(budget->mapTo(viewport, QPoint(0, 0)), where);
+        // The estimator waits a moment after the last change, then estimates.
+        QTRY_VERIFY_WITH_TIMEOUT(!window_->config_panel()->estimator()->is_pending(), 20000);
+        QTest::qWait(50);
+        QCOMPARE(budget->mapTo(viewport, QPoint(0, 0)), where);
+    }
+    QCOMPARE(window_->config_panel()->config().memory_budget, std::string("40MiB"));
+}
+
+// A start refused for a problem: the status line beside the progress bar says it
+// whole, on as many lines as it needs.
+void TestStudioWindow::status_line_keeps_the_whole_message() {
+    window_->resize(1024, 700);
+    child<QLineEdit>("memory_budget")->setText(QStringLiteral("a budget far too long to read as any size at all"));
+    set_spin("accumulation_steps", 0);
+    QVERIFY(!window_->start_run());
+    auto* status = window_->status_label();
+    QTRY_VERIFY(status->text().contains(QStringLiteral("Memory budget")));
+    QVERIFY(status->text().contains(QStringLiteral("Accumulation (K)")));
+    QTest::qWait(50);
+    QVERIFY2(status->heightForWidth(status->width()) <= status->height(),
+             qPrintable(QStringLiteral("%1 > %2").arg(status->heightForWidth(status->width())).arg(status->height())));
+    child<QLineEdit>("memory_budget")->setText(QStringLiteral("0"));
+    set_spin("accumulation_steps", 4);
+}
+
+// Issue 32, item 2: a lesson step and a demo run on their own configurations and
+// never write the user's saved one; leaving the lesson gives the form back; the
+// next start gets the user's settings.
+void TestStudioWindow::lesson_and_demo_keep_the_users_settings() {
+    const auto saved_batch = [] {
+        const auto json = QSettings(QStringLiteral("AccumulateStudio"), QStringLiteral("accum-studio"))
+                              .value(QStringLiteral("last_config"))
+                              .toString();
+        std::vector<accum::ConfigProblem> problems;
+        return accum::from_json_text(json.toStdString(), accum::RunConfig{}, problems).batch_size;
+    };
+    set_spin("batch_size", 40);
+    set_spin("accumulation_steps", 5);
+    child<QDoubleSpinBox>("learning_rate")->setValue(0.03);
+    window_->close(); // stores the configuration
+    window_ = std::make_unique<MainWindow>();
+    window_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+    QCOMPARE(saved_batch(), 40);
+
+    // A quick step of the lesson (tokens: the transformer at 1 × 16, 20 updates, lr 0.1).
+    const int tokens = studio::lesson_step_index(QStringLiteral("tokens"));
+    QSignalSpy step(window_->lesson_panel(), &studio::LessonPanel::step_finished);
+    window_->start_lesson(tokens);
+    QVERIFY(step.wait(60000));
+    QCOMPARE(window_->config_panel()->config().batch_size, 1); // the form shows the step's
+    QCOMPARE(saved_batch(), 40);                                  // the saved settings keep the user's
+    QVERIFY(window_->user_config().has_value());
+
+    // The no_sync demo after it: its own configuration (the defaults), not the
+    // lesson's transformer at 1 × 16 and lr 0.1, nor the form's.
+    QSignalSpy experiment(window_.get(), &MainWindow::experiment_finished);
+    QVERIFY(window_->run_demo(QStringLiteral("no-sync")));
+    QVERIFY(experiment.wait(120000));
+    const auto& runs = window_->lab_panel()->results();
+    QCOMPARE(int(runs.size()), 2);
+    const accum::RunConfig defaults;
+    for (const auto& r : runs) {
+        QCOMPARE(r.config.model, defaults.model);
+        QCOMPARE(r.config.batch_size, defaults.batch_size);
+        QCOMPARE(r.config.accumulation_steps, defaults.accumulation_steps);
+        QCOMPARE(r.config.learning_rate, defaults.learning_rate);
+        QCOMPARE(r.config.micro_step_delay_s, 0.0);
+        QCOMPARE(r.config.max_steps, 30); // the lab's length for no_sync (lab_panel.cpp)
+        QCOMPARE(r.summary.optimizer_steps, 30);
+    }
+    QCOMPARE(window_->config_panel()->config().batch_size, 1); // the demo left the form alone
+    QCOMPARE(saved_batch(), 40);
+
+    // Leaving the lesson gives the form back what the user had.
+    QTest::mouseClick(window_->lesson_panel()->findChild<QPushButton*>(QStringLiteral("lesson_close")), Qt::LeftButton);
+    QCOMPARE(window_->config_panel()->config().batch_size, 40);
+    QCOMPARE(window_->config_panel()->config().accumulation_steps, 5);
+    QCOMPARE(window_->config_panel()->config().learning_rate, 0.03);
+    QVERIFY(!window_->user_config().has_value());
+
+    // Closed mid-lesson, the window saves the user's; a plain start gets them.
+    window_->start_lesson(tokens);
+    QVERIFY(step.wait(60000));
+    QCOMPARE(window_->config_panel()->config().batch_size, 1);
+    window_->close();
+    QCOMPARE(saved_batch(), 40);
+    window_ = std::make_unique<MainWindow>();
+    QCOMPARE(window_->config_panel()->config().batch_size, 40);
+    QCOMPARE(window_->config_panel()->config().accumulation_steps, 5);
+    QCOMPARE(window_->config_panel()->config().model, accum::ModelKind::Mlp);
+    QCOMPARE(window_->config_panel()->config().memory_budget, std::string("0"));
+    // Reset for the tests that follow.
+    window_->config_panel()->set_config(accum::RunConfig{});
+    window_->close();
+}
+
+// Settings › Reset to defaults: the defaults at once, saved; Undo brings back what was there.
+void TestStudioWindow::reset_to_defaults_and_undo() {
+    set_spin("batch_size", 40);
+    set_combo("optimizer", QStringLiteral("adamw"));
+    child<QLineEdit>("memory_budget")->setText(QStringLiteral("40MiB"));
+    const auto before = accum::to_json_text(window_->config_panel()->config());
+    QVERIFY(!window_->undo_reset_button()->isVisible());
+    window_->reset_defaults_action()->trigger();
+    QCOMPARE(accum::to_json_text(window_->config_panel()->config()), accum::to_json_text(accum::RunConfig{}));
+    QVERIFY(window_->undo_reset_button()->isVisible());
+    const auto saved = QSettings(QStringLiteral("AccumulateStudio"), QStringLiteral("accum-studio"))
+                           .value(QStringLiteral("last_config"))
+                           .toString()
+                           .toStdString();
+    QCOMPARE(saved, accum::to_json_text(accum::RunConfig{}));
+    QTest::mouseClick(window_->undo_reset_button(), Qt::LeftButton);
+    QCOMPARE(accum::to_json_text(window_->config_panel()->config()), before);
+    QVERIFY(!window_->undo_reset_button()->isVisible());
+    window_->config_panel()->set_config(accum::RunConfig{});
+}
+
+// The run log follows new lines while the user is at its end, stops when the user
+// scrolls up to read, and follows again from the end.
+void TestStudioWindow::run_log_follows_new_lines() {
+    window_->resize(1280, 720);
+    configure_tiny_run(8, 1, 400); // a log line every logging step: more lines than the log shows
+    set_spin("pace_ms", 4);
+    auto* log = window_->log_view();
+    auto* bar = log->verticalScrollBar();
+    QSignalSpy finished(window_.get(), &MainWindow::run_finished);
+    QVERIFY(window_->start_run());
+    QTRY_VERIFY_WITH_TIMEOUT(bar->maximum() > 20, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(bar->value(), bar->maximum(), 2000);
+    const int lines = log->blockCount();
+    QTRY_VERIFY_WITH_TIMEOUT(log->blockCount() > lines + 5, 10000);
+    QCOMPARE(bar->value(), bar->maximum()); // still following
+    // The user scrolls up: the log stays where the user reads.
+    bar->triggerAction(QAbstractSlider::SliderPageStepSub);
+    const int reading = bar->value();
+    QVERIFY(reading < bar->maximum());
+    const int more = log->blockCount();
+    QTRY_VERIFY_WITH_TIMEOUT(log->blockCount() > more + 5, 10000);
+    QCOMPARE(bar->value(), reading);
+    // Back at the end: it follows again.
+    bar->triggerAction(QAbstractSlider::SliderToMaximum);
+    const int again = log->blockCount();
+    QTRY_VERIFY_WITH_TIMEOUT(log->blockCount() > again + 5, 10000);
+    QCOMPARE(bar->value(), bar->maximum());
+    window_->stop_action()->trigger();
+    QVERIFY(finished.wait(10000));
+    QCOMPARE(bar->value(), bar->maximum());
 }
 
 QTEST_MAIN(TestStudioWindow)
