@@ -68,6 +68,7 @@ private Q_SLOTS:
     void unknown_code_keeps_the_english();
     void out_of_memory_banner_and_status_in_vietnamese();
     void data_missing_status_in_vietnamese();
+    void field_errors_in_vietnamese();
 
 private:
     QTemporaryDir settings_dir_;
@@ -190,6 +191,40 @@ void TestEngineText::data_missing_status_in_vietnamese() {
     QVERIFY(status->text().contains(QString::fromStdString(config.data_path)));
     QVERIFY(status->text().contains(QStringLiteral("dataset-fashion-mnist")));
     QVERIFY2(english_left(status->text()).isEmpty(), qPrintable(status->text()));
+    QCoreApplication::removeTranslator(&vietnamese_);
+}
+
+// Issue 32, item 5: the form's errors in the interface's language, under its
+// Vietnamese labels: the field's error, the line below the form, the effective batch.
+void TestEngineText::field_errors_in_vietnamese() {
+    QCoreApplication::installTranslator(&vietnamese_);
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* panel = window.config_panel();
+    auto config = accum::RunConfig{};
+    config.learning_rate = 0.0;
+    config.batch_size = 999999;
+    panel->set_config(config);
+    QVERIFY(!panel->is_valid());
+    const auto text = panel->problems_text();
+    qInfo("problems: %s", qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Tốc độ học: phải lớn hơn 0")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Micro-batch (B): 999999 nhiều hơn 60000 mẫu huấn luyện")), qPrintable(text));
+    QVERIFY2(english_left(text).isEmpty() && !text.contains(QStringLiteral("--")), qPrintable(text));
+    const auto* error = panel->findChild<QLabel*>(QStringLiteral("learning_rate_error"));
+    QVERIFY(error && error->isVisible());
+    QCOMPARE(error->text(), QStringLiteral("phải lớn hơn 0"));
+    QVERIFY(window.config_problems()->text().contains(QStringLiteral("Tốc độ học")));
+    // K = 10000 at 64: ceil(60000 / 64) = 938 micro-batches an epoch, fewer than K.
+    config = accum::RunConfig{};
+    config.accumulation_steps = 10000;
+    panel->set_config(config);
+    const auto* effective = panel->findChild<QLabel*>(QStringLiteral("effective_batch"));
+    QVERIFY(effective);
+    qInfo("effective batch: %s", qPrintable(effective->text()));
+    QVERIFY(effective->text().contains(QStringLiteral("938 micro-batch")));
+    QVERIFY2(english_left(effective->text()).isEmpty(), qPrintable(effective->text()));
     QCoreApplication::removeTranslator(&vietnamese_);
 }
 
