@@ -112,6 +112,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     effective_batch_->setObjectName(QStringLiteral("effective_batch"));
     effective_batch_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 13pt; color: #1f4e99;"));
     effective_batch_->setWordWrap(true);
+    effective_batch_->setTextFormat(Qt::RichText);
     gradient_checkpointing_ = new QCheckBox(tr("Gradient checkpointing"));
     gradient_checkpointing_->setObjectName(QStringLiteral("gradient_checkpointing"));
     gradient_checkpointing_->setToolTip(tr("Keep fewer activations in the forward and recompute them in backward (or run "
@@ -428,16 +429,21 @@ QString ConfigPanel::effective_batch_text(const accum::RunConfig& c) const {
                                             .arg(c.effective_batch());
     // An epoch shorter than one window: the window is flushed at the epoch's end
     // (ARCHITECTURE.md, I5), so an update takes what one epoch has, not B × K.
+    // The note in the form's usual font, under the figure in large bold.
+    text = text.toHtmlEscaped();
     const auto n = accum::builtin_train_size(c.dataset);
-    if (n > 0 && c.batch_size > 0 && c.accumulation_steps > 0 && c.world_size() > 0) {
+    if (n > 0 && c.batch_size > 0 && c.batch_size <= n && c.accumulation_steps > 0 && c.world_size() > 0) {
         const auto per_process = (n + c.world_size() - 1) / c.world_size();
         const auto micro_batches = (per_process + c.batch_size - 1) / c.batch_size;
         if (micro_batches < c.accumulation_steps)
-            text += QLatin1Char('\n') + tr("But an epoch has only %1 micro-batches of %2: the epoch ends first, so "
-                                           "each update takes the whole epoch, %3 samples.")
-                                            .arg(micro_batches)
-                                            .arg(c.batch_size)
-                                            .arg(n);
+            text += QStringLiteral("<br><span style=\"font-size: %1pt; font-weight: normal; color: #7f1d1d;\">%2</span>")
+                        .arg(font().pointSizeF() > 0 ? font().pointSizeF() : 9.0)
+                        .arg(tr("But an epoch has only %1 micro-batches of %2: the epoch ends first, so each update "
+                                "takes the whole epoch, %3 samples.")
+                                 .arg(micro_batches)
+                                 .arg(c.batch_size)
+                                 .arg(n)
+                                 .toHtmlEscaped());
     }
     return text;
 }

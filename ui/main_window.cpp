@@ -454,7 +454,7 @@ void MainWindow::update_config_summary() {
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
     if (watched == config_panel_ && event->type() == QEvent::LayoutRequest && !focus_anchor_) {
-        QWidget* focus = QApplication::focusWidget();
+        QWidget* focus = focusWidget(); // the window's, also while another window is active
         if (focus && config_panel_->isAncestorOf(focus) && config_scroll_->isVisible()) {
             focus_anchor_ = focus;
             focus_anchor_y_ = focus->mapTo(config_scroll_->viewport(), QPoint(0, 0)).y();
