@@ -683,7 +683,17 @@ QStringList MainWindow::demo_names() {
     return names;
 }
 
-bool MainWindow::run_demo(const QString& name) { return run_demo(name, accum::RunConfig{}); }
+bool MainWindow::run_demo(const QString& name) {
+    if (name == QLatin1String("code-panel")) {
+        tabs_->setCurrentIndex(0);
+        start_run();
+        return true;
+    }
+    const auto* info = find_experiment(name);
+    if (!info) return false;
+    run_experiment(info->experiment);
+    return true;
+}
 
 bool MainWindow::run_demo(const QString& name, const accum::RunConfig& config) {
     const bool live = name == QLatin1String("code-panel");

@@ -110,10 +110,11 @@ public Q_SLOTS:
     void toggle_pause();
     void stop_run();
     void step_once();
-    // Demo entry points (--demo NAME), one per name of demo_names(): the code
-    // panel's live run and the lab's experiments. A demo runs on its own
-    // configuration (`config`; the studio's defaults when none is given), never the
-    // form's, and writes nothing to the saved settings. Returns false for an unknown name.
+    // Demo entry points, one per name of demo_names(): the code panel's live run
+    // and the lab's experiments. With `config` (--demo NAME: the defaults, or
+    // --config FILE's) the demo runs on that configuration, leaves the form alone
+    // and writes nothing to the saved settings; without, on the form's, as the Lab
+    // menu does. Returns false for an unknown name.
     bool run_demo(const QString& name);
     bool run_demo(const QString& name, const accum::RunConfig& config);
     // Settings › Reset to defaults: the form gets the defaults; Undo (beside the

@@ -830,10 +830,11 @@ void TestStudioWindow::lesson_and_demo_keep_the_users_settings() {
     QCOMPARE(saved_batch(), 40);                                  // the saved settings keep the user's
     QVERIFY(window_->user_config().has_value());
 
-    // The no_sync demo after it: its own configuration (the defaults), not the
-    // lesson's transformer at 1 × 16 and lr 0.1, nor the form's.
+    // The no_sync demo after it, as --demo no-sync starts it (app/accum_studio_main.cpp):
+    // on its own configuration, the defaults, not the lesson's transformer at 1 × 16
+    // and lr 0.1, nor the form's.
     QSignalSpy experiment(window_.get(), &MainWindow::experiment_finished);
-    QVERIFY(window_->run_demo(QStringLiteral("no-sync")));
+    QVERIFY(window_->run_demo(QStringLiteral("no-sync"), accum::RunConfig{}));
     QVERIFY(experiment.wait(120000));
     const auto& runs = window_->lab_panel()->results();
     QCOMPARE(int(runs.size()), 2);
