@@ -70,9 +70,10 @@ private Q_SLOTS:
             QVERIFY2(!a.at("spread").empty(), plan.message.c_str());
             QVERIFY2(english_text(plan.why).find(a.at("ratio") + " × (" + a.at("spread") + ") faster") != std::string::npos,
                      english_text(plan.why).c_str());
-            // Every timing round left out its warm-up and timed some updates.
+            // The verification run and at least one timing round, each past its warm-up,
+            // timed at least 3 updates.
             for (const auto& c : plan.candidates)
-                QVERIFY2(c.timed_steps >= 3 * (1 + kTimingRounds), qPrintable(QString::number(c.timed_steps)));
+                QVERIFY2(c.timed_steps >= 3 * 2, qPrintable(QString::number(c.timed_steps)));
             const bool inverted = plan.gradient_checkpointing; // the pick is the checkpointed one
             stated.push_back(inverted ? Stated{1 / plan.ratio, 1 / plan.ratio_high, 1 / plan.ratio_low}
                                       : Stated{plan.ratio, plan.ratio_low, plan.ratio_high});

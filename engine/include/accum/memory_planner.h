@@ -90,15 +90,18 @@ std::string to_json_text(const MemoryPlan& plan);
 // when both levers fit, kTimingRounds more rounds run each again, alternately, in
 // the warm process, leaving out kTimingWarmupSteps. A run times at least
 // kMinTimedSteps updates and kMinTimedSeconds, at most kMaxTimedSeconds (a slow
-// model stops earlier, with no fewer than 3 timed updates). Each round gives one
+// model stops earlier, with no fewer than 3 timed updates); a round starts only
+// while the rounds so far took less than kTimingBudgetSeconds (a busy machine
+// gets one round: the planner runs in front of a class). Each round gives one
 // ratio of the two levers' median samples/s; the plan states the ratio of the
 // levers' medians over every timed update, within the range of the rounds' ratios.
 inline constexpr int kVerifyWarmupSteps = 2;
 inline constexpr int kTimingWarmupSteps = 1;
 inline constexpr int kTimingRounds = 2;
-inline constexpr int kMinTimedSteps = 5;
-inline constexpr double kMinTimedSeconds = 0.25;
-inline constexpr double kMaxTimedSeconds = 1.5;
+inline constexpr double kTimingBudgetSeconds = 3.0;
+inline constexpr int kMinTimedSteps = 4;
+inline constexpr double kMinTimedSeconds = 0.2;
+inline constexpr double kMaxTimedSeconds = 1.0;
 
 // A ratio rounded to what its spread [low, high] allows: the last digit is the
 // one the spread's half-width first reaches (at most two decimals): 3.52 with

@@ -1,6 +1,7 @@
 #include "accum/memory_planner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -229,7 +230,11 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         const auto& x = plan.candidates[timed[0]];
         const auto& y = plan.candidates[timed[1]];
         round_ratios.push_back(y.samples_per_second > 0 ? x.samples_per_second / y.samples_per_second : 0);
+        const auto rounds_started = std::chrono::steady_clock::now();
         for (int round = 0; round < kTimingRounds; ++round) {
+            const double spent =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - rounds_started).count();
+            if (round > 0 && spent > kTimingBudgetSeconds) break;
             double rate[2] = {0, 0};
             for (int n = 0; n < 2; ++n) {
                 const int which = round % 2 == 0 ? 1 - n : n; // B, A, then A, B, …: drift falls on both
