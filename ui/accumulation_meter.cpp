@@ -10,19 +10,49 @@ namespace studio {
 
 AccumulationMeter::AccumulationMeter(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("accumulation_meter"));
-    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    QSizePolicy policy(QSizePolicy::Expanding, QSizePolicy::Maximum); // down to its minimum where room is short
+    policy.setHeightForWidth(true);
+    setSizePolicy(policy);
     reset(1);
 }
 
 QSize AccumulationMeter::minimumSizeHint() const {
-    // Title, slots, a value, a bar of at least 20 px and the footer: five lines and some room.
+    // Title, slots, a value, a bar of at least 12 px and the footer: five lines and a
+    // little room (at 720 lines the window's height is what the lesson's bar, the
+    // banner and the plots share).
     const int line = fontMetrics().height();
-    return {260, std::max(150, 5 * line + 60)};
+    return {260, 5 * line + 40};
 }
 
-QSize AccumulationMeter::sizeHint() const { return {360, minimumSizeHint().height() + 20}; }
+QSize AccumulationMeter::sizeHint() const { return {360, std::max(minimumSizeHint().height() + 20, heightForWidth(360))}; }
+
+QString AccumulationMeter::title() const {
+    return synced_ ? tr("Window full (%1 / %2): update %3 applied, .grad zeroed").arg(filled_).arg(window_size_).arg(updates_)
+                   : tr("Window: %1 / %2 micro-batches in .grad").arg(filled_).arg(window_size_);
+}
+
+QString AccumulationMeter::footer() { return tr("bars: ‖.grad‖ after each backward (it adds up)"); }
+
+int AccumulationMeter::wrapped_height(const QString& text, const QFont& font, int width) const {
+    return QFontMetrics(font).boundingRect(QRect(0, 0, std::max(width, 1), 10000), Qt::TextWordWrap, text).height();
+}
+
+int AccumulationMeter::heightForWidth(int width) const {
+    // The title (bold, wrapped), the slots, a value, a bar of at least 20 px and the footer (wrapped).
+    QFont bold = font();
+    bold.setBold(true);
+    const int inner = width - 12;
+    const int line = fontMetrics().height();
+    const int title_h = std::max(wrapped_height(title(), bold, inner),
+                                 wrapped_height(tr("Window full (%1 / %2): update %3 applied, .grad zeroed")
+                                                    .arg(window_size_).arg(window_size_).arg(updates_ + 1),
+                                                bold, inner));
+    const int footer_h = wrapped_height(footer(), font(), inner);
+    return std::max(minimumSizeHint().height(), 4 + title_h + 4 + 6 + (line + 8) + line + 4 + 12 + footer_h + 2 + 4);
+}
 
 void AccumulationMeter::reset(int accumulation_steps) {
+    updateGeometry(); // the title's wrapped height follows K
     window_size_ = std::max(1, accumulation_steps);
     filled_ = 0;
     synced_ = false;
@@ -56,15 +86,14 @@ void AccumulationMeter::paintEvent(QPaintEvent*) {
     QFont bold = font();
     bold.setBold(true);
     p.setFont(bold);
-    const QString title = synced_ ? tr("Window full (%1 / %2): update %3 applied, .grad zeroed")
-                                        .arg(filled_).arg(window_size_).arg(updates_)
-                                  : tr("Window: %1 / %2 micro-batches in .grad")
-                                        .arg(filled_).arg(window_size_);
-    // Heights follow the font, so presentation mode's larger text keeps its room.
+    // Heights follow the font, so presentation mode's larger text keeps its room;
+    // the title and the footer wrap in a narrow meter.
     const double line = fontMetrics().height();
-    const QRectF title_rect(area.left(), area.top(), area.width(), line + 4);
+    const QString heading = title();
+    const int inner = static_cast<int>(area.width());
+    const QRectF title_rect(area.left(), area.top(), area.width(), wrapped_height(heading, bold, inner) + 4);
     p.setPen(synced_ ? sync_fill.darker(130) : palette().color(QPalette::WindowText));
-    p.drawText(title_rect, Qt::AlignLeft | Qt::AlignVCenter, title);
+    p.drawText(title_rect, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, heading);
     p.setFont(font());
 
     const int n = std::max(1, int(norms_.size()));
@@ -73,7 +102,8 @@ void AccumulationMeter::paintEvent(QPaintEvent*) {
     const double bars_top = title_rect.bottom() + 6;
     const double slot_h = line + 8;
     const double bar_area_top = bars_top + slot_h + line + 4; // room for the value above a full bar
-    const double bar_area_h = std::max(20.0, area.bottom() - line - 2 - bar_area_top);
+    const double footer_h = wrapped_height(footer(), font(), inner);
+    const double bar_area_h = std::max(12.0, area.bottom() - footer_h - 2 - bar_area_top);
     for (int i = 0; i < n; ++i) {
         const QRectF slot(area.left() + i * (slot_w + gap), bars_top, slot_w, slot_h);
         const bool on = i < filled_;
@@ -95,8 +125,8 @@ void AccumulationMeter::paintEvent(QPaintEvent*) {
         }
     }
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(QRectF(area.left(), area.bottom() - line, area.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("bars: ‖.grad‖ after each backward (it adds up)"));
+    p.drawText(QRectF(area.left(), area.bottom() - footer_h, area.width(), footer_h),
+               Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, footer());
 }
 
 } // namespace studio

@@ -25,11 +25,19 @@ public:
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override; // grows with the font (presentation mode)
+    // The title and the footer wrap rather than run out of a narrow meter.
+    bool hasHeightForWidth() const override { return true; }
+    int heightForWidth(int width) const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
 
 private:
+    QString title() const;
+    static QString footer();
+    // The height `text` takes wrapped in `width` with `font`.
+    int wrapped_height(const QString& text, const QFont& font, int width) const;
+
     int window_size_ = 1;
     int filled_ = 0;
     bool synced_ = false;

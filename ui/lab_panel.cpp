@@ -120,6 +120,66 @@ double seconds_per_update(const RunResult& run) {
     return steps > 0 ? time / static_cast<double>(steps) : std::nan("");
 }
 
+UpdateTiming update_timing(const RunResult& run) {
+    UpdateTiming t;
+    std::vector<double> seconds, rates;
+    for (std::size_t i = kLabWarmupUpdates + 1; i < run.steps.size(); ++i) {
+        const double dt = run.steps[i].elapsed_s - run.steps[i - 1].elapsed_s;
+        const auto samples = run.steps[i].samples_seen - run.steps[i - 1].samples_seen;
+        if (!(dt > 0) || samples <= 0) continue;
+        seconds.push_back(dt);
+        rates.push_back(static_cast<double>(samples) / dt);
+    }
+    t.updates = static_cast<int>(seconds.size());
+    const double nan = std::nan("");
+    auto quantile = [](std::vector<double> v, double q) {
+        std::sort(v.begin(), v.end());
+        const double at = q * static_cast<double>(v.size() - 1);
+        const auto i = static_cast<std::size_t>(std::floor(at));
+        const std::size_t j = std::min(i + 1, v.size() - 1);
+        return v[i] + (at - static_cast<double>(i)) * (v[j] - v[i]);
+    };
+    if (t.updates < kLabMinTimedUpdates) {
+        t.seconds = t.seconds_low = t.seconds_high = nan;
+        t.samples_per_second = t.samples_low = t.samples_high = nan;
+        return t;
+    }
+    t.seconds = quantile(seconds, 0.5);
+    t.seconds_low = quantile(seconds, 0.25);
+    t.seconds_high = quantile(seconds, 0.75);
+    t.samples_per_second = quantile(rates, 0.5);
+    t.samples_low = quantile(rates, 0.25);
+    t.samples_high = quantile(rates, 0.75);
+    return t;
+}
+
+namespace {
+
+// Decimals for a value with spread half-width `half` (negative: round to tens, hundreds…).
+int spread_decimals(double half) {
+    if (!(half > 0)) return 1;
+    return std::min(3, -static_cast<int>(std::floor(std::log10(half))));
+}
+
+QString rounded(double value, int decimals) {
+    if (decimals >= 0) return QString::number(value, 'f', decimals);
+    const double step = std::pow(10.0, -decimals);
+    return QString::number(std::round(value / step) * step, 'f', 0);
+}
+
+} // namespace
+
+QString rounded_to_spread(double value, double low, double high) {
+    if (!std::isfinite(value)) return QStringLiteral("–");
+    return rounded(value, spread_decimals((high - low) / 2));
+}
+
+QString with_spread(double value, double low, double high) {
+    if (!std::isfinite(value)) return QStringLiteral("–");
+    const int decimals = spread_decimals((high - low) / 2);
+    return QStringLiteral("%1 (%2–%3)").arg(rounded(value, decimals), rounded(low, decimals), rounded(high, decimals));
+}
+
 QString format_bytes(std::int64_t bytes) {
     if (bytes <= 0) return QStringLiteral("–");
     const double mib = bytes / (1024.0 * 1024.0);
@@ -456,6 +516,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     memory_bars_->legend->setRowSpacing(-2);
     memory_bars_->yAxis->setLabel(tr("MiB"));
     memory_bars_->setVisible(false);
+    bars_look_.capture(memory_bars_);
 
     table_ = new QTableWidget(0, ColumnCount);
     table_->setObjectName(QStringLiteral("lab_table"));
@@ -470,6 +531,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setAlternatingRowColors(true);
     table_->setMinimumHeight(130);
+    // A run's meaning is at the end of its name ("… (wrong)", "… (right)"): cut the middle.
+    table_->setTextElideMode(Qt::ElideMiddle);
 
     auto* lower = new QWidget;
     auto* lower_layout = new QVBoxLayout(lower);
@@ -499,6 +562,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
         link_curve_->legend->setFont(font());
         link_curve_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
         draw_link_curve(link_curve_, *curve, font());
+        curve_look_.capture(link_curve_);
         link_curve_->setVisible(false);
         // The lab's own curves keep their share: this one takes what the row gives it.
         link_curve_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Expanding);
@@ -602,7 +666,11 @@ void LabPanel::on_all_finished() {
                             : tr("Largest |Δ loss| between styles: %1 — they differ (partial windows? dropout?).")
                                   .arg(worst_text);
     } else if (experiment_ == Experiment::NoSyncVsSyncEach && runs.size() == 2) {
-        auto ms = [](const RunResult& r) { return number_or_dash(1000.0 * seconds_per_update(r), 1); };
+        // Each update after the warm-up: the median and its quartiles (update_timing).
+        auto ms = [](const RunResult& r) {
+            const auto t = update_timing(r);
+            return with_spread(1000.0 * t.seconds, 1000.0 * t.seconds_low, 1000.0 * t.seconds_high);
+        };
         text = tr("Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every "
                   "micro-batch; time per update %4 ms vs %5 ms.")
                    .arg(worst_text)
@@ -613,7 +681,8 @@ void LabPanel::on_all_finished() {
         QStringList memory, speed;
         for (const auto& r : runs) {
             memory << format_bytes(r.summary.peak_memory_bytes);
-            speed << QString::number(r.summary.samples_per_second, 'f', 0);
+            const auto t = update_timing(r); // the warm-up left out, rounded to the spread
+            speed << rounded_to_spread(t.samples_per_second, t.samples_low, t.samples_high);
         }
         text = tr("Same curve: largest |Δ loss| %1.\nPeak memory %2 · samples/s %3.")
                    .arg(worst_text, memory.join(QStringLiteral(" → ")), speed.join(QStringLiteral(" → ")));
@@ -633,7 +702,8 @@ void LabPanel::on_all_finished() {
         QStringList activations, speed;
         for (const auto& r : runs) {
             activations << format_bytes(r.peak_activations_bytes());
-            speed << QString::number(r.summary.samples_per_second, 'f', 0);
+            const auto t = update_timing(r);
+            speed << rounded_to_spread(t.samples_per_second, t.samples_low, t.samples_high);
         }
         const auto bands = memory_bands(runs.front());
         text = tr("Same losses: largest |Δ loss| %1.\nPeak activations %2 · parameters, gradients and optimizer "
@@ -673,6 +743,8 @@ void LabPanel::fill_table() {
     for (int row = 0; row < int(runs.size()); ++row) {
         const auto& r = runs[static_cast<std::size_t>(row)];
         const double delta = row == 0 ? 0.0 : studio::max_loss_difference(runs.front(), r);
+        // Speeds without the warm-up, rounded to their spread; the spread in the tooltip.
+        const auto timing = update_timing(r);
         const QStringList cells = {r.label,
                                    batching(r.config),
                                    number_or_dash(r.final_loss(), 4),
@@ -680,15 +752,30 @@ void LabPanel::fill_table() {
                                    number_or_dash(r.final_accuracy(), 4),
                                    number_or_dash(r.summary.train_runtime_s, 2),
                                    format_bytes(r.summary.peak_memory_bytes),
-                                   number_or_dash(r.summary.samples_per_second, 0),
+                                   rounded_to_spread(timing.samples_per_second, timing.samples_low,
+                                                     timing.samples_high),
                                    QString::number(allreduces_per_update(r), 'g', 3),
-                                   number_or_dash(1000.0 * seconds_per_update(r), 1),
+                                   rounded_to_spread(1000.0 * timing.seconds, 1000.0 * timing.seconds_low,
+                                                     1000.0 * timing.seconds_high),
                                    format_bytes(r.peak_activations_bytes()),
                                    skipped_text(r)};
         for (int c = 0; c < cells.size(); ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             item->setTextAlignment(c == 0 ? (Qt::AlignLeft | Qt::AlignVCenter) : Qt::AlignCenter);
             if (c == 0) item->setForeground(run_colours()[row % run_colours().size()]);
+            if (c == 0) item->setToolTip(r.label); // the whole name, where the column cuts its middle
+            if (c == SpeedColumn)
+                item->setToolTip(tr("median of %1 updates after the first %2 (quartiles %3)")
+                                     .arg(timing.updates)
+                                     .arg(kLabWarmupUpdates)
+                                     .arg(with_spread(timing.samples_per_second, timing.samples_low,
+                                                      timing.samples_high)));
+            if (c == TimePerUpdateColumn)
+                item->setToolTip(tr("median of %1 updates after the first %2 (quartiles %3)")
+                                     .arg(timing.updates)
+                                     .arg(kLabWarmupUpdates)
+                                     .arg(with_spread(1000.0 * timing.seconds, 1000.0 * timing.seconds_low,
+                                                      1000.0 * timing.seconds_high)));
             table_->setItem(row, c, item);
         }
     }
@@ -802,18 +889,24 @@ void LabPanel::rebuild_plot() {
     // below them on the left; a learning rate falls to zero, so above it on the right;
     // a loss scale falls from its start, so below it.
     const auto y = plot_->yAxis->range();
+    // In presentation mode the legend is outside the plot (PlotLook::legend_below).
+    const bool legend_inside = plot_->legend->visible() && plot_->legend->layout() != plot_->plotLayout();
     if (scale_axis) {
         // Close around the scales, so that a halving is a visible step; the legend below them.
-        if (scaling) plot_->yAxis->setRange(lowest_scale / (plot_->legend->visible() ? 256.0 : 4.0), highest_scale * 2.0);
-    } else if (plot_->legend->visible()) {
+        if (scaling) plot_->yAxis->setRange(lowest_scale / (legend_inside ? 256.0 : 4.0), highest_scale * 2.0);
+    } else if (legend_inside) {
         if (lr)
             plot_->yAxis->setRangeUpper(y.upper + 0.45 * std::max(y.size(), 1e-9));
         else
             plot_->yAxis->setRangeLower(y.lower - 0.6 * std::max(y.size(), 1e-9));
     }
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, lr           ? (Qt::AlignTop | Qt::AlignRight)
-                                                           : scale_axis ? (Qt::AlignBottom | Qt::AlignRight)
-                                                                        : (Qt::AlignBottom | Qt::AlignLeft));
+    if (legend_inside)
+        plot_->axisRect()->insetLayout()->setInsetAlignment(0, lr           ? (Qt::AlignTop | Qt::AlignRight)
+                                                               : scale_axis ? (Qt::AlignBottom | Qt::AlignRight)
+                                                                            : (Qt::AlignBottom | Qt::AlignLeft));
+    // The tickers just set (a log scale's among them) tick as sparsely as the text's size asks.
+    for (auto* rect : plot_->axisRects())
+        for (auto* axis : rect->axes()) PlotLook::fit_tick_count(axis, scale_);
     plot_->yAxis2->setVisible(scaling && !scale_axis);
     if (scaling && !scale_axis) plot_->yAxis2->setRange(decades_around(lowest_scale, highest_scale));
     // A fixed floor, and room up to the next decade above the largest difference.
@@ -880,7 +973,8 @@ void LabPanel::set_presentation_scale(double scale) {
     // mean. The table's coloured run names are the legend.
     for (auto* desk_only : std::initializer_list<QWidget*>{buttons_box_, explanation_, axis_box_, verdict_})
         desk_only->setVisible(scale <= 1.0);
-    plot_->legend->setVisible(scale <= 1.0);
+    // The legend stays, below the plots (the curves keep the plot's area).
+    PlotLook::legend_below(plot_, scale > 1.0, 0);
     // The table as tall as its rows, the plot the rest.
     split_->setStretchFactor(1, scale > 1.0 ? 0 : 2);
     if (scale > 1.0) {
@@ -891,6 +985,11 @@ void LabPanel::set_presentation_scale(double scale) {
         split_->setSizes({height - table, table});
     }
     look_.apply(scale);
+    bars_look_.apply(scale);
+    if (link_curve_) {
+        curve_look_.apply(scale);
+        PlotLook::legend_below(link_curve_, scale > 1.0, 1);
+    }
     verdict_->setStyleSheet(
         QStringLiteral("font-weight: bold; font-size: %1pt; padding: 2px;").arg(11.0 * scale, 0, 'f', 1));
     rebuild_plot();

@@ -117,6 +117,8 @@ private:
     QTableWidget* table_ = nullptr;
     QSplitter* split_ = nullptr;
     PlotLook look_;
+    PlotLook bars_look_;  // memory_bars_
+    PlotLook curve_look_; // link_curve_
     double scale_ = 1.0;
 };
 
@@ -127,6 +129,26 @@ QString format_bytes(std::int64_t bytes);
 // records; 0 for one process), and its training time per update in seconds.
 double allreduces_per_update(const RunResult& run);
 double seconds_per_update(const RunResult& run);
+// A run's speed a teacher can repeat (issue 32): the time of each update after
+// the first kLabWarmupUpdates (first allocations, kernel set-up, a first run's
+// cold process), their median and quartiles, and the samples/s of those updates.
+// `updates` counts the timed updates; below kLabMinTimedUpdates the figures are NaN
+// (too few to say a speed).
+inline constexpr int kLabWarmupUpdates = 2;
+inline constexpr int kLabMinTimedUpdates = 3;
+struct UpdateTiming {
+    int updates = 0;
+    double seconds = 0, seconds_low = 0, seconds_high = 0;              // per update: median, quartiles
+    double samples_per_second = 0, samples_low = 0, samples_high = 0;  // median, quartiles
+};
+UpdateTiming update_timing(const RunResult& run);
+// `value` rounded to what its spread [low, high] allows: to the power of ten of
+// the spread's half-width ("19400" for 19,437 within 19,100–19,800; "63.6" for
+// 63.62 within 63.2–64.1); NaN gives "–".
+QString rounded_to_spread(double value, double low, double high);
+// "63.6 (63.2–64.1)": the value so rounded and its spread at the same precision.
+QString with_spread(double value, double low, double high);
+
 // The updates the run skipped (the loss scaler's overflows, --skip-nonfinite).
 std::int64_t skipped_updates(const RunResult& run);
 

@@ -18,9 +18,10 @@ namespace studio {
 LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     plot_ = new QCustomPlot(this);
     plot_->setObjectName(QStringLiteral("loss_plot"));
-    // Small enough for a 1024 × 768 projector beside the memory plot and the
-    // lesson's bar; the splitter gives it more where there is room.
-    plot_->setMinimumHeight(160);
+    // Small enough for a 1280 × 720 projector under the lesson's bar and the
+    // out-of-memory banner, beside the memory plot (test_layout_fit: the window no
+    // taller than the screen); the splitter gives it more where there is room.
+    plot_->setMinimumHeight(110);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->plotLayout()->insertRow(0);
     auto* title = new QCPTextElement(plot_, tr("Training loss"), QFont(font().family(), 12, QFont::Bold));
@@ -109,10 +110,9 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
 void LossPlot::set_presentation_scale(double scale) {
     look_.apply(scale);
     controls_->setVisible(scale <= 1.0);
-    // In front of a class the legend goes where a falling loss never is (the curves
-    // start high on the left), so no curve hides behind it in a short demo.
-    plot_->axisRect()->insetLayout()->setInsetAlignment(
-        0, scale > 1.0 ? (Qt::AlignBottom | Qt::AlignLeft) : (Qt::AlignTop | Qt::AlignRight));
+    // In front of a class the legend goes below the plot, in its large text, so that
+    // no curve hides behind it and the curves keep the plot's area.
+    PlotLook::legend_below(plot_, scale > 1.0, 0); // beside: the live plots are wide and short
 }
 
 void LossPlot::set_loss_scaling(bool on) {

@@ -1,6 +1,13 @@
 #include "plot_look.h"
 
+#include <QFontInfo>
+#include <QGuiApplication>
+#include <QScreen>
+#include <algorithm>
+#include <cmath>
 #include <qcustomplot.h>
+
+#include "screen_fit.h"
 
 namespace studio {
 
@@ -21,6 +28,64 @@ QFont PlotLook::scaled(const QFont& font, double scale) {
     else if (font.pixelSize() > 0)
         f.setPixelSize(qRound(font.pixelSize() * scale));
     return f;
+}
+
+QFont PlotLook::scaled(const QFont& font, double scale, int least_pixels) {
+    QFont f = scaled(font, scale);
+    if (least_pixels > 0 && QFontInfo(f).pixelSize() < least_pixels) f.setPixelSize(least_pixels);
+    return f;
+}
+
+int PlotLook::least_text_pixels(const QWidget* widget) {
+    const QScreen* screen = widget && widget->screen() ? widget->screen() : QGuiApplication::primaryScreen();
+    return static_cast<int>(std::ceil((screen ? screen->geometry().height() : 720) / kPresentationTextFraction));
+}
+
+void PlotLook::fit_tick_count(QCPAxis* axis, double scale) {
+    constexpr int kDeskTicks = 5; // QCPAxisTicker's own
+    if (!axis || !axis->ticker()) return;
+    axis->ticker()->setTickCount(scale > 1.0 ? std::max(3, static_cast<int>(std::lround(kDeskTicks / scale))) : kDeskTicks);
+}
+
+void PlotLook::legend_below(QCustomPlot* plot, bool below, int columns) {
+    auto* legend = plot->legend;
+    auto* inset = plot->axisRect()->insetLayout();
+    auto* grid = plot->plotLayout();
+    const bool is_below = legend->layout() == grid;
+    if (below == is_below) return;
+    if (below) {
+        for (int i = 0; i < inset->elementCount(); ++i)
+            if (inset->elementAt(i) == legend) {
+                plot->setProperty("desk_legend_alignment", int(inset->insetAlignment(i)));
+                break;
+            }
+        plot->setProperty("desk_legend_wrap", legend->wrap());
+        plot->setProperty("desk_legend_fill", int(legend->fillOrder()));
+        plot->setProperty("desk_legend_margins", QVariant::fromValue(legend->margins()));
+        inset->take(legend);
+        inset->simplify();
+        if (columns > 0) {
+            const int row = grid->rowCount();
+            grid->addElement(row, 0, legend);
+            grid->setRowStretchFactor(row, 0.001);
+            legend->setWrap(columns);
+            legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+        } else {
+            const int column = grid->columnCount();
+            grid->addElement(0, column, legend);
+            grid->setColumnStretchFactor(column, 0.001);
+            legend->setWrap(0);
+            legend->setFillOrder(QCPLayoutGrid::foRowsFirst, true);
+        }
+        legend->setMargins(QMargins(4, 2, 4, 2));
+    } else {
+        grid->take(legend);
+        grid->simplify();
+        inset->addElement(legend, Qt::Alignment(plot->property("desk_legend_alignment").toInt()));
+        legend->setWrap(plot->property("desk_legend_wrap").toInt());
+        legend->setFillOrder(QCPLayoutGrid::FillOrder(plot->property("desk_legend_fill").toInt()), true);
+        legend->setMargins(plot->property("desk_legend_margins").value<QMargins>());
+    }
 }
 
 void PlotLook::capture(QCustomPlot* plot) {
@@ -62,10 +127,14 @@ void PlotLook::capture(QCustomPlot* plot) {
 void PlotLook::apply(double scale) {
     if (!plot_) return;
     scale_ = scale;
+    // In presentation mode no text below 1/40 of the screen's height, whatever its
+    // desk size (a chart's 8-point ticks would stay small at 1.5 ×).
+    const int least = scale > 1.0 ? least_text_pixels(plot_) : 0;
     for (const auto& a : axes_) {
         if (!a.axis) continue;
-        a.axis->setLabelFont(scaled(a.label, scale));
-        a.axis->setTickLabelFont(scaled(a.ticks, scale));
+        a.axis->setLabelFont(scaled(a.label, scale, least));
+        a.axis->setTickLabelFont(scaled(a.ticks, scale, least));
+        fit_tick_count(a.axis, scale);
         a.axis->setBasePen(widened(a.base, scale));
         a.axis->setTickPen(widened(a.tick, scale));
         a.axis->setSubTickPen(widened(a.sub_tick, scale));
@@ -84,11 +153,11 @@ void PlotLook::apply(double scale) {
         }
     }
     for (const auto& t : texts_)
-        if (t.element) t.element->setFont(scaled(t.font, scale));
+        if (t.element) t.element->setFont(scaled(t.font, scale, least));
     for (const auto& i : items_) {
         if (!i.item) continue;
         if (auto* text = qobject_cast<QCPItemText*>(i.item.data())) {
-            text->setFont(scaled(i.font, scale));
+            text->setFont(scaled(i.font, scale, least));
             const auto& p = i.padding;
             text->setPadding(QMargins(qRound(p.left() * scale), qRound(p.top() * scale), qRound(p.right() * scale),
                                       qRound(p.bottom() * scale)));
@@ -98,7 +167,9 @@ void PlotLook::apply(double scale) {
             if (i.pen.style() != Qt::NoPen) rect->setPen(widened(i.pen, scale));
         }
     }
-    plot_->legend->setFont(scaled(legend_font_, scale));
+    plot_->legend->setFont(scaled(legend_font_, scale, least));
+    for (int i = 0; i < plot_->legend->itemCount(); ++i) // items made before keep their own font
+        if (auto* item = plot_->legend->item(i)) item->setFont(plot_->legend->font());
     plot_->legend->setIconSize(QSize(qRound(legend_icon_.width() * scale), qRound(legend_icon_.height() * scale)));
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -17,6 +17,7 @@ class QCPAxis;
 class QCPGraph;
 class QCPLegend;
 class QCPTextElement;
+class QWidget;
 
 namespace studio {
 
@@ -28,6 +29,19 @@ public:
 
     // A font `scale` times as large as `font` (point or pixel size, whichever it has).
     static QFont scaled(const QFont& font, double scale);
+    // The same, and at least `least_pixels` high (0: no floor).
+    static QFont scaled(const QFont& font, double scale, int least_pixels);
+    // Presentation mode's least text height on the screen `widget` is on: 1/40 of
+    // its height (18 px at 720 lines, 27 at 1080; ui/screen_fit.h).
+    static int least_text_pixels(const QWidget* widget);
+    // Fewer ticks for larger text, so that the labels do not overlap: the ticker's
+    // count (5, QCustomPlot's) divided by `scale`, at least 3; a ticker set after
+    // apply() (a rebuilt plot) is given its count by its owner through this.
+    static void fit_tick_count(QCPAxis* axis, double scale);
+    // Presentation mode keeps the legend, outside the plot's area (true): below it in
+    // `columns` columns, or (columns 0) beside it on the right, one entry a row,
+    // where a short plot has no height to spare; false puts it back in its corner.
+    static void legend_below(QCustomPlot* plot, bool below, int columns = 3);
 
 private:
     struct AxisLook {

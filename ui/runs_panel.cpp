@@ -67,6 +67,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     table_->verticalHeader()->setVisible(false);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setTextElideMode(Qt::ElideMiddle); // a run's name and path end in what tells them apart
     connect(table_, &QTableWidget::itemChanged, this, &RunsPanel::on_item_changed);
 
     plot_ = new QCustomPlot;
@@ -155,6 +156,7 @@ void RunsPanel::on_item_changed(QTableWidgetItem* item) {
 
 void RunsPanel::set_presentation_scale(double scale) {
     look_.apply(scale);
+    PlotLook::legend_below(plot_, scale > 1.0, 2); // kept, outside the curves
     rebuild_plot();
 }
 

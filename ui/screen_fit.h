@@ -25,6 +25,7 @@ QRect clamp_to_screen(const QRect& frame, const QRect& available);
 // and enough for text `screen_height / 40` pixels high (legible from the back of a
 // room: 18 px on a 1280 × 720 projector, 27 px at 1080 lines), at most 2.5.
 inline constexpr double kMinPresentationScale = 1.5;
+inline constexpr double kPresentationTextFraction = 40.0; // text at least screen height / 40
 double presentation_scale(int screen_height, double desk_font_pixels);
 
 } // namespace studio

@@ -40,6 +40,7 @@
 #include "loss_plot.h"
 #include "main_window.h"
 #include "memory_plot.h"
+#include "offscreen_screens.h"
 #include "oom_banner.h"
 #include "run_controller.h"
 #include "screen_fit.h"
@@ -48,11 +49,7 @@ using studio::MainWindow;
 
 namespace {
 
-QScreen* screen_of_size(int width, int height) {
-    for (auto* s : QGuiApplication::screens())
-        if (s->geometry().size() == QSize(width, height)) return s;
-    return nullptr;
-}
+using test_screens::screen_of_size;
 
 // Waits for the lesson's step to end; fails (returns false) on timeout.
 bool wait_step(QSignalSpy& finished, int timeout_ms = 90000) {
@@ -564,18 +561,9 @@ void TestClassroom::lesson_translated_to_vietnamese() {
 int main(int argc, char** argv) {
     // Two screens for the offscreen platform: the primary 1024 × 768, a 1280 × 720 beside it.
     QTemporaryDir dir;
-    const QString config = dir.filePath(QStringLiteral("screens.json"));
-    QFile file(config);
-    if (!file.open(QIODevice::WriteOnly)) return 1;
-    const auto screen = [](const char* name, int x, int width, int height) {
-        return QJsonObject{{"name", name}, {"x", x}, {"y", 0}, {"width", width}, {"height", height},
-                           {"logicalDpi", 96}, {"logicalBaseDpi", 96}, {"dpr", 1.0}};
-    };
-    file.write(QJsonDocument(QJsonObject{{"screens", QJsonArray{screen("projector-1024", 0, 1024, 768),
-                                                                 screen("projector-1280", 1024, 1280, 720)}}})
-                   .toJson());
-    file.close();
-    qputenv("QT_QPA_PLATFORM", ("offscreen:configfile=" + config).toUtf8());
+    if (!test_screens::use_offscreen_screens(dir.filePath(QStringLiteral("screens.json")),
+                                             {{"projector-1024", {1024, 768}}, {"projector-1280", {1280, 720}}}))
+        return 1;
     QApplication app(argc, argv);
     TestClassroom test;
     return QTest::qExec(&test, argc, argv);
