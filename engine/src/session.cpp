@@ -11,6 +11,7 @@
 #include "accum/errors.h"
 #include "distributed/data_parallel.h"
 #include "distributed/host_ranks.h"
+#include "kernels/fused_dense.h"
 #include "kernels/kernels.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
@@ -112,6 +113,7 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         memory::CountingScope counting; // from here on, tensor memory counts (and the budget applies)
         ctx->start_counting_memory(budget);
         ctx->emit_memory_record();
+        dense_weights_changed(); // whatever wrote the parameters before (a checkpoint, rank 0's broadcast)
         run_style(*ctx);
         if (ctx->stopped()) {
             summary.status = RunStatus::Stopped;

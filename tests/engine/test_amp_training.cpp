@@ -173,9 +173,11 @@ private Q_SLOTS:
         }
     }
 
-    // What runs under bf16 autocast in the MLP: its Linear layers in bf16 (ATen,
-    // not the fp32 FusedDense), and the loss on logits cast up to fp32 by the
-    // fused cross-entropy, equal to ATen's autocast cross-entropy.
+    // What runs under bf16 autocast in the MLP: its Linear-ReLU stack in bf16 as
+    // one node (FusedDenseBf16, not the fp32 FusedDense nor ATen's addmm nodes;
+    // test_kernels compares it with autocast's operators), and the loss on logits
+    // cast up to fp32 by the fused cross-entropy, equal to ATen's autocast
+    // cross-entropy.
     void bf16MlpGraph() {
         auto c = tiny(Mode::Pytorch);
         c.mixed_precision = MixedPrecision::Bf16;
@@ -202,8 +204,8 @@ private Q_SLOTS:
             return std::any_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
         };
         QVERIFY(has("FusedCrossEntropy"));
-        QVERIFY(!has("FusedDense"));
-        QVERIFY(has("AddmmBackward"));
+        QVERIFY(has("FusedDenseBf16"));
+        QVERIFY(!has("AddmmBackward"));
         // The fused loss on upcast logits against ATen's, under autocast (which casts to fp32 itself).
         namespace F = torch::nn::functional;
         const auto logits = out.logits.detach().requires_grad_(true);

@@ -17,6 +17,7 @@
 #include "kernels/fused_loss.h"
 #include "kernels/fused_pool.h"
 #include "kernels/kernels.h"
+#include "training/mixed_precision.h"
 
 using namespace accum;
 
@@ -219,6 +220,95 @@ private Q_SLOTS:
         if (input_grad) {
             const double diff = largest(fused_x_grad, x1.grad());
             QVERIFY2(diff < 1e-5, qPrintable(QString("input: |Δ gradient| %1").arg(diff)));
+        }
+    }
+
+    // The dense stack under bf16 autocast (fused_dense_bf16, which KernelSet picks
+    // there) against nn::Linear + ReLU under the same autocast: autocast's own
+    // operators in bf16. Three micro-batches: the second reuses the weights' bf16
+    // copies, the third comes after an update of every parameter through .data()
+    // (an optimizer step), which must replace them. Both paths run the same bf16
+    // products (oneDNN; fp32 accumulation, bf16 results) in other layouts, so they
+    // agree to bf16 rounding: within 2 % of the largest value (bf16 keeps 8
+    // significant bits, 0.4 %; a sum of rounded terms can move a few of them).
+    void fusedDenseBf16MatchesAutocast_data() {
+        QTest::addColumn<int>("items");
+        QTest::addColumn<QList<int>>("widths");
+        QTest::addColumn<bool>("input_grad");
+        QTest::addColumn<bool>("in_place");
+        for (const bool in_place : {false, true}) {
+            QTest::newRow(in_place ? "mlp 16 in place" : "mlp 16") << 16 << QList<int>{784, 256, 128, 10} << false
+                                                                   << in_place;
+            QTest::newRow(in_place ? "ragged 37 in place" : "ragged 37") << 37 << QList<int>{19, 13, 22, 3} << true
+                                                                         << in_place;
+        }
+    }
+    void fusedDenseBf16MatchesAutocast() {
+        QFETCH(int, items);
+        QFETCH(QList<int>, widths);
+        QFETCH(bool, input_grad);
+        QFETCH(bool, in_place);
+        torch::manual_seed(12);
+        std::vector<torch::Tensor> fused_params, reference_params;
+        for (qsizetype l = 0; l + 1 < widths.size(); ++l) {
+            const auto w = torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]));
+            const auto b = torch::randn({widths[l + 1]}) * 0.1;
+            for (const auto& t : {w, b}) {
+                fused_params.push_back(t.clone().requires_grad_());
+                reference_params.push_back(t.clone().requires_grad_());
+            }
+        }
+        auto eager = [](const std::vector<torch::Tensor>& params) {
+            return [&params](const torch::Tensor& x) {
+                auto h = x;
+                for (std::size_t l = 0; l < params.size(); l += 2) {
+                    h = torch::linear(h, params[l], params[l + 1]);
+                    if (l + 2 < params.size()) h = torch::relu(h);
+                }
+                return h;
+            };
+        };
+        const KernelSet fused_kernels(CpuKernels::Fused, in_place), aten_kernels(CpuKernels::Aten, in_place);
+        auto relative = [](const torch::Tensor& a, const torch::Tensor& b) {
+            return (a.to(torch::kFloat) - b.to(torch::kFloat)).abs().max().item<double>() /
+                   b.to(torch::kFloat).abs().max().item<double>();
+        };
+        for (int micro = 0; micro < 3; ++micro) {
+            if (micro == 2) { // an optimizer step, as LibTorch's C++ optimizers write it: through .data()
+                torch::NoGradGuard no_grad;
+                for (std::size_t i = 0; i < fused_params.size(); ++i) {
+                    fused_params[i].data().add_(0.05);
+                    reference_params[i].data().add_(0.05);
+                }
+                dense_weights_changed(); // what the engine's optimizer step calls (LossScaler::step)
+            }
+            const auto x = torch::randn({items, widths.front()});
+            const auto x_fused = x.clone().requires_grad_(input_grad), x_reference = x.clone().requires_grad_(input_grad);
+            const auto upstream = torch::randn({items, widths.back()}).to(torch::kBFloat16);
+            torch::Tensor fused, reference;
+            {
+                AutocastScope autocast(c10::DeviceType::CPU, c10::ScalarType::BFloat16);
+                fused = fused_kernels.dense_stack(x_fused, fused_params, eager(fused_params));
+                reference = aten_kernels.dense_stack(x_reference, reference_params, eager(reference_params));
+            }
+            QCOMPARE(fused.scalar_type(), torch::kBFloat16); // what autocast's Linear returns
+            QCOMPARE(reference.scalar_type(), torch::kBFloat16);
+            QVERIFY(fused.grad_fn() && fused.grad_fn()->name().find("FusedDenseBf16") != std::string::npos);
+            fused.backward(upstream);
+            reference.backward(upstream);
+            const double out = relative(fused, reference);
+            QVERIFY2(out < 2e-2, qPrintable(QString("micro-batch %1: |Δ output| %2 of the largest").arg(micro).arg(out)));
+            for (std::size_t i = 0; i < fused_params.size(); ++i) {
+                QCOMPARE(fused_params[i].grad().scalar_type(), torch::kFloat);
+                const double diff = relative(fused_params[i].grad(), reference_params[i].grad());
+                QVERIFY2(diff < 2e-2, qPrintable(QString("micro-batch %1, parameter %2: |Δ .grad| %3 of the largest")
+                                                     .arg(micro).arg(i).arg(diff)));
+            }
+            if (input_grad) {
+                QCOMPARE(x_fused.grad().scalar_type(), torch::kFloat);
+                const double diff = relative(x_fused.grad(), x_reference.grad());
+                QVERIFY2(diff < 2e-2, qPrintable(QString("micro-batch %1, input: |Δ gradient| %2").arg(micro).arg(diff)));
+            }
         }
     }
 

@@ -2,8 +2,17 @@
 
 #include <algorithm>
 
+#include <atomic>
+#include <mutex>
+
 #include <ATen/Parallel.h>
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/mm.h>
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/threshold_backward.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "kernels/dense_kernels.h"
@@ -153,6 +162,147 @@ public:
     }
 };
 
+// Moves whenever parameters may have changed where their version counters do not
+// see it (dense_weights_changed).
+std::atomic<std::uint64_t> weights_generation{0};
+
+// The bf16 copies of float32 parameters, kept while a parameter is unchanged, so
+// that under accumulation one copy serves the window's K micro-batches where
+// autocast casts each weight again in every micro-batch's forward (its cast cache
+// lives for one autocast region). Unchanged: the same parameter, its version
+// counter where it was (an in-place update through autograd's view moves it) and
+// no dense_weights_changed() since (LibTorch's C++ optimizers update parameters
+// through .data(), which the version counter does not see). An entry holds its
+// parameter; entries whose parameter nothing else holds any more (a finished
+// run's model) are dropped at each lookup.
+class Bf16Copies {
+public:
+    at::Tensor of(const at::Tensor& param) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::erase_if(entries_, [](const Entry& e) { return e.param.use_count() == 1; });
+        const auto version = param._version();
+        const auto generation = weights_generation.load();
+        for (auto& e : entries_)
+            if (e.param.unsafeGetTensorImpl() == param.unsafeGetTensorImpl()) {
+                if (e.version != version || e.generation != generation) {
+                    e.copy = param.detach().to(at::kBFloat16);
+                    e.version = version;
+                    e.generation = generation;
+                }
+                return e.copy;
+            }
+        entries_.push_back({param, version, generation, param.detach().to(at::kBFloat16)});
+        return entries_.back().copy;
+    }
+
+private:
+    struct Entry {
+        at::Tensor param;
+        std::int64_t version;
+        std::uint64_t generation;
+        at::Tensor copy;
+    };
+    std::mutex mutex_;
+    std::vector<Entry> entries_;
+};
+
+// A bf16 buffer for each parameter's gradient product, kept between micro-batches:
+// allocating the weight's (256 × 784 × 2 bytes) and freeing it in every micro-batch
+// made glibc consolidate its free lists each time. Held for the parameter as
+// Bf16Copies holds its copies (thread-local: each backward thread its own).
+at::Tensor& product_buffer(const at::Tensor& param) {
+    struct Entry {
+        at::Tensor param;
+        at::Tensor buffer;
+    };
+    thread_local std::vector<Entry> entries;
+    std::erase_if(entries, [](const Entry& e) { return e.param.use_count() == 1; });
+    for (auto& e : entries)
+        if (e.param.unsafeGetTensorImpl() == param.unsafeGetTensorImpl()) return e.buffer;
+    entries.push_back({param, at::empty(param.sizes(), param.options().dtype(at::kBFloat16))});
+    return entries.back().buffer;
+}
+
+Bf16Copies& bf16_copies() {
+    static Bf16Copies copies;
+    return copies;
+}
+
+// The dense stack under bf16 autocast as one autograd node: the same operators
+// autocast runs for nn::Linear + ReLU (addmm with bf16 input, weight and bias, a
+// bf16 output; the ReLU in bf16) and, in the backward, the products autograd
+// would run for them, with the weights' bf16 copies kept across micro-batches
+// (Bf16Copies) and each weight's gradient added from its bf16 product straight
+// into the float32 .grad (as autocast's cast backward and AccumulateGrad would,
+// in two more passes). What it saves is fixed cost per micro-batch: about
+// fifteen autograd nodes, three weight casts, the gradients' float32 temporaries.
+class FusedDenseBf16 final : public torch::autograd::Function<FusedDenseBf16> {
+public:
+    static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input_in,
+                              at::TensorList params_in, bool gradients_in_place) {
+        const auto layers = static_cast<std::int64_t>(params_in.size() / 2);
+        // The operators below are this node's own arithmetic: past autograd's keys.
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        auto h = input_in.to(at::kBFloat16).contiguous();
+        // to_save: the input (bf16), each layer's output after its ReLU (the next
+        // layer's input and the ReLU's mask), then the parameters.
+        std::vector<at::Tensor> to_save{h};
+        for (std::int64_t l = 0; l < layers; ++l) {
+            const auto w = bf16_copies().of(params_in[2 * l]);
+            const auto b = bf16_copies().of(params_in[2 * l + 1]);
+            h = at::addmm(b, h, w.t());
+            if (l + 1 < layers) {
+                h = at::relu(h);
+                to_save.push_back(h);
+            }
+        }
+        to_save.insert(to_save.end(), params_in.begin(), params_in.end());
+        ctx->save_for_backward(to_save);
+        ctx->saved_data["in_place"] = gradients_in_place;
+        ctx->saved_data["input_float"] = input_in.scalar_type() == at::kFloat;
+        return h;
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        const auto saved = ctx->get_saved_variables();
+        const auto layers = static_cast<std::int64_t>(saved.size()) / 3; // 1 + (layers - 1) + 2 · layers
+        const bool in_place = ctx->saved_data["in_place"].toBool();
+        const auto& input = saved[0];
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        auto g = grads[0].to(at::kBFloat16).contiguous();
+        torch::autograd::variable_list grads_out(2 + 2 * layers);
+        bool input_needs_grad = ctx->needs_input_grad(0);
+        for (auto l = layers - 1; l >= 0; --l) {
+            const auto& x = l == 0 ? input : saved[l]; // this layer's input (bf16)
+            const auto& w_param = saved[layers + 2 * l];
+            const auto& b_param = saved[layers + 2 * l + 1];
+            if (w_param.requires_grad())
+                add_gradient(w_param, at::mm_out(product_buffer(w_param), g.t(), x), in_place, grads_out[1 + 2 * l]);
+            if (b_param.requires_grad())
+                add_gradient(b_param, at::sum_out(product_buffer(b_param), g, 0), in_place, grads_out[2 + 2 * l]);
+            if (l == 0 && !input_needs_grad) break;
+            auto dx = at::mm(g, bf16_copies().of(w_param));
+            if (l > 0) dx = at::threshold_backward(dx, x, 0); // the ReLU below this layer
+            g = dx;
+        }
+        if (input_needs_grad) grads_out[0] = ctx->saved_data["input_float"].toBool() ? g.to(at::kFloat) : g;
+        return grads_out;
+    }
+
+private:
+    // A parameter's gradient from its bf16 product: added into .grad where the
+    // call asked for that and autograd would only add it there (gradient_of),
+    // else returned in float32 for autograd to accumulate.
+    static void add_gradient(const at::Tensor& param, const at::Tensor& product, bool in_place, at::Tensor& returned) {
+        auto target = gradient_of(param, in_place, returned);
+        if (target.accumulate)
+            target.tensor.add_(product);
+        else
+            target.tensor.copy_(product);
+    }
+};
+
 } // namespace
 
 bool fused_dense_available(const at::Tensor& input, const std::vector<at::Tensor>& params) {
@@ -163,6 +313,13 @@ bool fused_dense_available(const at::Tensor& input, const std::vector<at::Tensor
 
 at::Tensor fused_dense(const at::Tensor& input, const std::vector<at::Tensor>& params, bool gradients_in_place) {
     return FusedDense::apply(input, at::TensorList(params), gradients_in_place);
+}
+
+void dense_weights_changed() { ++weights_generation; }
+
+at::Tensor fused_dense_bf16(const at::Tensor& input, const std::vector<at::Tensor>& params,
+                            bool gradients_in_place) {
+    return FusedDenseBf16::apply(input, at::TensorList(params), gradients_in_place);
 }
 
 } // namespace accum

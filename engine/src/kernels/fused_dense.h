@@ -34,4 +34,19 @@ bool fused_dense_available(const at::Tensor& input, const std::vector<at::Tensor
 // goes back through autograd as usual.
 at::Tensor fused_dense(const at::Tensor& input, const std::vector<at::Tensor>& params, bool gradients_in_place);
 
+// The same stack as bf16 autocast computes it (each Linear's input, weight and bias
+// in bf16, a bf16 output, the ReLU in bf16), as one autograd node with the weights'
+// bf16 copies kept while they are unchanged (across a window's micro-batches).
+// Same conditions as fused_dense (fused_dense_available); returns bf16 [m, n_last];
+// the gradients reach the float32 parameters as autocast's would.
+at::Tensor fused_dense_bf16(const at::Tensor& input, const std::vector<at::Tensor>& params,
+                            bool gradients_in_place);
+
+// Parameters may have changed where their version counters do not see it (an
+// optimizer step: LibTorch's C++ optimizers write through .data(); a run's start,
+// after a checkpoint or the ranks' agreement wrote them): fused_dense_bf16 makes
+// its weights' bf16 copies again at their next use. The optimizer step and the
+// session call it.
+void dense_weights_changed();
+
 } // namespace accum

@@ -24,6 +24,12 @@ bool KernelSet::fused() const {
 at::Tensor KernelSet::dense_stack(const at::Tensor& input, const std::vector<at::Tensor>& params,
                                   const std::function<at::Tensor(const at::Tensor&)>& operators) const {
     if (fused() && fused_dense_available(input, params)) return fused_dense(input, params, gradients_in_place_);
+    // Under bf16 autocast on the CPU, the same stack in bf16 as one node (fused_dense_bf16).
+    if (choice_ == CpuKernels::Fused && input.device().is_cpu() && compat::autocast_enabled(c10::DeviceType::CPU) &&
+        compat::autocast_dtype(c10::DeviceType::CPU) == at::kBFloat16 && fused_dense_available(input, params)) {
+        const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+        return fused_dense_bf16(input, params, gradients_in_place_);
+    }
     return operators(input);
 }
 
@@ -76,7 +82,7 @@ bool KernelSet::fuses_relu_max_pool(const at::Tensor& input) const { return fuse
 
 bool dense_stack_trains_fused(const RunConfig& config) {
     return config.model == ModelKind::Mlp && !config.batch_norm && config.dropout <= 0 &&
-           config.cpu_kernels == CpuKernels::Fused && config.mixed_precision == MixedPrecision::No;
+           config.cpu_kernels == CpuKernels::Fused && config.mixed_precision != MixedPrecision::Fp16;
 }
 
 ComputeThreads choose_threads(const RunConfig& config, bool cuda, int cores) {

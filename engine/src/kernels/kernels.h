@@ -75,8 +75,10 @@ private:
 };
 
 // Whether the configured model has a Linear-ReLU stack that trains as one fused
-// operator: the MLP without BatchNorm or dropout, with --cpu-kernels fused, in
-// fp32 (under bf16 autocast its Linear layers run in bf16, as LibTorch's).
+// operator: the MLP without BatchNorm or dropout, with --cpu-kernels fused; in
+// fp32 (fused_dense) or, on the CPU under bf16 autocast, in bf16 as autocast's
+// Linear layers compute it (fused_dense_bf16; fp16 autocast, CUDA only, runs
+// LibTorch's Linear layers).
 bool dense_stack_trains_fused(const RunConfig& config);
 
 // Threads for one run, chosen in one place by the device, the model and the

@@ -1,5 +1,7 @@
 #include "training/optimizer.h"
 
+#include "kernels/fused_dense.h"
+
 #include <algorithm>
 
 #include <torch/nn/modules/normalization.h>
@@ -78,6 +80,7 @@ void LossScaler::unscale_(Optimizer& optimizer) {
 bool LossScaler::step(Optimizer& optimizer) {
     const bool unscales = impl_.is_enabled() && impl_.stage(optimizer.impl()) == GradScaler::Stage::Ready;
     const bool stepped = impl_.step(optimizer.impl());
+    if (stepped) dense_weights_changed(); // the bf16 dense stack's weight copies are stale
     if (unscales) ++unscales_;
     skipped_ = !stepped;
     return stepped;
