@@ -64,8 +64,10 @@ struct MemoryPlan {
     // plan_faster, plan_checkpointing_no_larger, plan_only_checkpointing): "64 × 4
     // fits without checkpointing and runs 1.3 × faster than 128 × 2 with it".
     EngineMessage why;
-    // With plan_faster: the pick's median samples/s over the other's, and the
-    // range of the timing rounds' ratios (below) around it; why's "ratio" is
+    // With plan_faster: the pick's median samples/s over the other's, and its
+    // spread: the range of the timing rounds' ratios (below), widened to the pick's
+    // quartiles over the other's (low: first over third, high: third over first);
+    // why's "ratio" is
     // `ratio` rounded to what the range allows and its "spread" the range ("1.07"
     // and "1.04–1.10").
     double ratio = 0;
@@ -94,11 +96,12 @@ std::string to_json_text(const MemoryPlan& plan);
 // while the rounds so far took less than kTimingBudgetSeconds (a busy machine
 // gets one round: the planner runs in front of a class). Each round gives one
 // ratio of the two levers' median samples/s; the plan states the ratio of the
-// levers' medians over every timed update, within the range of the rounds' ratios.
+// levers' medians over every timed update, within the range of the rounds' ratios
+// and of their updates' quartiles.
 inline constexpr int kVerifyWarmupSteps = 2;
 inline constexpr int kTimingWarmupSteps = 1;
 inline constexpr int kTimingRounds = 2;
-inline constexpr double kTimingBudgetSeconds = 3.0;
+inline constexpr double kTimingBudgetSeconds = 8.0;
 inline constexpr int kMinTimedSteps = 4;
 inline constexpr double kMinTimedSeconds = 0.2;
 inline constexpr double kMaxTimedSeconds = 1.0;

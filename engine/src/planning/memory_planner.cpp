@@ -318,6 +318,13 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
             plan.ratio_low = std::min(plan.ratio_low, mine);
             plan.ratio_high = std::max(plan.ratio_high, mine);
         }
+        // And what the updates themselves spread over: the pick's quartiles against
+        // the other's (a busy machine's uneven updates widen it, where two rounds
+        // may agree by chance).
+        if (pick->samples_per_second_low > 0 && other->samples_per_second_low > 0) {
+            plan.ratio_low = std::min(plan.ratio_low, over(pick->samples_per_second_low, other->samples_per_second_high));
+            plan.ratio_high = std::max(plan.ratio_high, over(pick->samples_per_second_high, other->samples_per_second_low));
+        }
         const int decimals = ratio_decimals(plan.ratio_low, plan.ratio_high);
         plan.why = make_message(message_code::plan_faster,
                                 {{"faster_batch", std::to_string(pick->batch_size)},
