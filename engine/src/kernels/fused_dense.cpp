@@ -296,10 +296,20 @@ private:
     // else returned in float32 for autograd to accumulate.
     static void add_gradient(const at::Tensor& param, const at::Tensor& product, bool in_place, at::Tensor& returned) {
         auto target = gradient_of(param, in_place, returned);
-        if (target.accumulate)
-            target.tensor.add_(product);
-        else
+        if (!target.accumulate) {
             target.tensor.copy_(product);
+        } else if (target.tensor.is_contiguous() && product.is_contiguous() &&
+                   target.tensor.numel() == product.numel()) {
+            // float32 += bf16 in one pass: add_ would first copy the bf16 product
+            // into a float32 temporary (TensorIterator's common dtype), which at
+            // micro-batches of 16 cost more than the products themselves.
+            auto* dst = target.tensor.data_ptr<float>();
+            const auto* src = product.data_ptr<at::BFloat16>();
+            const auto n = target.tensor.numel();
+            for (std::int64_t i = 0; i < n; ++i) dst[i] += static_cast<float>(src[i]);
+        } else {
+            target.tensor.add_(product);
+        }
     }
 };
 
