@@ -165,13 +165,16 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
         if (a.has("why")) text += QLatin1Char(' ') + inner(a, "why", depth);
         return text;
     }
-    if (c == code::plan_faster)
+    if (c == code::plan_faster) {
+        // The ratio with its spread where the engine measured one: "1.07 (1.03–1.12)".
+        const QString ratio = a.has("spread") ? QStringLiteral("%1 (%2)").arg(a["ratio"], a["spread"]) : a["ratio"];
         return (a.has("checkpointing")
                     ? EngineText::tr("%1 × %2 with gradient checkpointing runs %3 × faster than %4 × %5 without it "
                                      "(measured).")
                     : EngineText::tr("%1 × %2 fits without checkpointing and runs %3 × faster than %4 × %5 with it "
                                      "(measured)."))
-            .arg(a["faster_batch"], a["faster_steps"], a["ratio"], a["slower_batch"], a["slower_steps"]);
+            .arg(a["faster_batch"], a["faster_steps"], ratio, a["slower_batch"], a["slower_steps"]);
+    }
     if (c == code::plan_checkpointing_no_larger)
         return EngineText::tr("%1 × %2 fits without checkpointing, and checkpointing lets no larger micro-batch fit "
                               "(it would only add a second forward).")

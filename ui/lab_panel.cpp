@@ -531,8 +531,10 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setAlternatingRowColors(true);
     table_->setMinimumHeight(130);
-    // A run's meaning is at the end of its name ("… (wrong)", "… (right)"): cut the middle.
+    // A run's meaning is at the end of its name ("… (wrong)", "… (right)"): cut the
+    // middle (a wrapped cell would cut its first line at the end instead).
     table_->setTextElideMode(Qt::ElideMiddle);
+    table_->setWordWrap(false);
 
     auto* lower = new QWidget;
     auto* lower_layout = new QVBoxLayout(lower);

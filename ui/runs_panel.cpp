@@ -68,6 +68,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setTextElideMode(Qt::ElideMiddle); // a run's name and path end in what tells them apart
+    table_->setWordWrap(false);                // (a wrapped cell is cut at the end of its first line)
     connect(table_, &QTableWidget::itemChanged, this, &RunsPanel::on_item_changed);
 
     plot_ = new QCustomPlot;
