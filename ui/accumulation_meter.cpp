@@ -13,6 +13,7 @@ AccumulationMeter::AccumulationMeter(QWidget* parent) : QWidget(parent) {
     QSizePolicy policy(QSizePolicy::Expanding, QSizePolicy::Maximum); // down to its minimum where room is short
     policy.setHeightForWidth(true);
     setSizePolicy(policy);
+    setToolTip(footer());
     reset(1);
 }
 
@@ -102,7 +103,12 @@ void AccumulationMeter::paintEvent(QPaintEvent*) {
     const double bars_top = title_rect.bottom() + 6;
     const double slot_h = line + 8;
     const double bar_area_top = bars_top + slot_h + line + 4; // room for the value above a full bar
-    const double footer_h = wrapped_height(footer(), font(), inner);
+    // The footer only where it has room under the bars (its words are the tooltip too).
+    const double bar_area_top_guess = title_rect.bottom() + 6 + line + 8 + line + 4;
+    const double footer_h =
+        area.bottom() - bar_area_top_guess - 12 >= wrapped_height(footer(), font(), inner) + 2
+            ? wrapped_height(footer(), font(), inner)
+            : 0.0;
     const double bar_area_h = std::max(12.0, area.bottom() - footer_h - 2 - bar_area_top);
     for (int i = 0; i < n; ++i) {
         const QRectF slot(area.left() + i * (slot_w + gap), bars_top, slot_w, slot_h);
@@ -125,8 +131,9 @@ void AccumulationMeter::paintEvent(QPaintEvent*) {
         }
     }
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(QRectF(area.left(), area.bottom() - footer_h, area.width(), footer_h),
-               Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, footer());
+    if (footer_h > 0)
+        p.drawText(QRectF(area.left(), area.bottom() - footer_h, area.width(), footer_h),
+                   Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, footer());
 }
 
 } // namespace studio

@@ -6,6 +6,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -640,6 +641,7 @@ void LabPanel::on_run_finished(int index, const RunResult& result) {
     shown_[static_cast<std::size_t>(index)] = result;
     rebuild_plot();
     fill_table();
+    fit_table_height();
     Q_EMIT run_finished(result);
 }
 
@@ -647,6 +649,7 @@ void LabPanel::on_all_finished() {
     set_busy(false);
     const auto& runs = queue_->results();
     fill_table();
+    fit_table_height();
     rebuild_plot();
     const double worst = max_pairwise_loss_difference(runs);
     const QString worst_text = worst == 0.0 ? tr("0 (bit-identical)") : number_or_dash(worst, 2, 'e');
@@ -731,9 +734,14 @@ void LabPanel::on_all_finished() {
 void LabPanel::fill_table() {
     const auto& runs = queue_->results();
     table_->setRowCount(int(runs.size()));
+    // In front of a class the run's name, its shape and the columns that make the
+    // experiment's point; the time and the accuracy (the lesson's bar says what
+    // they show) give the name their room.
+    table_->setColumnHidden(TimeColumn, scale_ > 1.0);
     // No evaluation in any run (a short demo): no column of dashes.
-    table_->setColumnHidden(AccuracyColumn,
-                            std::none_of(runs.begin(), runs.end(), [](const RunResult& r) { return !r.evals.empty(); }));
+    table_->setColumnHidden(AccuracyColumn, scale_ > 1.0 || std::none_of(runs.begin(), runs.end(), [](const RunResult& r) {
+                                                return !r.evals.empty();
+                                            }));
     // Communication columns for runs of several processes only.
     const bool data_parallel =
         std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return r.config.world_size() > 1; });
@@ -969,23 +977,29 @@ int LabPanel::delta_graph_count() const {
     return n;
 }
 
+void LabPanel::fit_table_height() {
+    if (scale_ <= 1.0) return;
+    // In presentation mode the table as tall as its rows (in the large font), the plots the rest.
+    table_->resizeRowsToContents();
+    const int height = std::max(split_->height(), 200);
+    const int rows = std::max(table_->rowCount(), 3);
+    const int row = table_->rowCount() > 0 ? table_->rowHeight(0) : table_->verticalHeader()->defaultSectionSize();
+    const int table = table_->horizontalHeader()->sizeHint().height() + rows * row + 2 * table_->frameWidth() +
+                      table_->horizontalScrollBar()->sizeHint().height();
+    split_->setSizes({height - table, table});
+}
+
 void LabPanel::set_presentation_scale(double scale) {
     scale_ = scale;
     // The verdict too: the table has its numbers, and the lesson's bar says what they
     // mean. The table's coloured run names are the legend.
     for (auto* desk_only : std::initializer_list<QWidget*>{buttons_box_, explanation_, axis_box_, verdict_})
         desk_only->setVisible(scale <= 1.0);
-    // The legend stays, below the plots (the curves keep the plot's area).
+    // The legend stays, beside the plots (the curves keep the plot's area).
     PlotLook::legend_below(plot_, scale > 1.0, 0);
-    // The table as tall as its rows, the plot the rest.
     split_->setStretchFactor(1, scale > 1.0 ? 0 : 2);
-    if (scale > 1.0) {
-        const int height = std::max(split_->height(), 200);
-        const int rows = std::max(table_->rowCount(), 3);
-        const int table = table_->horizontalHeader()->sizeHint().height() +
-                          rows * table_->verticalHeader()->defaultSectionSize() + 2 * table_->frameWidth();
-        split_->setSizes({height - table, table});
-    }
+    fill_table(); // the columns shown in this mode
+    fit_table_height();
     look_.apply(scale);
     bars_look_.apply(scale);
     if (link_curve_) {

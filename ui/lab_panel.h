@@ -94,6 +94,7 @@ private:
     void rebuild_plot();
     void rebuild_memory_bars();
     void fill_table();
+    void fit_table_height(); // presentation mode: the table as tall as its rows
     void set_busy(bool busy);
 
     std::function<accum::RunConfig()> base_;
