@@ -40,6 +40,7 @@
 #include "loss_plot.h"
 #include "main_window.h"
 #include "memory_plot.h"
+#include "lesson_fixtures.h"
 #include "offscreen_screens.h"
 #include "oom_banner.h"
 #include "run_controller.h"
@@ -56,29 +57,7 @@ bool wait_step(QSignalSpy& finished, int timeout_ms = 90000) {
     return !finished.isEmpty() || finished.wait(timeout_ms);
 }
 
-// The summary lesson step 1 ends with (its message as the engine words it, with
-// the measured suggestion: the banner's longest text).
-accum::SummaryRecord lesson_step1_out_of_memory() {
-    accum::SummaryRecord summary;
-    summary.status = accum::RunStatus::OutOfMemory;
-    summary.suggested_batch_size = 64;
-    summary.suggested_accumulation_steps = 4;
-    accum::set_message(summary, accum::make_message(accum::message_code::out_of_memory,
-                                                    {{"batch_size", "256"},
-                                                     {"accumulation_steps", "1"},
-                                                     {"budget", "40.0 MiB"},
-                                                     {"peak", "26.9 MiB"},
-                                                     {"requested", "24.5 MiB"},
-                                                     {"in_use", "26.9 MiB"},
-                                                     {"error", "CPU out of memory (memory budget)."},
-                                                     {"suggestion", accum::message_code::suggest_measured},
-                                                     {"suggested_batch_size", "64"},
-                                                     {"suggested_accumulation_steps", "4"},
-                                                     {"effective_batch", "256"},
-                                                     {"exact", "yes"},
-                                                     {"measured_peak", "25.1 MiB"}}));
-    return summary;
-}
+using test_fixtures::lesson_step1_out_of_memory;
 
 double delta_max(const QCPGraph* g) {
     double worst = 0.0;

@@ -34,6 +34,7 @@
 #include "lesson.h"
 #include "lesson_panel.h"
 #include "main_window.h"
+#include "lesson_fixtures.h"
 #include "offscreen_screens.h"
 #include "oom_banner.h"
 
@@ -41,37 +42,6 @@ using studio::MainWindow;
 using test_screens::screen_of_size;
 
 namespace {
-
-// The out-of-memory summary of lesson step 1, with the measured suggestion and its
-// "× faster": the banner's longest text.
-accum::SummaryRecord lesson_step1_out_of_memory() {
-    accum::SummaryRecord summary;
-    summary.status = accum::RunStatus::OutOfMemory;
-    summary.suggested_batch_size = 128;
-    summary.suggested_accumulation_steps = 2;
-    accum::set_message(summary, accum::make_message(accum::message_code::out_of_memory,
-                                                    {{"batch_size", "256"},
-                                                     {"accumulation_steps", "1"},
-                                                     {"budget", "40.0 MiB"},
-                                                     {"peak", "26.9 MiB"},
-                                                     {"requested", "24.5 MiB"},
-                                                     {"in_use", "26.9 MiB"},
-                                                     {"error", "CPU out of memory (memory budget)."},
-                                                     {"suggestion", accum::message_code::suggest_measured},
-                                                     {"suggested_batch_size", "128"},
-                                                     {"suggested_accumulation_steps", "2"},
-                                                     {"effective_batch", "256"},
-                                                     {"exact", "yes"},
-                                                     {"measured_peak", "27.6 MiB"},
-                                                     {"why", accum::message_code::plan_faster},
-                                                     {"faster_batch", "128"},
-                                                     {"faster_steps", "2"},
-                                                     {"slower_batch", "256"},
-                                                     {"slower_steps", "1"},
-                                                     {"ratio", "1.07"},
-                                                     {"spread", "1.03–1.12"}}));
-    return summary;
-}
 
 QString name_of(const QWidget* w) {
     QString name = QString::fromLatin1(w->metaObject()->className());
@@ -267,7 +237,7 @@ void TestLayoutFit::nothing_is_cut() {
     lesson->title_label()->setText(step.title_text());
     lesson->text_label()->setText(step.body_text());
     lesson->verdict_label()->setText(step.body_text());
-    window.oom_banner()->show_for(lesson_step1_out_of_memory(), 256, 1);
+    window.oom_banner()->show_for(test_fixtures::lesson_step1_out_of_memory(), 256, 1);
     // The lab's table with the runs whose meaning is at the end of their names.
     QStringList all;
     for (int tab = 0; tab < window.tabs()->count(); ++tab) {
