@@ -899,7 +899,10 @@ void TestStudioWindow::reset_to_defaults_and_undo() {
 // scrolls up to read, and follows again from the end.
 void TestStudioWindow::run_log_follows_new_lines() {
     window_->resize(1280, 720);
-    configure_tiny_run(8, 1, 400); // a log line every logging step: more lines than the log shows
+    // A log line every logging step: more lines than the log shows, and a run far
+    // longer than the test (it stops the run at the end), so that lines keep coming
+    // through every phase however fast or slow the machine is.
+    configure_tiny_run(8, 1, 20000);
     set_spin("pace_ms", 4);
     auto* log = window_->log_view();
     auto* bar = log->verticalScrollBar();

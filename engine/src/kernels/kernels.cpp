@@ -86,15 +86,15 @@ bool dense_stack_trains_fused(const RunConfig& config) {
 }
 
 ComputeThreads choose_threads(const RunConfig& config, bool cuda, int cores) {
-    const int all = std::clamp(cores, 1, 4);
+    const int all = config.threads > 0 ? config.threads : std::clamp(cores, 1, 4);
     ComputeThreads t;
-    if (config.threads > 0) {
-        t.intra_op = t.blas = config.threads;
-    } else if (cuda || config.model == ModelKind::Cnn || dense_stack_trains_fused(config) ||
-               (config.model == ModelKind::Mlp && config.mixed_precision != MixedPrecision::No)) {
+    if (cuda || config.model == ModelKind::Cnn || dense_stack_trains_fused(config) ||
+        (config.model == ModelKind::Mlp && config.mixed_precision != MixedPrecision::No)) {
         t.intra_op = all;
     } else if (config.model == ModelKind::Mlp) {
         t.blas = all;
+    } else if (config.threads > 0) {
+        t.intra_op = all; // asked for: the measured default is one of each
     }
     return t;
 }

@@ -92,8 +92,10 @@ bool dense_stack_trains_fused(const RunConfig& config);
 //    (its GEMMs are its whole cost; two pools oversubscribed the cores);
 //  - the transformer: one of each;
 //  - on CUDA: the intra-op pool on all cores (up to 4) for the batches' gathering.
-// `cores` is the share of the machine this process may use. --threads N sets both
-// pools to N.
+// `cores` is the share of the machine this process may use. --threads N gives the
+// run N cores, split the same way (the transformer: N intra-op threads, one BLAS
+// thread); it used to set both pools to N, which ran the CNN's per-image GEMMs on
+// two pools of N and cost it a fifth of its speed at N = 2 (bench/RESULTS.md).
 struct ComputeThreads {
     int intra_op = 1;
     int blas = 1;
