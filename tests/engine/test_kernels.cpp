@@ -312,6 +312,28 @@ private Q_SLOTS:
         }
     }
 
+    // Under bf16 autocast the CNN's ReLU + max-pool runs the fp32 kernel on its
+    // activations cast up and casts back (KernelSet::relu_max_pool): ReLU and max
+    // are exact in any precision, so output and input gradient equal ATen's bf16
+    // operators bit for bit. The values are distinct within every window (a
+    // pattern of integers modulo a prime), so no tie decides where a gradient goes.
+    void bf16ReluMaxPoolEqualsOperators() {
+        const auto pattern = (torch::arange(4 * 8 * 13 * 14) * 138).remainder(251) - 125;
+        const auto x = (pattern.to(torch::kFloat) / 8).view({4, 8, 13, 14}).to(torch::kBFloat16);
+        const auto upstream = torch::randn({4, 8, 6, 7}).to(torch::kBFloat16);
+        const auto a = x.clone().requires_grad_(), b = x.clone().requires_grad_();
+        const auto operators = [](const torch::Tensor& h) { return torch::max_pool2d(torch::relu(h), {2, 2}); };
+        const auto fused = KernelSet(CpuKernels::Fused).relu_max_pool(a, operators);
+        const auto aten = KernelSet(CpuKernels::Aten).relu_max_pool(b, operators);
+        QCOMPARE(fused.scalar_type(), torch::kBFloat16);
+        QVERIFY(fused.grad_fn() && fused.grad_fn()->name().find("ReluMaxPool") == std::string::npos); // the cast back
+        QVERIFY(torch::equal(fused, aten));
+        fused.backward(upstream);
+        aten.backward(upstream);
+        QVERIFY(torch::equal(a.grad(), b.grad()));
+        QVERIFY(a.grad().abs().max().item<double>() > 0.1); // not trivially zero
+    }
+
     // Gradients in place change where the fused MLP's parameter gradients go, and
     // only when the call asks for it: without it, autograd::grad for the input alone
     // leaves every .grad untouched (as with nn::Linear); with it the operator fills
