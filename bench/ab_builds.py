@@ -8,18 +8,18 @@ the median samples/s of each, their ranges and the ratio B / A.
 Usage: bench/ab_builds.py A/accum-run B/accum-run [--rounds N] [--output FILE.md]
 
 Each run is --eval-strategy no, --save-strategy no, one thread per run as the
-engine picks it for the model (the default), on the CPU. samples/s is accum-run's
-summary's (the training steps only). A build's first run of each experiment is a
-warm-up, not counted.
+engine picks it for the model (the default), on the CPU. samples/s comes from the
+step records after the warm-up steps (bench/torch_reference.py, rate_after_warmup),
+as bench/run_bench.py counts it. A build's first run of each experiment is a
+warm-up too, not counted.
 """
 import argparse
-import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
-import tempfile
+
+from torch_reference import accum_run_timed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -37,21 +37,9 @@ EXPERIMENTS = [
 
 
 def run_once(program, options):
-    with tempfile.TemporaryDirectory() as out:
-        cmd = [program, "train", *options, "--eval-strategy", "no", "--save-strategy", "no", "--device", "cpu",
-               "--output-dir", out, "--quiet"]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stderr[-2000:]}")
-        with open(os.path.join(out, "summary.json")) as f:
-            summary = json.load(f)
-        losses = []
-        with open(os.path.join(out, "metrics.jsonl")) as f:
-            for line in f:
-                record = json.loads(line)
-                if record.get("type") == "step":
-                    losses.append(record["loss"])
-        return summary["samples_per_second"], losses
+    """samples/s after the warm-up (bench/torch_reference.py) and the step losses."""
+    sps, _, _, steps = accum_run_timed(program, options, threads=0)
+    return sps, [s["loss"] for s in steps]
 
 
 def main():
@@ -107,4 +95,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except RuntimeError as e:  # a run failed: say which, without a traceback
+        sys.exit(f"ab_builds.py: {e}")

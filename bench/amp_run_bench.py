@@ -68,7 +68,7 @@ def engine_run(build, model, dataset, steps, args):
     options = ["--model", model, "--dataset", dataset, "--batch-size", "64", "--accumulation-steps", "4",
                "--max-steps", str(steps + WARMUP_STEPS), "--lr", "0.05", "--optimizer", "sgd", "--momentum", "0.9",
                *args]
-    sps, others, summary = accum_run_timed(f"{build}/app/accum-run", options, threads=0)
+    sps, others, summary, _ = accum_run_timed(f"{build}/app/accum-run", options, threads=0)
     return sps, others, summary.get("cpu_kernels")
 
 

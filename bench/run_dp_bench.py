@@ -37,7 +37,7 @@ import tempfile
 import time
 
 import cpu_quiet
-from torch_reference import WARMUP_STEPS, torch2_python
+from torch_reference import WARMUP_STEPS, rate_after_warmup, step_records, torch2_python
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -67,17 +67,12 @@ def engine(build, model, steps, nproc, sync_each):
 
 
 def timed(out, nproc):
-    """samples/s of every process after the warm-up (rank 0's step records: each
-    rank trains the same number of samples per step), and the gradient syncs per update."""
-    steps_ = [json.loads(l) for l in open(f"{out}/metrics.jsonl") if '"type":"step"' in l]
-    if len(steps_) <= WARMUP_STEPS:
-        raise RuntimeError(f"accum-run logged {len(steps_)} steps")
-    first, last = steps_[WARMUP_STEPS - 1], steps_[-1]
-    sps = nproc * (last["samples_seen"] - first["samples_seen"]) / (last["elapsed_s"] - first["elapsed_s"])
+    """samples/s of every process after the warm-up, and the gradient syncs per update."""
+    steps_ = step_records(out)
     timed_steps = steps_[WARMUP_STEPS:]
-    allreduces = sum(s["grad_allreduces"] for s in timed_steps) / len(timed_steps)
-    allreduce_s = sum(s["allreduce_seconds"] for s in timed_steps) / len(timed_steps)
-    return sps, (allreduces, allreduce_s)
+    allreduces = sum(s["grad_allreduces"] for s in timed_steps) / max(1, len(timed_steps))
+    allreduce_s = sum(s["allreduce_seconds"] for s in timed_steps) / max(1, len(timed_steps))
+    return rate_after_warmup(steps_, nproc), (allreduces, allreduce_s)
 
 
 def engine_side_by_side(build, model, steps):

@@ -127,10 +127,25 @@ class FreshCache:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
+def rate_after_warmup(steps, processes=1):
+    """samples/s over a run's step records (metrics.jsonl, elapsed_s and samples_seen)
+    after its first WARMUP_STEPS optimizer steps, for `processes` ranks each training
+    the same number of samples per step (rank 0's records)."""
+    if len(steps) <= WARMUP_STEPS:
+        raise RuntimeError(f"accum-run logged {len(steps)} steps, not more than the {WARMUP_STEPS} of the warm-up")
+    first, last = steps[WARMUP_STEPS - 1], steps[-1]
+    return processes * (last["samples_seen"] - first["samples_seen"]) / (last["elapsed_s"] - first["elapsed_s"])
+
+
+def step_records(out):
+    """The step records of an accum-run output directory."""
+    with open(os.path.join(out, "metrics.jsonl")) as f:
+        return [r for r in map(json.loads, f) if r.get("type") == "step"]
+
+
 def accum_run_timed(program, options, threads):
-    """accum-run with the warm-up left out of the clock, as the references do:
-    samples/s from its step records after the first WARMUP_STEPS optimizer steps
-    (their elapsed_s and samples_seen). Returns (samples/s, others' share, summary)."""
+    """accum-run with the warm-up left out of the clock, as the references do
+    (rate_after_warmup). Returns (samples/s, others' share, summary, step records)."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [program, "train", *options, "--threads", str(threads), "--eval-strategy", "no",
                "--save-strategy", "no", "--device", "cpu", "--quiet", "--output-dir", out]
@@ -142,16 +157,9 @@ def accum_run_timed(program, options, threads):
             raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stderr[-2000:]}")
         with open(os.path.join(out, "summary.json")) as f:
             summary = json.load(f)
-        steps = []
-        with open(os.path.join(out, "metrics.jsonl")) as f:
-            for line in f:
-                record = json.loads(line)
-                if record.get("type") == "step":
-                    steps.append(record)
-        if summary.get("status") != "completed" or len(steps) <= WARMUP_STEPS:
+        steps = step_records(out)
+        if summary.get("status") != "completed":
             raise RuntimeError(f"{' '.join(cmd)}: {summary.get('status')} after {len(steps)} steps")
         if any(not math.isfinite(s["loss"]) for s in steps):
             raise RuntimeError(f"{' '.join(cmd)}: a step's loss is not finite")
-        first, last = steps[WARMUP_STEPS - 1], steps[-1]
-        sps = (last["samples_seen"] - first["samples_seen"]) / (last["elapsed_s"] - first["elapsed_s"])
-        return sps, others, summary
+        return rate_after_warmup(steps), others, summary, steps

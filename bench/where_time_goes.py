@@ -15,7 +15,10 @@ references, its samples sorted into what they were doing:
   Python             the interpreter (references only)
   other
 
-Samples of data loading (gzip, the IDX reader), before the clock, are left out.
+Samples of data loading (gzip, the IDX reader), before the clock, are left out;
+the rest of the process's start-up is not, so profile long runs (the default: three
+times the benchmark's steps). Debian's LibTorch 1.13 has no symbols: a profile of
+engine-1.13 says so and gives no rate.
 With the row's FLOPs per sample (bench/run_bench.py) and the run's measured
 samples/s it also gives the rate of the arithmetic: the training FLOPs per
 second of the time in the four arithmetic categories (oneDNN generated code,
@@ -40,7 +43,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_bench import FLOPS, STEPS, engine_options  # noqa: E402
-from torch_reference import WARMUP_STEPS, accum_run_timed, torch2_python  # noqa: E402
+from torch_reference import WARMUP_STEPS, rate_after_warmup, step_records, torch2_python  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -50,6 +53,8 @@ CATEGORIES = [
     ("data loading (not timed)", lambda d, s: "libz" in d or "read_maybe_gzip" in s or "idx" in s.lower()
      or "inflate" in s or "load_fashion_mnist" in s),
     ("oneDNN generated code", lambda d, s: d.startswith("[JIT]")),
+    ("engine kernels", lambda d, s: d == "accum-run" and re.search(r"avx2::|portable::|dense::|_tile|gemm|fused|"
+                                                                   r"pool|attention|softmax", s)),
     ("GEMM", lambda d, s: "openblas" in d or "libmkl" in d or re.search(r"gemm|mkl_blas|brgemm|matmul", s, re.I)),
     ("convolution", lambda d, s: re.search(r"conv|im2col|col2im|unfold", s, re.I)),
     ("engine kernels", lambda d, s: re.search(r"accum::(dense|kernels|fused|pool|loss|attention)|FusedDense|"
@@ -134,6 +139,7 @@ def main():
         cat = categorise(dso, sym)
         shares[cat] += pct
         symbols.append((pct, cat, dso, sym[:90]))
+    unnamed = sum(pct for pct, cat, dso, sym in symbols if sym.startswith("0x") and "libtorch" in dso)
     timed = sum(v for k, v in shares.items() if k != "data loading (not timed)")
     if timed <= 0:
         print("where_time_goes.py: perf recorded no samples", file=sys.stderr)
@@ -145,19 +151,20 @@ def main():
             print(f"  {cat:20s} {v / timed:6.1%}")
     if out:
         # samples/s as the benchmark counts it (after the warm-up), from the run perf watched
-        import json
-        recs = [json.loads(l) for l in open(f"{out}/metrics.jsonl") if '"type":"step"' in l]
-        first, last = recs[WARMUP_STEPS - 1], recs[-1]
-        sps = (last["samples_seen"] - first["samples_seen"]) / (last["elapsed_s"] - first["elapsed_s"])
+        sps = rate_after_warmup(step_records(out))
         shutil.rmtree(out, ignore_errors=True)
         math = sum(shares[c] for c in ARITHMETIC) / timed
         print(f"  {sps:,.0f} samples/s under perf, {FLOPS[a.model] / 1e6:.2f} MFLOP per sample: "
               f"{FLOPS[a.model] * sps / a.threads / 1e9:.0f} GFLOP/s per thread over the whole time", end="")
-        if math > 0:
+        if math >= 0.05 and unnamed / timed <= 0.1:
             print(f", {FLOPS[a.model] * sps / (math * a.threads) / 1e9:.0f} GFLOP/s over the arithmetic's "
                   f"{math:.0%} (compare bench/peak_gemm.py)")
         else:
             print()
+    if unnamed / max(timed, 1e-9) > 0.1:
+        print(f"  note: {unnamed / timed:.0%} of the time is in LibTorch code without symbols (Debian's 1.13 "
+              "library is stripped), counted as dispatch/autograd: the shares above are not to be trusted; "
+              "profile engine-2.11 for the breakdown")
     print("costliest symbols:")
     for pct, cat, dso, sym in sorted(symbols, reverse=True)[:a.top]:
         print(f"  {pct / timed:6.1%}  {cat:18s} {dso:18s} {sym}")

@@ -30,6 +30,22 @@ struct Steps : Sink {
     void on_summary(const SummaryRecord& s) override { summary = s; }
 };
 
+// Two equal sets of a dense stack's parameters W₀, b₀, W₁, b₁, … (nn::Linear's
+// layout, requiring gradients) for layer widths `widths`: one for the kernel under
+// test, one for the reference.
+std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> dense_parameters(const QList<int>& widths) {
+    std::vector<torch::Tensor> a, b;
+    for (qsizetype l = 0; l + 1 < widths.size(); ++l) {
+        const auto w = torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]));
+        const auto bias = torch::randn({widths[l + 1]}) * 0.1;
+        for (const auto& t : {w, bias}) {
+            a.push_back(t.clone().requires_grad_());
+            b.push_back(t.clone().requires_grad_());
+        }
+    }
+    return {a, b};
+}
+
 } // namespace
 
 class TestKernels : public QObject {
@@ -173,15 +189,7 @@ private Q_SLOTS:
         QFETCH(bool, portable);
         QFETCH(bool, in_place); // the training styles' path: the operator adds into .grad
         torch::manual_seed(11);
-        std::vector<torch::Tensor> fused_params, reference_params;
-        for (qsizetype l = 0; l + 1 < widths.size(); ++l) {
-            const auto w = torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]));
-            const auto b = torch::randn({widths[l + 1]}) * 0.1;
-            for (const auto& t : {w, b}) {
-                fused_params.push_back(t.clone().requires_grad_());
-                reference_params.push_back(t.clone().requires_grad_());
-            }
-        }
+        auto [fused_params, reference_params] = dense_parameters(widths);
         const auto x1 = torch::randn({items, widths.front()}).requires_grad_(input_grad);
         const auto x2 = torch::randn({items, widths.front()}).requires_grad_(input_grad);
         const auto upstream1 = torch::randn({items, widths.back()});
@@ -249,15 +257,7 @@ private Q_SLOTS:
         QFETCH(bool, input_grad);
         QFETCH(bool, in_place);
         torch::manual_seed(12);
-        std::vector<torch::Tensor> fused_params, reference_params;
-        for (qsizetype l = 0; l + 1 < widths.size(); ++l) {
-            const auto w = torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]));
-            const auto b = torch::randn({widths[l + 1]}) * 0.1;
-            for (const auto& t : {w, b}) {
-                fused_params.push_back(t.clone().requires_grad_());
-                reference_params.push_back(t.clone().requires_grad_());
-            }
-        }
+        auto [fused_params, reference_params] = dense_parameters(widths);
         auto eager = [](const std::vector<torch::Tensor>& params) {
             return [&params](const torch::Tensor& x) {
                 auto h = x;

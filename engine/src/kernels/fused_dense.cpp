@@ -166,61 +166,68 @@ public:
 // see it (dense_weights_changed).
 std::atomic<std::uint64_t> weights_generation{0};
 
+// Values kept for parameters: an entry holds its parameter, and entries whose
+// parameter nothing else holds any more (a finished run's model) are dropped at
+// each lookup.
+template <class Value>
+class PerParameter {
+public:
+    Value* find(const at::Tensor& param) {
+        std::erase_if(entries_, [](const Entry& e) { return e.param.use_count() == 1; });
+        for (auto& e : entries_)
+            if (e.param.unsafeGetTensorImpl() == param.unsafeGetTensorImpl()) return &e.value;
+        return nullptr;
+    }
+    Value& add(const at::Tensor& param, Value value) {
+        entries_.push_back({param, std::move(value)});
+        return entries_.back().value;
+    }
+
+private:
+    struct Entry {
+        at::Tensor param;
+        Value value;
+    };
+    std::vector<Entry> entries_;
+};
+
 // The bf16 copies of float32 parameters, kept while a parameter is unchanged, so
 // that under accumulation one copy serves the window's K micro-batches where
 // autocast casts each weight again in every micro-batch's forward (its cast cache
 // lives for one autocast region). Unchanged: the same parameter, its version
 // counter where it was (an in-place update through autograd's view moves it) and
 // no dense_weights_changed() since (LibTorch's C++ optimizers update parameters
-// through .data(), which the version counter does not see). An entry holds its
-// parameter; entries whose parameter nothing else holds any more (a finished
-// run's model) are dropped at each lookup.
+// through .data(), which the version counter does not see).
 class Bf16Copies {
 public:
     at::Tensor of(const at::Tensor& param) {
         std::lock_guard<std::mutex> lock(mutex_);
-        std::erase_if(entries_, [](const Entry& e) { return e.param.use_count() == 1; });
-        const auto version = param._version();
-        const auto generation = weights_generation.load();
-        for (auto& e : entries_)
-            if (e.param.unsafeGetTensorImpl() == param.unsafeGetTensorImpl()) {
-                if (e.version != version || e.generation != generation) {
-                    e.copy = param.detach().to(at::kBFloat16);
-                    e.version = version;
-                    e.generation = generation;
-                }
-                return e.copy;
-            }
-        entries_.push_back({param, version, generation, param.detach().to(at::kBFloat16)});
-        return entries_.back().copy;
+        const Copy now{param._version(), weights_generation.load(), {}};
+        auto* copy = copies_.find(param);
+        if (!copy) copy = &copies_.add(param, now);
+        if (!copy->tensor.defined() || copy->version != now.version || copy->generation != now.generation)
+            *copy = {now.version, now.generation, param.detach().to(at::kBFloat16)};
+        return copy->tensor;
     }
 
 private:
-    struct Entry {
-        at::Tensor param;
+    struct Copy {
         std::int64_t version;
         std::uint64_t generation;
-        at::Tensor copy;
+        at::Tensor tensor;
     };
     std::mutex mutex_;
-    std::vector<Entry> entries_;
+    PerParameter<Copy> copies_;
 };
 
 // A bf16 buffer for each parameter's gradient product, kept between micro-batches:
 // allocating the weight's (256 × 784 × 2 bytes) and freeing it in every micro-batch
-// made glibc consolidate its free lists each time. Held for the parameter as
-// Bf16Copies holds its copies (thread-local: each backward thread its own).
+// made glibc consolidate its free lists each time (thread-local: each backward
+// thread its own).
 at::Tensor& product_buffer(const at::Tensor& param) {
-    struct Entry {
-        at::Tensor param;
-        at::Tensor buffer;
-    };
-    thread_local std::vector<Entry> entries;
-    std::erase_if(entries, [](const Entry& e) { return e.param.use_count() == 1; });
-    for (auto& e : entries)
-        if (e.param.unsafeGetTensorImpl() == param.unsafeGetTensorImpl()) return e.buffer;
-    entries.push_back({param, at::empty(param.sizes(), param.options().dtype(at::kBFloat16))});
-    return entries.back().buffer;
+    thread_local PerParameter<at::Tensor> buffers;
+    if (auto* buffer = buffers.find(param)) return *buffer;
+    return buffers.add(param, at::empty(param.sizes(), param.options().dtype(at::kBFloat16)));
 }
 
 Bf16Copies& bf16_copies() {

@@ -81,9 +81,9 @@ at::Tensor KernelSet::relu_max_pool(const at::Tensor& input,
     // kernel on the activations cast up, cast back, gives ATen's bf16 result bit
     // for bit, and its backward the same gradients.
     if (choice_ == CpuKernels::Fused && input.defined() && input.scalar_type() == at::kBFloat16 &&
-        input.device().is_cpu() && input.dim() == 4 && input.size(2) >= 2 && input.size(3) >= 2 &&
-        input.layout() == at::kStrided)
-        return relu_max_pool2x2(input.to(at::kFloat)).to(at::kBFloat16);
+        input.device().is_cpu())
+        if (const auto up = input.to(at::kFloat); relu_max_pool_available(up))
+            return relu_max_pool2x2(up).to(at::kBFloat16);
     return operators(input);
 }
 
