@@ -77,7 +77,8 @@ private Q_SLOTS:
             const bool inverted = plan.gradient_checkpointing; // the pick is the checkpointed one
             stated.push_back(inverted ? Stated{1 / plan.ratio, 1 / plan.ratio_high, 1 / plan.ratio_low}
                                       : Stated{plan.ratio, plan.ratio_low, plan.ratio_high});
-            qInfo("repeat %d (%.1f s): %s", repeat + 1, took, english_text(plan.why).c_str());
+            qInfo("repeat %d (%.1f s, other processes took up to %.0f %% of the CPUs): %s", repeat + 1, took,
+                  100 * plan.timing_others_share, english_text(plan.why).c_str());
         }
         // Agreement: one ratio lies within every repeat's stated spread.
         double lowest_high = stated.front().high, highest_low = stated.front().low;

@@ -39,6 +39,7 @@ struct PlanCandidate {
     double samples_per_second_low = 0;   // first quartile
     double samples_per_second_high = 0;  // third quartile
     int timed_steps = 0;                 // updates timed (after the warm-up)
+    double others_share = 0;             // the share of the machine other processes took during the verification run
     std::string note;                    // why this lever has no verified candidate, if so
 };
 
@@ -73,6 +74,9 @@ struct MemoryPlan {
     double ratio = 0;
     double ratio_low = 0;
     double ratio_high = 0;
+    // The largest share of the machine other processes took in a timing round the
+    // ratio counts (above kDisturbedShare only when no round ran undisturbed).
+    double timing_others_share = 0;
     std::string message;
     EngineMessage reason;                // when nothing fits: `message` as a code (engine_messages.h)
 };
@@ -94,13 +98,18 @@ std::string to_json_text(const MemoryPlan& plan);
 // kMinTimedSteps updates and kMinTimedSeconds, at most kMaxTimedSeconds (a slow
 // model stops earlier, with no fewer than 3 timed updates); a round starts only
 // while the rounds so far took less than kTimingBudgetSeconds (a busy machine
-// gets one round: the planner runs in front of a class). Each round gives one
+// gets one round: the planner runs in front of a class). A round in which other
+// processes took more than kDisturbedShare of all CPUs' time does not count and
+// is run again, up to kTimingAttempts rounds in all, while the budget allows; the
+// disturbed rounds count only when none ran undisturbed. Each round gives one
 // ratio of the two levers' median samples/s; the plan states the ratio of the
 // levers' medians over every timed update, within the range of the rounds' ratios
 // and of their updates' quartiles.
 inline constexpr int kVerifyWarmupSteps = 2;
 inline constexpr int kTimingWarmupSteps = 1;
 inline constexpr int kTimingRounds = 2;
+inline constexpr int kTimingAttempts = 5;
+inline constexpr double kDisturbedShare = 0.15;
 inline constexpr double kTimingBudgetSeconds = 8.0;
 inline constexpr int kMinTimedSteps = 4;
 inline constexpr double kMinTimedSeconds = 0.2;

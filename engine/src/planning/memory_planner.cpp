@@ -4,6 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +58,54 @@ double quantile(std::vector<double> v, double q) {
     return v[i] + (at - static_cast<double>(i)) * (v[j] - v[i]);
 }
 
+// The share of all CPUs' time that other processes took between start() and
+// share(): the machine's busy time (/proc/stat) less this process's own
+// (/proc/self/stat, every thread). 0 where /proc is not readable.
+class OthersShare {
+public:
+    OthersShare() { start(); }
+    void start() {
+        ok_ = machine(busy0_, total0_) && own(own0_);
+    }
+    double share() const {
+        std::int64_t busy = 0, total = 0, mine = 0;
+        if (!ok_ || !machine(busy, total) || !own(mine) || total <= total0_) return 0;
+        const double others = static_cast<double>((busy - busy0_) - (mine - own0_));
+        return std::max(0.0, others / static_cast<double>(total - total0_));
+    }
+
+private:
+    static bool machine(std::int64_t& busy, std::int64_t& total) {
+        std::ifstream f("/proc/stat");
+        std::string cpu;
+        if (!(f >> cpu) || cpu != "cpu") return false;
+        std::int64_t v[8] = {0, 0, 0, 0, 0, 0, 0, 0}; // user nice system idle iowait irq softirq steal
+        for (auto& x : v)
+            if (!(f >> x)) return false;
+        total = 0;
+        for (const auto x : v) total += x;
+        busy = total - v[3] - v[4];
+        return true;
+    }
+    static bool own(std::int64_t& ticks) {
+        std::ifstream f("/proc/self/stat");
+        std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        const auto paren = text.rfind(')');
+        if (paren == std::string::npos) return false;
+        std::istringstream rest(text.substr(paren + 1));
+        std::string field;
+        std::int64_t utime = 0, stime = 0;
+        for (int i = 3; i <= 15 && rest >> field; ++i) { // fields 14 and 15: utime, stime
+            if (i == 14) utime = std::stoll(field);
+            if (i == 15) stime = std::stoll(field);
+        }
+        ticks = utime + stime;
+        return true;
+    }
+    bool ok_ = false;
+    std::int64_t busy0_ = 0, total0_ = 0, own0_ = 0;
+};
+
 // The base config for one lever, as a short run without files or pace.
 RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k, bool checkpointing) {
     RunConfig c = for_measurement(base);
@@ -74,12 +126,16 @@ RunConfig probe_config(const RunConfig& base, std::int64_t batch, std::int64_t k
 // A run under the budget, timed: the samples/s of each update after the warm-up
 // (`warmup` updates, and the first update's own start). A run the timing stopped
 // counts as completed: it ran under the budget for every update it made.
-SummaryRecord timed_run(const RunConfig& config, std::int64_t budget, int warmup, std::vector<double>& rates) {
+// `others`: the share of the machine other processes took meanwhile (OthersShare).
+SummaryRecord timed_run(const RunConfig& config, std::int64_t budget, int warmup, std::vector<double>& rates,
+                        double& others) {
     RunConfig c = config;
     c.memory_budget = std::to_string(budget); // one process's, as probe_config made it
     StepTimes sink(warmup);
     Session session; // one run as it trains: no advice, no retries (it is the planner's)
+    const OthersShare machine;
     auto summary = session.run(c, sink, sink.stop.get_token());
+    others = machine.share();
     if (summary.status == RunStatus::Stopped && sink.stopped_here) summary.status = RunStatus::Completed;
     rates = sink.rates();
     if (rates.empty() && summary.samples_per_second > 0) rates.push_back(summary.samples_per_second);
@@ -197,7 +253,8 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
             if (stop_here()) return plan;
             if (progress) progress("verifying micro-batch " + times(b, k) + " " + lever + " under the budget");
             std::vector<double> rates;
-            const auto s = timed_run(probe_config(base, b, k, checkpointing), budget, kVerifyWarmupSteps, rates);
+            const auto s =
+                timed_run(probe_config(base, b, k, checkpointing), budget, kVerifyWarmupSteps, rates, candidate.others_share);
             candidate.samples_per_second = median(rates);
             candidate.timed_steps = static_cast<int>(rates.size());
             candidate.batch_size = b;
@@ -220,21 +277,33 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
 
     // Both levers verified: time them again, alternately, in the same process (warm
     // now), so that both see the same machine; each round gives one ratio, and
-    // the range of the rounds' ratios is what the message states.
-    std::vector<std::vector<double>> all_rates(plan.candidates.size());
-    std::vector<double> round_ratios; // the first verified candidate's samples/s over the second's
+    // the range of the rounds' ratios is what the message states. A round in which
+    // other processes took more than kDisturbedShare of the machine is run again
+    // while the time allows (memory_planner.h); the disturbed ones count only when
+    // no round ran undisturbed.
+    struct Round {
+        double ratio = 0;   // the first verified candidate's samples/s over the second's
+        double others = 0;  // the larger share other processes took in its two runs
+        std::vector<double> rates[2];
+    };
+    std::vector<Round> rounds;
     std::vector<std::size_t> timed;
     for (std::size_t i = 0; i < plan.candidates.size(); ++i)
         if (plan.candidates[i].verified) timed.push_back(i);
     if (timed.size() == 2) {
         const auto& x = plan.candidates[timed[0]];
         const auto& y = plan.candidates[timed[1]];
-        round_ratios.push_back(y.samples_per_second > 0 ? x.samples_per_second / y.samples_per_second : 0);
+        Round verification; // the verification runs: a ratio, their updates already counted
+        verification.ratio = y.samples_per_second > 0 ? x.samples_per_second / y.samples_per_second : 0;
+        verification.others = std::max(x.others_share, y.others_share);
+        rounds.push_back(verification);
+        int clean = 0;
         const auto rounds_started = std::chrono::steady_clock::now();
-        for (int round = 0; round < kTimingRounds; ++round) {
+        for (int round = 0; clean < kTimingRounds && round < kTimingAttempts; ++round) {
             const double spent =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - rounds_started).count();
             if (round > 0 && spent > kTimingBudgetSeconds) break;
+            Round r;
             double rate[2] = {0, 0};
             for (int n = 0; n < 2; ++n) {
                 const int which = round % 2 == 0 ? 1 - n : n; // B, A, then A, B, …: drift falls on both
@@ -243,28 +312,42 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
                 if (progress)
                     progress("timing micro-batch " + times(c.batch_size, c.accumulation_steps) +
                              (c.gradient_checkpointing ? " with" : " without") + " gradient checkpointing, round " +
-                             std::to_string(round + 1) + " of " + std::to_string(kTimingRounds));
-                std::vector<double> rates;
+                             std::to_string(clean + 1) + " of " + std::to_string(kTimingRounds) +
+                             (round > clean ? " (again: the machine was busy)" : ""));
+                double others = 0;
                 const auto s = timed_run(probe_config(base, c.batch_size, c.accumulation_steps, c.gradient_checkpointing),
-                                         budget, kTimingWarmupSteps, rates);
+                                         budget, kTimingWarmupSteps, r.rates[which], others);
                 if (s.status != RunStatus::Completed) {
                     plan.message = "timing micro-batch " + times(c.batch_size, c.accumulation_steps) + " failed: " +
                                    s.message;
                     return plan;
                 }
-                rate[which] = median(rates);
-                auto& all = all_rates[timed[static_cast<std::size_t>(which)]];
-                all.insert(all.end(), rates.begin(), rates.end());
+                rate[which] = median(r.rates[which]);
+                r.others = std::max(r.others, others);
             }
-            round_ratios.push_back(rate[1] > 0 ? rate[0] / rate[1] : 0);
+            r.ratio = rate[1] > 0 ? rate[0] / rate[1] : 0;
+            if (r.others <= kDisturbedShare) ++clean;
+            rounds.push_back(std::move(r));
         }
-        for (const std::size_t i : timed) {
-            auto& c = plan.candidates[i];
-            c.samples_per_second = median(all_rates[i]);
-            c.samples_per_second_low = quantile(all_rates[i], 0.25);
-            c.samples_per_second_high = quantile(all_rates[i], 0.75);
-            c.timed_steps += static_cast<int>(all_rates[i].size());
+        // What counts: the undisturbed rounds (the verification runs among them when
+        // they were), else every round.
+        const bool any_clean = std::any_of(rounds.begin() + 1, rounds.end(),
+                                           [](const Round& r) { return r.others <= kDisturbedShare; });
+        std::vector<Round> counted;
+        for (auto& r : rounds)
+            if (!any_clean || r.others <= kDisturbedShare) counted.push_back(std::move(r));
+        rounds = std::move(counted);
+        plan.timing_others_share = 0;
+        for (std::size_t w = 0; w < 2; ++w) {
+            auto& c = plan.candidates[timed[w]];
+            std::vector<double> all;
+            for (const auto& r : rounds) all.insert(all.end(), r.rates[w].begin(), r.rates[w].end());
+            c.samples_per_second = median(all);
+            c.samples_per_second_low = quantile(all, 0.25);
+            c.samples_per_second_high = quantile(all, 0.75);
+            c.timed_steps += static_cast<int>(all.size());
         }
+        for (const auto& r : rounds) plan.timing_others_share = std::max(plan.timing_others_share, r.others);
     }
 
     // The fastest verified candidate.
@@ -312,7 +395,8 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         plan.ratio = over(pick->samples_per_second, other->samples_per_second);
         plan.ratio_low = plan.ratio_high = plan.ratio;
         const bool pick_first = timed.size() == 2 && pick == &plan.candidates[timed[0]];
-        for (const double r : round_ratios) {
+        for (const auto& round : rounds) {
+            const double r = round.ratio;
             if (r <= 0) continue;
             const double mine = pick_first ? r : over(1, r);
             plan.ratio_low = std::min(plan.ratio_low, mine);
@@ -372,6 +456,7 @@ std::string to_json_text(const MemoryPlan& p) {
                               {"samples_per_second", c.samples_per_second},
                               {"samples_per_second_quartiles", {c.samples_per_second_low, c.samples_per_second_high}},
                               {"timed_steps", c.timed_steps},
+                              {"others_share", c.others_share},
                               {"note", c.note}});
     json j{{"feasible", p.feasible},
            {"target_batch", p.target_batch},
@@ -389,6 +474,7 @@ std::string to_json_text(const MemoryPlan& p) {
            {"verified", p.verified},
            {"verified_peak_bytes", p.verified_peak_bytes},
            {"ratio", {{"median", p.ratio}, {"low", p.ratio_low}, {"high", p.ratio_high}}},
+           {"timing_others_share", p.timing_others_share},
            {"why", p.why.code.empty() ? std::string() : english_text(p.why)},
            {"message", p.message}};
     return j.dump(2) + "\n";
