@@ -13,9 +13,11 @@ warm-up and, with torch.compile, the compilation out of the clock; none for the 
   fp32        --mixed-precision no (the fused CPU kernels where they serve: the MLP's
               Linear-ReLU stack, the transformer's attention, every model's loss)
   fp32-aten   --mixed-precision no --cpu-kernels aten (LibTorch's operators throughout)
-  bf16        --mixed-precision bf16: the forward under CPU autocast; the fused dense
-              stack and attention step aside (they are fp32 kernels) and ATen runs them
-              in bf16; the loss casts the bf16 logits to fp32 and the fused loss serves
+  bf16        --mixed-precision bf16: the forward under CPU autocast; the MLP's dense
+              stack runs as one bf16 node (fused_dense_bf16), the CNN's ReLU + max-pool
+              through the fp32 fused kernel on its activations cast up, attention steps
+              aside (an fp32 kernel) and ATen runs it in bf16; the loss casts the bf16
+              logits to fp32 and the fused loss serves
   bf16-aten-loss  the same with --cpu-kernels aten: the loss through ATen's
               autocast cross-entropy (which casts to fp32 itself)
 
