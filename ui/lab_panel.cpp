@@ -747,6 +747,12 @@ void LabPanel::fill_table() {
         std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return r.config.world_size() > 1; });
     table_->setColumnHidden(AllReducesColumn, !data_parallel);
     table_->setColumnHidden(TimePerUpdateColumn, !data_parallel);
+    // In front of a class runs of several processes make a point about
+    // communication; their memory is alike (each process holds the whole model),
+    // and at 1280 × 720 the memory columns pushed the time per update out of view.
+    const bool memory_aside = scale_ > 1.0 && data_parallel;
+    table_->setColumnHidden(MemoryColumn, memory_aside);
+    table_->setColumnHidden(PeakActivationsColumn, memory_aside);
     // Updates a loss scaler skipped (overflow), and the scale at the end: only for runs that scale.
     table_->setColumnHidden(SkippedColumn, std::none_of(runs.begin(), runs.end(),
                                                         [](const RunResult& r) { return r.config.uses_loss_scaler(); }));

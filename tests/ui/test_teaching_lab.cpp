@@ -540,6 +540,14 @@ void TestTeachingLab::no_sync_demo_in_the_lab() {
     QCOMPARE(table->item(1, 8)->text(), QStringLiteral("4"));
     QVERIFY(table->item(0, 1)->text().contains(QStringLiteral("× 2 =")));
     QVERIFY(window.lab_panel()->verdict_label()->text().contains(QStringLiteral("ms")));
+    // In presentation mode the memory columns (peak memory 6, peak activations 10)
+    // step aside for the communication ones; at the desk all are shown.
+    QVERIFY(!table->isColumnHidden(6) && !table->isColumnHidden(10));
+    window.lab_panel()->set_presentation_scale(1.5);
+    QVERIFY(table->isColumnHidden(6) && table->isColumnHidden(10));
+    QVERIFY(!table->isColumnHidden(8) && !table->isColumnHidden(9));
+    window.lab_panel()->set_presentation_scale(1.0);
+    QVERIFY(!table->isColumnHidden(6) && !table->isColumnHidden(10));
     // Beside it, what the benchmark measured on two hosts (bench/two_hosts_bench.py's
     // resources/lab/two_hosts_speedup.json, compiled in): per model the engine's and
     // eager DDP's no_sync ÷ sync-each against the link's rate.
