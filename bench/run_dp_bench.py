@@ -63,16 +63,16 @@ def engine(build, model, steps, nproc, sync_each):
         if sync_each:
             cmd += ["--sync-each-micro-batch"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        return timed(out, nproc)
+        return timed(out)
 
 
-def timed(out, nproc):
-    """samples/s of every process after the warm-up, and the gradient syncs per update."""
+def timed(out):
+    """samples/s of every process together after the warm-up, and the gradient syncs per update."""
     steps_ = step_records(out)
     timed_steps = steps_[WARMUP_STEPS:]
     allreduces = sum(s["grad_allreduces"] for s in timed_steps) / max(1, len(timed_steps))
     allreduce_s = sum(s["allreduce_seconds"] for s in timed_steps) / max(1, len(timed_steps))
-    return rate_after_warmup(steps_, nproc), (allreduces, allreduce_s)
+    return rate_after_warmup(steps_), (allreduces, allreduce_s)
 
 
 def engine_side_by_side(build, model, steps):
@@ -84,7 +84,7 @@ def engine_side_by_side(build, model, steps):
         for r in runs:
             if r.wait() != 0:
                 raise subprocess.CalledProcessError(r.returncode, r.args)
-        return sum(timed(out, 1)[0] for out in (a, b)), None
+        return sum(timed(out)[0] for out in (a, b)), None
 
 
 def eager(model, steps, nproc, sync_each, compile=False):

@@ -127,14 +127,15 @@ class FreshCache:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def rate_after_warmup(steps, processes=1):
+def rate_after_warmup(steps):
     """samples/s over a run's step records (metrics.jsonl, elapsed_s and samples_seen)
-    after its first WARMUP_STEPS optimizer steps, for `processes` ranks each training
-    the same number of samples per step (rank 0's records)."""
+    after its first WARMUP_STEPS optimizer steps. samples_seen counts every rank's
+    samples (rank 0's records of a data-parallel run say the whole run's), so this is
+    the run's rate whatever its number of processes."""
     if len(steps) <= WARMUP_STEPS:
         raise RuntimeError(f"accum-run logged {len(steps)} steps, not more than the {WARMUP_STEPS} of the warm-up")
     first, last = steps[WARMUP_STEPS - 1], steps[-1]
-    return processes * (last["samples_seen"] - first["samples_seen"]) / (last["elapsed_s"] - first["elapsed_s"])
+    return (last["samples_seen"] - first["samples_seen"]) / (last["elapsed_s"] - first["elapsed_s"])
 
 
 def step_records(out):
