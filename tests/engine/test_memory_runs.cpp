@@ -128,7 +128,7 @@ private Q_SLOTS:
 
     // Issue 32, item 1: the memory records' peak activations (what the studio's
     // bands show) shrink with the micro-batch at the same effective batch: the
-    // CNN's largest at 32 × 8 below that at 64 × 4, below that at 256 × 1, while
+    // CNN's at the run's peak at 32 × 8 below that at 64 × 4, below that at 256 × 1, while
     // parameters, gradients and optimizer state at those peaks stay the same to
     // the byte (they hold the optimizer state: the peak is the second update's).
     // Three completed runs of 2 updates each, their losses finite.
@@ -161,7 +161,7 @@ private Q_SLOTS:
                     seen.static_part = m.peak_parameters_bytes + m.peak_gradients_bytes + m.peak_optimizer_state_bytes;
                     seen.peak = m.interval_peak_bytes;
                 }
-            qInfo("cnn %lld × %lld: peak activations in the memory records %lld B, static part %lld B, peak %lld B",
+            qInfo("cnn %lld × %lld: activations at the run's peak record %lld B, static part %lld B, peak %lld B",
                   (long long)batch, (long long)k, (long long)seen.activations, (long long)seen.static_part,
                   (long long)seen.peak);
             return seen;
