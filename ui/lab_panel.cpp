@@ -271,11 +271,10 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         base.model = accum::ModelKind::Transformer;
         base.batch_norm = false;
         base.data_path.clear();
-        // One sequence per micro-batch and K = 16, as in the 2024 reports of batch 1 × 32
-        // training worse than batch 32: the per-micro-batch mean then weighs every
-        // sequence alike. Measured (20 updates, seeds 0, 1, 2, 7): the mean leaves the
-        // reference by 0.12–0.17, the token-normalised run by ≤ 2.5e-7. With 8 × 4 it
-        // left it by 2.7e-2 only, invisible on a loss axis from 2 to 4.
+        // One sequence per micro-batch and K = 16: the per-micro-batch mean then weighs
+        // every sequence alike, and the gap from the reference is large enough to see
+        // on the loss axis (larger micro-batches hide it). Measured gaps:
+        // bench/STUDIO_MEASUREMENTS.md.
         const std::int64_t b = 1, k = 16;
         base.batch_size = b;
         base.accumulation_steps = k;
@@ -339,8 +338,8 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         // An overflow the loss scaler must answer, provoked without injection. fp32
         // gradients are mostly below 1, so only a scale near float32's largest
         // overflows them: at 3.4e38 an element above 1 does, and SGD at lr 0.1 has
-        // such spikes. Measured (the MLP on Fashion-MNIST, 64 × 4, 40 updates, seeds
-        // 0–5): one or two skipped windows in the right loop, around update 10.
+        // such spikes, so the right loop skips a window or two
+        // (bench/STUDIO_MEASUREMENTS.md).
         base.mode = accum::Mode::Pytorch;
         use_fashion_mnist(base);
         if (base.model == accum::ModelKind::Transformer) base.model = accum::ModelKind::Mlp;

@@ -130,7 +130,7 @@ QString format_bytes(std::int64_t bytes);
 // records; 0 for one process), and its training time per update in seconds.
 double allreduces_per_update(const RunResult& run);
 double seconds_per_update(const RunResult& run);
-// A run's speed a teacher can repeat (issue 32): the time of each update after
+// A run's speed a teacher can repeat: the time of each update after
 // the first kLabWarmupUpdates (first allocations, kernel set-up, a first run's
 // cold process), their median and quartiles, and the samples/s of those updates.
 // `updates` counts the timed updates; below kLabMinTimedUpdates the figures are NaN

@@ -61,8 +61,8 @@ accum::RunConfig cnn(std::int64_t batch, std::int64_t k, std::int64_t max_steps)
 
 // --------------------------------------------------------------- the steps
 
-// Measured: the CNN at 256 × 1 asks for 24.5 MiB more with 26.9 MiB in use and
-// stops under 40 MiB; 64 × 4 peaks at 25.1 MiB.
+// The CNN at 256 × 1 does not fit the budget and 64 × 4 does; the engine counts
+// tensor memory exactly, so this holds on every machine (bench/STUDIO_MEASUREMENTS.md).
 accum::RunConfig problem_config() {
     auto c = cnn(256, 1, 12);
     c.memory_budget = "40MiB";
@@ -235,8 +235,8 @@ LessonVerdict scheduler_check(const std::vector<RunResult>& runs) {
 }
 
 // The default experiment's MLP at lr 0.1 with a dynamic loss scaler that starts at
-// 3.4e38, float32's largest scale: a gradient spike above 1 overflows (measured, seeds
-// 0–5: one or two skipped windows in 40 updates, around update 10).
+// float32's largest scale: a gradient spike above 1 overflows and the right loop
+// skips a window (bench/STUDIO_MEASUREMENTS.md).
 accum::RunConfig loss_scale_config() {
     auto c = cnn(64, 4, 40);
     c.model = accum::ModelKind::Mlp;

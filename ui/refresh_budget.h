@@ -8,12 +8,8 @@
 // and sets the redraw interval, between 10 and 2 redraws a second. Over budget it
 // slows down at once to the interval that fits; under budget it shortens the
 // interval to no less than half per measurement, so it does not swing back and forth.
-// (Moving at most ×2 either way kept a run's first two seconds at 5–10 redraws
-// a second: in a 6 s MLP run the window's thread used 84 ms while training ran,
-// 59 ms now.) Where drawing is cheap it stays at 10 a second. The budget is half
-// a percent: with 1% the window's thread used about 1.5% of one core during an
-// MLP run on a 2-core machine (most of it raster painting), and since the thread
-// it displaces holds up its partner, the run lost about 3% of its speed.
+// Where drawing is cheap it stays at 10 a second. Why half a percent, measured:
+// bench/STUDIO_MEASUREMENTS.md.
 #pragma once
 
 #include <chrono>
