@@ -62,8 +62,8 @@ struct MemoryPlan {
     std::int64_t verified_peak_bytes = 0;
     bool nothing_fits = false;           // measured: not even micro-batch 1 fits the budget, with either lever
     // Why the pick, against the other lever, as a code (engine_messages.h:
-    // plan_faster, plan_checkpointing_no_larger, plan_only_checkpointing): "64 × 4
-    // fits without checkpointing and runs 1.3 × faster than 128 × 2 with it".
+    // plan_faster, plan_checkpointing_no_larger, plan_only_checkpointing): "B × K
+    // fits without checkpointing and runs r × faster than B' × K' with it".
     EngineMessage why;
     // With plan_faster: the pick's median samples/s over the other's, and its
     // spread: the range of the timing rounds' ratios (below), widened to the pick's

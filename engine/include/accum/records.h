@@ -121,7 +121,7 @@ struct SummaryRecord {
 
 const char* to_string(RunStatus status);
 
-// Exit codes of accum-run (docs/ARCHITECTURE.md §3.4, and the README's table).
+// Exit codes of accum-run (docs/ARCHITECTURE.md §3.4, and docs/accum-run.md).
 namespace exit_code {
 inline constexpr int completed = 0;
 inline constexpr int failure = 1;

@@ -3,8 +3,8 @@
 //
 // Eager LibTorch runs such a stack as about fifteen operators and autograd nodes
 // per micro-batch, and its BLAS packs each weight matrix on every call. Under
-// gradient accumulation that fixed cost is paid K times per optimizer step:
-// micro-batches of 64 ran at 0.79× the samples/s of one batch of 256 (bench/).
+// gradient accumulation that fixed cost is paid K times per optimizer step
+// (bench/RESULTS.md, "Accumulation overhead").
 // Here one node computes the whole forward and backward and the weights are read
 // as stored. The gradients go back through autograd like any operator's, so
 // backward(), autograd::grad and hooks behave as with nn::Linear.

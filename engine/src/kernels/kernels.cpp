@@ -76,8 +76,7 @@ at::Tensor KernelSet::relu_max_pool(const at::Tensor& input,
                                     const std::function<at::Tensor(const at::Tensor&)>& operators) const {
     if (fuses_relu_max_pool(input)) return relu_max_pool2x2(input);
     // Under bf16 autocast the activations come in bf16, where ATen's max-pool is a
-    // scalar loop: 42 % of a CNN micro-batch on one thread (bench/RESULTS.md, what
-    // limits each model). ReLU and max are exact in any precision, so the fp32
+    // slow scalar loop (bench/RESULTS.md, "What limits each model"). ReLU and max are exact in any precision, so the fp32
     // kernel on the activations cast up, cast back, gives ATen's bf16 result bit
     // for bit, and its backward the same gradients.
     if (choice_ == CpuKernels::Fused && input.defined() && input.scalar_type() == at::kBFloat16 &&

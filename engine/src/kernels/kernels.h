@@ -53,9 +53,8 @@ public:
     // A 2-D convolution with stride 1 and no dilation or groups (padding `padding`
     // on each side). With few input channels (an image's, up to 4) it runs as
     // LibTorch's im2col + GEMM convolution (thnn_conv2d) rather than oneDNN's,
-    // which is ten times slower there (28 × 28, one channel, 32 filters: 10 ms
-    // against 1 ms per 64 images, bench/memory_levers); `operators` (the module's
-    // own forward) runs everywhere else.
+    // which is much slower there (bench/MEMORY_LEVERS.md); `operators` (the
+    // module's own forward) runs everywhere else.
     at::Tensor conv2d(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias, std::int64_t padding,
                       const std::function<at::Tensor(const at::Tensor&)>& operators) const;
 
@@ -94,8 +93,8 @@ bool dense_stack_trains_fused(const RunConfig& config);
 //  - on CUDA: the intra-op pool on all cores (up to 4) for the batches' gathering.
 // `cores` is the share of the machine this process may use. --threads N gives the
 // run N cores, split the same way (the transformer: N intra-op threads, one BLAS
-// thread); it used to set both pools to N, which ran the CNN's per-image GEMMs on
-// two pools of N and cost it a fifth of its speed at N = 2 (bench/RESULTS.md).
+// thread); setting both pools to N oversubscribes the cores with the CNN's
+// per-image GEMMs (bench/RESULTS.md, "Figures quoted in the code").
 struct ComputeThreads {
     int intra_op = 1;
     int blas = 1;

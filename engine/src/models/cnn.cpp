@@ -13,28 +13,13 @@
 // kernel (float32 on the CPU); where they are LibTorch's operators (CUDA,
 // --cpu-kernels aten, autocast), which save the ReLU's output and int64 indices,
 // it is checkpointed too: there chunks would keep more than checkpointing does.
-// Why, from bench/memory_levers at 64 × 4, 1 thread (every figure behind these
-// reasons: bench/MEMORY_LEVERS.md § "CNN: checkpoint the first block, run the
-// second in chunks"):
-//  - the peak of a step is set not by what the blocks save for backward but by
-//    their working sets, the two about as large: block 1's backward (the
-//    gradient of conv1's output, 32 × 28 × 28 floats = 100 KB per image, and
-//    im2col's columns) and block 2's forward and backward through oneDNN (its
-//    convolution's output and that output's gradient, 64 × 14 × 14 floats =
-//    50 KB per image, and their reorders). Checkpointing one block alone leaves
-//    the other's working set, and with it most of the peak;
-//  - chunks shrink a working set; recomputing buys only what the block saves.
-//    Block 2 saves little the head does not keep anyway (its pooled output and
-//    a byte of argmax per window) while its forward is most of the model's (the
-//    32 → 64 convolution): chunks without recompute save as much as checkpointing
-//    it did, without the second forward. Block 1's forward is cheap (im2col +
-//    GEMM and the fused pool), and recomputing it drops what its chunks would
-//    keep without recompute (their pooled outputs, held twice beside the
-//    concatenation, and the argmax bytes): both blocks in chunks save clearly
-//    less than the policy;
-//  - together they meet issue 19's targets (peak activations ≤ 0.6 ×, step time
-//    ≤ 1.45 × of a run without checkpointing), where checkpointing both blocks
-//    misses the time.
+// Why: a step's peak is set by the blocks' working sets (block 1's backward,
+// block 2's forward and backward), not by what they save; chunks shrink a working
+// set, recomputing buys only what a block saves. Block 2 saves little but its
+// forward is most of the model's, so chunks without recompute suit it; block 1's
+// forward is cheap, so recomputing it suits it. The measurements behind this:
+// bench/MEMORY_LEVERS.md § "CNN: checkpoint the first block, run the second in
+// chunks"; the design: docs/ARCHITECTURE.md.
 // With BatchNorm (its statistics are the whole batch's: no chunks) both blocks
 // are checkpointed whole. ACCUM_CNN_CHECKPOINT (below) sets other policies for
 // the benchmark; a run made with it set records it (switches.h).

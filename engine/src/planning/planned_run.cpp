@@ -36,8 +36,8 @@ EngineMessage suggest(const char* code, std::int64_t b, std::int64_t k, std::int
 // The suggestion an out-of-memory summary carries: a smaller micro-batch with
 // more accumulation steps for the same effective batch, with or without
 // gradient checkpointing. Under a configured budget it is measured, because a
-// guess can run out of memory again — the CNN at 256 × 1 under 40 MiB halved to
-// 128 × 2, which needs 45 MiB — and the studio applies it in one click.
+// guess (half the micro-batch) can run out of memory again and the studio
+// applies the suggestion in one click (an example: bench/STUDIO_MEASUREMENTS.md).
 // Without a budget, or when measuring is cut short (a stop, a probe's failure,
 // a plan that does not finish), the guess is half the micro-batch.
 void advise_after_out_of_memory(const RunConfig& config, SummaryRecord& summary, Sink& sink,
