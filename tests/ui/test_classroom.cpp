@@ -73,19 +73,19 @@ class TestClassroom : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void init();
-    void screen_fit_functions();
-    void first_size_fits_the_screen_data();
-    void first_size_fits_the_screen();
-    void saved_geometry_is_clamped_to_the_screen();
-    void presentation_mode_enlarges_and_restores();
-    void presentation_fits_a_1024_projector();
-    void lesson_steps_are_well_formed();
-    void lesson_walks_all_steps();
-    void lesson_runs_again_and_goes_back();
-    void lesson_next_while_running_stops_the_step();
-    void lesson_leaves_a_running_run_alone();
-    void token_pitfall_is_decades_apart();
-    void lesson_translated_to_vietnamese();
+    void screenFitFunctions();
+    void firstSizeFitsTheScreen_data();
+    void firstSizeFitsTheScreen();
+    void savedGeometryIsClampedToTheScreen();
+    void presentationModeEnlargesAndRestores();
+    void presentationFitsA1024Projector();
+    void lessonStepsAreWellFormed();
+    void lessonWalksAllSteps();
+    void lessonRunsAgainAndGoesBack();
+    void lessonNextWhileRunningStopsTheStep();
+    void lessonLeavesARunningRunAlone();
+    void tokenPitfallIsDecadesApart();
+    void lessonTranslatedToVietnamese();
 
 private:
     QTemporaryDir settings_dir_;
@@ -105,7 +105,7 @@ void TestClassroom::init() {
     QSettings(QStringLiteral("AccumulateStudio"), QStringLiteral("accum-studio")).clear();
 }
 
-void TestClassroom::screen_fit_functions() {
+void TestClassroom::screenFitFunctions() {
     const QSize frame(16, 40);
     const QSize minimum(900, 600);
     // A desk monitor has room for the desk size.
@@ -129,13 +129,13 @@ void TestClassroom::screen_fit_functions() {
     QCOMPARE(studio::presentation_scale(2160, 12.0), 2.5);
 }
 
-void TestClassroom::first_size_fits_the_screen_data() {
+void TestClassroom::firstSizeFitsTheScreen_data() {
     QTest::addColumn<QSize>("screen_size");
     QTest::newRow("1024x768") << QSize(1024, 768);
     QTest::newRow("1280x720") << QSize(1280, 720);
 }
 
-void TestClassroom::first_size_fits_the_screen() {
+void TestClassroom::firstSizeFitsTheScreen() {
     QFETCH(QSize, screen_size);
     auto* screen = screen_of_size(screen_size.width(), screen_size.height());
     QVERIFY(screen);
@@ -166,7 +166,7 @@ void TestClassroom::first_size_fits_the_screen() {
     }
 }
 
-void TestClassroom::saved_geometry_is_clamped_to_the_screen() {
+void TestClassroom::savedGeometryIsClampedToTheScreen() {
     auto* projector = screen_of_size(1024, 768);
     {
         // Saved on a large monitor: 1500 × 950 at (300, 200).
@@ -188,7 +188,7 @@ void TestClassroom::saved_geometry_is_clamped_to_the_screen() {
                             .arg(window.frameGeometry().height())));
 }
 
-void TestClassroom::presentation_mode_enlarges_and_restores() {
+void TestClassroom::presentationModeEnlargesAndRestores() {
     auto* screen = screen_of_size(1280, 720);
     MainWindow window;
     window.fit_to_screen(screen);
@@ -279,7 +279,7 @@ void TestClassroom::presentation_mode_enlarges_and_restores() {
     QVERIFY(!window.config_summary()->isVisible());
 }
 
-void TestClassroom::presentation_fits_a_1024_projector() {
+void TestClassroom::presentationFitsA1024Projector() {
     // The smaller projector, in presentation mode, with the lesson's longest texts and
     // the out-of-memory banner: the window stays the screen's size, nothing runs off.
     auto* screen = screen_of_size(1024, 768);
@@ -312,7 +312,7 @@ void TestClassroom::presentation_fits_a_1024_projector() {
     window.set_presentation_mode(false);
 }
 
-void TestClassroom::lesson_steps_are_well_formed() {
+void TestClassroom::lessonStepsAreWellFormed() {
     const auto& steps = studio::lesson_steps();
     QVERIFY(steps.size() >= 7);
     QStringList keys;
@@ -338,7 +338,7 @@ void TestClassroom::lesson_steps_are_well_formed() {
     QCOMPARE(studio::lesson_step_index(QStringLiteral("nope")), -1);
 }
 
-void TestClassroom::lesson_walks_all_steps() {
+void TestClassroom::lessonWalksAllSteps() {
     MainWindow window;
     window.fit_to_screen(screen_of_size(1280, 720));
     window.show();
@@ -414,7 +414,7 @@ void TestClassroom::lesson_walks_all_steps() {
     }
 }
 
-void TestClassroom::lesson_runs_again_and_goes_back() {
+void TestClassroom::lessonRunsAgainAndGoesBack() {
     MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -444,7 +444,7 @@ void TestClassroom::lesson_runs_again_and_goes_back() {
     QVERIFY(!lesson->is_running());
 }
 
-void TestClassroom::lesson_next_while_running_stops_the_step() {
+void TestClassroom::lessonNextWhileRunningStopsTheStep() {
     MainWindow window;
     window.fit_to_screen(screen_of_size(1280, 720));
     window.show();
@@ -464,7 +464,7 @@ void TestClassroom::lesson_next_while_running_stops_the_step() {
     QCOMPARE(int(window.last_live_run().summary.status), int(accum::RunStatus::Stopped));
 }
 
-void TestClassroom::lesson_leaves_a_running_run_alone() {
+void TestClassroom::lessonLeavesARunningRunAlone() {
     MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -491,7 +491,7 @@ void TestClassroom::lesson_leaves_a_running_run_alone() {
     QVERIFY(run_finished.wait(10000));
 }
 
-void TestClassroom::token_pitfall_is_decades_apart() {
+void TestClassroom::tokenPitfallIsDecadesApart() {
     MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -525,7 +525,7 @@ void TestClassroom::token_pitfall_is_decades_apart() {
     QVERIFY(lab->verdict_label()->text().contains(runs[1].label));
 }
 
-void TestClassroom::lesson_translated_to_vietnamese() {
+void TestClassroom::lessonTranslatedToVietnamese() {
     QTranslator translator;
     QVERIFY(translator.load(QStringLiteral(ACCUM_TRANSLATIONS_BUILD_DIR "/accum_studio_vi.qm")));
     for (const auto& step : studio::lesson_steps())

@@ -64,11 +64,11 @@ class TestEngineText : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
-    void every_code_is_rendered();
-    void unknown_code_keeps_the_english();
-    void out_of_memory_banner_and_status_in_vietnamese();
-    void data_missing_status_in_vietnamese();
-    void field_errors_in_vietnamese();
+    void everyCodeIsRendered();
+    void unknownCodeKeepsTheEnglish();
+    void outOfMemoryBannerAndStatusInVietnamese();
+    void dataMissingStatusInVietnamese();
+    void fieldErrorsInVietnamese();
 
 private:
     QTemporaryDir settings_dir_;
@@ -90,7 +90,7 @@ void TestEngineText::cleanupTestCase() { QCoreApplication::removeTranslator(&vie
 // Every code of the engine's table has the studio's rendering, and that rendering
 // is translated: with every argument present, the Vietnamese differs from the
 // English and keeps the numbers it was given.
-void TestEngineText::every_code_is_rendered() {
+void TestEngineText::everyCodeIsRendered() {
     for (const auto& row : accum::message_templates) {
         QVERIFY2(studio::knows_engine_message(row.code), row.code);
         auto args = numbered_arguments(row);
@@ -113,7 +113,7 @@ void TestEngineText::every_code_is_rendered() {
     }
 }
 
-void TestEngineText::unknown_code_keeps_the_english() {
+void TestEngineText::unknownCodeKeepsTheEnglish() {
     accum::SummaryRecord summary;
     summary.message = "rank 1 lost its peer";
     summary.detail = {"a_code_from_a_newer_engine", {{"rank", "1"}}};
@@ -125,7 +125,7 @@ void TestEngineText::unknown_code_keeps_the_english() {
 
 // The lesson's step 1, for real, in Vietnamese: the CNN at 256 × 1 runs out of its
 // 40 MiB; the banner explains it with the run's numbers and the measured suggestion.
-void TestEngineText::out_of_memory_banner_and_status_in_vietnamese() {
+void TestEngineText::outOfMemoryBannerAndStatusInVietnamese() {
     QCoreApplication::installTranslator(&vietnamese_);
     MainWindow window;
     window.show();
@@ -169,7 +169,7 @@ void TestEngineText::out_of_memory_banner_and_status_in_vietnamese() {
 }
 
 // Data missing: the status line names the directory in a Vietnamese sentence.
-void TestEngineText::data_missing_status_in_vietnamese() {
+void TestEngineText::dataMissingStatusInVietnamese() {
     QCoreApplication::installTranslator(&vietnamese_);
     QTemporaryDir dir;
     MainWindow window;
@@ -196,7 +196,7 @@ void TestEngineText::data_missing_status_in_vietnamese() {
 
 // Issue 32, item 5: the form's errors in the interface's language, under its
 // Vietnamese labels: the field's error, the line below the form, the effective batch.
-void TestEngineText::field_errors_in_vietnamese() {
+void TestEngineText::fieldErrorsInVietnamese() {
     QCoreApplication::installTranslator(&vietnamese_);
     MainWindow window;
     window.show();

@@ -106,8 +106,8 @@ class TestLayoutFit : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void init();
-    void nothing_is_cut_data();
-    void nothing_is_cut();
+    void nothingIsCut_data();
+    void nothingIsCut();
 
 private:
     // Every problem found in the window as it stands, in words.
@@ -204,7 +204,7 @@ QStringList TestLayoutFit::problems(MainWindow& window, const QScreen* screen, b
     return found;
 }
 
-void TestLayoutFit::nothing_is_cut_data() {
+void TestLayoutFit::nothingIsCut_data() {
     QTest::addColumn<QSize>("screen_size");
     QTest::addColumn<bool>("presentation");
     for (const QSize size : {QSize(1024, 768), QSize(1280, 720), QSize(1920, 1080)})
@@ -216,7 +216,7 @@ void TestLayoutFit::nothing_is_cut_data() {
                 << size << on;
 }
 
-void TestLayoutFit::nothing_is_cut() {
+void TestLayoutFit::nothingIsCut() {
     QFETCH(QSize, screen_size);
     QFETCH(bool, presentation);
     auto* screen = screen_of_size(screen_size.width(), screen_size.height());

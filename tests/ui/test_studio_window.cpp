@@ -52,30 +52,30 @@ private Q_SLOTS:
     void initTestCase();
     void init();
     void cleanup();
-    void default_configuration();
-    void invalid_value_disables_run();
-    void tiny_run_fills_plots_and_table();
-    void stop_returns_within_a_second();
-    void event_loop_never_stalls();
-    void out_of_memory_banner_and_suggestion();
-    void config_save_load_round_trip();
-    void settings_remember_last_config();
-    void closing_mid_run_leaves_no_thread();
-    void each_run_gets_its_own_directory();
-    void refresh_budget_intervals();
-    void memory_estimate_beside_effective_batch();
-    void cuda_asked_for_without_a_gpu();
-    void write_failure_keeps_the_window();
-    void engine_use_decides_every_action();
-    void one_run_at_a_time();
-    void errors_at_the_field();
-    void out_of_range_is_explained_not_reverted();
-    void epoch_shorter_than_a_window();
-    void panel_does_not_scroll_while_typing();
-    void status_line_keeps_the_whole_message();
-    void lesson_and_demo_keep_the_users_settings();
-    void reset_to_defaults_and_undo();
-    void run_log_follows_new_lines();
+    void defaultConfiguration();
+    void invalidValueDisablesRun();
+    void tinyRunFillsPlotsAndTable();
+    void stopReturnsWithinASecond();
+    void eventLoopNeverStalls();
+    void outOfMemoryBannerAndSuggestion();
+    void configSaveLoadRoundTrip();
+    void settingsRememberLastConfig();
+    void closingMidRunLeavesNoThread();
+    void eachRunGetsItsOwnDirectory();
+    void refreshBudgetIntervals();
+    void memoryEstimateBesideEffectiveBatch();
+    void cudaAskedForWithoutAGpu();
+    void writeFailureKeepsTheWindow();
+    void engineUseDecidesEveryAction();
+    void oneRunAtATime();
+    void errorsAtTheField();
+    void outOfRangeIsExplainedNotReverted();
+    void epochShorterThanAWindow();
+    void panelDoesNotScrollWhileTyping();
+    void statusLineKeepsTheWholeMessage();
+    void lessonAndDemoKeepTheUsersSettings();
+    void resetToDefaultsAndUndo();
+    void runLogFollowsNewLines();
 
 private:
     template <typename T>
@@ -141,7 +141,7 @@ bool TestStudioWindow::run_to_end(accum::SummaryRecord& summary, int timeout_ms)
     return true;
 }
 
-void TestStudioWindow::default_configuration() {
+void TestStudioWindow::defaultConfiguration() {
     const auto c = window_->config_panel()->config();
     QCOMPARE(c.dataset, accum::DatasetKind::FashionMnist);
     QCOMPARE(c.model, accum::ModelKind::Mlp);
@@ -179,7 +179,7 @@ void TestStudioWindow::default_configuration() {
     QVERIFY(window_->config_panel()->config().model_file.empty());
 }
 
-void TestStudioWindow::invalid_value_disables_run() {
+void TestStudioWindow::invalidValueDisablesRun() {
     child<QLineEdit>("memory_budget")->setText(QStringLiteral("lots"));
     QVERIFY(!window_->config_panel()->is_valid());
     QVERIFY(!window_->run_action()->isEnabled());
@@ -193,7 +193,7 @@ void TestStudioWindow::invalid_value_disables_run() {
     QVERIFY(window_->run_action()->isEnabled());
 }
 
-void TestStudioWindow::tiny_run_fills_plots_and_table() {
+void TestStudioWindow::tinyRunFillsPlotsAndTable() {
     configure_tiny_run(32, 4, 20);
     accum::SummaryRecord summary;
     QVERIFY(run_to_end(summary));
@@ -252,7 +252,7 @@ void TestStudioWindow::tiny_run_fills_plots_and_table() {
     }
 }
 
-void TestStudioWindow::stop_returns_within_a_second() {
+void TestStudioWindow::stopReturnsWithinASecond() {
     configure_tiny_run(32, 4, 100000);
     set_spin("pace_ms", 5); // keeps the run going long enough to stop it
     QSignalSpy finished(window_.get(), &MainWindow::run_finished);
@@ -269,7 +269,7 @@ void TestStudioWindow::stop_returns_within_a_second() {
     QVERIFY(window_->run_action()->isEnabled());
 }
 
-void TestStudioWindow::event_loop_never_stalls() {
+void TestStudioWindow::eventLoopNeverStalls() {
     // A fast model at full speed: records arrive far more often than 30 Hz.
     configure_tiny_run(16, 2, 400);
     QElapsedTimer since_tick;
@@ -299,7 +299,7 @@ void TestStudioWindow::event_loop_never_stalls() {
     QTRY_COMPARE(window_->loss_plot()->micro_point_count(), 800);
 }
 
-void TestStudioWindow::out_of_memory_banner_and_suggestion() {
+void TestStudioWindow::outOfMemoryBannerAndSuggestion() {
     // Measured with accum-run: mlp 2048 × 1 peaks at 14.2 MiB, so it runs out of
     // memory under a 10 MiB budget; the suggested 1024 × 2 peaks at 9.2 MiB and fits.
     configure_tiny_run(2048, 1, 3);
@@ -330,7 +330,7 @@ void TestStudioWindow::out_of_memory_banner_and_suggestion() {
     QVERIFY(!window_->oom_banner()->isVisible());
 }
 
-void TestStudioWindow::config_save_load_round_trip() {
+void TestStudioWindow::configSaveLoadRoundTrip() {
     configure_tiny_run(48, 3, 123);
     set_combo("mode", QStringLiteral("trainer"));
     set_combo("optimizer", QStringLiteral("adamw"));
@@ -359,7 +359,7 @@ void TestStudioWindow::config_save_load_round_trip() {
     QCOMPARE(parsed.max_steps, 123);
 }
 
-void TestStudioWindow::settings_remember_last_config() {
+void TestStudioWindow::settingsRememberLastConfig() {
     set_spin("batch_size", 40);
     set_spin("accumulation_steps", 5);
     window_->close(); // stores the configuration
@@ -372,7 +372,7 @@ void TestStudioWindow::settings_remember_last_config() {
     window_->close();
 }
 
-void TestStudioWindow::closing_mid_run_leaves_no_thread() {
+void TestStudioWindow::closingMidRunLeavesNoThread() {
     configure_tiny_run(32, 4, 100000);
     set_spin("pace_ms", 5);
     window_->run_action()->trigger();
@@ -396,7 +396,7 @@ void TestStudioWindow::closing_mid_run_leaves_no_thread() {
 // The estimate beside the effective batch follows the form: debounced (three
 // changes in quick succession make one estimate), on a worker thread, and the
 // label says the predicted peak; an invalid form shows none.
-void TestStudioWindow::memory_estimate_beside_effective_batch() {
+void TestStudioWindow::memoryEstimateBesideEffectiveBatch() {
     auto* panel = window_->config_panel();
     auto* estimator = panel->estimator();
     QSignalSpy estimated(estimator, &studio::MemoryEstimator::estimated);
@@ -419,7 +419,7 @@ void TestStudioWindow::memory_estimate_beside_effective_batch() {
     QVERIFY(!panel->estimate().ok);
 }
 
-void TestStudioWindow::refresh_budget_intervals() {
+void TestStudioWindow::refreshBudgetIntervals() {
     using studio::RefreshBudget;
     constexpr double share = RefreshBudget::kShare;
     QCOMPARE(RefreshBudget::next_interval_ms(100, 2 * share), 200);
@@ -442,7 +442,7 @@ void TestStudioWindow::refresh_budget_intervals() {
 
 // With a folder for runs, each run writes into a new directory of its own, made
 // for it (two runs in the same second included), never into an existing one.
-void TestStudioWindow::each_run_gets_its_own_directory() {
+void TestStudioWindow::eachRunGetsItsOwnDirectory() {
     QTemporaryDir folder;
     QDir(folder.path()).mkdir(QStringLiteral("someone-elses"));
     configure_tiny_run(32, 2, 2);
@@ -464,7 +464,7 @@ void TestStudioWindow::each_run_gets_its_own_directory() {
 // A configuration that asks for CUDA on a machine without a CUDA device (or a
 // build without CUDA): the run ends with the engine's words for it, the window
 // stays, and the memory plot keeps its CPU title.
-void TestStudioWindow::cuda_asked_for_without_a_gpu() {
+void TestStudioWindow::cudaAskedForWithoutAGpu() {
     for (const auto& d : accum::list_devices())
         if (d.available && d.name != "cpu") QSKIP("this machine has a CUDA device: nothing to refuse");
     configure_tiny_run(32, 2, 2);
@@ -496,7 +496,7 @@ void TestStudioWindow::cuda_asked_for_without_a_gpu() {
 // Issue 28: a run whose files cannot be written any more (its directory pulled
 // away mid-run) ends with the message accum-run prints — the file and the
 // reason — in the status line; the window stays, and the next run runs.
-void TestStudioWindow::write_failure_keeps_the_window() {
+void TestStudioWindow::writeFailureKeepsTheWindow() {
     QTemporaryDir folder, elsewhere;
     configure_tiny_run(32, 2, 100000);
     set_spin("pace_ms", 5); // long enough to take its directory away
@@ -532,7 +532,7 @@ void TestStudioWindow::write_failure_keeps_the_window() {
 
 // One training run per process (ARCHITECTURE.md §4.4): every enabled action and
 // every refusal comes from one snapshot of what the engine is busy with.
-void TestStudioWindow::engine_use_decides_every_action() {
+void TestStudioWindow::engineUseDecidesEveryAction() {
     using studio::EngineState;
     using studio::EngineUser;
     const EngineState idle;
@@ -586,7 +586,7 @@ void TestStudioWindow::engine_use_decides_every_action() {
 
 // The live run and the lab's experiments take turns: while one runs the other's
 // controls are off, and a start asked for anyway is refused in the status bar.
-void TestStudioWindow::one_run_at_a_time() {
+void TestStudioWindow::oneRunAtATime() {
     const auto lab_controls_enabled = [this](bool enabled) {
         for (const auto& info : studio::experiments()) {
             auto* button = window_->lab_panel()->button(info.experiment);
@@ -660,7 +660,7 @@ void TestStudioWindow::one_run_at_a_time() {
 // Issue 32, item 5: an invalid value is explained under its field, in the form's
 // words (its label, not the command line's --lr), and in a line below the form
 // that is in view whatever the form shows; each problem there leads to its field.
-void TestStudioWindow::errors_at_the_field() {
+void TestStudioWindow::errorsAtTheField() {
     window_->resize(1280, 720);
     QTest::qWait(50);
     auto* lr = child<QDoubleSpinBox>("learning_rate");
@@ -705,7 +705,7 @@ void TestStudioWindow::errors_at_the_field() {
 // A value out of range stays as typed and is explained, while typing: 0 (below the
 // range) and 999999 (more than Fashion-MNIST's 60000 training samples, which only
 // the engine found, at Run).
-void TestStudioWindow::out_of_range_is_explained_not_reverted() {
+void TestStudioWindow::outOfRangeIsExplainedNotReverted() {
     auto* batch = child<QSpinBox>("batch_size");
     auto* error = child<QLabel>("batch_size_error");
     batch->setFocus();
@@ -743,7 +743,7 @@ void TestStudioWindow::out_of_range_is_explained_not_reverted() {
 // K = 10000 with B = 64: Fashion-MNIST's 60000 samples make ceil(60000 / 64) = 938
 // micro-batches an epoch, so the epoch ends first and each update takes all 60000
 // (the partial window is flushed at the epoch's end, ARCHITECTURE.md I5).
-void TestStudioWindow::epoch_shorter_than_a_window() {
+void TestStudioWindow::epochShorterThanAWindow() {
     set_combo("dataset", QStringLiteral("fashion-mnist"));
     set_spin("batch_size", 64);
     set_spin("accumulation_steps", 10000);
@@ -758,7 +758,7 @@ void TestStudioWindow::epoch_shorter_than_a_window() {
 // Typing in the form's last fields, scrolled to its end at 1280 × 720: nothing
 // moves while the memory estimate is computed again at each keystroke (its
 // one-line "estimating…" between two longer estimates moved the whole form).
-void TestStudioWindow::panel_does_not_scroll_while_typing() {
+void TestStudioWindow::panelDoesNotScrollWhileTyping() {
     window_->resize(1280, 720);
     configure_tiny_run(64, 4, 10);
     QTRY_VERIFY_WITH_TIMEOUT(window_->config_panel()->estimate().ok, 20000);
@@ -786,7 +786,7 @@ void TestStudioWindow::panel_does_not_scroll_while_typing() {
 
 // A start refused for a problem: the status line beside the progress bar says it
 // whole, on as many lines as it needs.
-void TestStudioWindow::status_line_keeps_the_whole_message() {
+void TestStudioWindow::statusLineKeepsTheWholeMessage() {
     window_->resize(1024, 700);
     child<QLineEdit>("memory_budget")->setText(QStringLiteral("a budget far too long to read as any size at all"));
     set_spin("accumulation_steps", 0);
@@ -804,7 +804,7 @@ void TestStudioWindow::status_line_keeps_the_whole_message() {
 // Issue 32, item 2: a lesson step and a demo run on their own configurations and
 // never write the user's saved one; leaving the lesson gives the form back; the
 // next start gets the user's settings.
-void TestStudioWindow::lesson_and_demo_keep_the_users_settings() {
+void TestStudioWindow::lessonAndDemoKeepTheUsersSettings() {
     const auto saved_batch = [] {
         const auto json = QSettings(QStringLiteral("AccumulateStudio"), QStringLiteral("accum-studio"))
                               .value(QStringLiteral("last_config"))
@@ -875,7 +875,7 @@ void TestStudioWindow::lesson_and_demo_keep_the_users_settings() {
 }
 
 // Settings › Reset to defaults: the defaults at once, saved; Undo brings back what was there.
-void TestStudioWindow::reset_to_defaults_and_undo() {
+void TestStudioWindow::resetToDefaultsAndUndo() {
     set_spin("batch_size", 40);
     set_combo("optimizer", QStringLiteral("adamw"));
     child<QLineEdit>("memory_budget")->setText(QStringLiteral("40MiB"));
@@ -897,7 +897,7 @@ void TestStudioWindow::reset_to_defaults_and_undo() {
 
 // The run log follows new lines while the user is at its end, stops when the user
 // scrolls up to read, and follows again from the end.
-void TestStudioWindow::run_log_follows_new_lines() {
+void TestStudioWindow::runLogFollowsNewLines() {
     window_->resize(1280, 720);
     // A log line every logging step: more lines than the log shows, and a run far
     // longer than the test (it stops the run at the end), so that lines keep coming

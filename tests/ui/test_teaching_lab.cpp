@@ -70,27 +70,27 @@ class TestTeachingLab : public QObject {
 
 private Q_SLOTS:
     void initTestCase();
-    void highlight_sequence_k3_over_6();
-    void highlight_sequence_from_the_engine();
-    void highlight_sequence_with_mixed_precision();
-    void listings_tag_every_role_data();
-    void listings_tag_every_role();
-    void listings_are_the_sources_data();
-    void listings_are_the_sources();
-    void code_panel_lights_lines_at_teaching_pace();
-    void compare_styles_same_trajectory();
-    void compare_accumulation_less_memory();
-    void pitfall_plans();
-    void every_experiment_plans_runs();
-    void experiments_are_one_table();
-    void data_parallel_highlight_and_listings();
-    void no_sync_demo_in_the_lab();
-    void live_run_with_two_processes();
-    void loss_plot_shows_the_scale();
-    void memory_levers_demo();
-    void run_directory_reproduces_curves();
-    void vietnamese_translation_loads();
-    void speeds_leave_out_the_warm_up();
+    void highlightSequenceK3Over6();
+    void highlightSequenceFromTheEngine();
+    void highlightSequenceWithMixedPrecision();
+    void listingsTagEveryRole_data();
+    void listingsTagEveryRole();
+    void listingsAreTheSources_data();
+    void listingsAreTheSources();
+    void codePanelLightsLinesAtTeachingPace();
+    void compareStylesSameTrajectory();
+    void compareAccumulationLessMemory();
+    void pitfallPlans();
+    void everyExperimentPlansRuns();
+    void experimentsAreOneTable();
+    void dataParallelHighlightAndListings();
+    void noSyncDemoInTheLab();
+    void liveRunWithTwoProcesses();
+    void lossPlotShowsTheScale();
+    void memoryLeversDemo();
+    void runDirectoryReproducesCurves();
+    void vietnameseTranslationLoads();
+    void speedsLeaveOutTheWarmUp();
 
 private:
     QTemporaryDir settings_dir_;
@@ -104,7 +104,7 @@ void TestTeachingLab::initTestCase() {
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
 }
 
-void TestTeachingLab::highlight_sequence_k3_over_6() {
+void TestTeachingLab::highlightSequenceK3Over6() {
     // K = 3 over 6 micro-batches: windows (1,2,3) and (4,5,6); the 3rd and 6th sync.
     std::vector<accum::MicroStepRecord> records;
     for (int i = 1; i <= 6; ++i) {
@@ -123,7 +123,7 @@ void TestTeachingLab::highlight_sequence_k3_over_6() {
     QVERIFY(studio::highlight_sequence(records) == expected);
 }
 
-void TestTeachingLab::highlight_sequence_with_mixed_precision() {
+void TestTeachingLab::highlightSequenceWithMixedPrecision() {
     // bf16 with a loss scaler, K = 2: autocast lights before every forward, the
     // scaler's unscale_ and update() only on the sync micro-batch.
     std::vector<accum::MicroStepRecord> records(2);
@@ -161,7 +161,7 @@ void TestTeachingLab::highlight_sequence_with_mixed_precision() {
     QCOMPARE(sequence[2], update);
 }
 
-void TestTeachingLab::highlight_sequence_from_the_engine() {
+void TestTeachingLab::highlightSequenceFromTheEngine() {
     // The same from a real run: 2 optimizer steps × K = 3 = 6 micro-batches.
     auto c = tiny_config(8, 3, 2);
     c.record_micro_steps = true;
@@ -184,7 +184,7 @@ void TestTeachingLab::highlight_sequence_from_the_engine() {
     QCOMPARE(steps, 2);
 }
 
-void TestTeachingLab::listings_tag_every_role_data() {
+void TestTeachingLab::listingsTagEveryRole_data() {
     QTest::addColumn<QString>("style");
     QTest::addColumn<QString>("language");
     for (const char* style : {"pytorch", "accelerator", "trainer"})
@@ -193,7 +193,7 @@ void TestTeachingLab::listings_tag_every_role_data() {
                 << QString::fromLatin1(style) << QString::fromLatin1(language);
 }
 
-void TestTeachingLab::listings_tag_every_role() {
+void TestTeachingLab::listingsTagEveryRole() {
     QFETCH(QString, style);
     QFETCH(QString, language);
     const auto listing = studio::load_listing(style, language);
@@ -210,7 +210,7 @@ void TestTeachingLab::listings_tag_every_role() {
 // its Python tab that of a script that runs with the real library: line for line against
 // the files as they are now on disk (a source edited without the panel following
 // fails here), and the lines a learner is told about are there.
-void TestTeachingLab::listings_are_the_sources_data() {
+void TestTeachingLab::listingsAreTheSources_data() {
     QTest::addColumn<QString>("style");
     QTest::addColumn<QString>("language");
     QTest::addColumn<QString>("file");
@@ -254,7 +254,7 @@ void TestTeachingLab::listings_are_the_sources_data() {
                                                "model.zero_grad()"};
 }
 
-void TestTeachingLab::listings_are_the_sources() {
+void TestTeachingLab::listingsAreTheSources() {
     QFETCH(QString, style);
     QFETCH(QString, language);
     QFETCH(QString, file);
@@ -284,7 +284,7 @@ void TestTeachingLab::listings_are_the_sources() {
     }
 }
 
-void TestTeachingLab::code_panel_lights_lines_at_teaching_pace() {
+void TestTeachingLab::codePanelLightsLinesAtTeachingPace() {
     studio::MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -311,7 +311,7 @@ void TestTeachingLab::code_panel_lights_lines_at_teaching_pace() {
     QVERIFY(panel->meter()->window_size() == 3);
 }
 
-void TestTeachingLab::compare_styles_same_trajectory() {
+void TestTeachingLab::compareStylesSameTrajectory() {
     studio::MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -336,7 +336,7 @@ void TestTeachingLab::compare_styles_same_trajectory() {
     QCOMPARE(window.runs_panel()->run_count(), 3); // every lab run is listed
 }
 
-void TestTeachingLab::compare_accumulation_less_memory() {
+void TestTeachingLab::compareAccumulationLessMemory() {
     studio::MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -366,7 +366,7 @@ void TestTeachingLab::compare_accumulation_less_memory() {
 // from one a teacher may have left in the form: evaluating and saving every 10
 // steps under a budget (plans used to fail at once from it: the lab turned
 // --eval-strategy steps into epoch and left --eval-steps 10).
-void TestTeachingLab::every_experiment_plans_runs() {
+void TestTeachingLab::everyExperimentPlansRuns() {
     auto busy = tiny_config(16, 4, 12);
     busy.eval_strategy = accum::Strategy::Steps;
     busy.eval_steps = 10;
@@ -400,7 +400,7 @@ void TestTeachingLab::every_experiment_plans_runs() {
 
 // The experiments are one table: --demo's names, the lab's buttons and the Lab
 // menu's entries all come from it, each experiment once.
-void TestTeachingLab::experiments_are_one_table() {
+void TestTeachingLab::experimentsAreOneTable() {
     QStringList ids;
     QList<int> values;
     for (const auto& info : studio::experiments()) {
@@ -436,7 +436,7 @@ void TestTeachingLab::experiments_are_one_table() {
     }
 }
 
-void TestTeachingLab::pitfall_plans() {
+void TestTeachingLab::pitfallPlans() {
     const auto base = tiny_config(16, 4, 12);
     const auto bn = studio::plan_experiment(studio::Experiment::PitfallBatchNorm, base);
     QCOMPARE(int(bn.size()), 2);
@@ -475,7 +475,7 @@ void TestTeachingLab::pitfall_plans() {
 // Several processes: a micro-batch without an all-reduce enters no_sync()
 // first, the window's last has the all-reduce after its backward; every listing
 // (both languages, three styles) tags those lines. One process lights neither.
-void TestTeachingLab::data_parallel_highlight_and_listings() {
+void TestTeachingLab::dataParallelHighlightAndListings() {
     accum::MicroStepRecord local;
     local.window_index = 1;
     local.window_size = 4;
@@ -514,7 +514,7 @@ void TestTeachingLab::data_parallel_highlight_and_listings() {
 
 // The Equivalence lab's "no_sync vs sync every micro-batch" with two processes:
 // the same losses, one all-reduce per update against K, and both times per update.
-void TestTeachingLab::no_sync_demo_in_the_lab() {
+void TestTeachingLab::noSyncDemoInTheLab() {
     studio::MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -572,7 +572,7 @@ void TestTeachingLab::no_sync_demo_in_the_lab() {
 // A live run of two processes from the configuration panel: the code panel lights
 // no_sync and the all-reduce and counts the update's all-reduces, the memory plot
 // has a line for rank 1, and the run ends with both ranks' samples.
-void TestTeachingLab::live_run_with_two_processes() {
+void TestTeachingLab::liveRunWithTwoProcesses() {
     studio::MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -609,7 +609,7 @@ void TestTeachingLab::live_run_with_two_processes() {
     QVERIFY(window.memory_plot()->other_rank_count() >= 1);
 }
 
-void TestTeachingLab::loss_plot_shows_the_scale() {
+void TestTeachingLab::lossPlotShowsTheScale() {
     // A loss scaler's run: the scale per window on the right axis, skipped updates crossed.
     studio::LossPlot plot;
     plot.set_loss_scaling(true);
@@ -642,7 +642,7 @@ void TestTeachingLab::loss_plot_shows_the_scale() {
 // gradient checkpointing. The same losses (1e-5), accumulation and checkpointing
 // each shrink the peak of activations, the band beneath (parameters, gradients,
 // optimizer state) is the same in all four, and the bars stack the four bands.
-void TestTeachingLab::memory_levers_demo() {
+void TestTeachingLab::memoryLeversDemo() {
     const auto plan = studio::plan_experiment(studio::Experiment::MemoryLevers, tiny_config(16, 4, 3));
     QCOMPARE(int(plan.size()), 4);
     const std::int64_t shapes[4][2] = {{256, 1}, {64, 4}, {256, 1}, {64, 4}};
@@ -683,7 +683,7 @@ void TestTeachingLab::memory_levers_demo() {
     QVERIFY(window.lab_panel()->verdict_label()->text().contains(QStringLiteral("samples/s")));
 }
 
-void TestTeachingLab::run_directory_reproduces_curves() {
+void TestTeachingLab::runDirectoryReproducesCurves() {
     QTemporaryDir out;
     QVERIFY(out.isValid());
     const QString dir = out.filePath(QStringLiteral("run"));
@@ -725,7 +725,7 @@ void TestTeachingLab::run_directory_reproduces_curves() {
     QVERIFY(studio::max_loss_difference(runs->run(0), runs->run(1)) < 1e-6);
 }
 
-void TestTeachingLab::vietnamese_translation_loads() {
+void TestTeachingLab::vietnameseTranslationLoads() {
     QTranslator translator;
     // Where the build puts it: beside the studio's executable as an installation does.
     QVERIFY(translator.load(QStringLiteral(ACCUM_TRANSLATIONS_BUILD_DIR "/accum_studio_vi.qm")));
@@ -762,7 +762,7 @@ void TestTeachingLab::vietnamese_translation_loads() {
 // Issue 32: the lab's samples/s and time per update leave out a run's first
 // updates (a first run's cold process: compare-styles' first run measured 5,634
 // against ~19,450 samples/s for the same loop) and are rounded to their spread.
-void TestTeachingLab::speeds_leave_out_the_warm_up() {
+void TestTeachingLab::speedsLeaveOutTheWarmUp() {
     studio::RunResult run;
     // 256 samples per update; the first two updates take 1 s each (the warm-up),
     // the rest 10, 11, 12, 10, 11, 12 ms.
