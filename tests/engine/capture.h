@@ -1,6 +1,7 @@
 #pragma once
 // A sink that keeps every record a run sends, and a run into it: what the
-// engine tests read back, and how they compare it.
+// engine tests read back (records.h reads a run's metrics.jsonl), and how they
+// compare it.
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +20,8 @@
 #include "accum/records.h"
 #include "accum/session.h"
 #include "accum/sink.h"
+
+#include "records.h"
 
 namespace accum::testing {
 

@@ -14,24 +14,9 @@ using namespace accum;
 namespace {
 
 using Result = testing::CliResult;
+using testing::read_records;
+using testing::read_steps;
 using testing::run_cli;
-
-std::vector<AnyRecord> read_records(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    std::vector<AnyRecord> records;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        if (line.isEmpty()) continue;
-        std::string error;
-        auto r = parse_json_line(line.toStdString(), error);
-        if (!r) {
-            qWarning() << "bad line" << line << QString::fromStdString(error);
-            return {};
-        }
-        records.push_back(*r);
-    }
-    return records;
-}
 
 // The kill -9 test's run: long enough for three checkpoints before the kill (and
 // shorter under AddressSanitizer, where every step is several times slower).
@@ -237,7 +222,9 @@ private Q_SLOTS:
         ::kill(static_cast<pid_t>(q.processId()), SIGTERM);
         QVERIFY(q.waitForFinished(10000));
         QCOMPARE(q.exitCode(), 130);
-        const auto last = std::get<SummaryRecord>(read_records(dir2.filePath("metrics.jsonl")).back());
+        const auto records2 = read_records(dir2.filePath("metrics.jsonl"));
+        QVERIFY(!records2.empty());
+        const auto last = std::get<SummaryRecord>(records2.back());
         QVERIFY2(QDir(dir2.path()).exists("checkpoint-" + QString::number(last.optimizer_steps)), last.message.c_str());
     }
 
@@ -258,37 +245,18 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(QDir(dir.path()).entryList({"checkpoint-*"}, QDir::Dirs).size() >= 3, 60000);
         ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
         QVERIFY(p.waitForFinished(10000));
-        {
-            // Written line by line: every complete line parses; only an unterminated
-            // last line may have been cut by the kill.
-            QFile f(dir.filePath("metrics.jsonl"));
-            QVERIFY(f.open(QIODevice::ReadOnly));
-            QList<QByteArray> lines = f.readAll().split('\n');
-            lines.removeLast(); // empty after a final newline, or the cut line
-            int steps = 0;
-            for (const QByteArray& line : lines) {
-                std::string error;
-                const auto rec = parse_json_line(line.toStdString(), error);
-                QVERIFY2(rec.has_value(), qPrintable(QString::fromStdString(error) + ": " + line));
-                steps += std::holds_alternative<StepRecord>(*rec);
-            }
-            QVERIFY(steps >= 75); // three checkpoints of 25 steps were written before the kill
-        }
+        // Written line by line: every complete line parses; only an unterminated
+        // last line may have been cut by the kill. Three checkpoints of 25 steps
+        // were written before it.
+        QVERIFY(read_steps(dir.filePath("metrics.jsonl"), testing::FileState::MayBeCut).size() >= 75);
 
         const auto r = run_cli(common + QStringList{"--output-dir", dir.path(), "--resume", dir.path()});
         QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-        std::vector<StepRecord> resumed, full;
-        for (const auto& rec : read_records(dir.filePath("metrics.jsonl")))
-            if (const auto* s = std::get_if<StepRecord>(&rec)) resumed.push_back(*s);
-        for (const auto& rec : read_records(full_dir.filePath("metrics.jsonl")))
-            if (const auto* s = std::get_if<StepRecord>(&rec)) full.push_back(*s);
+        const auto resumed = read_steps(dir.filePath("metrics.jsonl"));
+        const auto full = read_steps(full_dir.filePath("metrics.jsonl"));
         QCOMPARE(full.size(), std::size_t(kKillNineSteps));
-        QCOMPARE(resumed.size(), full.size());
-        for (std::size_t i = 0; i < full.size(); ++i) {
-            QCOMPARE(resumed[i].step, full[i].step);
-            QVERIFY2(std::abs(resumed[i].loss - full[i].loss) <= 1e-5,
-                     qPrintable(QString("step %1: %2 vs %3").arg(full[i].step).arg(resumed[i].loss).arg(full[i].loss)));
-        }
+        const auto same = testing::compare_losses(full, resumed);
+        QVERIFY2(same.within(1e-5), same.what().c_str());
     }
 
     void divergedExit5KeepsLastGoodCheckpoint() {

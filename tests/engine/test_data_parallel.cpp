@@ -50,25 +50,8 @@ Result run_cli(const QStringList& args, int timeout_ms = 120000, const QStringLi
     return testing::run_cli(args, timeout_ms, env);
 }
 
-std::vector<AnyRecord> read_records(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    std::vector<AnyRecord> records;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        if (line.isEmpty()) continue;
-        std::string error;
-        if (auto r = parse_json_line(line.toStdString(), error)) records.push_back(*r);
-    }
-    return records;
-}
-
-template <typename R>
-std::vector<R> records_of(const std::vector<AnyRecord>& all) {
-    std::vector<R> out;
-    for (const auto& r : all)
-        if (const auto* x = std::get_if<R>(&r)) out.push_back(*x);
-    return out;
-}
+using testing::read_records;
+using testing::records_of;
 
 std::optional<SummaryRecord> summary_of(const QString& dir) {
     const auto s = records_of<SummaryRecord>(read_records(dir + "/metrics.jsonl"));
@@ -410,7 +393,8 @@ private Q_SLOTS:
                                                       "steps", "--save-steps", "1000", "--micro-step-delay", "0.02",
                                                       "--output-dir", dir.path()});
         QVERIFY(launcher.waitForStarted(10000));
-        QTRY_VERIFY_WITH_TIMEOUT(records_of<StepRecord>(read_records(dir.filePath("metrics.jsonl"))).size() >= 2, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            testing::read_steps(dir.filePath("metrics.jsonl"), testing::FileState::MayBeCut).size() >= 2, 60000);
         ::kill(static_cast<pid_t>(launcher.processId()), SIGINT);
         if (!launcher.waitForFinished(30000)) {
             for (const auto pid : children_of(static_cast<pid_t>(launcher.processId()))) ::kill(pid, SIGKILL);
