@@ -23,6 +23,7 @@
 #include <fstream>
 
 #include "accum/metrics_io.h"
+#include "capture.h"
 #include "distributed/world.h"
 #include "processes.h"
 
@@ -48,17 +49,7 @@ using Result = testing::CliResult;
 using testing::finish;
 Result run(const QString& program, const QStringList& args) { return testing::run_program(program, args, 120000); }
 
-std::vector<StepRecord> steps_of(const QString& dir) {
-    std::vector<StepRecord> out;
-    QFile f(dir + "/metrics.jsonl");
-    if (!f.open(QIODevice::ReadOnly)) return out;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        std::string error;
-        if (const auto r = parse_json_line(line.toStdString(), error))
-            if (const auto* s = std::get_if<StepRecord>(&*r)) out.push_back(*s);
-    }
-    return out;
-}
+using testing::read_steps;
 
 std::optional<SummaryRecord> summary_of(const QString& dir) {
     QFile f(dir + "/summary.json");
@@ -67,17 +58,6 @@ std::optional<SummaryRecord> summary_of(const QString& dir) {
     const auto r = parse_json_line(f.readAll().trimmed().toStdString(), error);
     if (!r || !std::holds_alternative<SummaryRecord>(*r)) return std::nullopt;
     return std::get<SummaryRecord>(*r);
-}
-
-// The largest |Δ loss| of two runs of the same steps, every loss finite; +inf otherwise.
-double loss_difference(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
-    if (a.empty() || a.size() != b.size()) return INFINITY;
-    double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (a[i].step != b[i].step || !std::isfinite(a[i].loss) || !std::isfinite(b[i].loss)) return INFINITY;
-        worst = std::max(worst, std::abs(a[i].loss - b[i].loss));
-    }
-    return worst;
 }
 
 // The MLP on synthetic sentence pairs, K = 4: `batch` per process.
@@ -92,7 +72,7 @@ QStringList training(const QString& mode, const QString& optimizer, int batch, i
 std::vector<StepRecord> one_process(const QStringList& args, const QString& dir) {
     const auto r = run(ACCUM_RUN_EXE, args + QStringList{"--output-dir", dir});
     if (r.exit_code != 0) qWarning("reference run: %s", qPrintable(r.err));
-    return steps_of(dir);
+    return read_steps(dir + "/metrics.jsonl");
 }
 
 using testing::children_of;
@@ -153,16 +133,16 @@ private Q_SLOTS:
                                                    "--master-port", QString::number(port), ACCUM_RUN_EXE} +
                                            training(mode, optimizer, 16, 8) + QStringList{"--output-dir", two.path()});
         QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
-        const auto steps = steps_of(two.path());
+        const auto steps = read_steps(two.path() + "/metrics.jsonl");
         QCOMPARE(steps.size(), std::size_t(8));
-        const double diff = loss_difference(reference, steps);
+        const auto losses = testing::compare_losses(reference, steps);
         const auto first = [&](const std::vector<StepRecord>& v) {
             return std::vector<StepRecord>(v.begin(), v.begin() + strict_steps);
         };
-        const double strict = loss_difference(first(reference), first(steps));
-        QVERIFY2(strict <= 1e-5, qPrintable(QString::number(strict)));
+        const auto strict = testing::compare_losses(first(reference), first(steps));
+        QVERIFY2(strict.within(1e-5), strict.what().c_str());
         // The steps after strict_steps (none for SGD).
-        QVERIFY2(diff <= (TORCH_VERSION_MAJOR < 2 ? 1e-5 : 1e-3), qPrintable(QString::number(diff)));
+        QVERIFY2(losses.within(TORCH_VERSION_MAJOR < 2 ? 1e-5 : 1e-3), losses.what().c_str());
         for (const auto& s : steps) QCOMPARE(s.grad_allreduces, std::int64_t(1));
         const auto summary = summary_of(two.path());
         QVERIFY(summary);
@@ -191,10 +171,10 @@ private Q_SLOTS:
         const auto ra = finish(a, 120000), rb = finish(b, 120000);
         QVERIFY2(ra.exit_code == 0, qPrintable(ra.out + ra.err));
         QVERIFY2(rb.exit_code == 0, qPrintable(rb.out + rb.err));
-        const auto steps = steps_of(two.path());
+        const auto steps = read_steps(two.path() + "/metrics.jsonl");
         QCOMPARE(steps.size(), std::size_t(8));
-        const double diff = loss_difference(reference, steps);
-        QVERIFY2(diff <= 1e-5, qPrintable(QString::number(diff)));
+        const auto losses = testing::compare_losses(reference, steps);
+        QVERIFY2(losses.within(1e-5), losses.what().c_str());
         QCOMPARE(summary_of(two.path())->world_size, 2);
     }
 
@@ -233,10 +213,10 @@ private Q_SLOTS:
         QVERIFY2(r.out.contains("torchrun restart 1 (TORCHELASTIC_RESTART_COUNT=1): resuming from " + dir.path() +
                                 "/checkpoint-"),
                  qPrintable(r.out));
-        const auto steps = steps_of(dir.path());
+        const auto steps = read_steps(dir.path() + "/metrics.jsonl");
         QCOMPARE(steps.size(), std::size_t(16)); // the records through the checkpoint, then the resumed steps
-        const double diff = loss_difference(reference, steps);
-        QVERIFY2(diff <= 1e-5, qPrintable(QString::number(diff)));
+        const auto losses = testing::compare_losses(reference, steps);
+        QVERIFY2(losses.within(1e-5), losses.what().c_str());
         const auto summary = summary_of(dir.path());
         QVERIFY(summary);
         QCOMPARE(summary->status, RunStatus::Completed);

@@ -18,12 +18,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
-#include <optional>
 
 #include "accum/errors.h"
 #include "accum/metrics_io.h"
+#include "capture.h"
 #include "checked_file.h"
 #include "processes.h"
 
@@ -34,42 +33,8 @@ namespace {
 using Result = testing::CliResult;
 Result run_cli(const QStringList& args, int timeout_ms = 120000) { return testing::run_cli(args, timeout_ms); }
 
-// Every line of a metrics file, parsed; nullopt (with a warning) when one does not parse.
-std::optional<std::vector<AnyRecord>> read_records(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
-    std::vector<AnyRecord> records;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        if (line.isEmpty()) continue;
-        std::string error;
-        auto r = parse_json_line(line.toStdString(), error);
-        if (!r) {
-            qWarning() << "bad line" << line << QString::fromStdString(error);
-            return std::nullopt;
-        }
-        records.push_back(*r);
-    }
-    return records;
-}
-
-std::vector<StepRecord> steps_of(const QString& dir) {
-    std::vector<StepRecord> out;
-    if (const auto records = read_records(dir + "/metrics.jsonl"))
-        for (const auto& r : *records)
-            if (const auto* s = std::get_if<StepRecord>(&r)) out.push_back(*s);
-    return out;
-}
-
-// The largest |Δ loss| of two runs of the same steps, every loss finite; +inf otherwise.
-double loss_difference(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
-    if (a.empty() || a.size() != b.size()) return INFINITY;
-    double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (a[i].step != b[i].step || !std::isfinite(a[i].loss) || !std::isfinite(b[i].loss)) return INFINITY;
-        worst = std::max(worst, std::abs(a[i].loss - b[i].loss));
-    }
-    return worst;
-}
+using testing::read_records;
+using testing::read_steps;
 
 // What a directory takes on a tmpfs: each file in whole 4 KiB pages.
 qint64 pages_of(const QString& dir) {
@@ -174,10 +139,10 @@ void verify_resumes(const QString& failed_dir, const QStringList& args, const st
     QVERIFY2(copy_tree(failed_dir, resumed_dir), qPrintable(failed_dir));
     const auto r = run_cli(args + QStringList{"--output-dir", resumed_dir, "--resume", resumed_dir});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    const auto steps = steps_of(resumed_dir);
-    const double diff = loss_difference(reference, steps);
-    QVERIFY2(diff <= 1e-5, qPrintable(QStringLiteral("|Δ loss| %1 over %2 steps (reference %3)")
-                                          .arg(diff).arg(steps.size()).arg(reference.size())));
+    const auto steps = read_steps(resumed_dir + "/metrics.jsonl");
+    const auto same = testing::compare_losses(reference, steps);
+    QVERIFY2(same.within(1e-5), qPrintable(QString::fromStdString(same.what()) +
+                                            QStringLiteral(" (%1 steps, reference %2)").arg(steps.size()).arg(reference.size())));
 }
 
 } // namespace
@@ -273,9 +238,10 @@ private Q_SLOTS:
         const QString reference_dir = work.filePath("reference");
         const auto ref = run_cli(args + QStringList{"--output-dir", reference_dir});
         QVERIFY2(ref.exit_code == 0, qPrintable(ref.err));
-        const auto reference = steps_of(reference_dir);
+        const auto reference = read_steps(reference_dir + "/metrics.jsonl");
         QCOMPARE(reference.size(), std::size_t(15));
-        QVERIFY(loss_difference(reference, reference) == 0); // finite throughout
+        const auto finite = testing::compare_losses(reference, reference); // every loss finite
+        QVERIFY2(finite.compared(), finite.what().c_str());
 
         // Room for the run's files and one checkpoint and a half.
         const qint64 checkpoint = pages_of(reference_dir + "/checkpoint-5");
@@ -293,10 +259,9 @@ private Q_SLOTS:
         QVERIFY2(temporary_checkpoints(run_dir).isEmpty(), qPrintable(temporary_checkpoints(run_dir).join(' ')));
         QVERIFY(complete_checkpoint(run_dir + "/checkpoint-5"));
         QVERIFY(!QFileInfo::exists(run_dir + "/checkpoint-10"));
-        const auto records = read_records(run_dir + "/metrics.jsonl");
-        QVERIFY2(records.has_value(), "a line of metrics.jsonl does not parse");
-        QVERIFY(!records->empty());
-        const auto* summary = std::get_if<SummaryRecord>(&records->back());
+        const auto records = read_records(run_dir + "/metrics.jsonl"); // every line parses
+        QVERIFY(!records.empty());
+        const auto* summary = std::get_if<SummaryRecord>(&records.back());
         QVERIFY2(summary, "the summary is not the last record");
         QCOMPARE(summary->exit_code, 7);
         QCOMPARE(summary->status, RunStatus::Error);
@@ -324,7 +289,7 @@ private Q_SLOTS:
         const QString reference_dir = work.filePath("reference");
         const auto ref = run_cli(args + QStringList{"--output-dir", reference_dir});
         QVERIFY2(ref.exit_code == 0, qPrintable(ref.err));
-        const auto reference = steps_of(reference_dir);
+        const auto reference = read_steps(reference_dir + "/metrics.jsonl");
         QCOMPARE(reference.size(), std::size_t(40));
 
         Tmpfs disk(64 << 20);
@@ -353,8 +318,8 @@ private Q_SLOTS:
         QVERIFY(disk.remount(false));
         QVERIFY2(temporary_checkpoints(run_dir).isEmpty(), qPrintable(temporary_checkpoints(run_dir).join(' ')));
         QVERIFY(complete_checkpoint(run_dir + "/checkpoint-5"));
-        QVERIFY2(read_records(run_dir + "/metrics.jsonl").has_value(), "a line of metrics.jsonl does not parse");
-        QVERIFY2(steps_of(run_dir).size() < 40, "the run finished before its file system turned read-only");
+        const auto steps = read_steps(run_dir + "/metrics.jsonl"); // every line parses
+        QVERIFY2(steps.size() < 40, "the run finished before its file system turned read-only");
 
         verify_resumes(run_dir, args, reference, work.filePath("resumed"));
     }
@@ -376,7 +341,7 @@ private Q_SLOTS:
         const QString reference_dir = work.filePath("reference");
         const auto ref = run_cli(args + QStringList{"--output-dir", reference_dir});
         QVERIFY2(ref.exit_code == 0, qPrintable(ref.err));
-        const auto reference = steps_of(reference_dir);
+        const auto reference = read_steps(reference_dir + "/metrics.jsonl");
         QCOMPARE(reference.size(), std::size_t(40));
 
         const QString run_dir = work.filePath("run"), moved = work.filePath("moved");
