@@ -19,16 +19,11 @@
 #include "kernels/kernels.h"
 #include "training/mixed_precision.h"
 
+#include "capture.h"
+
 using namespace accum;
 
 namespace {
-
-struct Steps : Sink {
-    std::vector<StepRecord> steps;
-    SummaryRecord summary;
-    void on_step(const StepRecord& r) override { steps.push_back(r); }
-    void on_summary(const SummaryRecord& s) override { summary = s; }
-};
 
 // Two equal sets of a dense stack's parameters W₀, b₀, W₁, b₁, … (nn::Linear's
 // layout, requiring gradients) for layer widths `widths`: one for the kernel under
@@ -88,7 +83,7 @@ private Q_SLOTS:
         // updates of batch 8 at lr 0.05 carry 1e-7 at the start to 6.4e-4 at step
         // 50 (measured); with one thread the paths stay within 2.8e-6.
         c.threads = 1;
-        Steps fused, aten;
+        testing::Capture fused, aten;
         c.cpu_kernels = CpuKernels::Fused;
         Session().run(c, fused);
         c.cpu_kernels = CpuKernels::Aten;
@@ -97,9 +92,8 @@ private Q_SLOTS:
         QVERIFY2(aten.summary.status == RunStatus::Completed, aten.summary.message.c_str());
         QCOMPARE(fused.steps.size(), steps);
         QCOMPARE(aten.steps.size(), steps);
-        double worst = 0;
-        for (std::size_t i = 0; i < steps; ++i) worst = std::max(worst, std::abs(fused.steps[i].loss - aten.steps[i].loss));
-        QVERIFY2(worst <= 1e-5, qPrintable(QString("largest |Δ loss| %1").arg(worst)));
+        const auto same = testing::compare_losses(fused.steps, aten.steps);
+        QVERIFY2(same.within(1e-5), same.what().c_str());
         QVERIFY(fused.steps.back().loss < fused.steps.front().loss); // it learns
     }
 

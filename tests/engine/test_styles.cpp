@@ -462,11 +462,9 @@ private Q_SLOTS:
         QVERIFY2(rest.summary.status == RunStatus::Completed, rest.summary.message.c_str());
         QCOMPARE(full.steps.size(), std::size_t(12));
         QCOMPARE(rest.steps.size(), std::size_t(3));
-        for (std::size_t i = 0; i < 3; ++i) {
-            QCOMPARE(rest.steps[i].step, std::int64_t(10 + i));
-            QVERIFY2(std::abs(rest.steps[i].loss - full.steps[9 + i].loss) <= 1e-5,
-                     (std::to_string(rest.steps[i].loss) + " vs " + std::to_string(full.steps[9 + i].loss)).c_str());
-        }
+        for (std::size_t i = 0; i < 3; ++i) QCOMPARE(rest.steps[i].step, std::int64_t(10 + i));
+        const auto against_whole = testing::compare_shared_steps(full.steps, rest.steps);
+        QVERIFY2(against_whole.within(1e-5), against_whole.what().c_str());
 
         c.save_total_limit = 1;
         c.output_dir = limited.path().toStdString();
@@ -531,12 +529,10 @@ private Q_SLOTS:
         QVERIFY2(rest.summary.status == RunStatus::Completed, rest.summary.message.c_str());
         QVERIFY(!one.steps.empty() && !rest.steps.empty());
         QCOMPARE(one.steps.size() + rest.steps.size(), full.steps.size());
-        for (std::size_t i = 0; i < rest.steps.size(); ++i) {
-            const auto& a = rest.steps[i];
-            const auto& b = full.steps[one.steps.size() + i];
-            QCOMPARE(a.step, b.step);
-            QVERIFY2(std::abs(a.loss - b.loss) <= 1e-5, (std::to_string(a.loss) + " vs " + std::to_string(b.loss)).c_str());
-        }
+        for (std::size_t i = 0; i < rest.steps.size(); ++i)
+            QCOMPARE(rest.steps[i].step, full.steps[one.steps.size() + i].step);
+        const auto against_whole = testing::compare_shared_steps(full.steps, rest.steps);
+        QVERIFY2(against_whole.within(1e-5), against_whole.what().c_str());
     }
 
     // Pause holds the run at a micro-batch boundary; Step one micro-batch lets

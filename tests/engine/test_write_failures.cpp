@@ -141,8 +141,8 @@ void verify_resumes(const QString& failed_dir, const QStringList& args, const st
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const auto steps = read_steps(resumed_dir + "/metrics.jsonl");
     const auto same = testing::compare_losses(reference, steps);
-    QVERIFY2(same.within(1e-5), qPrintable(QString::fromStdString(same.what()) +
-                                            QStringLiteral(" (%1 steps, reference %2)").arg(steps.size()).arg(reference.size())));
+    const QString counts = QStringLiteral(" (%1 steps, reference %2)").arg(steps.size()).arg(reference.size());
+    QVERIFY2(same.within(1e-5), qPrintable(QString::fromStdString(same.what()) + counts));
 }
 
 } // namespace
