@@ -79,15 +79,23 @@ def base_options(model="mlp", steps=8, batch=64, mode="pytorch"):
 
 
 def steps_of(out_dir):
+    """The step records of a run's metrics.jsonl. Every complete line must be a
+    record (a ValueError names the file, the line and why); a last line without
+    its newline is one a killed rank was writing and is left out."""
     path = os.path.join(out_dir, "metrics.jsonl")
     if not os.path.exists(path):
         return []
     rows = []
     with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line and '"type":"step"' in line:
-                rows.append(json.loads(line))
+        for number, line in enumerate(f, 1):
+            if not line.endswith("\n"):
+                break
+            try:
+                record = json.loads(line)
+            except ValueError as e:
+                raise ValueError(f"{path}, line {number} is not a record: {e}: {line[:200]!r}") from None
+            if record.get("type") == "step":
+                rows.append(record)
     return rows
 
 
