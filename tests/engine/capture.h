@@ -1,6 +1,6 @@
 #pragma once
 // A sink that keeps every record a run sends, and a run into it: what the
-// engine tests read back (records.h reads a run's metrics.jsonl), and how they
+// engine tests read back (metrics_file.h reads a run's metrics.jsonl), and how they
 // compare it.
 
 #include <algorithm>
@@ -21,7 +21,7 @@
 #include "accum/session.h"
 #include "accum/sink.h"
 
-#include "records.h"
+#include "metrics_file.h"
 
 namespace accum::testing {
 
