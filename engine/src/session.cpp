@@ -5,7 +5,6 @@
 
 #include <torch/cuda.h>
 #include <torch/utils.h>
-#include <torch/version.h>
 
 #include "accum/engine_messages.h"
 #include "accum/errors.h"
@@ -22,6 +21,7 @@
 #include "switches.h"
 #include "training/control.h"
 #include "training/run_context.h"
+#include "torch_compat.h"
 
 namespace accum {
 
@@ -269,7 +269,7 @@ std::vector<DeviceInfo> list_devices() {
 }
 
 std::string engine_version() {
-    return std::string("accum engine 0.1.0, LibTorch ") + TORCH_VERSION + ", CUDA: " +
+    return std::string("accum engine 0.1.0, LibTorch ") + compat::kTorchVersion + ", CUDA: " +
            (memory::cuda_compiled() ? "yes" : "no");
 }
 

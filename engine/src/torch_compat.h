@@ -1,10 +1,11 @@
 #pragma once
 // Where the LibTorch versions the engine supports differ: Debian's 1.13 (the
-// default build) and the 2.x line (2.11 tested, with CUDA). The engine is
-// written once against the names below; the two other places that depend on
-// the version use this header's ACCUM_TORCH_AT_LEAST (memory/counting_allocator.cpp,
-// the allocator's virtuals) or name the c10d base class themselves
-// (distributed/process_group.cpp, the one file that includes c10d).
+// quick-start build) and the 2.x line (2.11 tested, with CUDA; the first-class
+// build). The engine is written once against the names below; no other file
+// tests TORCH_VERSION. Where a difference is a class's shape (a virtual to
+// override, a base class) the file names it through this header's ACCUM_*
+// macros: memory/counting_allocator.cpp, distributed/process_group.cpp and
+// distributed/rendezvous.cpp.
 //
 //   autocast     2.4 made the functions device-generic (is/set_autocast_enabled
 //                and get/set_autocast_dtype take a device type); 1.13-2.3 have
@@ -16,17 +17,56 @@
 //   Allocator    c10::Allocator::allocate() lost its const and copy_data() became
 //                pure virtual in 2.3.
 //   c10d         the backends derive from c10d::Backend from 2.0 (from
-//                c10d::ProcessGroup in 1.13); distributed/process_group.cpp names
-//                it through its own alias, the one file that includes c10d.
+//                c10d::ProcessGroup in 1.13); c10d::Store has clone() from 2.0;
+//                the TCPStore of 2.x speaks a store protocol of its own (a
+//                VALIDATE first, the queries numbered anew), which 1.13's client
+//                and server do not: a 1.13 build cannot join torchrun 2.x's store.
+//                2.x throws typed errors (c10::DistNetworkError, DistStoreError,
+//                DistBackendError); 1.13 only c10d::TimeoutError, else text.
+#include <exception>
+
 #include <ATen/autocast_mode.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/exception.h>
 #include <torch/version.h>
 
 #define ACCUM_TORCH_AT_LEAST(major, minor) \
     (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
+// c10d's backends derive from c10d::Backend (else c10d::ProcessGroup), and
+// c10d::Store has a virtual clone() to override.
+#define ACCUM_C10D_BACKEND_CLASS ACCUM_TORCH_AT_LEAST(2, 0)
+#define ACCUM_C10D_STORE_CLONE ACCUM_TORCH_AT_LEAST(2, 0)
+// c10::Allocator::allocate() is const-free and copy_data() pure virtual.
+#define ACCUM_ALLOCATOR_2_3 ACCUM_TORCH_AT_LEAST(2, 3)
+
 namespace accum::compat {
+
+// "1.13.1", "2.11.0": the LibTorch this build links.
+inline constexpr const char* kTorchVersion = TORCH_VERSION;
+
+// This build's TCPStore client speaks the store protocol of torch 2.x (torchrun's agent store).
+inline constexpr bool kStoreClientSpeaksTorch2 = ACCUM_TORCH_AT_LEAST(2, 0);
+
+// What a c10d failure is, told by the exception's type where the build gives one.
+enum class C10dErrorType {
+    Timeout, // a socket or store wait ran out of time (c10d::TimeoutError, both versions)
+    Network, // a socket failed: refused, reset, closed (2.x c10::DistNetworkError)
+    Store,   // the store refused or timed out a wait (2.x c10::DistStoreError)
+    Backend, // the backend's collective failed (2.x c10::DistBackendError)
+    Unknown, // no type says: the caller reads the message
+};
+inline C10dErrorType c10d_error_type(const std::exception& e) {
+    if (dynamic_cast<const c10d::TimeoutError*>(&e)) return C10dErrorType::Timeout;
+#if ACCUM_TORCH_AT_LEAST(2, 0)
+    if (dynamic_cast<const c10::DistNetworkError*>(&e)) return C10dErrorType::Network;
+    if (dynamic_cast<const c10::DistStoreError*>(&e)) return C10dErrorType::Store;
+    if (dynamic_cast<const c10::DistBackendError*>(&e)) return C10dErrorType::Backend;
+#endif
+    return C10dErrorType::Unknown;
+}
 
 // The loss scaler's unscale and update run LibTorch's own AMP kernels on the CPU too.
 inline constexpr bool kAmpOpsOnCpu = ACCUM_TORCH_AT_LEAST(2, 3);

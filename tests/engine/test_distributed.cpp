@@ -33,29 +33,15 @@
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
 #include "data/sharding.h"
-#include "distributed/store_client.h"
 #include "distributed/world.h"
+#include "torch_compat.h"
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/version.h>
 
 using namespace accum;
 using namespace accum::dist;
 
 namespace {
-
-// A LibTorch 1.x store reads a 2.x VALIDATE as a SET whose key is ~30 PB long
-// and asks operator new for it: uninstrumented it gets std::bad_alloc and
-// closes the connection (the client then speaks 1.x), but AddressSanitizer,
-// which an in-process server runs under in the sanitizer build, ends the
-// process for a request that size. There the tests greet such a server only in
-// its own protocol; the test command's uninstrumented parts run the rest.
-constexpr bool kOwnStoreSurvivesA2xGreeting =
-#if defined(__SANITIZE_ADDRESS__)
-    TORCH_VERSION_MAJOR >= 2;
-#else
-    true;
-#endif
 
 using Clock = std::chrono::steady_clock;
 
@@ -693,9 +679,7 @@ private Q_SLOTS:
     //    libgloo this build links;
     //  - 2.11: torch 2.11.0 in the virtual environment of scripts/setup-libtorch2.sh,
     //    whose LibTorch the 2.x build uses.
-    // The port numbers are those of the recording. Beside them, the messages of
-    // this program's own store client (store_client.cpp), which reach the
-    // classifier the same way when Gloo's connection uses that store.
+    // The port numbers are those of the recording.
     void classifierOnRecordedMessages_data() {
         QTest::addColumn<QString>("message");
         QTest::addColumn<QString>("kind");
@@ -717,6 +701,7 @@ private Q_SLOTS:
         // store with this program's client, but a c10d client words it so.)
         row("1.13: store client, nothing listening",
             "The client socket has timed out after 2s while trying to connect to (127.0.0.1, 35995).", K::Timeout);
+        row("poll wait", "the store: wait timed out after 2000 ms for accum/pg/0/1", K::Timeout);
         row("2.11: store client, nothing listening",
             "The client socket has timed out after 2000ms while trying to connect to (127.0.0.1, 42017).",
             K::Timeout);
@@ -753,15 +738,6 @@ private Q_SLOTS:
             "[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 2000ms for recv "
             "operation to complete",
             K::Timeout);
-        // This program's store client, as store_client.cpp words its errors.
-        row("store client: store gone",
-            "the store at 127.0.0.1:29500 closed the connection (end of file)", K::PeerLost);
-        row("store client: store reset", "the store at 127.0.0.1:29500 closed the connection (Connection reset by peer)",
-            K::PeerLost);
-        row("store client: no answer", "the store at 127.0.0.1:29500 did not answer within 5000 ms (timed out)",
-            K::Timeout);
-        row("store client: wait", "store at 127.0.0.1:29500: wait timed out after 2000 ms for accum/pg/0/1",
-            K::Timeout);
         // Nothing the table knows.
         row("unknown wording", "something else went wrong", K::Failed);
     }
@@ -769,6 +745,27 @@ private Q_SLOTS:
         QFETCH(QString, message);
         QFETCH(QString, kind);
         QCOMPARE(QString(failure_kind_name(classify_failure(message.toStdString()))), kind);
+    }
+
+    // An exception's type decides before its text: c10d's client with nothing
+    // listening throws c10d::TimeoutError (both LibTorch lines), a timeout by
+    // its type; an untyped exception goes by its text.
+    void classifierTakesTheTypeFirst() {
+        c10d::TCPStoreOptions so;
+        so.port = static_cast<std::uint16_t>(pick_free_port());
+        so.isServer = false;
+        so.waitWorkers = false;
+        so.timeout = std::chrono::milliseconds(300);
+        try {
+            c10d::TCPStore store("127.0.0.1", so);
+            QFAIL("connected to a port nobody listens on");
+        } catch (const std::exception& e) {
+            QVERIFY2(compat::c10d_error_type(e) == compat::C10dErrorType::Timeout, e.what());
+            QCOMPARE(QString(failure_kind_name(classify_failure(e))), QString("timeout"));
+        }
+        const std::runtime_error reset("Read error [127.0.0.1]:1: Connection reset by peer");
+        QCOMPARE(QString(failure_kind_name(classify_failure(static_cast<const std::exception&>(reset)))),
+                 QString("peer-lost"));
     }
 
     // ------------------------------------------------ sharding
@@ -938,66 +935,12 @@ private Q_SLOTS:
 
     // ------------------------------------------------ the store's wire protocol
 
-    // The engine's store client against c10d's own TCPStore server of this
-    // build: it finds the server's protocol (a 1.x server closes a 2.x VALIDATE;
-    // a 2.x one answers its PING and leaves a 1.x query unanswered), and both
-    // see the same keys (c10d's clients put "/" before each). Against torch
-    // 2.11's agent store the torchrun tests run it.
-    void storeClientSpeaksTheServersProtocol() {
-        const int port = pick_free_port();
-        c10d::TCPStoreOptions so;
-        so.port = static_cast<std::uint16_t>(port);
-        so.isServer = true;
-        so.numWorkers = 2;
-        so.waitWorkers = false;
-        so.timeout = std::chrono::seconds(10);
-        auto server = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
-        const auto expected = TORCH_VERSION_MAJOR >= 2 ? StoreProtocol::Torch2 : StoreProtocol::Torch1;
-        std::vector<StoreProtocol> firsts{StoreProtocol::Torch2, StoreProtocol::Torch1};
-        if (!kOwnStoreSurvivesA2xGreeting) firsts = {expected};
-        for (const auto first : firsts) {
-            auto client = StoreConnection::open("127.0.0.1", port, Clock::now() + std::chrono::seconds(10), first,
-                                                std::chrono::seconds(3));
-            QCOMPARE(int(client->protocol()), int(expected));
-            const std::string key = std::string("probe/") + store_protocol_name(first);
-            client->set(key, {'h', 'i'});
-            QCOMPARE(server->get(key), (std::vector<uint8_t>{'h', 'i'}));
-            server->set(key + "/back", {'o', 'k'});
-            QCOMPARE(*client->get_if_present(key + "/back"), (std::vector<uint8_t>{'o', 'k'}));
-            QVERIFY(!client->get_if_present(key + "/absent").has_value());
-            QVERIFY(client->check({key, key + "/back"}));
-            QVERIFY(!client->check({key, key + "/absent"}));
-            QCOMPARE(client->add(key + "/n", 5), std::int64_t(5));
-            QCOMPARE(server->add(key + "/n", 2), std::int64_t(7));
-            QVERIFY(client->delete_key(key + "/n"));
-            QVERIFY(!server->check({key + "/n"}));
-            QVERIFY(client->num_keys() >= 2);
-        }
-        // The c10d::Store over it, as Gloo uses it: wait() gives up with "timed out".
-        auto store = make_client_store(StoreConnection::open("127.0.0.1", port, Clock::now() + std::chrono::seconds(10),
-                                                             expected, std::chrono::seconds(3)),
-                                       std::chrono::milliseconds(300));
-        server->set("later", {'x'});
-        QCOMPARE(store->get("later"), std::vector<uint8_t>{'x'});
-        const auto start = Clock::now();
-        try {
-            store->wait({"never"}, std::chrono::milliseconds(300));
-            QFAIL("wait() returned for a key nobody set");
-        } catch (const std::exception& e) {
-            QVERIFY2(QString(e.what()).contains("timed out"), e.what());
-        }
-        QVERIFY(seconds_since(start) < 5);
-    }
-
     // torchrun's agent serves the store and keeps it over restarts: the ranks
     // of every attempt join it as clients (rank 0 too) and meet under rank 0's
     // fresh token — the second attempt's rank 1, started first, finds the first
     // attempt's token and roster and must not take them for its own.
     void agentStoreServesEveryAttempt() {
-        // The ranks greet an agent's store in 2.x first (torchrun's agents are
-        // torch 2.x); the stand-in agent here is this build's own store.
-        if (!kOwnStoreSurvivesA2xGreeting)
-            QSKIP("a LibTorch 1.x store under AddressSanitizer cannot read a 2.x greeting; run uninstrumented");
+        // The stand-in agent is this build's own store (torchrun 2.x's: test_torchrun).
         const int port = pick_free_port();
         c10d::TCPStoreOptions so;
         so.port = static_cast<std::uint16_t>(port);
@@ -1021,31 +964,18 @@ private Q_SLOTS:
         QVERIFY(agent->check({"accum/leader"})); // they met in the agent's store
     }
 
-    // A program on the port that accepts and never answers is not a store: said
-    // within the answer timeout, not after --dist-timeout. Nothing listening is
-    // retried until the deadline, then said so.
-    void storeClientGivesUpOnWhatIsNotAStore() {
+    // A program on the port that accepts and never answers is not a store: c10d's
+    // client would wait on it for good; the rank says so within its answer
+    // timeout (3 s), long before --dist-timeout (60 s; the rank is waited for 30 s).
+    void silentProgramIsNotAStore() {
         SilentListener silent;
         QVERIFY(silent.port() > 0);
-        const auto start = Clock::now();
-        try {
-            StoreConnection::open("127.0.0.1", silent.port(), Clock::now() + std::chrono::seconds(60),
-                                  StoreProtocol::Torch2, std::chrono::milliseconds(500));
-            QFAIL("a silent listener was taken for a store");
-        } catch (const StoreError& e) {
-            QCOMPARE(int(e.kind()), int(StoreError::Kind::NotAStore));
-            QVERIFY2(QString(e.what()).contains("does not answer as a c10d store"), e.what());
-        }
-        QVERIFY(seconds_since(start) < 5);
-        const auto refused_at = Clock::now();
-        try {
-            StoreConnection::open("127.0.0.1", pick_free_port(), Clock::now() + std::chrono::milliseconds(500),
-                                  StoreProtocol::Torch1, std::chrono::milliseconds(500));
-            QFAIL("nothing listening, yet connected");
-        } catch (const StoreError& e) {
-            QCOMPARE(int(e.kind()), int(StoreError::Kind::Refused));
-        }
-        QVERIFY(seconds_since(refused_at) < 5);
+        auto r = start_rank(1, 2, silent.port(), {"join", "60"});
+        const auto o = finish(*r, 30000);
+        QVERIFY2(o.finished, "the rank waited on a program that is not a store");
+        QVERIFY2(o.exit_code == 6, (o.out + o.err).constData());
+        QCOMPARE(o.fields.at("kind"), std::string("unreachable"));
+        QVERIFY2(o.out.contains("is not rank 0's store"), o.out.constData());
     }
 
     // ------------------------------------------------ process group

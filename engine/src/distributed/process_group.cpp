@@ -19,7 +19,6 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
-#include <torch/version.h>
 #ifdef ACCUM_WITH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
@@ -29,16 +28,15 @@
 
 #include "accum/errors.h"
 #include "distributed/rendezvous.h"
-#include "distributed/store_client.h"
+#include "torch_compat.h"
 
 namespace accum::dist {
 
 namespace {
 
-// LibTorch 2.0 made the backends (ProcessGroupGloo, ProcessGroupNCCL) subclasses
-// of c10d::Backend; in 1.13 they derive from c10d::ProcessGroup. Both have the
-// same collectives with the same signatures.
-#if TORCH_VERSION_MAJOR >= 2
+// The backends' base class (torch_compat.h): both have the same collectives
+// with the same signatures.
+#if ACCUM_C10D_BACKEND_CLASS
 using C10dBackend = c10d::Backend;
 #else
 using C10dBackend = c10d::ProcessGroup;
@@ -242,6 +240,21 @@ Kind classify_failure(std::string_view message) {
     return Kind::Failed;
 }
 
+Kind classify_failure(const std::exception& e) {
+    const Kind by_text = classify_failure(message_of(e));
+    switch (compat::c10d_error_type(e)) {
+    case compat::C10dErrorType::Timeout: return Kind::Timeout;
+    // A socket that failed: the text says whether nothing listened, the port
+    // was taken or the peer went; a socket error it does not name is a lost peer.
+    case compat::C10dErrorType::Network: return by_text == Kind::Failed ? Kind::PeerLost : by_text;
+    // A store's wait that ran out ("Socket Timeout", "wait timeout after …").
+    case compat::C10dErrorType::Store: return by_text == Kind::Failed ? Kind::Timeout : by_text;
+    case compat::C10dErrorType::Backend:
+    case compat::C10dErrorType::Unknown: break;
+    }
+    return by_text;
+}
+
 bool backend_built(Backend backend) {
     switch (backend) {
     case Backend::Auto: return true;
@@ -365,8 +378,7 @@ struct ProcessGroup::Impl {
         return t;
     }
 
-    [[noreturn]] void fail(const std::string& what, const std::string& detail) {
-        Kind kind = classify_failure(detail);
+    [[noreturn]] void fail(const std::string& what, const std::string& detail, Kind kind) {
         // A peer that failed for a reason of its own may have said which (it
         // is the cause; the lost connection only its consequence).
         const auto said = kind == Kind::PeerLost || kind == Kind::Timeout
@@ -417,6 +429,7 @@ struct ProcessGroup::Impl {
     void run(const std::string& what, MakeWork&& make_work) {
         check_usable();
         std::string detail;
+        Kind kind = Kind::Failed;
         try {
             const c10::intrusive_ptr<c10d::Work> work = make_work();
             // Yield (kYieldingWait), then wait in slices of a millisecond (ended
@@ -464,8 +477,9 @@ struct ProcessGroup::Impl {
             throw; // fail_for_peer: a peer's own failure, said as it is
         } catch (const std::exception& e) {
             detail = message_of(e);
+            kind = classify_failure(e);
         }
-        fail(what, detail);
+        fail(what, detail, kind);
     }
 
     at::Device device() const {
@@ -656,7 +670,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
             throw;
         } catch (const std::exception& e) {
             const std::string detail = message_of(e);
-            Kind kind = classify_failure(detail);
+            Kind kind = classify_failure(e);
             const int stage = join->stage;
             std::string message = rank_with_host(w) + ": ";
             if (kind == Kind::AddressInUse) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,12 +56,15 @@ enum class ReduceOp { Sum, Max, Min };
 // "peer-lost", "timeout", "address-in-use", "unreachable", "failed".
 const char* failure_kind_name(DistributedError::Kind kind);
 
-// Which kind of failure a message of c10d, Gloo or this program's store client
-// describes (an exception's text, without a backtrace), by its wording: one
-// table in process_group.cpp, the first entry found in the message wins;
-// Failed when none is. The process group reports what it catches by it;
+// Which kind of failure a message of c10d or Gloo describes (an exception's
+// text, without a backtrace), by its wording: one table in process_group.cpp,
+// the first entry found in the message wins; Failed when none is.
 // test_distributed feeds it messages recorded from LibTorch 1.13 and 2.11.
 DistributedError::Kind classify_failure(std::string_view message);
+// The same for an exception: its type first where the LibTorch gives one
+// (torch_compat.h: a c10d timeout is a timeout whatever it says), else its text.
+// The process group reports what it catches by it.
+DistributedError::Kind classify_failure(const std::exception& e);
 
 struct GroupOptions {
     WorldInfo world;                  // rank, world_size, master_addr, master_port

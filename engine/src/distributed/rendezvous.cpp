@@ -1,22 +1,30 @@
 #include "distributed/rendezvous.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include <c10/util/Exception.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/version.h>
 
 #include "accum/data_parallel.h"
 #include "accum/errors.h"
-#include "distributed/store_client.h"
+#include "torch_compat.h"
 
 namespace accum::dist {
 
@@ -29,8 +37,6 @@ using Bytes = std::vector<uint8_t>;
 constexpr auto kPoll = std::chrono::milliseconds(20);
 // How long a store may take to answer one query before it counts as gone.
 constexpr auto kAnswer = std::chrono::seconds(3);
-// The protocol of a store this program serves (rank 0's c10d::TCPStore).
-constexpr StoreProtocol kOwnProtocol = TORCH_VERSION_MAJOR >= 2 ? StoreProtocol::Torch2 : StoreProtocol::Torch1;
 
 const std::string kLeader = "accum/leader";
 
@@ -38,6 +44,12 @@ std::string seconds_text(std::chrono::milliseconds t) {
     std::ostringstream s;
     s << static_cast<double>(t.count()) / 1000.0 << " s";
     return s.str();
+}
+
+// c10::Error's what() carries a C++ backtrace; the message alone is enough.
+std::string message_of(const std::exception& e) {
+    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
+    return e.what();
 }
 
 std::string random_token() {
@@ -60,13 +72,161 @@ std::chrono::milliseconds answer_timeout(std::chrono::milliseconds timeout) {
     return std::clamp<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(200), kAnswer);
 }
 
-// A client of the store at the world's master, or nothing listens by `deadline`.
+// Why a store could not be joined, as meet() reports it.
+class StoreFailure : public std::runtime_error {
+public:
+    enum class Kind {
+        Refused,   // nothing answered at host:port by the deadline
+        NotAStore, // something accepted the connection but did not answer this build's client
+        Closed,    // the store closed the connection (its process ended)
+        Failed,    // the caller stopped waiting
+    };
+    StoreFailure(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+    Kind kind() const { return kind_; }
+
+private:
+    Kind kind_;
+};
+
+// c10d's TCPStore client blocks without a bound where the peer does not
+// answer in its protocol (a silent program on the port; a store of another
+// torch generation: 1.13's client and a 2.x server wait on each other). Its
+// sockets are found here by their peer's port among the descriptors it opened
+// (those not in `before`): a question that takes longer than the answer
+// timeout ends by shutting them down, and every later question is bounded by
+// a receive timeout on them.
+// The sockets this process has open: descriptor → "socket:[inode]" (a
+// socket is told by its inode, which a descriptor number reused is not).
+std::map<int, std::string> open_sockets() {
+    std::map<int, std::string> sockets;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        std::error_code link_error;
+        const auto target = std::filesystem::read_symlink(entry.path(), link_error).string();
+        if (link_error || target.rfind("socket:", 0) != 0) continue;
+        try {
+            sockets.emplace(std::stoi(entry.path().filename().string()), target);
+        } catch (const std::exception&) {
+        }
+    }
+    return sockets;
+}
+
+std::set<std::string> socket_ids() {
+    std::set<std::string> ids;
+    for (const auto& [fd, id] : open_sockets()) ids.insert(id);
+    return ids;
+}
+
+std::vector<int> sockets_to_port(const std::set<std::string>& before, int port) {
+    std::vector<int> found;
+    for (const auto& [fd, id] : open_sockets()) {
+        if (before.count(id)) continue;
+        sockaddr_storage peer{};
+        socklen_t size = sizeof peer;
+        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &size) != 0) continue;
+        int peer_port = -1;
+        if (peer.ss_family == AF_INET) peer_port = ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
+        if (peer.ss_family == AF_INET6) peer_port = ntohs(reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port);
+        if (peer_port == port) found.push_back(fd);
+    }
+    return found;
+}
+
+void set_receive_timeout(const std::vector<int>& fds, std::chrono::milliseconds timeout) {
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+    for (const int fd : fds) ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+// Runs `question` (which opens its sockets to `port`); past `limit` without an
+// answer, or once `cancelled` says so, the sockets it has connected are shut
+// down, so that it throws instead of waiting on; `cut` says whether it had to.
+void bounded_question(const std::set<std::string>& before, int port, std::chrono::milliseconds limit,
+                      const std::function<bool()>& cancelled, const std::function<void()>& question, bool& cut) {
+    std::mutex mutex;
+    std::condition_variable answered_cv;
+    bool answered = false;
+    cut = false;
+    std::thread watchdog([&] {
+        std::unique_lock<std::mutex> lock(mutex);
+        const auto until = Clock::now() + limit;
+        while (!answered) {
+            // Past the limit (or cancelled) a question still unanswered is cut,
+            // and so is every socket c10d connects again while it retries,
+            // until the question returns (its own connect timeout ends it).
+            if (Clock::now() >= until || (cancelled && cancelled()))
+                for (const int fd : sockets_to_port(before, port)) cut = ::shutdown(fd, SHUT_RDWR) == 0 || cut;
+            answered_cv.wait_for(lock, std::chrono::milliseconds(50));
+        }
+    });
+    auto finish = [&] {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            answered = true;
+        }
+        answered_cv.notify_all();
+        watchdog.join();
+    };
+    try {
+        question();
+    } catch (...) {
+        finish();
+        throw;
+    }
+    finish();
+}
+
+// A client of the store at the world's master (c10d's own TCPStore client),
+// once it has answered one question; until `deadline` while nothing listens.
 c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                             Clock::time_point deadline, StoreProtocol first,
-                                             const std::function<bool()>& cancelled = {}) {
-    auto connection =
-        StoreConnection::open(w.master_addr, w.master_port, deadline, first, answer_timeout(timeout), cancelled);
-    return make_client_store(std::move(connection), timeout);
+                                             Clock::time_point deadline, const std::function<bool()>& cancelled = {}) {
+    const auto answer = answer_timeout(timeout);
+    std::string last_reason = "nothing listens there";
+    for (;;) {
+        if (cancelled && cancelled()) throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (left.count() <= 0) throw StoreFailure(StoreFailure::Kind::Refused, last_reason);
+        // c10d retries a refused connection until its timeout: slices of at most
+        // a second, so that a caller who stops waiting is seen between them.
+        c10d::TCPStoreOptions so;
+        so.port = static_cast<std::uint16_t>(w.master_port);
+        so.isServer = false;
+        so.waitWorkers = false;
+        so.timeout = std::clamp<std::chrono::milliseconds>(left, std::chrono::milliseconds(50),
+                                                           std::min<std::chrono::milliseconds>(answer, std::chrono::seconds(1)));
+        const auto before = socket_ids();
+        c10::intrusive_ptr<c10d::TCPStore> store;
+        bool connected = false, cut = false;
+        try {
+            bounded_question(
+                before, w.master_port, answer, cancelled,
+                [&] {
+                    store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+                    connected = true;
+                    (void)store->check({kLeader});
+                },
+                cut);
+            set_receive_timeout(sockets_to_port(before, w.master_port), answer);
+            store->setTimeout(timeout);
+            return store;
+        } catch (const std::exception& e) {
+            if (cancelled && cancelled())
+                throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
+            const std::string reason = message_of(e);
+            if (cut)
+                throw StoreFailure(StoreFailure::Kind::NotAStore,
+                                   "no answer within " + seconds_text(answer) + " to " +
+                                       (connected ? "its first question" : "the connection's greeting"));
+            if (connected)
+                throw StoreFailure(compat::c10d_error_type(e) == compat::C10dErrorType::Timeout
+                                       ? StoreFailure::Kind::NotAStore
+                                       : StoreFailure::Kind::Closed,
+                                   reason);
+            last_reason = reason; // nothing listens (yet): try again
+        }
+    }
 }
 
 // Rank 0's own store, listening on MASTER_PORT on every interface.
@@ -257,27 +417,88 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const GroupOptions& o
 }
 
 // The store's errors while reaching it, as the process group reports them.
-[[noreturn]] void unreachable(const WorldInfo& w, std::chrono::milliseconds timeout, const StoreError& e) {
+[[noreturn]] void unreachable(const WorldInfo& w, std::chrono::milliseconds timeout, const StoreFailure& e) {
     const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
     const std::string who = rank_with_host(w) + ": ";
     const std::string server = w.agent_store ? "torchrun's agent store" : "rank 0's store";
+    const bool foreign = e.kind() == StoreFailure::Kind::NotAStore || e.kind() == StoreFailure::Kind::Closed;
+    if (w.agent_store && foreign && !compat::kStoreClientSpeaksTorch2)
+        throw ConfigError(who + "torchrun's agent store at " + master + " does not answer this build's store client (" +
+                          e.what() + "): accum-run is built with LibTorch " + compat::kTorchVersion +
+                          ", whose store protocol the store of torch 2.x does not speak. Run it under torchrun with "
+                          "the LibTorch 2.x build (scripts/build-libtorch2.sh), or start the processes with "
+                          "accum-run --nproc-per-node");
     switch (e.kind()) {
-    case StoreError::Kind::Refused:
+    case StoreFailure::Kind::Refused:
         throw DistributedError(Kind::Unreachable, w.rank, w.agent_store ? -1 : 0,
                                who + "cannot reach " + server + " at " + master + " within " + seconds_text(timeout) +
                                    " (--dist-timeout): " + e.what());
-    case StoreError::Kind::NotAStore:
+    case StoreFailure::Kind::NotAStore:
         throw DistributedError(Kind::Unreachable, w.rank, w.agent_store ? -1 : 0,
                                who + "what listens at " + master + " is not " + server +
                                    (w.agent_store ? "" : " (another program holds the port; rank 0 cannot listen there)") +
                                    ": " + e.what());
-    default:
-        throw DistributedError(e.kind() == StoreError::Kind::Closed ? Kind::PeerLost : Kind::Unreachable, w.rank,
-                               w.agent_store ? -1 : 0, who + "cannot use " + server + " at " + master + ": " + e.what());
+    case StoreFailure::Kind::Closed:
+        throw DistributedError(Kind::PeerLost, w.rank, w.agent_store ? -1 : 0,
+                               who + server + " at " + master + " closed the connection: " + e.what());
+    case StoreFailure::Kind::Failed: break;
+    }
+    throw DistributedError(Kind::Failed, w.rank, -1, who + "cannot use " + server + " at " + master + ": " + e.what());
+}
+
+// Waits for `keys` by asking check() every 1 … 10 ms: a wait that can end
+// between two questions, when the timeout passes ("timed out") or `abandon`
+// says so.
+void poll_until_present(c10d::Store& store, const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
+                        const std::function<bool()>& abandon) {
+    const auto deadline = timeout == c10d::Store::kNoTimeout ? Clock::time_point::max() : Clock::now() + timeout;
+    for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(10))) {
+        if (store.check(keys)) return;
+        if (abandon && abandon()) throw std::runtime_error("stopped waiting for the store");
+        if (Clock::now() >= deadline)
+            throw std::runtime_error("the store: wait timed out after " + std::to_string(timeout.count()) +
+                                     " ms for " + keys.front() +
+                                     (keys.size() > 1 ? " and " + std::to_string(keys.size() - 1) + " more" : ""));
+        std::this_thread::sleep_for(pause);
     }
 }
 
+// Gloo's waits for its peers' addresses, made to give up when the join does.
+class AbandonableStore final : public c10d::Store {
+public:
+    AbandonableStore(c10::intrusive_ptr<c10d::Store> store, std::function<bool()> abandon)
+        : c10d::Store(store->getTimeout()), store_(std::move(store)), abandon_(std::move(abandon)) {}
+
+    void set(const std::string& key, const std::vector<uint8_t>& value) override { store_->set(key, value); }
+    std::vector<uint8_t> get(const std::string& key) override {
+        wait({key}, timeout_);
+        return store_->get(key);
+    }
+    int64_t add(const std::string& key, int64_t value) override { return store_->add(key, value); }
+    bool deleteKey(const std::string& key) override { return store_->deleteKey(key); }
+    bool check(const std::vector<std::string>& keys) override { return store_->check(keys); }
+    int64_t getNumKeys() override { return store_->getNumKeys(); }
+    void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+    void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+        poll_until_present(*store_, keys, timeout, abandon_);
+    }
+#if ACCUM_C10D_STORE_CLONE
+    c10::intrusive_ptr<c10d::Store> clone() override {
+        return c10::make_intrusive<AbandonableStore>(store_->clone(), abandon_);
+    }
+#endif
+
+private:
+    c10::intrusive_ptr<c10d::Store> store_;
+    std::function<bool()> abandon_;
+};
+
 } // namespace
+
+c10::intrusive_ptr<c10d::Store> make_abandonable_store(c10::intrusive_ptr<c10d::Store> store,
+                                                       std::function<bool()> abandon) {
+    return c10::make_intrusive<AbandonableStore>(std::move(store), std::move(abandon));
+}
 
 std::string host_identity() {
     char name[256] = {};
@@ -313,12 +534,8 @@ Meeting meet(const GroupOptions& o, std::atomic<int>& stage, const std::function
     Meeting m;
     m.serves_store = w.rank == 0 && !w.agent_store;
     try {
-        // An agent's store speaks Python's torch (2.x today; a 1.x one closes the
-        // first query and the other protocol is tried); rank 0's, this build's.
-        m.store = m.serves_store ? served_store(w, o.timeout)
-                                 : client_store(w, o.timeout, deadline,
-                                                w.agent_store ? StoreProtocol::Torch2 : kOwnProtocol, cancelled);
-    } catch (const StoreError& e) {
+        m.store = m.serves_store ? served_store(w, o.timeout) : client_store(w, o.timeout, deadline, cancelled);
+    } catch (const StoreFailure& e) {
         end_if_cancelled(cancelled, w.rank);
         unreachable(w, o.timeout, e);
     }
@@ -330,9 +547,6 @@ Meeting meet(const GroupOptions& o, std::atomic<int>& stage, const std::function
     try {
         all = w.rank == 0 ? gather(*m.store, m, o, me, deadline, cancelled)
                           : join(*m.store, m, o, me, deadline, cancelled);
-    } catch (const StoreError& e) {
-        end_if_cancelled(cancelled, w.rank);
-        unreachable(w, o.timeout, e);
     } catch (const DistributedError& e) {
         // Rank 0's failure to gather is every rank's: say so to those waiting for
         // the roster. Its store ends with this meeting: it waits (at most 3 s)
@@ -384,7 +598,7 @@ void announce_failure_before_joining(const WorldInfo& w, std::chrono::millisecon
         Meeting m;
         m.serves_store = w.rank == 0 && !w.agent_store;
         m.store = m.serves_store ? served_store(w, timeout)
-                                 : client_store(w, limit, deadline, w.agent_store ? StoreProtocol::Torch2 : kOwnProtocol);
+                                 : client_store(w, limit, deadline);
         if (w.rank == 0) {
             const std::string token = random_token();
             m.prefix = "accum/" + token;

@@ -4,8 +4,11 @@
 //
 // The store is rank 0's own c10d::TCPStore at MASTER_ADDR:MASTER_PORT, or —
 // when torchrun says TORCHELASTIC_USE_AGENT_STORE=True — the one its agent
-// serves there, which every rank, rank 0 too, joins as a client
-// (store_client.h), as torch.distributed's env:// does. An agent's store
+// serves there, which every rank, rank 0 too, joins with c10d's own TCPStore
+// client, as torch.distributed's env:// does. Every question to it is bounded
+// (a receive timeout on the client's sockets), and one the store does not
+// answer — another program on the port, or torchrun 2.x's store under a
+// LibTorch 1.13 build, whose protocols differ — ends within seconds, saying so. An agent's store
 // outlives its workers: after a restart it still holds the keys of the last
 // attempt (and torchrun's restart counts, TORCHELASTIC_RESTART_COUNT, can
 // differ between agents). So every meeting has keys of its own: rank 0 opens
@@ -83,5 +86,12 @@ void publish_failure(const Meeting& meeting, int rank, int world_size, const std
 // A failure another rank published: its rank and its message. Marks it read.
 // Bounded by the store's answer (a store that is gone: nullopt).
 std::optional<std::pair<int, std::string>> published_failure(const Meeting& meeting, int self, int world_size);
+
+// Another store whose get() and wait() poll it (check(), every 1 … 10 ms) and
+// give up as soon as `abandon` says so, instead of blocking in the store for up
+// to the timeout: for Gloo's connection, which waits there for its peers'
+// addresses. Every other call goes straight through.
+c10::intrusive_ptr<c10d::Store> make_abandonable_store(c10::intrusive_ptr<c10d::Store> store,
+                                                       std::function<bool()> abandon);
 
 } // namespace accum::dist

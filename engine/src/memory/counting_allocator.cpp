@@ -129,7 +129,7 @@ void delete_counted(void* data) {
 class CountingAllocator final : public c10::Allocator {
 public:
 // LibTorch 2.3 made allocate() non-const and added the pure virtual copy_data().
-#if ACCUM_TORCH_AT_LEAST(2, 3)
+#if ACCUM_ALLOCATOR_2_3
     c10::DataPtr allocate(size_t n) override { return allocate_impl(n); }
     void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
 #else

@@ -1,5 +1,6 @@
 #include "models/script_model.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -11,6 +12,7 @@
 
 #include "accum/errors.h"
 #include "data/tensor_text.h"
+#include "torch_compat.h"
 
 namespace accum {
 
@@ -41,12 +43,34 @@ std::string joined(const std::set<std::string>& names) {
 // The line of a torch error that says what went wrong: the first, or the last
 // where TorchScript's interpreter puts its traceback first.
 std::string first_line(const std::exception& e) {
-    const std::string what = e.what();
-    if (what.find("Traceback of TorchScript") == std::string::npos) return what.substr(0, what.find('\n'));
+    const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+    const std::string what = c10 ? c10->what_without_backtrace() : e.what();
+    if (what.find("Traceback of TorchScript") == std::string::npos) {
+        // The first paragraph that says something: a TorchScript error may
+        // open with an empty line ("\nUnknown builtin op: …").
+        const auto begin = what.find_first_not_of("\n ");
+        if (begin == std::string::npos) return "(LibTorch gave no reason)";
+        const auto end = what.find("\n\n", begin);
+        std::string text = what.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+        std::replace(text.begin(), text.end(), '\n', ' ');
+        return text;
+    }
     const auto end = what.find_last_not_of("\n ");
     const auto newline = what.rfind('\n', end);
     const auto begin = newline == std::string::npos ? 0 : newline + 1;
     return what.substr(begin, end + 1 - begin);
+}
+
+// The operator a module needs and this LibTorch lacks ("aten::scaled_dot_product_attention"), if that is why it failed.
+std::string missing_operator(const std::string& reason) {
+    const std::string marker = "Unknown builtin op: ";
+    const auto at = reason.find(marker);
+    if (at == std::string::npos) return {};
+    const auto begin = at + marker.size();
+    auto end = reason.find_first_of(" \n", begin);
+    std::string op = reason.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    while (!op.empty() && (op.back() == '.' || op.back() == ',')) op.pop_back();
+    return op;
 }
 
 ConfigError refuse_module(const std::string& path, const std::string& problem) {
@@ -379,8 +403,14 @@ std::shared_ptr<Model> load_script_model(const RunConfig& config, const TensorDa
     try {
         module = torch::jit::load(path, torch::kCPU);
     } catch (const std::exception& e) {
+        const std::string reason = first_line(e);
+        if (const auto op = missing_operator(reason); !op.empty())
+            throw refuse("needs the operator " + op + ", which LibTorch " + compat::kTorchVersion +
+                         " (this build) does not have: run it with the LibTorch 2.x build (scripts/build-libtorch2.sh), "
+                         "or trace the model with operators this build has (Transformers: "
+                         "from_pretrained(..., attn_implementation=\"eager\")). LibTorch: " + reason);
         throw refuse("cannot be read as a TorchScript module (save one with torch.jit.save(torch.jit.script(model), "
-                     "path) or torch.jit.trace): " + first_line(e));
+                     "path) or torch.jit.trace): " + reason);
     }
     if (!module.find_method("forward")) throw refuse("the module has no forward method");
     auto model = std::make_shared<ScriptModel>(std::move(module), path, kernels);
