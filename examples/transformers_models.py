@@ -87,11 +87,13 @@ def toy_data(kind, train=512, eval=128, seed=0):
     return data, len(vocab) + 3
 
 
-def build(kind, vocab_size, seed=0, example=None):
-    """The model from a config, traced (torchscript=True) on two rows of `example`."""
+def build(kind, vocab_size, seed=0, example=None, attention="eager"):
+    """The model from a config, traced (torchscript=True) on two rows of `example`.
+    attention="eager" keeps to operators every LibTorch has; "sdpa" (Transformers'
+    default) traces aten::scaled_dot_product_attention, which needs LibTorch 2.x."""
     import transformers
     torch.manual_seed(seed)
-    common = dict(torchscript=True, attn_implementation="eager")
+    common = dict(torchscript=True, attn_implementation=attention)
     if kind == "bert":
         config = transformers.BertConfig(vocab_size=vocab_size, hidden_size=64, num_hidden_layers=2,
                                          num_attention_heads=2, intermediate_size=128,
@@ -116,9 +118,12 @@ if __name__ == "__main__":
     parser.add_argument("model", help="the TorchScript file to write, e.g. bert.pt")
     parser.add_argument("data", help="the tensors file to write, e.g. bert_data.pt")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--attention", choices=["eager", "sdpa"], default="eager",
+                        help="Transformers' attention: eager (default; runs on LibTorch 1.13 too) or sdpa "
+                             "(Transformers' own default; needs LibTorch 2.x)")
     args = parser.parse_args()
     data, vocab_size = toy_data(args.kind, seed=args.seed)
-    module = build(args.kind, vocab_size, args.seed, data)
+    module = build(args.kind, vocab_size, args.seed, data, args.attention)
     module.save(args.model)
     torch.save(data, args.data)
     print("wrote %s (%s, %d parameters, traced) and %s (%d training and %d eval samples of %d tokens)" %

@@ -20,6 +20,9 @@ Cases (tests/models/CMakeLists.txt registers each):
              that then runs under that budget.
   bad_files  every file and option the engine must refuse, with its exit code
              and the words of its message.
+  sdpa       a Bert traced with Transformers' default attention: trains on a
+             LibTorch 2.x build; a 1.13 build refuses it naming the operator and
+             the two fixes.
   trainer    the real Transformers Trainer on the traced Bert and GPT-2 (the
              peers suite's trainer_run) against accum-run --mode trainer.
 
@@ -95,14 +98,16 @@ def maker_python():
     return python if ok else None
 
 
-def transformers_files(work, kind):
+def transformers_files(work, kind, attention="eager"):
     """examples/transformers_models.py KIND: the traced model and its toy data."""
     python = maker_python()
     if python is None:
         return None
-    model, data = os.path.join(work, kind + ".pt"), os.path.join(work, kind + "_data.pt")
+    name = kind if attention == "eager" else kind + "_" + attention
+    model, data = os.path.join(work, name + ".pt"), os.path.join(work, name + "_data.pt")
     if not os.path.exists(model):
-        p = subprocess.run([python, os.path.join(ROOT, "examples", "transformers_models.py"), kind, model, data],
+        p = subprocess.run([python, os.path.join(ROOT, "examples", "transformers_models.py"), kind, model, data,
+                            "--attention", attention],
                            capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
             fail("examples/transformers_models.py %s failed:\n%s" % (kind, p.stdout + p.stderr))
@@ -460,6 +465,43 @@ def case_bad_files(work):
             fail("%s: the refusal printed a stack:\n%s" % (what, text[-2000:]))
 
 
+def case_sdpa(work):
+    """A Bert traced with Transformers' default attention (sdpa): it holds
+    aten::scaled_dot_product_attention. A LibTorch 2.x build trains it; a 1.13
+    build refuses it (exit 2), naming the operator, keeping LibTorch's reason and
+    naming both fixes."""
+    os.makedirs(work, exist_ok=True)
+    files = transformers_files(work, "bert", attention="sdpa")
+    if files is None:
+        print("SKIP: no Python with transformers (ACCUM_MAKER_PYTHON) to trace the model", flush=True)
+        sys.exit(77)
+    model, data = files
+    rc, version, _ = accum_run(["--version"])
+    if rc != 0 or "LibTorch" not in version:
+        fail("accum-run --version: exit %d: %s" % (rc, version))
+    torch_major = int(version.split("LibTorch ")[1].split(".")[0])
+    out = os.path.join(work, "run")
+    rc, stdout, stderr = accum_run(["--model", model, "--dataset", "tensors", "--data", data, "--mode", "trainer",
+                                    "--batch-size", "8", "--accumulation-steps", "2", "--optimizer", "adamw",
+                                    "--lr", "2e-3", "--max-steps", "3", "--device", "cpu", "--quiet",
+                                    "--output-dir", out], timeout=300)
+    text = stdout + stderr
+    print("LibTorch %d: exit %d: %s" % (torch_major, rc, text.strip()[-400:]), flush=True)
+    if torch_major >= 2:
+        if rc != 0:
+            fail("the sdpa-traced Bert did not train on LibTorch 2.x: exit %d\n%s" % (rc, text[-2000:]))
+        losses = engine_losses(peers.EngineRun(out, text), "sdpa Bert", 3)
+        if any(math.isnan(l) for l in losses):
+            fail("a NaN loss: %s" % losses)
+    else:
+        if rc != 2:
+            fail("LibTorch 1.x: the sdpa-traced Bert: exit %d, expected 2\n%s" % (rc, text[-2000:]))
+        for words in ["bert_sdpa.pt", "aten::scaled_dot_product_attention", "scripts/build-libtorch2.sh",
+                      'attn_implementation="eager"', "Unknown builtin op"]:
+            if words not in text:
+                fail("the refusal lacks %r:\n%s" % (words, text[-2000:]))
+
+
 # ------------------------------------------------------------------ the real Trainer
 
 def case_trainer(work):
@@ -526,7 +568,7 @@ def case_trainer(work):
 
 
 CASES = {"eager": case_eager, "parts": case_parts, "plan": case_plan, "bad_files": case_bad_files,
-         "trainer": case_trainer}
+         "sdpa": case_sdpa, "trainer": case_trainer}
 
 if __name__ == "__main__":
     case, program, work = sys.argv[1], sys.argv[2], sys.argv[3]
