@@ -65,9 +65,8 @@ constexpr auto kYieldingWait = std::chrono::milliseconds(50);
 // A collective that outlasts the yielding wait (a slow link) is waited for in
 // slices of a millisecond, between which `abort` and the store are looked at;
 // Gloo's work says when it completes (its future's callback), so the wait ends
-// then, not at the end of a slice: on a 100 Mbit/s link, where an all-reduce
-// takes 80 ms, a slept-out millisecond after each of four is measurable
-// (bench/TWO_HOSTS_RESULTS.md).
+// then, not at the end of a slice: on a slow link a slept-out millisecond
+// after each all-reduce is measurable (bench/TWO_HOSTS_RESULTS.md).
 struct Completion {
     std::mutex mutex;
     std::condition_variable cv;

@@ -52,11 +52,11 @@ c10::DeleterFnPtr g_inner_deleter = nullptr;
 // the same size instead of going back to malloc: every micro-batch frees its
 // activations and allocates the same sizes again. On any thread but the main one
 // (the studio's engine thread) glibc serves such blocks from per-thread heaps of
-// at most 64 MiB, which it unmaps and maps again as they empty and fill, so every
-// micro-batch page-faulted all of its activations back in: a CNN run in the
-// studio took 1.9 million page faults and 4 s of system time in 12 s, and lost
-// 20–30% of its throughput. At most kCacheLimit bytes wait; release_cached_blocks()
-// hands them back. Off under AddressSanitizer, which must see every free.
+// limited size, which it unmaps and maps again as they empty and fill, so every
+// micro-batch page-faulted all of its activations back in (the cost measured:
+// bench/MANUAL_FIGURES.md). At most kCacheLimit bytes wait;
+// release_cached_blocks() hands them back. Off under AddressSanitizer, which must
+// see every free.
 #if defined(__SANITIZE_ADDRESS__)
 #define ACCUM_BLOCK_CACHE 0
 #elif defined(__has_feature)
