@@ -1,7 +1,9 @@
 #include "distributed/rendezvous.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <condition_variable>
 #include <filesystem>
 #include <map>
@@ -178,6 +181,44 @@ void bounded_question(const std::set<std::string>& before, int port, std::chrono
     finish();
 }
 
+// Whether something accepts a TCP connection at host:port now (within a second);
+// `why` says what stopped it otherwise. Nothing is sent.
+bool accepts_connections(const std::string& host, int port, std::string& why) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
+        why = host + ": " + ::gai_strerror(rc);
+        return false;
+    }
+    bool accepted = false;
+    why = "nothing listens there";
+    for (const addrinfo* a = found; a && !accepted; a = a->ai_next) {
+        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) continue;
+        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+            accepted = true;
+        } else if (errno == EINPROGRESS) {
+            pollfd p{fd, POLLOUT, 0};
+            if (::poll(&p, 1, 1000) == 1) {
+                int error = 0;
+                socklen_t size = sizeof error;
+                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
+                accepted = error == 0;
+                if (error != 0) why = std::strerror(error);
+            } else {
+                why = "the connection was not accepted in time";
+            }
+        } else {
+            why = std::strerror(errno);
+        }
+        ::close(fd);
+    }
+    ::freeaddrinfo(found);
+    return accepted;
+}
+
 // A client of the store at the world's master (c10d's own TCPStore client),
 // once it has answered one question; until `deadline` while nothing listens.
 c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
@@ -188,14 +229,19 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
         if (cancelled && cancelled()) throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) throw StoreFailure(StoreFailure::Kind::Refused, last_reason);
-        // c10d retries a refused connection until its timeout: slices of at most
-        // a second, so that a caller who stops waiting is seen between them.
+        // c10d retries a refused connection itself, sleeping between tries
+        // longer than a caller who stops waiting should wait: it is asked only
+        // once something accepts connections there.
+        if (std::string why; !accepts_connections(w.master_addr, w.master_port, why)) {
+            last_reason = why;
+            std::this_thread::sleep_for(kPoll);
+            continue;
+        }
         c10d::TCPStoreOptions so;
         so.port = static_cast<std::uint16_t>(w.master_port);
         so.isServer = false;
         so.waitWorkers = false;
-        so.timeout = std::clamp<std::chrono::milliseconds>(left, std::chrono::milliseconds(50),
-                                                           std::min<std::chrono::milliseconds>(answer, std::chrono::seconds(1)));
+        so.timeout = std::max<std::chrono::milliseconds>(answer, std::chrono::seconds(1));
         const auto before = socket_ids();
         c10::intrusive_ptr<c10d::TCPStore> store;
         bool connected = false, cut = false;
