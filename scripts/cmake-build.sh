@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configures (Release, Ninja when there is one, ccache when there is one) and
 # builds one build folder. Extra arguments go to the configure step, and so
-# does $ACCUM_CMAKE_ARGS.
+# does $ACCUM_CMAKE_ARGS; ACCUM_CONFIGURE_ONLY=1 stops after configuring (the
+# caller builds the targets it needs).
 # Usage: scripts/cmake-build.sh BUILD_DIR [CMAKE_ARGS...]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,4 +22,6 @@ if command -v ccache >/dev/null; then
 fi
 # shellcheck disable=SC2086 # ACCUM_CMAKE_ARGS is a list of words
 cmake -S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" "$@" ${ACCUM_CMAKE_ARGS:-}
-cmake --build "$BUILD_DIR" --parallel "$(nproc)"
+if [[ "${ACCUM_CONFIGURE_ONLY:-0}" != 1 ]]; then
+  cmake --build "$BUILD_DIR" --parallel "$(nproc)"
+fi

@@ -1,29 +1,34 @@
 #!/usr/bin/env bash
-# Set everything up, build, and run the whole test suite through CTest, against
-# both LibTorch versions the project supports:
-#  1. the default build (Debian's LibTorch 1.13, CPU) in build/: engine, runner
-#     and studio tests (offscreen), a bounded libFuzzer run over the readers,
-#     the CUDA tests (label cuda; they skip, saying why, without a CUDA
-#     device), and the peers suite (tests/peers: the same experiments in the
-#     real torch 2.11, Accelerate and Transformers, from the environment of
-#     scripts/setup-libtorch2.sh, made first);
-#  2. what a person installs, from that same build: the install tree and the
-#     Debian package (scripts/check-install.sh: desktop entry, metainfo, man
-#     pages, lintian, apt-get install and remove, skipped where accum-studio is
-#     already installed so that a user's copy stays);
-#  3. the LibTorch 2.11 build with CUDA in build-libtorch2/
-#     (scripts/build-libtorch2.sh: the pinned torch 2.11 in a virtual
-#     environment in the cache folder, made once): everything is built; every
-#     engine test, two studio tests, the CUDA tests (compiled, skipping here),
-#     the install checks of the generated docs, versions.losses_agree (the
-#     step losses of both builds' accum-run side by side) and tests/models (your
-#     own TorchScript model against eager torch 2.11);
-#  4. an AddressSanitizer + UndefinedBehaviorSanitizer build of the engine and
-#     its tests (no GUI), run through CTest as well (all but four, named there).
-# ACCUM_SKIP_INSTALL=1 skips the second part, ACCUM_SKIP_LIBTORCH2=1 the third,
-# ACCUM_SKIP_SANITIZERS=1 the fourth (a quicker local run). Arguments go to the
-# first part's ctest; ACCUM_TEST_JOBS sets how many tests run at once (the
-# number of cores by default). Each part prints its time.
+# Set everything up, build, and run the test suite through CTest, in four parts
+# (docs/testing.md says what each covers):
+#  1. LibTorch 2.x, the first-class build (scripts/build-libtorch2.sh: the pinned
+#     torch 2.11 with CUDA in a virtual environment in the cache folder, made
+#     once) in build-libtorch2/: everything is built with warnings as errors and
+#     every test runs — engine, runner, studio (offscreen), peers against the
+#     real torch, Accelerate and Transformers, torchrun, your own models, two
+#     hosts in network namespaces, the readers' fuzzers, the docs, the CUDA tests
+#     (compiled; they skip, saying why, without a CUDA device).
+#  2. LibTorch 1.13 from Debian, the quick start's build, in build/: only what a
+#     quick-start user does and what differs between the versions — accum-run,
+#     the studio and the tests that start the engine from it, the default
+#     experiment and the three styles, every test of torch_compat.h's callers
+#     (autocast, the loss scaler, the counting allocator, c10d and torchrun 2.x's
+#     store refused, a model needing a 2.x operator refused), and
+#     versions.losses_agree (both builds' step losses side by side).
+#  3. What a person installs, from build/ (the Debian package is the quick
+#     start's): scripts/check-install.sh — the install tree, desktop entry,
+#     metainfo, man pages, lintian, apt-get install and remove (skipped where
+#     accum-studio is already installed, so that a user's copy stays).
+#  4. AddressSanitizer + UndefinedBehaviorSanitizer on LibTorch 1.13 in
+#     build-asan/: the engine tests that exercise the engine's own memory
+#     handling (no GUI).
+# Without nvcc (the CUDA toolkit 13.0, which LibTorch 2.11's CUDA CMake files
+# need) part 1 is skipped, saying so, and part 2 runs every test instead.
+# ACCUM_SKIP_LIBTORCH2=1, ACCUM_SKIP_LIBTORCH1=1, ACCUM_SKIP_INSTALL=1 and
+# ACCUM_SKIP_SANITIZERS=1 skip a part (a quicker local run). Arguments go to
+# part 1's ctest; ACCUM_TEST_JOBS sets how many tests run at once (the number of
+# cores by default). Each part prints its time. Checks that measure speed or
+# run for long live in bench/ (bench/README.md), not here.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS=0
@@ -33,10 +38,8 @@ leg() { # name: the time of the part before, then this one's heading
   leg_start=$SECONDS
   echo "run-tests: === $1 ==="
 }
-
-# The engine tests, as tests/engine/CMakeLists.txt registers them.
-ENGINE_TESTS=$(sed -n 's/^accum_engine_test(\(test_[a-z_]*\).*/\1/p' "$ROOT/tests/engine/CMakeLists.txt")
 alternation() { echo "$@" | tr ' ' '|'; }
+
 # As many tests at once as cores (two here): most tests are one process on one
 # core, and every bound a test checks leaves room for a neighbour.
 JOBS="${ACCUM_TEST_JOBS:-$(nproc)}"
@@ -44,39 +47,62 @@ if ! [[ "$JOBS" =~ ^[1-9][0-9]*$ ]]; then
   echo "run-tests: ACCUM_TEST_JOBS must be a whole number of tests to run at once (1 or more), not '$JOBS'" >&2
   exit 2
 fi
+CTEST=(ctest --output-on-failure --timeout 900 -j"$JOBS")
+export QT_QPA_PLATFORM=offscreen
+# ccache (scripts/cmake-build.sh): paths hashed relative to the source folder,
+# the precompiled headers' two sloppiness settings.
+export CCACHE_BASEDIR="$ROOT" CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 
-leg "LibTorch 1.13 (Debian): build and ctest"
-# A compiler warning in the project's code fails this part (-Wall -Wextra on
-# every target, CMakeLists.txt). The other parts build the same sources with
-# other headers (LibTorch 2.11) or flags (-O1, sanitizers), where a warning is
-# reported but does not fail.
-ACCUM_CMAKE_ARGS="-DACCUM_WARNINGS_AS_ERRORS=ON ${ACCUM_CMAKE_ARGS:-}" "$ROOT/scripts/setup.sh" "$ROOT/build"
-# The real Python libraries for the peers suite and torchrun (tests/peers,
-# test_torchrun): the pinned torch 2.11 environment, made once in the cache folder.
+# The real Python libraries for the peers suite and torchrun: the pinned torch
+# 2.11 environment, made once in the cache folder (a download of about 3 GB).
+"$ROOT/scripts/install-packages.sh"
 "$ROOT/scripts/setup-libtorch2.sh" >/dev/null
-(cd "$ROOT/build" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 -j"$JOBS" "$@")
-
-if [[ "${ACCUM_SKIP_INSTALL:-0}" != 1 ]]; then
-  leg "install tree and Debian package"
-  "$ROOT/scripts/check-install.sh" "$ROOT/build"
-fi
 
 if [[ "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]] && ! command -v "${CUDACXX:-nvcc}" >/dev/null; then
-  echo "run-tests: the LibTorch 2.11 part is skipped: its CUDA build's CMake files need nvcc (the CUDA toolkit" \
-    "13.0) on PATH or in CUDACXX, and this machine has none"
+  echo "run-tests: the LibTorch 2.x part is skipped: its CUDA build's CMake files need nvcc (the CUDA toolkit" \
+    "13.0) on PATH or in CUDACXX, and this machine has none; the LibTorch 1.13 part runs every test instead"
   ACCUM_SKIP_LIBTORCH2=1
+  ACCUM_LIBTORCH1_ALL=1
 fi
+
 if [[ "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]]; then
-  leg "LibTorch 2.11 (CUDA build, on the CPU): build and ctest"
-  ACCUM_CMAKE_ARGS="${ACCUM_CMAKE_ARGS:-} -DACCUM_REFERENCE_RUN=$ROOT/build/app/accum-run" \
+  leg "LibTorch 2.x (first-class build, CUDA compiled, run on the CPU): build and ctest"
+  # A compiler warning in the project's code fails this part and the next
+  # (-Wall -Wextra on every target, CMakeLists.txt).
+  ACCUM_CMAKE_ARGS="-DACCUM_WARNINGS_AS_ERRORS=ON ${ACCUM_CMAKE_ARGS:-}" \
     "$ROOT/scripts/build-libtorch2.sh" "$ROOT/build-libtorch2"
-  # Every engine test, the CUDA tests (compiled, skipping here), the install
-  # checks of the generated docs, versions.losses_agree, tests/models, and of the studio's
-  # tests (all built here) the ones that start the engine from the window.
-  LIBTORCH2_UI_TESTS="ui.test_studio_window|ui.test_engine_text"
-  (cd "$ROOT/build-libtorch2" &&
-    QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 -j"$JOBS" \
-      -R "^($(alternation $ENGINE_TESTS)|$LIBTORCH2_UI_TESTS|cuda\..*|install\..*|versions\..*|models\..*)\$")
+  (cd "$ROOT/build-libtorch2" && "${CTEST[@]}" "$@")
+fi
+
+if [[ "${ACCUM_SKIP_LIBTORCH1:-0}" != 1 ]]; then
+  leg "LibTorch 1.13 (Debian, the quick start): build and ctest"
+  # What differs between the versions, and what a quick-start user runs.
+  LIBTORCH1_TESTS="test_cli test_styles test_mixed_precision test_kernels test_memory_anatomy test_distributed
+    test_torchrun"
+  LIBTORCH1_UI_TESTS="test_studio_window test_engine_text"
+  REFERENCE=()
+  if [[ -x "$ROOT/build-libtorch2/app/accum-run" && "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]]; then
+    REFERENCE=(-DACCUM_REFERENCE_RUN="$ROOT/build-libtorch2/app/accum-run")
+  fi
+  ACCUM_CMAKE_ARGS="-DACCUM_WARNINGS_AS_ERRORS=ON ${ACCUM_CMAKE_ARGS:-}" ACCUM_CONFIGURE_ONLY=1 \
+    "$ROOT/scripts/cmake-build.sh" "$ROOT/build" "${REFERENCE[@]}"
+  if [[ "${ACCUM_LIBTORCH1_ALL:-0}" == 1 ]]; then
+    cmake --build "$ROOT/build" --parallel "$(nproc)"
+    (cd "$ROOT/build" && "${CTEST[@]}" "$@")
+  else
+    # The programs and what installing them needs (part 3), and those tests.
+    cmake --build "$ROOT/build" --parallel "$(nproc)" --target accum-run accum-studio accum_translations \
+      accum-run_manual_page accum-studio_manual_page accum-run_completion accum_changelog accum_icons \
+      $LIBTORCH1_TESTS $LIBTORCH1_UI_TESTS
+    # shellcheck disable=SC2086 # word lists
+    (cd "$ROOT/build" && "${CTEST[@]}" \
+      -R "^($(alternation $LIBTORCH1_TESTS)|ui\.($(alternation $LIBTORCH1_UI_TESTS))|versions\..*|models\.sdpa|install\..*)\$")
+  fi
+fi
+
+if [[ "${ACCUM_SKIP_INSTALL:-0}" != 1 && "${ACCUM_SKIP_LIBTORCH1:-0}" != 1 ]]; then
+  leg "install tree and Debian package"
+  "$ROOT/scripts/check-install.sh" "$ROOT/build"
 fi
 
 if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then
@@ -90,25 +116,22 @@ if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then
   # test, as a SEGV that AddressSanitizer reports with its stack).
   SAN="-fsanitize=address,undefined -fno-sanitize=vptr,alignment,null -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
   LAUNCHER=()
-  if command -v ccache >/dev/null; then
-    LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-    export CCACHE_BASEDIR="$ROOT" CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
-  fi
+  if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
   # -O1 (AddressSanitizer's own advice) and -g1: line tables for the reports,
   # without the full debug information that makes LibTorch-heavy objects slow
-  # to write and link. Measured on one file here (run_directory.cpp): 76 s
-  # at -O2 with every check, 23 s like this, 11 s uninstrumented.
+  # to write and link.
   cmake -S "$ROOT" -B "$ROOT/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACCUM_BUILD_GUI=OFF \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     "${LAUNCHER[@]}" -DCMAKE_CXX_FLAGS="$SAN" -DCMAKE_EXE_LINKER_FLAGS="$SAN" ${ACCUM_CMAKE_ARGS:-} >/dev/null
-  # Left out here: test_write_failures and test_torchrun (not yet run
-  # instrumented), test_amp_training and test_styles (the longest; the code
-  # they run also runs instrumented here: the loss scaler in
-  # test_mixed_precision and test_data_parallel, the three styles and their
-  # checkpoints in test_cli, test_soak and test_data_parallel); all four run
-  # in both other parts.
-  SAN_TESTS=$(printf '%s\n' $ENGINE_TESTS | grep -vxE 'test_write_failures|test_torchrun|test_amp_training|test_styles')
+  # The engine's own memory handling: readers, config, control, the counting
+  # allocator and memory records, the kernels, the loss scaler, the process
+  # group, writes and the soak run. The rest of the engine tests run
+  # uninstrumented in parts 1 and 2.
+  SAN_TESTS="test_config test_readers test_control test_invariants test_kernels test_mixed_precision
+    test_memory_anatomy test_distributed test_messages test_soak"
+  # shellcheck disable=SC2086
   cmake --build "$ROOT/build-asan" --parallel "$(nproc)" --target $SAN_TESTS accum-run
-  (cd "$ROOT/build-asan" && ctest --output-on-failure -j"$JOBS" -R "^($(alternation $SAN_TESTS))\$")
+  # shellcheck disable=SC2086
+  (cd "$ROOT/build-asan" && "${CTEST[@]}" -R "^($(alternation $SAN_TESTS))\$")
 fi
 echo "run-tests: that part took $((SECONDS - leg_start)) s; all parts passed in $SECONDS s"
