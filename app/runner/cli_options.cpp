@@ -113,7 +113,7 @@ const std::map<std::string, Option>& options() {
         {"shuffle", flag("shuffle every epoch (default)", "shuffle")},
         {"no-shuffle", flag("keep the data order", "shuffle", "false")},
         {"device", value("auto | cpu | cuda | cuda:N")},
-        {"threads", value("intra-op threads (0 = chosen by measurement)")},
+        {"threads", value("threads for the run, kept (0 = chosen by measurement, adapted to other programs' load)")},
         {"cpu-kernels", choice<CpuKernels>("default fused: the engine's CPU kernels; aten: LibTorch's operators")},
         {"memory-budget", value("tensor-memory budget, e.g. 512MiB (0 = none)")},
         {"output-dir", value("where config.json, metrics.jsonl, summary.json go (default runs/<time>)")},

@@ -107,11 +107,18 @@ ComputeThreads choose_threads(const RunConfig& config, bool cuda, int cores) {
     return t;
 }
 
+namespace {
+ComputeThreads applied; // the process's pools are process-wide, as this is
+} // namespace
+
 void apply_threads(const ComputeThreads& t) {
+    applied = t;
     torch::set_num_threads(t.intra_op);
     using SetThreads = void (*)(int);
     if (auto* openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
         openblas(t.blas);
 }
+
+ComputeThreads applied_threads() { return applied; }
 
 } // namespace accum

@@ -103,5 +103,7 @@ ComputeThreads choose_threads(const RunConfig& config, bool cuda, int cores);
 // Sets LibTorch's intra-op pool and, where the process has OpenBLAS, its pool
 // (OpenBLAS ignores LibTorch's setting and would take every core).
 void apply_threads(const ComputeThreads& threads);
+// What the last apply_threads set (one of each before any).
+ComputeThreads applied_threads();
 
 } // namespace accum

@@ -98,6 +98,55 @@ RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
             std::to_string(micro_batches_per_epoch()) + " micro-batches, flushed at its end");
     // What the engine made of a user's module: which data feed its forward, what it returns.
     if (config_.model == ModelKind::File && is_main_process()) log("model: " + model().describe());
+    start_threads();
+}
+
+void RunContext::start_threads() {
+    threads_default_ = threads_now_ = applied_threads();
+    const int most = threads();
+    const auto pools = [](const ComputeThreads& t) {
+        return std::to_string(std::max(t.intra_op, t.blas)) + " (LibTorch's pool " + std::to_string(t.intra_op) +
+               ", BLAS " + std::to_string(t.blas) + ")";
+    };
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const bool adapts = config_.threads == 0 && device().is_cpu() && world_size() == 1 &&
+                        config_.micro_step_delay_s <= 0 && most > 1;
+    if (config_.threads > 0) {
+        threads_reason_ = "threads: " + pools(threads_now_) + ", as --threads " + std::to_string(config_.threads) +
+                          " asks";
+    } else {
+        threads_reason_ = "threads: " + pools(threads_now_) + ", the default for this model on " +
+                          std::to_string(cores) + (cores == 1 ? " core" : " cores");
+        if (world_size() > 1) threads_reason_ += " shared by this machine's processes";
+        if (adapts) threads_reason_ += "; fewer while other programs take cores and fewer run faster";
+    }
+    if (is_main_process()) log(threads_reason_);
+    if (!adapts) return;
+    std::vector<int> counts;
+    for (int k = most; k >= 1; --k) counts.push_back(k);
+    tuner_.emplace(std::move(counts));
+    mark_step_start();
+}
+
+void RunContext::mark_step_start() {
+    if (!tuner_) return;
+    step_start_ = std::chrono::steady_clock::now();
+    samples_at_step_start_ = progress_.samples_seen;
+    other_load_.take(); // what happened before (evaluation, a checkpoint) is not the step's
+}
+
+void RunContext::adapt_threads() {
+    if (!tuner_) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count();
+    if (const auto decision =
+            tuner_->observe(seconds, progress_.samples_seen - samples_at_step_start_, other_load_.take())) {
+        threads_reason_ = decision->reason();
+        log(threads_reason_);
+    }
+    const int k = tuner_->threads();
+    if (k == threads()) return;
+    threads_now_ = {std::min(threads_default_.intra_op, k), std::min(threads_default_.blas, k)};
+    apply_threads(threads_now_);
 }
 
 RunContext::~RunContext() = default;
@@ -324,6 +373,7 @@ void RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     progress_.micro_steps_at_step = progress_.micro_steps;
     progress_.samples_at_step = progress_.samples_seen;
     progress_.last_loss = window_loss_;
+    adapt_threads();
 
     StepRecord r;
     r.step = progress_.global_step;
@@ -374,6 +424,7 @@ void RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
         if (config_.eval_strategy == Strategy::Epoch && last_eval_step_ != progress_.global_step) evaluate();
         if (config_.save_strategy == Strategy::Epoch) save_checkpoint();
     }
+    mark_step_start();
 }
 
 bool RunContext::max_steps_reached_mid_epoch() const {
@@ -390,6 +441,7 @@ void RunContext::epoch_done() {
     ++progress_.epoch;
     progress_.next_index = 0;
     if (save) save_checkpoint();
+    mark_step_start();
 }
 
 bool RunContext::checkpoint_due(bool epoch_end) const {

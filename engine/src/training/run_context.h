@@ -20,6 +20,7 @@
 #include "accum/sink.h"
 #include "data/data_loader.h"
 #include "data/dataset.h"
+#include "kernels/kernels.h"
 #include "memory/memory_categories.h"
 #include "models/model.h"
 #include "training/checkpoint.h"
@@ -28,6 +29,7 @@
 #include "training/optimizer.h"
 #include "training/run_log.h"
 #include "training/run_parts.h"
+#include "training/thread_tuner.h"
 
 namespace accum {
 
@@ -77,6 +79,10 @@ public:
     // Windows skipped as non-finite (--skip-nonfinite), and by the loss scaler (inf/NaN gradients).
     std::int64_t skipped_updates() const { return skipped_updates_; }
     std::int64_t overflow_skips() const { return overflow_skips_; }
+    // The threads the run uses now (the larger of its two pools) and why, as its
+    // log said it: the default adapts to the machine's other load (thread_tuner.h).
+    int threads() const { return std::max(threads_now_.intra_op, threads_now_.blas); }
+    const std::string& threads_reason() const { return threads_reason_; }
 
     // --- The calls the loops make, in the order they make them ---
 
@@ -161,6 +167,10 @@ private:
     // A window whose loss or gradient norm is not finite: skipped (false) or diverged (throws).
     bool judge_window(double loss, double grad_norm);
     std::vector<torch::Tensor> rng_states();
+    // The thread count: said at the start, adapted between optimizer steps.
+    void start_threads();
+    void adapt_threads();
+    void mark_step_start();
 
     const RunConfig config_;
     Sink& sink_;
@@ -192,6 +202,16 @@ private:
     std::int64_t last_eval_step_ = -1;
     std::int64_t last_saved_step_ = -1;
     bool writes_checkpoints_ = false;      // an output directory (rank 0's, in a data-parallel run)
+    // The default thread count, adapted (none with --threads N, on CUDA, with
+    // several processes or at teaching pace): each step's time since the last
+    // step's end (evaluation and checkpoints left out) and the others' load.
+    std::optional<ThreadTuner> tuner_;
+    OtherLoadMeter other_load_;
+    ComputeThreads threads_default_;
+    ComputeThreads threads_now_;
+    std::string threads_reason_;
+    std::chrono::steady_clock::time_point step_start_;
+    std::int64_t samples_at_step_start_ = 0;
 };
 
 } // namespace accum

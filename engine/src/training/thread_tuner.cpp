@@ -17,9 +17,13 @@ std::string count_text(int n) { return std::to_string(n) + (n == 1 ? " thread" :
 
 std::string rate_text(double rate) {
     // 12,345 samples/s: the thousands grouped as the benchmarks print them.
-    auto digits = std::to_string(static_cast<long long>(std::llround(rate)));
-    for (auto i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
-    return digits;
+    const auto digits = std::to_string(std::llround(std::max(0.0, rate)));
+    std::string text;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+        text += digits[i];
+    }
+    return text;
 }
 
 // A trial that kept the count waits twice as long before the next one, up to
