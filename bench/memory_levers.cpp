@@ -18,8 +18,8 @@
 //                max_pool2d, oneDNN's first convolution), for comparison.
 // Windows alternate plain / checkpointed so both see the same machine; SGD
 // momentum 0.9, zero_grad(set_to_none) as the engine does. Prints, per model, the
-// median window time and the largest peak of activations of each, and the ratios
-// (issue 19's targets: activations ≤ 0.6 ×, time ≤ 1.45 ×).
+// median window time and the largest peak of activations of each, and their
+// ratios (bench/MEMORY_LEVERS.md).
 //
 //   cmake --build build --target memory_levers
 //   build/bench/memory_levers [model=all|cnn|cnn-aten|transformer|mlp|mlp-aten|mlp-dropout] [windows=12] [batch=64] [k=4]

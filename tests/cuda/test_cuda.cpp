@@ -395,7 +395,7 @@ void memory_records() {
             CHECK(std::abs(sum - allocated) <= std::max<std::int64_t>(1 << 20, allocated / 100),
                   "the categories add up to " << sum << ", the allocator has " << allocated);
         }
-        // The peak since the previous record and its parts (issue 32): they add
+        // The peak since the previous record and its parts: they add
         // up to it within 1 %, it holds the memory now and stays within the run's peak.
         if (r.contains("interval_peak_bytes")) {
             interval_peaks = true;
@@ -526,7 +526,7 @@ void data_parallel_nccl() {
     CHECK(d <= 1e-5, "2 ranks differ from 1 by " << d << " (limit 1e-5)");
 }
 
-// Mixed precision on CUDA (issue 20): fp16 autocast with the dynamic loss scaler
+// Mixed precision on CUDA: fp16 autocast with the dynamic loss scaler
 // (ATen's CUDA kernels _amp_foreach_non_finite_check_and_unscale_ and
 // _amp_update_scale_), and bf16 where the device has it. The three styles agree
 // with each other in fp16, and fp16 stays near fp32 (the mean of the per-step

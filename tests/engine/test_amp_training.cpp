@@ -1,4 +1,4 @@
-// Mixed precision inside the three training loops (issue 20): bf16 autocast on
+// Mixed precision inside the three training loops: bf16 autocast on
 // the CPU against fp32, and the loss scaler stepping once per window — an
 // overflow skips exactly its window, the scale grows per window, unscale_ runs
 // once per window, clipping sees unscaled gradients, scaling without overflow

@@ -1,4 +1,4 @@
-// RunControl across threads (issue 29): a stop, a resume or a single step
+// RunControl across threads: a stop, a resume or a single step
 // requested from another thread always reaches a run waiting in proceed(). No
 // torch here, and every wait is bounded: a request that is lost fails the test
 // with the trial's number instead of hanging it.
@@ -79,7 +79,7 @@ void spin(int n) {
 class TestControl : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    // Acceptance of issue 29: a paused proceed() returns false within 1 s of a
+    // A paused proceed() returns false within 1 s of a
     // request_stop() from another thread, 1,000 times in a row. The stop is sent
     // right as the waiter enters proceed(), a little later each trial, to land
     // between its check of the predicate and its sleep, where a notify made

@@ -1,4 +1,4 @@
-// Data-parallel training end to end (issue 18): accum-run --nproc-per-node 2
+// Data-parallel training end to end: accum-run --nproc-per-node 2
 // against one process, in the three styles; faults, resume, interrupts; ranks
 // started by an external launcher; and the studio's way of running ranks (a
 // Session that trains as rank 0 and starts the others), paused past the timeout.
@@ -542,7 +542,7 @@ private Q_SLOTS:
         QVERIFY2(retry.err.contains("--auto-find-batch-size"), qPrintable(retry.err));
     }
 
-    // Issue 28, part 3: a rank that fails before the rendezvous is noticed fast.
+    // A rank that fails before the rendezvous is noticed fast.
     // Ranks started by hand (no launcher to stop the rest), --dist-timeout 60:
     // rank 0 refusing its output directory (a check only rank 0 makes) or unable
     // to listen (another program holds the port), or rank 1 with an option

@@ -994,7 +994,7 @@ private Q_SLOTS:
 
     // kill -9 of one rank while all-reduces run: every survivor gets a
     // DistributedError naming the lost rank, at once (its sockets close), well
-    // within the timeout + 10 s that the issue allows.
+    // within the timeout + 10 s.
     void killedPeerSurfacesAsTypedError_data() {
         QTest::addColumn<int>("world");
         QTest::addColumn<int>("victim");

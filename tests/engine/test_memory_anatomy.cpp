@@ -1,4 +1,4 @@
-// Memory anatomy (issue 19): gradient checkpointing, memory by category, the
+// Memory anatomy: gradient checkpointing, memory by category, the
 // estimate before a run. Torch first, then Qt Test (this target sets
 // QT_NO_KEYWORDS).
 #include <type_traits>
@@ -773,8 +773,8 @@ private Q_SLOTS:
     // The step's peak of activations (ActivationPeakMeter) against the truth
     // measured with the static part held fixed (gradients kept, zeroed): with
     // K = 2 the second micro-batch sees its gradients already made, so the
-    // meter's figure is exact; and accumulation shrinks it (issue 19's
-    // acceptance: 32 × 8 at most 0.35 × 256 × 1 for the CNN — activations
+    // meter's figure is exact; and accumulation shrinks it (32 × 8 at most
+    // 0.35 × 256 × 1 for the CNN — activations
     // scale with the micro-batch, 32/256 = 0.125, plus what does not) while
     // the parameter band stays the same.
     void stepPeakOfActivations() {
@@ -903,7 +903,7 @@ private Q_SLOTS:
         QVERIFY(estimate.by_dtype.size() == 1 && estimate.by_dtype[0].dtype == "Float");
     }
 
-    // Issue 19's acceptance 4: for the CNN at 256 × 1 the estimate (static part
+    // For the CNN at 256 × 1 the estimate (static part
     // from the shapes, activations from a probe at micro-batch 16 and 32)
     // predicts the peak the engine measures within 15 %: against a training
     // session on Fashion-MNIST (two steps, its summary's peak_memory_bytes).

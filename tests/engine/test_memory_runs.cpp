@@ -1,4 +1,4 @@
-// Memory anatomy through real runs (issue 19's acceptance): the categories of
+// Memory anatomy through real runs: the categories of
 // every memory record, the step's peak of activations under accumulation,
 // gradient checkpointing in each model and style, the estimate before a run,
 // and the planner weighing both levers. The block-level pieces are tested in
@@ -126,7 +126,7 @@ private Q_SLOTS:
                                     .arg(r.memory[i].activations_bytes)));
     }
 
-    // Issue 32, item 1: the memory records' peak activations (what the studio's
+    // The memory records' peak activations (what the studio's
     // bands show) shrink with the micro-batch at the same effective batch: the
     // CNN's at the run's peak at 32 × 8 below that at 64 × 4, below that at 256 × 1, while
     // parameters, gradients and optimizer state at those peaks stay the same to

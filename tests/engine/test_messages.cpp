@@ -73,11 +73,11 @@ std::string before_codes_out_of_memory(const SummaryRecord& s) {
                      " accumulation steps: effective batch " + arg(s, "effective_batch") +
                      (exact ? " (the same)" : " (the nearest above)") + " with about half the activation memory.";
     else if (code == message_code::suggest_measured) {
-        // Issue 19: with gradient checkpointing when the plan picked it, and why that lever.
+        // With gradient checkpointing when the plan picked it, and why that lever.
         std::string why;
         const std::string pick = arg(s, "faster_batch") + " × " + arg(s, "faster_steps");
         const std::string other = arg(s, "slower_batch") + " × " + arg(s, "slower_steps");
-        // Issue 32: the ratio with its spread, "1.07 × (1.04–1.10) faster".
+        // The ratio with its spread, "1.07 × (1.04–1.10) faster".
         const std::string times_faster =
             arg(s, "ratio") + " ×" + (arg(s, "spread").empty() ? "" : " (" + arg(s, "spread") + ")") + " faster than ";
         if (arg(s, "why") == message_code::plan_faster)

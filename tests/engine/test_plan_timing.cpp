@@ -1,4 +1,4 @@
-// Speed claims a teacher can repeat (issue 32): the planner's "× faster" comes
+// Speed claims a teacher can repeat: the planner's "× faster" comes
 // from timing with the warm-up left out, in alternating rounds, and is stated
 // with its spread; five plannings of the same configuration agree within it.
 #include <QtTest/QtTest>

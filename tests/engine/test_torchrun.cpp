@@ -1,4 +1,4 @@
-// Issue 28, part 2: accum-run under torch 2.x's own torchrun, for real.
+// accum-run under torch 2.x's own torchrun, for real.
 //
 //   torchrun --no-python --nproc-per-node 2 accum-run …            static rendezvous: the
 //       agent serves the store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True), every

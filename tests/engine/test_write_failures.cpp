@@ -1,4 +1,4 @@
-// Issue 28, part 1: a write of the run that fails — a full disk, an I/O error,
+// A write of the run that fails — a full disk, an I/O error,
 // a file system made read-only, a directory that vanished — ends accum-run with
 // exit 7 and a message naming the file and the reason; no temporary checkpoint
 // directory is left, the earlier checkpoints stay complete, and resuming from

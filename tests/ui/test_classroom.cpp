@@ -1,4 +1,4 @@
-// Issue 22: in front of a class. The guided lesson walks its steps and each ends
+// In front of a class. The guided lesson walks its steps and each ends
 // as it says; the window's first size fits projector screens; presentation mode
 // enlarges text and lines and gives everything back; the pitfall demos plot
 // |Δ loss| on a log scale where right and wrong are decades apart.
@@ -371,7 +371,7 @@ void TestClassroom::lessonWalksAllSteps() {
             QCOMPARE(window.tabs()->currentIndex(), 0);
             QCOMPARE(runs[0].summary.micro_steps, runs[0].config.accumulation_steps * runs[0].summary.optimizer_steps);
             QVERIFY(runs[0].config.micro_step_delay_s > 0); // at teaching pace: the code panel lights lines
-            // Long enough to narrate (issue 32: it was over in 5 s): its micro-batches at
+            // Long enough to narrate (it was over in 5 s): its micro-batches at
             // the step's pace take 20 s at least, whatever the machine's speed.
             QVERIFY2(runs[0].summary.micro_steps * runs[0].config.micro_step_delay_s >= 20.0,
                      qPrintable(QString::number(runs[0].summary.micro_steps)));

@@ -1,4 +1,4 @@
-// Issue 22, part 5: the engine's messages in the interface's language. The engine
+// The engine's messages in the interface's language. The engine
 // reports a code with arguments beside its English text; the studio renders every
 // code of the engine's table through tr(). With the Vietnamese translator loaded,
 // the out-of-memory banner and the status line of a real run say it in Vietnamese,
@@ -194,7 +194,7 @@ void TestEngineText::dataMissingStatusInVietnamese() {
     QCoreApplication::removeTranslator(&vietnamese_);
 }
 
-// Issue 32, item 5: the form's errors in the interface's language, under its
+// The form's errors in the interface's language, under its
 // Vietnamese labels: the field's error, the line below the form, the effective batch.
 void TestEngineText::fieldErrorsInVietnamese() {
     QCoreApplication::installTranslator(&vietnamese_);

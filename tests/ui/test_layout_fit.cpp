@@ -1,4 +1,4 @@
-// Issue 32, item 4: readable at 1024 × 768, 1280 × 720 and 1920 × 1080, and from
+// Readable at 1024 × 768, 1280 × 720 and 1920 × 1080, and from
 // the back row. On each screen, at the desk and in presentation mode, with the
 // lesson's bar and the out-of-memory banner showing and on every tab, the test
 // walks every visible widget and fails where one is cut:

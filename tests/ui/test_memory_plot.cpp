@@ -1,4 +1,4 @@
-// The live memory plot's bands (issue 32, item 1): drawn at the parts of the
+// The live memory plot's bands: drawn at the parts of the
 // peak since the previous memory record, so the stacked bands reach the peak
 // line, while hovering still gives the figures of the moment. Without a window:
 // the plot alone, fed records as the studio feeds it.

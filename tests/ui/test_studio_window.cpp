@@ -315,7 +315,7 @@ void TestStudioWindow::outOfMemoryBannerAndSuggestion() {
     // plot's edge or hidden under the legend (both happened before).
     QVERIFY(window_->memory_plot()->oom_marker_in_clear_view());
     QCOMPARE(oom.suggested_batch_size * oom.suggested_accumulation_steps, 2048);
-    // One click applies the suggestion and runs it (issue 32: it took a second click on Run).
+    // One click applies the suggestion and runs it (it took a second click on Run).
     QSignalSpy finished(window_.get(), &MainWindow::run_finished);
     QTest::mouseClick(window_->oom_banner()->apply_button(), Qt::LeftButton);
     QVERIFY(!window_->oom_banner()->isVisible());
@@ -493,7 +493,7 @@ void TestStudioWindow::cudaAskedForWithoutAGpu() {
     QCOMPARE(summary.status, accum::RunStatus::Completed);
 }
 
-// Issue 28: a run whose files cannot be written any more (its directory pulled
+// A run whose files cannot be written any more (its directory pulled
 // away mid-run) ends with the message accum-run prints — the file and the
 // reason — in the status line; the window stays, and the next run runs.
 void TestStudioWindow::writeFailureKeepsTheWindow() {
@@ -657,7 +657,7 @@ void TestStudioWindow::oneRunAtATime() {
     QVERIFY(window_->config_panel()->isEnabled());
 }
 
-// Issue 32, item 5: an invalid value is explained under its field, in the form's
+// An invalid value is explained under its field, in the form's
 // words (its label, not the command line's --lr), and in a line below the form
 // that is in view whatever the form shows; each problem there leads to its field.
 void TestStudioWindow::errorsAtTheField() {
@@ -801,7 +801,7 @@ void TestStudioWindow::statusLineKeepsTheWholeMessage() {
     set_spin("accumulation_steps", 4);
 }
 
-// Issue 32, item 2: a lesson step and a demo run on their own configurations and
+// A lesson step and a demo run on their own configurations and
 // never write the user's saved one; leaving the lesson gives the form back; the
 // next start gets the user's settings.
 void TestStudioWindow::lessonAndDemoKeepTheUsersSettings() {

@@ -1,4 +1,4 @@
-// Issue 6: the code panel's highlight sequence, the equivalence lab, the runs
+// The code panel's highlight sequence, the equivalence lab, the runs
 // list with a run directory written by accum-run, and the translation.
 // Tiny seeded runs: synthetic-pairs + mlp, a dozen optimizer steps.
 
@@ -759,7 +759,7 @@ void TestTeachingLab::vietnameseTranslationLoads() {
     QCoreApplication::removeTranslator(&translator);
 }
 
-// Issue 32: the lab's samples/s and time per update leave out a run's first
+// The lab's samples/s and time per update leave out a run's first
 // updates (a first run's cold process: compare-styles' first run measured 5,634
 // against ~19,450 samples/s for the same loop) and are rounded to their spread.
 void TestTeachingLab::speedsLeaveOutTheWarmUp() {
