@@ -144,12 +144,13 @@ def step_records(out):
         return [r for r in map(json.loads, f) if r.get("type") == "step"]
 
 
-def accum_run_timed(program, options, threads):
+def accum_run_timed(program, options, threads, log=None):
     """accum-run with the warm-up left out of the clock, as the references do
-    (rate_after_warmup). Returns (samples/s, others' share, summary, step records)."""
+    (rate_after_warmup). Returns (samples/s, others' share, summary, step records).
+    With a list as `log`, the run prints its log and its lines are added to the list."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [program, "train", *options, "--threads", str(threads), "--eval-strategy", "no",
-               "--save-strategy", "no", "--device", "cpu", "--quiet", "--output-dir", out]
+               "--save-strategy", "no", "--device", "cpu", "--output-dir", out] + (["--quiet"] if log is None else [])
         d = Disturbance()
         d.start()
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
@@ -163,4 +164,6 @@ def accum_run_timed(program, options, threads):
             raise RuntimeError(f"{' '.join(cmd)}: {summary.get('status')} after {len(steps)} steps")
         if any(not math.isfinite(s["loss"]) for s in steps):
             raise RuntimeError(f"{' '.join(cmd)}: a step's loss is not finite")
+        if log is not None:
+            log.extend(done.stdout.splitlines())
         return rate_after_warmup(steps), others, summary, steps
