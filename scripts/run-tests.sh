@@ -33,8 +33,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS=0
 leg_start=0
+started=0
 leg() { # name: the time of the part before, then this one's heading
-  if ((leg_start || SECONDS)); then echo "run-tests: that part took $((SECONDS - leg_start)) s"; fi
+  if ((started)); then echo "run-tests: that part took $((SECONDS - leg_start)) s"; fi
+  started=1
   leg_start=$SECONDS
   echo "run-tests: === $1 ==="
 }
@@ -53,6 +55,7 @@ export QT_QPA_PLATFORM=offscreen
 # the precompiled headers' two sloppiness settings.
 export CCACHE_BASEDIR="$ROOT" CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 
+leg "set-up: Debian's packages and the torch 2.11 environment"
 # The real Python libraries for the peers suite and torchrun: the pinned torch
 # 2.11 environment, made once in the cache folder (a download of about 3 GB).
 "$ROOT/scripts/install-packages.sh"

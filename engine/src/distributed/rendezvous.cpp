@@ -241,7 +241,10 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
         so.port = static_cast<std::uint16_t>(w.master_port);
         so.isServer = false;
         so.waitWorkers = false;
-        so.timeout = std::max<std::chrono::milliseconds>(answer, std::chrono::seconds(1));
+        // c10d's own bound on connecting and greeting (it retries a greeting
+        // that failed, as one the watch below cut does, until then): a second,
+        // so that a join given up ends within about one.
+        so.timeout = std::chrono::seconds(1);
         const auto before = socket_ids();
         c10::intrusive_ptr<c10d::TCPStore> store;
         bool connected = false, cut = false;
