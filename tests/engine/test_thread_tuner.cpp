@@ -184,6 +184,23 @@ private Q_SLOTS:
             QVERIFY2(rate > (count == 1 ? 30'000.0 : 9'000.0), std::to_string(rate).c_str());
     }
 
+    void aCountFarBehindIsTimedOneStep() {
+        // Busy, two threads run 3.4 × slower than one: once one thread is timed,
+        // two are timed again for a single step after the settle step.
+        auto run = make_run({2, 1}, two_cores());
+        run.machine.load = 1.0;
+        run.steps(300);
+        QCOMPARE(run.decisions.size(), std::size_t(1));
+        QCOMPARE(run.decisions.front().threads, 1);
+        std::size_t first_at_one = 0;
+        while (run.threads[first_at_one] != 1) ++first_at_one;
+        std::size_t back_at_two = first_at_one;
+        while (run.threads[back_at_two] != 2) ++back_at_two;
+        std::size_t after = back_at_two;
+        while (run.threads[after] == 2) ++after;
+        QCOMPARE(int(after - back_at_two), 2); // the settle step and one timed step
+    }
+
     void oneCandidateNeverChanges() {
         ThreadTuner tuner({1, 1});
         for (int i = 0; i < 1000; ++i) QVERIFY(!tuner.observe(0.01, kSamples, i < 500 ? 0.0 : 1.0));

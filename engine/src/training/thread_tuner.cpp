@@ -74,12 +74,14 @@ std::optional<ThreadDecision> ThreadTuner::observe(double seconds, std::int64_t 
         return std::nullopt;
     }
     window_.add(seconds, samples, other_cores);
-    if (!window_.full(options_)) return std::nullopt;
+    const bool far_behind = trial_ && window_.rate() < options_.cut_short * trial_->best;
+    if (!window_.full(options_) && !far_behind) return std::nullopt;
     const Window w = window_;
     window_ = {};
 
     if (trial_) {
         trial_->rates.emplace_back(current_, w.rate());
+        trial_->best = std::max(trial_->best, w.rate());
         trial_->load_seconds += w.load_seconds;
         trial_->known_seconds += w.known_seconds;
         if (trial_->order.empty()) return end_trial();
@@ -94,17 +96,18 @@ std::optional<ThreadDecision> ThreadTuner::observe(double seconds, std::int64_t 
     const bool load_changed = load >= 0 && std::abs(load - settled_load_) >= options_.load_change;
     const bool slowed = w.rate() < options_.slowdown * settled_rate_;
     if ((load_changed || slowed) && since_trial_s_ >= gap_s_) {
-        start_trial();
+        start_trial(w.rate());
     } else if (!load_changed && !slowed) {
         settled_rate_ = 0.75 * settled_rate_ + 0.25 * w.rate(); // follows a slow drift, not a sudden drop
     }
     return std::nullopt;
 }
 
-void ThreadTuner::start_trial() {
+void ThreadTuner::start_trial(double reference_rate) {
     // The others first, then the current count again: all timed under the load
     // that started the trial, none from a window the change fell into.
     Trial t;
+    t.best = reference_rate;
     t.previous = current_;
     for (int c : candidates_)
         if (c != current_) t.order.push_back(c);

@@ -5,7 +5,9 @@
 // The tuner sees each optimizer step's time and what the machine's other
 // programs used meanwhile; when that load changes by half a core or more, or the
 // steps slow down at the same load, it times a few steps at each candidate count
-// and keeps the fastest (the current one unless another is clearly faster).
+// and keeps the fastest (the current one unless another is clearly faster). A
+// count already far behind is timed one step only: a trial costs little when
+// the wrong count is several times slower.
 // Pure arithmetic on the timings it is given (no clock, no torch): the run's
 // context measures and applies (training/run_context.cpp), the test feeds it
 // made-up timings (tests/engine/test_thread_tuner.cpp).
@@ -25,6 +27,7 @@ struct ThreadTunerOptions {
     double load_change = 0.5;     // cores of other load, up or down, that start a trial
     double slowdown = 0.7;        // a window below this share of the settled rate starts one too
     double margin = 0.05;         // another count must be this much faster to be kept
+    double cut_short = 0.5;       // a trial's count below this share of the best rate seen is timed one step
     double trial_gap_s = 2.0;     // at least this long between trials (seconds of steps timed)
 };
 
@@ -68,11 +71,12 @@ private:
     struct Trial {
         std::vector<int> order;                    // counts still to time
         std::vector<std::pair<int, double>> rates; // counts timed
+        double best = 0.0;                         // the best rate so far, the trigger's included
         double load_seconds = 0.0;
         double known_seconds = 0.0;
         int previous = 0;
     };
-    void start_trial();
+    void start_trial(double reference_rate);
     void next_in_trial();
     ThreadDecision end_trial();
 
