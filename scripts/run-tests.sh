@@ -51,6 +51,9 @@ if ! [[ "$JOBS" =~ ^[1-9][0-9]*$ ]]; then
 fi
 CTEST=(ctest --output-on-failure --timeout 900 -j"$JOBS")
 export QT_QPA_PLATFORM=offscreen
+# Runs keep their thread count (docs/accum-run.md, --threads): the tests compare
+# runs' losses, and a parallel neighbour is other load to the adapting default.
+export ACCUM_ADAPTIVE_THREADS=0
 # ccache (scripts/cmake-build.sh): paths hashed relative to the source folder,
 # the precompiled headers' two sloppiness settings.
 export CCACHE_BASEDIR="$ROOT" CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"

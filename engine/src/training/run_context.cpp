@@ -17,6 +17,7 @@
 #include "distributed/rank_agreement.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
+#include "switches.h"
 #include "training/evaluation.h"
 #include "training/mixed_precision.h"
 #include "training/python_format.h"
@@ -109,8 +110,13 @@ void RunContext::start_threads() {
                ", BLAS " + std::to_string(t.blas) + ")";
     };
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // ACCUM_ADAPTIVE_THREADS=0 keeps the default count for the whole run, as
+    // --threads does: the tests, which compare runs' losses, set it (a count
+    // changed mid-run changes the order of sums, and hundreds of steps later
+    // the losses), since their neighbours in a parallel test run are load.
+    static const bool adaptive_off = switched_off("ACCUM_ADAPTIVE_THREADS");
     const bool adapts = config_.threads == 0 && device().is_cpu() && world_size() == 1 &&
-                        config_.micro_step_delay_s <= 0 && most > 1;
+                        config_.micro_step_delay_s <= 0 && most > 1 && !adaptive_off;
     if (config_.threads > 0) {
         threads_reason_ = "threads: " + pools(threads_now_) + ", as --threads " + std::to_string(config_.threads) +
                           " asks";
