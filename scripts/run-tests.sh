@@ -90,8 +90,10 @@ if [[ "${ACCUM_SKIP_LIBTORCH1:-0}" != 1 ]]; then
   if [[ -x "$ROOT/build-libtorch2/app/accum-run" && "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]]; then
     REFERENCE=(-DACCUM_REFERENCE_RUN="$ROOT/build-libtorch2/app/accum-run")
   fi
+  # CMAKE_SKIP_INSTALL_ALL_DEPENDENCY: the package (part 3, cpack) installs
+  # what is built here without first building every other target.
   ACCUM_CMAKE_ARGS="-DACCUM_WARNINGS_AS_ERRORS=ON ${ACCUM_CMAKE_ARGS:-}" ACCUM_CONFIGURE_ONLY=1 \
-    "$ROOT/scripts/cmake-build.sh" "$ROOT/build" "${REFERENCE[@]}"
+    "$ROOT/scripts/cmake-build.sh" "$ROOT/build" "${REFERENCE[@]}" -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON
   if [[ "${ACCUM_LIBTORCH1_ALL:-0}" == 1 ]]; then
     cmake --build "$ROOT/build" --parallel "$(nproc)"
     (cd "$ROOT/build" && "${CTEST[@]}" "$@")
