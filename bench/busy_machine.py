@@ -21,6 +21,8 @@ import argparse
 import datetime
 import os
 import platform
+import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -43,7 +45,7 @@ def engine_run(program, model, steps, threads):
                "--logging-steps", "100000"]
     log = []
     sps, others, _, _ = accum_run_timed(program, options, threads, log)
-    said = [line for line in log if line.startswith("threads: ")]
+    said = [line[line.index("threads: "):] for line in log if "threads: " in line]  # after the style's "[…] "
     return sps, others, said[-1] if said else ""
 
 
@@ -123,9 +125,9 @@ def main():
     minutes = (time.time() - started) / 60
 
     lines = [
-        "| model | machine | default | 1 thread | 2 threads | eager 2.11 | default / better of 1 and 2 | "
+        "| model | machine | default | 1 thread | 2 threads | eager 2.11 | default / better of 1 and 2 | paired | "
         "default's count at the end |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     verdicts = []
     for model in models:
@@ -133,10 +135,13 @@ def main():
             med = {n: statistics.median(results[(model, condition, n)]) for n in IMPLS}
             better = max(med["1 thread"], med["2 threads"])
             ratio = med["default"] / better
-            counts = sorted({l.split()[2] for l in said.get((model, condition), []) if len(l.split()) > 2})
+            counts = sorted({m.group(1) for l in said.get((model, condition), [])
+                             if (m := re.match(r"threads: (?:now |kept )?(\d+)", l))})
+            paired = statistics.median(d / max(one, two) for d, one, two in zip(
+                *(results[(model, condition, n)] for n in ("default", "1 thread", "2 threads"))))
             lines.append(f"| {NAMES[model]} 64 × 4 | {condition} | " +
                          " | ".join(fmt(results[(model, condition, n)]) for n in IMPLS) +
-                         f" | **{ratio:.2f}×** | {', '.join(counts) or '—'} |")
+                         f" | **{ratio:.2f}×** | {paired:.2f}× | {', '.join(counts) or '—'} |")
             target = 0.8 if condition == "busy" else 0.95
             verdicts.append(f"{NAMES[model]} {condition}: {ratio:.2f}× (target ≥ {target}"
                             f"{'' if condition == 'busy' else ', i.e. within noise'}) "
@@ -161,7 +166,8 @@ def main():
         f"Command: `bench/busy_machine.py --rounds {a.rounds}` ({datetime.date.today().isoformat()}, "
         f"{minutes:.0f} minutes), build `{os.path.relpath(a.build, ROOT)}`; {cpu}, {os.cpu_count()} cores.",
         "",
-        f"Each figure is the median samples/s of {a.rounds} runs with the range in brackets. CPU idle before the "
+        f"Each figure is the median samples/s of {a.rounds} runs with the range in brackets; *paired*: the "
+        f"median over rounds of the same ratio within a round's block. CPU idle before the "
         f"quiet blocks {min(idles):.2f}–{max(idles):.2f} (threshold {a.idle}); other processes took "
         + ", ".join(f"{lo:.0%}–{hi:.0%} of the CPUs in the {c} runs" for c, (lo, hi) in share.items())
         + " (in the busy runs the spinner is one of them: 50 % on 2 cores).",
@@ -175,6 +181,8 @@ def main():
 
 
 if __name__ == "__main__":
+    # Stopped with SIGTERM: the spinner and the reference process end too (the finally blocks).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("busy_machine.py: stopped"))
     try:
         sys.exit(main())
     except RuntimeError as e:  # a run failed: say which, without a traceback
