@@ -100,12 +100,6 @@ std::string lower(std::string_view text) {
     return s;
 }
 
-// c10::Error's what() carries a C++ backtrace; the message alone is enough.
-std::string message_of(const std::exception& e) {
-    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
-    return e.what();
-}
-
 // The wordings of c10d's, Gloo's and the store client's messages (lower case)
 // and the failure each names, in the order they are looked for: the first
 // found in a message decides. The order matters where a message has two: a
@@ -231,6 +225,11 @@ struct Joined {
 };
 
 } // namespace
+
+std::string message_of(const std::exception& e) {
+    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
+    return e.what();
+}
 
 Kind classify_failure(std::string_view message) {
     const std::string m = lower(message);

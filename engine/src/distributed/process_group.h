@@ -56,6 +56,9 @@ enum class ReduceOp { Sum, Max, Min };
 // "peer-lost", "timeout", "address-in-use", "unreachable", "failed".
 const char* failure_kind_name(DistributedError::Kind kind);
 
+// An exception's message: c10::Error's what() carries a C++ backtrace, left out.
+std::string message_of(const std::exception& e);
+
 // Which kind of failure a message of c10d or Gloo describes (an exception's
 // text, without a backtrace), by its wording: one table in process_group.cpp,
 // the first entry found in the message wins; Failed when none is.

@@ -49,12 +49,6 @@ std::string seconds_text(std::chrono::milliseconds t) {
     return s.str();
 }
 
-// c10::Error's what() carries a C++ backtrace; the message alone is enough.
-std::string message_of(const std::exception& e) {
-    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
-    return e.what();
-}
-
 std::string random_token() {
     std::random_device device;
     std::ostringstream s;
@@ -94,10 +88,11 @@ private:
 // c10d's TCPStore client blocks without a bound where the peer does not
 // answer in its protocol (a silent program on the port; a store of another
 // torch generation: 1.13's client and a 2.x server wait on each other). Its
-// sockets are found here by their peer's port among the descriptors it opened
-// (those not in `before`): a question that takes longer than the answer
+// sockets are found by their peer's port among those it opened (not in a
+// snapshot taken before): a question that takes longer than the answer
 // timeout ends by shutting them down, and every later question is bounded by
 // a receive timeout on them.
+
 // The sockets this process has open: descriptor → "socket:[inode]" (a
 // socket is told by its inode, which a descriptor number reused is not).
 std::map<int, std::string> open_sockets() {
@@ -261,6 +256,8 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
                         throw std::runtime_error("its answers do not follow this build's store protocol");
                 },
                 cut);
+            // Answered just as the limit passed: the watch cut the sockets after all.
+            if (cut) throw std::runtime_error("the answer came as the answer timeout passed");
             set_receive_timeout(sockets_to_port(before, w.master_port), answer);
             store->setTimeout(timeout);
             return store;

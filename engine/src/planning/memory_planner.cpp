@@ -4,16 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
-
-#include <unistd.h>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "accum/engine_messages.h"
 #include "accum/run_estimate.h"
 #include "accum/session.h"
+#include "other_load.h"
 
 namespace accum {
 
@@ -58,52 +56,18 @@ double quantile(std::vector<double> v, double q) {
     return v[i] + (at - static_cast<double>(i)) * (v[j] - v[i]);
 }
 
-// The share of all CPUs' time that other processes took between start() and
-// share(): the machine's busy time (/proc/stat) less this process's own
-// (/proc/self/stat, every thread). 0 where /proc is not readable.
+// The share of all CPUs' time that other processes took since it was made
+// (other_load.h); 0 where /proc is not readable.
 class OthersShare {
 public:
-    OthersShare() { start(); }
-    void start() {
-        ok_ = machine(busy0_, total0_) && own(own0_);
-    }
-    double share() const {
-        std::int64_t busy = 0, total = 0, mine = 0;
-        if (!ok_ || !machine(busy, total) || !own(mine) || total <= total0_) return 0;
-        const double others = static_cast<double>((busy - busy0_) - (mine - own0_));
-        return std::max(0.0, others / static_cast<double>(total - total0_));
+    double share() {
+        const double cores = meter_.take();
+        const double cpus = std::max(1u, std::thread::hardware_concurrency());
+        return std::isnan(cores) ? 0.0 : std::max(0.0, cores / cpus);
     }
 
 private:
-    static bool machine(std::int64_t& busy, std::int64_t& total) {
-        std::ifstream f("/proc/stat");
-        std::string cpu;
-        if (!(f >> cpu) || cpu != "cpu") return false;
-        std::int64_t v[8] = {0, 0, 0, 0, 0, 0, 0, 0}; // user nice system idle iowait irq softirq steal
-        for (auto& x : v)
-            if (!(f >> x)) return false;
-        total = 0;
-        for (const auto x : v) total += x;
-        busy = total - v[3] - v[4];
-        return true;
-    }
-    static bool own(std::int64_t& ticks) {
-        std::ifstream f("/proc/self/stat");
-        std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-        const auto paren = text.rfind(')');
-        if (paren == std::string::npos) return false;
-        std::istringstream rest(text.substr(paren + 1));
-        std::string field;
-        std::int64_t utime = 0, stime = 0;
-        for (int i = 3; i <= 15 && rest >> field; ++i) { // fields 14 and 15: utime, stime
-            if (i == 14) utime = std::stoll(field);
-            if (i == 15) stime = std::stoll(field);
-        }
-        ticks = utime + stime;
-        return true;
-    }
-    bool ok_ = false;
-    std::int64_t busy0_ = 0, total0_ = 0, own0_ = 0;
+    OtherLoadMeter meter_;
 };
 
 // The base config for one lever, as a short run without files or pace.
@@ -133,7 +97,7 @@ SummaryRecord timed_run(const RunConfig& config, std::int64_t budget, int warmup
     c.memory_budget = std::to_string(budget); // one process's, as probe_config made it
     StepTimes sink(warmup);
     Session session; // one run as it trains: no advice, no retries (it is the planner's)
-    const OthersShare machine;
+    OthersShare machine;
     auto summary = session.run(c, sink, sink.stop.get_token());
     others = machine.share();
     if (summary.status == RunStatus::Stopped && sink.stopped_here) summary.status = RunStatus::Completed;

@@ -117,16 +117,15 @@ void RunContext::start_threads() {
     static const bool adaptive_off = switched_off("ACCUM_ADAPTIVE_THREADS");
     const bool adapts = config_.threads == 0 && device().is_cpu() && world_size() == 1 &&
                         config_.micro_step_delay_s <= 0 && most > 1 && !adaptive_off;
+    std::string reason = "threads: " + pools(threads_now_);
     if (config_.threads > 0) {
-        threads_reason_ = "threads: " + pools(threads_now_) + ", as --threads " + std::to_string(config_.threads) +
-                          " asks";
+        reason += ", as --threads " + std::to_string(config_.threads) + " asks";
     } else {
-        threads_reason_ = "threads: " + pools(threads_now_) + ", the default for this model on " +
-                          std::to_string(cores) + (cores == 1 ? " core" : " cores");
-        if (world_size() > 1) threads_reason_ += " shared by this machine's processes";
-        if (adapts) threads_reason_ += "; fewer while other programs take cores and fewer run faster";
+        reason += ", the default for this model on " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
+        if (world_size() > 1) reason += " shared by this machine's processes";
+        if (adapts) reason += "; fewer while other programs take cores and fewer run faster";
     }
-    if (is_main_process()) log(threads_reason_);
+    if (is_main_process()) log(reason);
     if (!adapts) return;
     std::vector<int> counts;
     for (int k = most; k >= 1; --k) counts.push_back(k);
@@ -138,17 +137,14 @@ void RunContext::mark_step_start() {
     if (!tuner_) return;
     step_start_ = std::chrono::steady_clock::now();
     samples_at_step_start_ = progress_.samples_seen;
-    other_load_.take(); // what happened before (evaluation, a checkpoint) is not the step's
 }
 
 void RunContext::adapt_threads() {
     if (!tuner_) return;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count();
     if (const auto decision =
-            tuner_->observe(seconds, progress_.samples_seen - samples_at_step_start_, other_load_.take())) {
-        threads_reason_ = decision->reason();
-        log(threads_reason_);
-    }
+            tuner_->observe(seconds, progress_.samples_seen - samples_at_step_start_, other_load_.take()))
+        log(decision->reason());
     const int k = tuner_->threads();
     if (k == threads()) return;
     threads_now_ = {std::min(threads_default_.intra_op, k), std::min(threads_default_.blas, k)};

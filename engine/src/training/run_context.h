@@ -29,6 +29,7 @@
 #include "training/optimizer.h"
 #include "training/run_log.h"
 #include "training/run_parts.h"
+#include "other_load.h"
 #include "training/thread_tuner.h"
 
 namespace accum {
@@ -79,10 +80,9 @@ public:
     // Windows skipped as non-finite (--skip-nonfinite), and by the loss scaler (inf/NaN gradients).
     std::int64_t skipped_updates() const { return skipped_updates_; }
     std::int64_t overflow_skips() const { return overflow_skips_; }
-    // The threads the run uses now (the larger of its two pools) and why, as its
-    // log said it: the default adapts to the machine's other load (thread_tuner.h).
+    // The threads the run uses now (the larger of its two pools): the default
+    // adapts to the machine's other load (thread_tuner.h); the log says why.
     int threads() const { return std::max(threads_now_.intra_op, threads_now_.blas); }
-    const std::string& threads_reason() const { return threads_reason_; }
 
     // --- The calls the loops make, in the order they make them ---
 
@@ -204,12 +204,12 @@ private:
     bool writes_checkpoints_ = false;      // an output directory (rank 0's, in a data-parallel run)
     // The default thread count, adapted (none with --threads N, on CUDA, with
     // several processes or at teaching pace): each step's time since the last
-    // step's end (evaluation and checkpoints left out) and the others' load.
+    // step's end (evaluation and checkpoints left out) and the others' load,
+    // read once a step (this process's own time, evaluation's too, is not in it).
     std::optional<ThreadTuner> tuner_;
     OtherLoadMeter other_load_;
     ComputeThreads threads_default_;
     ComputeThreads threads_now_;
-    std::string threads_reason_;
     std::chrono::steady_clock::time_point step_start_;
     std::int64_t samples_at_step_start_ = 0;
 };

@@ -47,7 +47,6 @@ public:
 
     // The count to run the next step at.
     int threads() const { return current_; }
-    bool trying() const { return trial_.has_value(); }
 
     // One optimizer step took `seconds` for `samples`, while the machine's other
     // programs used `other_cores` cores on average (NaN when unknown; one step's
@@ -91,22 +90,6 @@ private:
     double settled_load_ = 0.0; // the load the count was chosen under (0 at the start: a quiet machine)
     double since_trial_s_ = 0.0;
     double gap_s_ = 0.0;        // the gap before the next trial
-};
-
-// The load of the machine's other programs: every CPU's busy time from
-// /proc/stat less this process's own CPU time, per second of wall time, in cores.
-class OtherLoadMeter {
-public:
-    OtherLoadMeter();
-    // Cores the other programs used since the previous call; NaN when the
-    // figures are not available (no /proc/stat). Over a short call the figure is
-    // coarse (the kernel counts in ticks), even below 0; the sum over calls is right.
-    double take();
-
-private:
-    bool read(double& machine_busy_s, double& self_s, double& wall_s) const;
-    bool ok_ = false;
-    double busy_ = 0.0, self_ = 0.0, wall_ = 0.0;
 };
 
 } // namespace accum

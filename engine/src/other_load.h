@@ -1,0 +1,24 @@
+#pragma once
+// The load of the machine's other programs: every CPU's busy time from
+// /proc/stat less this process's own CPU time, per second of wall time, in
+// cores. The adapting thread count (training/thread_tuner.h) and the planner's
+// timing rounds (planning/memory_planner.cpp) read it.
+
+namespace accum {
+
+class OtherLoadMeter {
+public:
+    OtherLoadMeter();
+    // Cores the other programs used since the previous call (or the meter's
+    // making); NaN when the figures are not available (no /proc/stat). Over a
+    // short call the figure is coarse (the kernel counts in ticks), even below
+    // 0; the sum over calls is right.
+    double take();
+
+private:
+    bool read(double& machine_busy_s, double& self_s, double& wall_s) const;
+    bool ok_ = false;
+    double busy_ = 0.0, self_ = 0.0, wall_ = 0.0;
+};
+
+} // namespace accum
