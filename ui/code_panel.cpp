@@ -1,10 +1,16 @@
 #include "code_panel.h"
 
+#include <QEvent>
+#include <QApplication>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <QFontInfo>
+#include <QFontMetricsF>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTextBlock>
 #include <QVBoxLayout>
@@ -87,11 +93,51 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     title_->setObjectName(QStringLiteral("code_title"));
     cpp_ = make_editor(QStringLiteral("code_cpp"));
     py_ = make_editor(QStringLiteral("code_py"));
+    chapter_edit_ = make_editor(QStringLiteral("code_chapter"));
+    // The chapter's lines fit the panel: the font shrinks to the widest line
+    // (fit_chapter_font), down to the least readable size; only below it do
+    // lines wrap. Never a horizontal scroll bar.
+    chapter_edit_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    chapter_edit_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    chapter_edit_->viewport()->installEventFilter(this);
     code_font_ = cpp_->font();
     tabs_ = new QTabWidget;
     tabs_->setObjectName(QStringLiteral("code_tabs"));
+    tabs_->addTab(chapter_edit_, tr("Chapter"));
+    tabs_->setTabToolTip(0, tr("The loop as the chapter writes it; shaded lines are added by this configuration"));
     tabs_->addTab(py_, tr("Python"));
+    tabs_->setTabToolTip(1, tr("A script that runs with the real library"));
     tabs_->addTab(cpp_, tr("C++ (engine)"));
+    tabs_->setTabToolTip(2, tr("The loop the engine runs"));
+
+    auto* style = QApplication::style();
+    build_up_ = new QPushButton(tr("Build up"));
+    build_up_->setObjectName(QStringLiteral("build_up_button"));
+    build_up_->setCheckable(true);
+    build_up_->setToolTip(tr("Reveal the chapter's loop a line at a time, each with why"));
+    previous_line_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowUp), tr("Previous line"));
+    previous_line_->setObjectName(QStringLiteral("previous_line_button"));
+    previous_line_->setToolTip(tr("Hide the last line shown (Alt+Up)"));
+    previous_line_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
+    next_line_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowDown), tr("Next line"));
+    next_line_->setObjectName(QStringLiteral("next_line_button"));
+    next_line_->setToolTip(tr("Show the loop's next line and why it is there (Alt+Down)"));
+    next_line_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
+    connect(build_up_, &QPushButton::toggled, this, [this](bool on) {
+        if (on != building_up()) on ? start_build_up() : end_build_up();
+    });
+    connect(previous_line_, &QPushButton::clicked, this, &CodePanel::previous_line);
+    connect(next_line_, &QPushButton::clicked, this, &CodePanel::next_line);
+    why_ = new QLabel;
+    why_->setObjectName(QStringLiteral("build_up_why"));
+    why_->setWordWrap(true);
+    why_->setFrameShape(QFrame::StyledPanel);
+    why_->setMargin(4);
+    why_->setAutoFillBackground(true);
+    QPalette blue;
+    blue.setColor(QPalette::Window, QColor(0xe3eeff));
+    why_->setPalette(blue);
+    why_->setVisible(false);
     caption_ = new QLabel(tr("Set a teaching pace (e.g. 800 ms) and press Run: the executing lines light up."));
     caption_->setObjectName(QStringLiteral("code_caption"));
     caption_->setWordWrap(true);
@@ -126,6 +172,14 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     model_line_->setVisible(false);
     layout->addWidget(model_line_);
     layout->addWidget(tabs_, 1);
+    auto* build_row = new QHBoxLayout;
+    build_row->setContentsMargins(0, 0, 0, 0);
+    build_row->addWidget(build_up_);
+    build_row->addWidget(previous_line_);
+    build_row->addWidget(next_line_);
+    build_row->addStretch(1);
+    layout->addLayout(build_row);
+    layout->addWidget(why_);
     layout->addWidget(caption_);
     layout->addWidget(meter_);
     layout->addWidget(allreduces_);
@@ -135,11 +189,14 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     phase_timer_.setSingleShot(true);
     connect(&phase_timer_, &QTimer::timeout, this, &CodePanel::next_phase);
     set_style(QStringLiteral("pytorch"));
+    update_build_up();
 }
 
 void CodePanel::set_style(const QString& mode) {
     if (mode == style_) return;
     style_ = mode;
+    options_.style = mode;
+    rebuild_chapter();
     cpp_listing_ = load_listing(mode, QStringLiteral("cpp"));
     py_listing_ = load_listing(mode, QStringLiteral("py"));
     cpp_->setPlainText(cpp_listing_.text());
@@ -147,6 +204,109 @@ void CodePanel::set_style(const QString& mode) {
     title_->setText(style_title(mode));
     lit_.clear();
     apply_highlight();
+}
+
+void CodePanel::set_configuration(const accum::RunConfig& config) {
+    auto options = chapter_options(config);
+    set_style(options.style);
+    const bool same = options.accumulation_steps == options_.accumulation_steps &&
+                      options.batch_size == options_.batch_size && options.world_size == options_.world_size &&
+                      options.mixed_precision == options_.mixed_precision &&
+                      options.loss_scaler == options_.loss_scaler && options.max_grad_norm == options_.max_grad_norm &&
+                      options.cuda == options_.cuda;
+    options_ = options;
+    if (!same) rebuild_chapter();
+}
+
+void CodePanel::rebuild_chapter() {
+    chapter_ = chapter_listing(options_);
+    chapter_listing_ = chapter_.listing();
+    const int steps = int(chapter_.step_starts().size());
+    if (build_step_ >= steps) build_step_ = steps - 1;
+    show_chapter_text();
+    update_build_up();
+}
+
+int CodePanel::shown_chapter_lines() const {
+    return building_up() ? chapter_.end_of_step(build_step_) : int(chapter_.lines.size());
+}
+
+void CodePanel::show_chapter_text() {
+    const int shown = shown_chapter_lines();
+    QStringList lines;
+    for (int i = 0; i < shown; ++i) lines << chapter_.lines[static_cast<std::size_t>(i)].text;
+    const QString text = lines.join(QLatin1Char('\n'));
+    if (chapter_edit_->toPlainText() != text) chapter_edit_->setPlainText(text);
+    fit_chapter_font();
+    apply_highlight();
+}
+
+void CodePanel::fit_chapter_font() {
+    // The desk (or presentation) size, smaller where the widest line needs it,
+    // never below the least readable size: 9 pt at the desk, 1/40 of the
+    // screen's height in presentation mode (plot_look.h).
+    QFont font = PlotLook::scaled(code_font_, scale_);
+    const int least = scale_ > 1.0 ? PlotLook::least_text_pixels(this) : QFontInfo(code_font_).pixelSize();
+    const double room = chapter_edit_->viewport()->width() - 2 * chapter_edit_->document()->documentMargin() - 4;
+    double widest = 0;
+    const QFontMetricsF metrics(font);
+    for (const auto& line : chapter_.lines) widest = std::max(widest, metrics.horizontalAdvance(line.text));
+    if (room > 0 && widest > room) {
+        const int pixels = QFontInfo(font).pixelSize();
+        const int fit = static_cast<int>(std::floor(pixels * room / widest));
+        font.setPixelSize(std::max(least, std::min(pixels, fit)));
+    }
+    if (chapter_edit_->font() != font) chapter_edit_->setFont(font);
+}
+
+bool CodePanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == chapter_edit_->viewport() && event->type() == QEvent::Resize) fit_chapter_font();
+    return QWidget::eventFilter(watched, event);
+}
+
+void CodePanel::start_build_up() {
+    build_step_ = 0;
+    tabs_->setCurrentWidget(chapter_edit_);
+    show_chapter_text();
+    update_build_up();
+}
+
+void CodePanel::end_build_up() {
+    build_step_ = -1;
+    show_chapter_text();
+    update_build_up();
+}
+
+void CodePanel::next_line() {
+    if (!building_up()) {
+        start_build_up();
+        return;
+    }
+    build_step_ = std::min(build_step_ + 1, int(chapter_.step_starts().size()) - 1);
+    show_chapter_text();
+    update_build_up();
+}
+
+void CodePanel::previous_line() {
+    if (!building_up()) return;
+    build_step_ = std::max(0, build_step_ - 1);
+    show_chapter_text();
+    update_build_up();
+}
+
+void CodePanel::update_build_up() {
+    const int steps = int(chapter_.step_starts().size());
+    if (build_up_->isChecked() != building_up()) build_up_->setChecked(building_up());
+    previous_line_->setEnabled(building_up() && build_step_ > 0);
+    next_line_->setEnabled(!building_up() || build_step_ + 1 < steps);
+    why_->setVisible(building_up());
+    if (building_up()) {
+        const int start = chapter_.step_starts()[static_cast<std::size_t>(build_step_)];
+        why_->setText(tr("Line %1 of %2: %3")
+                          .arg(build_step_ + 1)
+                          .arg(steps)
+                          .arg(chapter_.lines[static_cast<std::size_t>(start)].why));
+    }
 }
 
 void CodePanel::set_model_file(const QString& file) {
@@ -170,6 +330,12 @@ void CodePanel::start_run(int accumulation_steps, int pace_ms, int world_size) {
     phase_timer_.stop();
     phase_ = -1;
     lit_.clear();
+    lit_history_.clear();
+    if (options_.accumulation_steps != accumulation_steps || options_.world_size != world_size_) {
+        options_.accumulation_steps = std::max(1, accumulation_steps);
+        options_.world_size = world_size_;
+        rebuild_chapter();
+    }
     meter_->reset(accumulation_steps);
     caption_->setText(pace_ms > 0 ? tr("Running at teaching pace: %1 ms per micro-batch.").arg(pace_ms)
                                   : tr("Running at full speed: the lines of the latest micro-batch are shown."));
@@ -247,6 +413,7 @@ void CodePanel::show_phase() {
         if (role == LineRole::Backward) shown.sync = false;
         meter_->show_record(shown);
     }
+    lit_history_.push_back({current_, role});
     lit_.clear();
     lit_.push_back(role);
     for (int i = phase_ - 1; i >= 0; --i) lit_.push_back(current_roles_[static_cast<std::size_t>(i)]);
@@ -270,9 +437,13 @@ void CodePanel::show_allreduces(std::int64_t count) {
 void CodePanel::set_paused(bool paused, bool running) { step_button_->setEnabled(paused && running); }
 
 void CodePanel::set_presentation_scale(double scale) {
+    scale_ = scale;
     const QFont code = PlotLook::scaled(code_font_, scale);
     cpp_->setFont(code);
     py_->setFont(code);
+    fit_chapter_font();
+    // In front of a class the chapter's loop is what is read.
+    if (scale > 1.0) tabs_->setCurrentWidget(chapter_edit_);
     title_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: %1pt;").arg(12.0 * scale, 0, 'f', 1));
     // In front of a class the listing needs the height: the style is named in the
     // configuration line, and the toolbar has "Step one micro-batch" (F10).
@@ -281,24 +452,59 @@ void CodePanel::set_presentation_scale(double scale) {
 }
 
 QPlainTextEdit* CodePanel::editor(const QString& language) const {
+    if (language == QLatin1String("chapter")) return chapter_edit_;
     return language == QLatin1String("cpp") ? cpp_ : py_;
 }
 
 QList<int> CodePanel::highlighted_lines(const QString& language) const {
-    const auto& listing = language == QLatin1String("cpp") ? cpp_listing_ : py_listing_;
+    const bool chapter = language == QLatin1String("chapter");
+    const auto& listing = chapter ? chapter_listing_ : language == QLatin1String("cpp") ? cpp_listing_ : py_listing_;
+    const int shown = chapter ? shown_chapter_lines() : int(listing.lines.size());
     QList<int> lines;
     for (const auto role : lit_)
         for (int line : listing.lines_for(role))
-            if (!lines.contains(line)) lines << line;
+            if (line < shown && !lines.contains(line)) lines << line;
     return lines;
 }
 
 void CodePanel::apply_highlight() {
-    for (const auto& pair : {std::pair{cpp_, &cpp_listing_}, std::pair{py_, &py_listing_}}) {
+    for (const auto& pair : {std::pair{chapter_edit_, &chapter_listing_}, std::pair{cpp_, &cpp_listing_},
+                             std::pair{py_, &py_listing_}}) {
         auto* editor = pair.first;
         const auto& listing = *pair.second;
+        const int blocks = editor->document()->blockCount();
         QList<QTextEdit::ExtraSelection> selections;
-        for (std::size_t i = 0; i < lit_.size(); ++i) {
+        auto select = [&](int line, const QTextCharFormat& format) {
+            if (line >= blocks) return; // not revealed yet (the build-up)
+            QTextEdit::ExtraSelection s;
+            s.format = format;
+            s.cursor = QTextCursor(editor->document()->findBlockByNumber(line));
+            s.cursor.clearSelection();
+            selections << s;
+        };
+        if (editor == chapter_edit_) {
+            // The configuration's additions shaded; the build-up's newest lines outlined in blue.
+            for (std::size_t i = 0; i < chapter_.lines.size(); ++i)
+                if (chapter_.lines[i].addition) {
+                    QTextCharFormat f;
+                    f.setBackground(QColor(0xeee6f8));
+                    f.setFontItalic(true);
+                    f.setProperty(QTextFormat::FullWidthSelection, true);
+                    select(int(i), f);
+                }
+            if (building_up()) {
+                const int start = chapter_.step_starts()[static_cast<std::size_t>(build_step_)];
+                for (int line = start; line < shown_chapter_lines(); ++line) {
+                    QTextCharFormat f;
+                    f.setBackground(QColor(0xd3e3ff));
+                    f.setProperty(QTextFormat::FullWidthSelection, true);
+                    select(line, f);
+                }
+            }
+        }
+        // The earlier roles first, so that a line of several roles shows the current one.
+        for (std::size_t k = lit_.size(); k-- > 0;) {
+            const std::size_t i = k;
             const auto role = lit_[i];
             const bool is_update = role == LineRole::Unscale || role == LineRole::OptimizerStep ||
                                    role == LineRole::SchedulerStep || role == LineRole::ScalerUpdate ||
@@ -309,20 +515,18 @@ void CodePanel::apply_highlight() {
             if (i > 0) // done earlier in this micro-batch
                 colour = is_update ? QColor(0xd6f3dc) : is_sync ? QColor(0xd9ebfb) : QColor(0xfff0b3);
             for (int line : listing.lines_for(role)) {
-                QTextEdit::ExtraSelection s;
-                s.format.setBackground(colour);
-                s.format.setProperty(QTextFormat::FullWidthSelection, true);
-                if (i == 0) s.format.setFontWeight(QFont::Bold);
-                s.cursor = QTextCursor(editor->document()->findBlockByNumber(line));
-                s.cursor.clearSelection();
-                selections << s;
+                QTextCharFormat f;
+                f.setBackground(colour);
+                f.setProperty(QTextFormat::FullWidthSelection, true);
+                if (i == 0) f.setFontWeight(QFont::Bold);
+                select(line, f);
             }
         }
         editor->setExtraSelections(selections);
         // The line that runs stays in view, even in a listing taller than its panel.
         if (!lit_.empty()) {
             const auto lines = listing.lines_for(lit_.front());
-            if (!lines.isEmpty()) {
+            if (!lines.isEmpty() && lines.front() < blocks) {
                 editor->setTextCursor(QTextCursor(editor->document()->findBlockByNumber(lines.front())));
                 editor->ensureCursorVisible();
             }

@@ -1,19 +1,24 @@
 #pragma once
-// The selected style's loop beside the run, in C++ (as the engine runs it)
-// and in the Python it mirrors (tabs). At teaching pace the lines each
+// The selected style's loop beside the run, in three tabs: the chapter's
+// (chapter_listing.h: about ten lines, what a class reads, the default), the
+// Python script it mirrors (that runs) and the C++ the engine runs. At teaching pace the lines each
 // micro-batch executes light up one after another (forward, loss / K,
 // backward; then step, scheduler, zero_grad when the window syncs); the
 // accumulation meter shows the window filling. "Step one micro-batch" lets a
 // paused run advance by exactly one micro-batch. With several processes the
 // no_sync line lights on the micro-batches that keep their gradients local,
 // the backward's all-reduce on the one that averages them, and a counter says
-// how many all-reduces the current update has made.
+// how many all-reduces the current update has made. The build-up reveals the
+// chapter's loop a line at a time (Next line / Previous line), each new line
+// with its sentence of why.
 
 #include <QTimer>
 #include <QWidget>
 #include <deque>
 #include <vector>
 
+#include "accum/run_config.h"
+#include "chapter_listing.h"
 #include "code_listing.h"
 #include "record_batch.h"
 
@@ -32,6 +37,9 @@ public:
     explicit CodePanel(QWidget* parent = nullptr);
 
     void set_style(const QString& mode); // pytorch | accelerator | trainer
+    // The configuration the chapter's loop is written for: its style, K, and the
+    // lines it adds (no_sync, autocast and the scaler, clipping).
+    void set_configuration(const accum::RunConfig& config);
     // The run's model when it comes from a TorchScript file (empty for a built-in
     // one): a line above the listing says where `model` comes from.
     void set_model_file(const QString& file);
@@ -53,8 +61,31 @@ public:
 
     // The roles lit in the C++ and Python listings right now (current first).
     std::vector<LineRole> lit_roles() const { return lit_; }
-    QList<int> highlighted_lines(const QString& language) const; // "cpp" or "py"
+    QList<int> highlighted_lines(const QString& language) const; // "chapter", "cpp" or "py"
     QPlainTextEdit* editor(const QString& language) const;
+    const ChapterListing& chapter() const { return chapter_; }
+    // Each role lit at teaching pace, with the micro-batch it was lit for, since
+    // the run started (the test compares it with the engine's records).
+    struct LitRole {
+        accum::MicroStepRecord record;
+        LineRole role;
+    };
+    const std::vector<LitRole>& lit_history() const { return lit_history_; }
+
+    // The build-up: the chapter's loop revealed a step (a line and its
+    // continuation) at a time. start_build_up() shows the first step and the
+    // Chapter tab; end_build_up() the whole loop again.
+    void start_build_up();
+    void end_build_up();
+    void next_line();
+    void previous_line();
+    bool building_up() const { return build_step_ >= 0; }
+    int build_up_step() const { return build_step_; }
+    int shown_chapter_lines() const; // lines of the chapter on screen
+    QLabel* why_label() const { return why_; }
+    QPushButton* next_line_button() const { return next_line_; }
+    QPushButton* previous_line_button() const { return previous_line_; }
+    QPushButton* build_up_button() const { return build_up_; }
     AccumulationMeter* meter() const { return meter_; }
     QPushButton* step_button() const { return step_button_; }
     // "All-reduces this update: n" (shown in a run of several processes).
@@ -64,7 +95,14 @@ public:
 Q_SIGNALS:
     void step_once_requested();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
+    void rebuild_chapter();
+    void show_chapter_text();
+    void fit_chapter_font();
+    void update_build_up();
     void show_phase();
     void next_phase();
     void apply_highlight();
@@ -78,6 +116,17 @@ private:
     QTabWidget* tabs_ = nullptr;
     QPlainTextEdit* cpp_ = nullptr;
     QPlainTextEdit* py_ = nullptr;
+    QPlainTextEdit* chapter_edit_ = nullptr;
+    ChapterOptions options_;
+    ChapterListing chapter_;
+    CodeListing chapter_listing_;
+    int build_step_ = -1; // -1: the whole loop
+    double scale_ = 1.0;
+    QLabel* why_ = nullptr;
+    QPushButton* build_up_ = nullptr;
+    QPushButton* previous_line_ = nullptr;
+    QPushButton* next_line_ = nullptr;
+    std::vector<LitRole> lit_history_;
     CodeListing cpp_listing_;
     CodeListing py_listing_;
     AccumulationMeter* meter_ = nullptr;

@@ -78,7 +78,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(config_panel_, &ConfigPanel::config_changed, this, [this] {
         if (!controller_->is_running()) {
             const auto c = config_panel_->config();
-            code_panel_->set_style(QString::fromStdString(accum::to_string(c.mode)));
+            code_panel_->set_configuration(c);
             code_panel_->preview_accumulation_steps(static_cast<int>(c.accumulation_steps));
         }
         update_config_summary();
@@ -131,7 +131,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     restore_settings();
     update_config_problems();
-    code_panel_->set_style(QString::fromStdString(accum::to_string(config_panel_->config().mode)));
+    code_panel_->set_configuration(config_panel_->config());
     update_actions();
     update_config_summary();
     fit_to_screen(screen());
@@ -639,7 +639,7 @@ bool MainWindow::start_live(const accum::RunConfig& config, bool users) {
     epoch_label_->clear();
     speed_label_->clear();
     eta_label_->clear();
-    code_panel_->set_style(QString::fromStdString(accum::to_string(running_config_.mode)));
+    code_panel_->set_configuration(running_config_);
     code_panel_->set_model_file(running_config_.model == accum::ModelKind::File
                                     ? QString::fromStdString(running_config_.model_file)
                                     : QString());
@@ -803,6 +803,11 @@ void MainWindow::run_lesson_live(const accum::RunConfig& config, LiveFocus focus
     borrow_form_for_lesson(config);
     tabs_->setCurrentIndex(0);
     set_live_focus(focus);
+    // The mechanism's step builds the loop up a line at a time while it runs.
+    if (focus == LiveFocus::Code)
+        code_panel_->start_build_up();
+    else
+        code_panel_->end_build_up();
     if (start_run())
         lesson_panel_->on_run_started();
     else

@@ -38,6 +38,50 @@
 <context>
     <name>studio::CodePanel</name>
     <message>
+        <source>Chapter</source>
+        <translation>Chương</translation>
+    </message>
+    <message>
+        <source>The loop as the chapter writes it; shaded lines are added by this configuration</source>
+        <translation>Vòng lặp như chương sách viết; các dòng tô màu do cấu hình này thêm vào</translation>
+    </message>
+    <message>
+        <source>A script that runs with the real library</source>
+        <translation>Một script chạy với thư viện thật</translation>
+    </message>
+    <message>
+        <source>The loop the engine runs</source>
+        <translation>Vòng lặp mà engine chạy</translation>
+    </message>
+    <message>
+        <source>Build up</source>
+        <translation>Dựng dần</translation>
+    </message>
+    <message>
+        <source>Reveal the chapter&apos;s loop a line at a time, each with why</source>
+        <translation>Hiện vòng lặp của chương từng dòng một, mỗi dòng kèm lý do</translation>
+    </message>
+    <message>
+        <source>Previous line</source>
+        <translation>Dòng trước</translation>
+    </message>
+    <message>
+        <source>Hide the last line shown (Alt+Up)</source>
+        <translation>Ẩn dòng vừa hiện (Alt+Up)</translation>
+    </message>
+    <message>
+        <source>Next line</source>
+        <translation>Dòng tiếp</translation>
+    </message>
+    <message>
+        <source>Show the loop&apos;s next line and why it is there (Alt+Down)</source>
+        <translation>Hiện dòng tiếp theo của vòng lặp và lý do nó ở đó (Alt+Down)</translation>
+    </message>
+    <message>
+        <source>Line %1 of %2: %3</source>
+        <translation>Dòng %1 / %2: %3</translation>
+    </message>
+    <message>
         <source>Accelerator — the loop</source>
         <translation>Accelerator — vòng lặp</translation>
     </message>
@@ -555,6 +599,14 @@
 </context>
 <context>
     <name>studio::EngineText</name>
+    <message>
+        <source>%1 × %2 with gradient checkpointing against %3 × %4 without it: no measurable difference in speed (%5 ×, measured).</source>
+        <translation>%1 × %2 có gradient checkpointing so với %3 × %4 không có: không có khác biệt đo được về tốc độ (%5 ×, đã đo).</translation>
+    </message>
+    <message>
+        <source>%1 × %2 without checkpointing against %3 × %4 with it: no measurable difference in speed (%5 ×, measured).</source>
+        <translation>%1 × %2 không checkpointing so với %3 × %4 có checkpointing: không có khác biệt đo được về tốc độ (%5 ×, đã đo).</translation>
+    </message>
     <message>
         <source>Completed</source>
         <translation>Hoàn tất</translation>
@@ -2173,6 +2225,161 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>Open run directory</source>
         <translation>Mở thư mục lần chạy</translation>
+    </message>
+</context>
+<context>
+    <name>studio::Chapter</name>
+    <message>
+        <source>K = %1 micro-batches make one update: the effective batch is the micro-batch × %1.</source>
+        <translation>K = %1 micro-batch tạo một lần cập nhật: batch hiệu dụng là micro-batch × %1.</translation>
+    </message>
+    <message>
+        <source>The loop takes one micro-batch at a time: small enough to fit in memory.</source>
+        <translation>Vòng lặp lấy từng micro-batch một: đủ nhỏ để vừa bộ nhớ.</translation>
+    </message>
+    <message>
+        <source>With %2 processes: only the micro-batch that ends the window needs the gradients averaged across them.</source>
+        <translation>Với %2 tiến trình: chỉ micro-batch kết thúc cửa sổ mới cần lấy trung bình gradient giữa chúng.</translation>
+    </message>
+    <message>
+        <source>no_sync(): the other micro-batches keep their gradients local, so the processes communicate once per update, not %1 times.</source>
+        <translation>no_sync(): các micro-batch khác giữ gradient tại chỗ, nên các tiến trình chỉ trao đổi một lần mỗi lần cập nhật, không phải %1 lần.</translation>
+    </message>
+    <message>
+        <source>autocast: the forward&apos;s matrix products run in lower precision; the weights and .grad stay float32.</source>
+        <translation>autocast: các phép nhân ma trận của forward chạy ở độ chính xác thấp hơn; trọng số và .grad vẫn là float32.</translation>
+    </message>
+    <message>
+        <source>Forward: the model computes this micro-batch&apos;s outputs and loss.</source>
+        <translation>Forward: mô hình tính đầu ra và loss của micro-batch này.</translation>
+    </message>
+    <message>
+        <source>The loss is the mean over this micro-batch&apos;s samples only.</source>
+        <translation>Loss là trung bình chỉ trên các mẫu của micro-batch này.</translation>
+    </message>
+    <message>
+        <source>Divided by K: the %1 micro-batch means add up to the mean over the whole effective batch.</source>
+        <translation>Chia cho K: tổng %1 trung bình của các micro-batch bằng trung bình trên toàn bộ batch hiệu dụng.</translation>
+    </message>
+    <message>
+        <source>With a loss scaler, backward runs on loss × S, so that small gradients survive; the gradients add up in .grad.</source>
+        <translation>Với bộ scale loss, backward chạy trên loss × S để các gradient nhỏ không mất đi; gradient cộng dồn vào .grad.</translation>
+    </message>
+    <message>
+        <source>backward() adds this micro-batch&apos;s gradient into .grad: it accumulates, it is not replaced.</source>
+        <translation>backward() cộng gradient của micro-batch này vào .grad: nó tích lũy, không bị thay thế.</translation>
+    </message>
+    <message>
+        <source>Every K-th micro-batch, or the last one of the data (a shorter window), ends the window: now the update.</source>
+        <translation>Cứ mỗi micro-batch thứ K, hoặc micro-batch cuối của dữ liệu (cửa sổ ngắn hơn), kết thúc cửa sổ: giờ là lúc cập nhật.</translation>
+    </message>
+    <message>
+        <source>unscale_(): .grad is divided by S once per window, and checked for inf or NaN.</source>
+        <translation>unscale_(): .grad được chia cho S một lần mỗi cửa sổ và được kiểm tra inf hoặc NaN.</translation>
+    </message>
+    <message>
+        <source>Clipping looks at the whole window&apos;s gradient, once per update, just before the step.</source>
+        <translation>Clipping xét gradient của cả cửa sổ, một lần mỗi lần cập nhật, ngay trước bước tối ưu.</translation>
+    </message>
+    <message>
+        <source>scaler.step(): one update with the window&apos;s gradient, skipped if a gradient was inf or NaN.</source>
+        <translation>scaler.step(): một lần cập nhật với gradient của cửa sổ, bị bỏ qua nếu có gradient inf hoặc NaN.</translation>
+    </message>
+    <message>
+        <source>optimizer.step(): one update with the gradient of the whole effective batch.</source>
+        <translation>optimizer.step(): một lần cập nhật với gradient của toàn bộ batch hiệu dụng.</translation>
+    </message>
+    <message>
+        <source>scaler.update(): once per window, S halves after an overflow and grows after a run of good windows.</source>
+        <translation>scaler.update(): một lần mỗi cửa sổ, S giảm một nửa sau khi tràn số và tăng lên sau một chuỗi cửa sổ tốt.</translation>
+    </message>
+    <message>
+        <source>The schedule steps once per update, not per micro-batch: it counts updates.</source>
+        <translation>Lịch learning rate bước một lần mỗi lần cập nhật, không phải mỗi micro-batch: nó đếm số lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>zero_grad() empties .grad for the next window; without it, windows would add up.</source>
+        <translation>zero_grad() làm trống .grad cho cửa sổ tiếp theo; không có nó, các cửa sổ sẽ cộng dồn vào nhau.</translation>
+    </message>
+    <message>
+        <source>Accelerator(gradient_accumulation_steps=%1): Accelerate counts the micro-batches for you.</source>
+        <translation>Accelerator(gradient_accumulation_steps=%1): Accelerate đếm các micro-batch thay bạn.</translation>
+    </message>
+    <message>
+        <source>mixed_precision: the prepared model&apos;s forward runs under autocast.</source>
+        <translation>mixed_precision: forward của mô hình đã prepare chạy dưới autocast.</translation>
+    </message>
+    <message>
+        <source>prepare() wraps the model, optimizer, data and schedule (with several processes: DDP and a sharded data loader).</source>
+        <translation>prepare() bọc mô hình, optimizer, dữ liệu và lịch learning rate (với nhiều tiến trình: DDP và data loader chia phần).</translation>
+    </message>
+    <message>
+        <source>accumulate() knows whether this micro-batch ends the window; until it does, it enters no_sync() and the %2 processes do not communicate.</source>
+        <translation>accumulate() biết micro-batch này có kết thúc cửa sổ hay không; cho đến lúc đó, nó vào no_sync() và %2 tiến trình không trao đổi.</translation>
+    </message>
+    <message>
+        <source>accumulate() knows whether this micro-batch ends the window, and tells the optimizer and the scheduler.</source>
+        <translation>accumulate() biết micro-batch này có kết thúc cửa sổ hay không, và báo cho optimizer và scheduler.</translation>
+    </message>
+    <message>
+        <source>accelerator.backward() divides the loss by K and runs backward: the gradients add up in .grad.</source>
+        <translation>accelerator.backward() chia loss cho K rồi chạy backward: gradient cộng dồn vào .grad.</translation>
+    </message>
+    <message>
+        <source>Clipping only when the window ends, on the whole window&apos;s gradient.</source>
+        <translation>Chỉ clipping khi cửa sổ kết thúc, trên gradient của cả cửa sổ.</translation>
+    </message>
+    <message>
+        <source>optimizer.step() is called for every micro-batch, but the prepared optimizer steps only when the window ends.</source>
+        <translation>optimizer.step() được gọi cho mọi micro-batch, nhưng optimizer đã prepare chỉ bước khi cửa sổ kết thúc.</translation>
+    </message>
+    <message>
+        <source>The prepared scheduler steps with the optimizer: once per update.</source>
+        <translation>Scheduler đã prepare bước cùng optimizer: một lần mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>zero_grad() also waits for the window&apos;s end, so .grad accumulates until then.</source>
+        <translation>zero_grad() cũng chờ cửa sổ kết thúc, nên .grad tích lũy cho đến lúc đó.</translation>
+    </message>
+    <message>
+        <source>With the Trainer the loop is configured, not written.</source>
+        <translation>Với Trainer, vòng lặp được cấu hình chứ không phải viết ra.</translation>
+    </message>
+    <message>
+        <source>gradient_accumulation_steps=%1: the Trainer runs %1 micro-batches per update.</source>
+        <translation>gradient_accumulation_steps=%1: Trainer chạy %1 micro-batch mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>Mixed precision: the forward runs under autocast.</source>
+        <translation>Độ chính xác hỗn hợp: forward chạy dưới autocast.</translation>
+    </message>
+    <message>
+        <source>Clipping, once per update, on the whole window&apos;s gradient.</source>
+        <translation>Clipping, một lần mỗi lần cập nhật, trên gradient của cả cửa sổ.</translation>
+    </message>
+    <message>
+        <source>The Trainer gets the model, the arguments and the data.</source>
+        <translation>Trainer nhận mô hình, các tham số và dữ liệu.</translation>
+    </message>
+    <message>
+        <source>train() runs the whole loop; folded underneath, what it does for each update.</source>
+        <translation>train() chạy toàn bộ vòng lặp; thu gọn bên dưới là những gì nó làm cho mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>Inside train(): each update takes a window of %1 micro-batches from the data loader.</source>
+        <translation>Bên trong train(): mỗi lần cập nhật lấy một cửa sổ %1 micro-batch từ data loader.</translation>
+    </message>
+    <message>
+        <source>no_sync() on every micro-batch but the window&apos;s last: the %2 processes communicate once per update.</source>
+        <translation>no_sync() trên mọi micro-batch trừ micro-batch cuối của cửa sổ: %2 tiến trình trao đổi một lần mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>The Trainer divides by the window&apos;s real size: K, or fewer in a last, shorter window.</source>
+        <translation>Trainer chia cho kích thước thật của cửa sổ: K, hoặc ít hơn ở cửa sổ cuối ngắn hơn.</translation>
+    </message>
+    <message>
+        <source>After the window&apos;s last micro-batch: one optimizer step, one scheduler step, .grad zeroed.</source>
+        <translation>Sau micro-batch cuối của cửa sổ: một bước optimizer, một bước scheduler, .grad về không.</translation>
     </message>
 </context>
 </TS>
