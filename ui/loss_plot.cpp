@@ -55,6 +55,7 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     place_legend(plot_, Qt::AlignTop | Qt::AlignRight);
     use_fast_drawing(plot_);
     micro_graph_->setAntialiased(false); // thousands of faint points: not worth the antialiasing
+    plot_->legend->setVisible(false); // nothing to name yet
     plot_->yAxis->setLabel(tr("loss"));
     plot_->xAxis->setLabel(tr("optimizer steps"));
 
@@ -113,6 +114,8 @@ void LossPlot::set_presentation_scale(double scale) {
     // In front of a class the legend goes below the plot, in its large text, so that
     // no curve hides behind it and the curves keep the plot's area.
     PlotLook::legend_below(plot_, scale > 1.0, 0); // beside: the live plots are wide and short
+    dirty_ = true; // the markers' room changes with their size
+    refresh();
 }
 
 void LossPlot::set_loss_scaling(bool on) {
@@ -249,23 +252,69 @@ void LossPlot::refresh() {
     if (!dirty_) return;
     dirty_ = false;
     rebuild();
-    if (auto_range_) {
-        plot_->rescaleAxes();
-        if (loss_scaling_ && scale_graph_->dataCount() > 0) {
-            // Whole decades around the scale, so a halving reads as a step on the log axis.
-            bool found = false;
-            const auto r = scale_graph_->getValueRange(found);
-            if (found) plot_->yAxis2->setRange(decades_around(r.lower, r.upper));
-        }
-        if (plot_->yAxis->scaleType() == QCPAxis::stLinear) {
-            auto range = plot_->yAxis->range();
-            plot_->yAxis->setRange(std::min(0.0, range.lower), range.upper * 1.05 + 1e-9);
-        }
-        // Room on the right so the last eval marker is not cut in half.
-        const auto x = plot_->xAxis->range();
-        plot_->xAxis->setRange(x.lower, x.upper + std::max(0.02 * x.size(), 1e-9));
-    }
+    frame();
     plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LossPlot::frame() {
+    // The legend lists the curves that have points; an empty plot has none.
+    bool any = false;
+    for (auto* g : {micro_graph_, step_graph_, eval_graph_, scale_graph_, skipped_graph_}) {
+        const bool scaler_graph = g == scale_graph_ || g == skipped_graph_;
+        const bool listed = g->dataCount() > 0 && (!scaler_graph || loss_scaling_);
+        if (listed) g->addToLegend();
+        else g->removeFromLegend();
+        any = any || g->dataCount() > 0;
+    }
+    plot_->legend->setVisible(any);
+    if (!auto_range_ || !any) return;
+    QCPRange keys, values;
+    if (!graphs_extent(plot_, plot_->yAxis, &keys, &values)) return;
+    // In presentation mode the legend stays beside the plot (set_presentation_scale).
+    const bool presentation = look_.scale() > 1.0;
+    if (!presentation) PlotLook::legend_below(plot_, false);
+    fit_ranges(keys, values);
+    if (presentation) return;
+    // The legend in a corner the curves leave free; else in room made above them
+    // when a little is enough; else beside the plot.
+    const auto corners = {Qt::Alignment(Qt::AlignTop | Qt::AlignRight), Qt::Alignment(Qt::AlignBottom | Qt::AlignLeft),
+                          Qt::Alignment(Qt::AlignTop | Qt::AlignLeft), Qt::Alignment(Qt::AlignBottom | Qt::AlignRight)};
+    if (legend_to_free_corner(plot_, corners)) return;
+    const int legend = plot_->legend->minimumOuterSizeHint().height() + 4;
+    const int height = plot_->axisRect()->rect().height();
+    if (plot_->yAxis->scaleType() == QCPAxis::stLinear && legend * 10 <= height * 3) {
+        const auto y = plot_->yAxis->range();
+        plot_->yAxis->setRangeUpper(y.upper + legend * y.size() / (height - legend));
+        if (legend_to_free_corner(plot_, corners)) return;
+    }
+    PlotLook::legend_below(plot_, true, 0);
+    fit_ranges(keys, values); // the plot is narrower now: the markers' room again
+}
+
+void LossPlot::fit_ranges(QCPRange keys, const QCPRange& values) {
+    lay_out(plot_);
+    const QRect area = plot_->axisRect()->rect();
+    // Every marker inside the axes: room for the largest point at each end.
+    double room = 0.0;
+    for (auto* g : {micro_graph_, step_graph_, eval_graph_, skipped_graph_})
+        if (g->dataCount() > 0) room = std::max(room, point_radius(g));
+    if (keys.size() <= 0) keys = QCPRange(keys.lower - 0.5, keys.upper + 0.5);
+    plot_->xAxis->setRange(with_room(keys, room, area.width(), false));
+    if (plot_->yAxis->scaleType() == QCPAxis::stLinear) {
+        plot_->yAxis->setRange(with_room(framed_range(values.lower, values.upper), room, area.height()));
+    } else if (values.lower > 0) {
+        // The same margin in decades, and room for the markers.
+        const double low = std::log10(values.lower), high = std::log10(values.upper);
+        const double margin = 0.08 * std::max(high - low, 0.1);
+        const auto decades = with_room(QCPRange(low - margin, high + margin), room, area.height(), false);
+        plot_->yAxis->setRange(std::pow(10.0, decades.lower), std::pow(10.0, decades.upper));
+    }
+    if (loss_scaling_ && scale_graph_->dataCount() > 0) {
+        // Whole decades around the scale, so a halving reads as a step on the log axis.
+        bool found = false;
+        const auto r = scale_graph_->getValueRange(found);
+        if (found) plot_->yAxis2->setRange(decades_around(r.lower, r.upper));
+    }
 }
 
 int LossPlot::micro_point_count() const { return micro_graph_->dataCount(); }

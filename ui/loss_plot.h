@@ -17,6 +17,7 @@ class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QCPGraph;
+class QCPRange;
 class QSlider;
 class QLabel;
 class QTextStream;
@@ -58,6 +59,12 @@ public:
 private:
     double x_of_step(std::int64_t step) const;
     void rebuild();
+    // The view around the data (auto-fit), the legend naming the curves shown and
+    // where no point is.
+    void frame();
+    // The axes' ranges around `keys` and `values` (the data on the loss axis), with
+    // room for the markers at the plot's present size.
+    void fit_ranges(QCPRange keys, const QCPRange& values);
 
     QCustomPlot* plot_ = nullptr;
     QCPGraph* micro_graph_ = nullptr;

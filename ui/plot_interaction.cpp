@@ -38,6 +38,102 @@ void use_scale_axis(QCPAxis* axis, const QString& label) {
     axis->setLabel(label);
 }
 
+QCPRange framed_range(double lowest, double highest) {
+    if (!std::isfinite(lowest) || !std::isfinite(highest)) return QCPRange(0.0, 1.0);
+    if (highest < lowest) std::swap(lowest, highest);
+    double span = highest - lowest;
+    if (span <= 0) span = std::max(std::abs(highest) * 0.1, 1e-6); // one value: ±10 % of it
+    double lower = lowest - 0.08 * span;
+    const double upper = highest + 0.08 * span;
+    if (lowest >= 0 && lowest <= 0.25 * span) lower = 0.0;
+    return QCPRange(lower, upper);
+}
+
+QCPRange with_room(const QCPRange& range, double room, int pixels, bool keep_zero) {
+    if (room <= 0 || pixels <= 2 * room + 10) return range;
+    const double per_pixel = range.size() / (pixels - 2 * room);
+    return QCPRange(keep_zero && range.lower == 0.0 ? 0.0 : range.lower - room * per_pixel, range.upper + room * per_pixel);
+}
+
+double point_radius(const QCPGraph* g) {
+    const double marker = g->scatterStyle().isNone() ? 0.0 : g->scatterStyle().size() / 2.0;
+    return std::max(marker, g->pen().widthF() / 2.0) + 1.0;
+}
+
+namespace {
+
+// Calls `each(graph, key, value)` for every finite point of the visible graphs.
+template <typename F>
+void for_each_point(QCustomPlot* plot, F each) {
+    for (int i = 0; i < plot->graphCount(); ++i) {
+        auto* g = plot->graph(i);
+        if (!g->visible()) continue;
+        for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+            if (std::isfinite(it->key) && std::isfinite(it->value)) each(g, it->key, it->value);
+    }
+}
+
+bool covers(QCustomPlot* plot, const QRectF& rect) {
+    bool covered = false;
+    for_each_point(plot, [&](QCPGraph* g, double key, double value) {
+        if (covered) return;
+        const QPointF p(g->keyAxis()->coordToPixel(key), g->valueAxis()->coordToPixel(value));
+        const double r = point_radius(g);
+        if (rect.adjusted(-r, -r, r, r).contains(p)) covered = true;
+    });
+    return covered;
+}
+
+} // namespace
+
+bool graphs_extent(QCustomPlot* plot, const QCPAxis* value_axis, QCPRange* keys, QCPRange* values) {
+    bool found = false;
+    for_each_point(plot, [&](QCPGraph* g, double key, double value) {
+        if (g->valueAxis() != value_axis) return;
+        if (!found) {
+            *keys = QCPRange(key, key);
+            *values = QCPRange(value, value);
+            found = true;
+            return;
+        }
+        keys->expand(key);
+        values->expand(value);
+    });
+    return found;
+}
+
+void lay_out(QCustomPlot* plot) {
+    plot->plotLayout()->setOuterRect(plot->viewport());
+    plot->plotLayout()->update(QCPLayoutElement::upPreparation);
+    plot->plotLayout()->update(QCPLayoutElement::upMargins);
+    plot->plotLayout()->update(QCPLayoutElement::upLayout);
+}
+
+bool legend_to_free_corner(QCustomPlot* plot, std::initializer_list<Qt::Alignment> corners) {
+    auto* inset = plot->axisRect()->insetLayout();
+    int index = -1;
+    for (int i = 0; i < inset->elementCount(); ++i)
+        if (inset->elementAt(i) == plot->legend) index = i;
+    if (index < 0) return false; // the legend is outside the axis rect
+    lay_out(plot);
+    const QRect area = inset->rect(); // the axis rect less the inset layout's margins
+    const QSize size = plot->legend->minimumOuterSizeHint();
+    for (const auto corner : corners) {
+        const int x = corner & Qt::AlignLeft ? area.left() : area.right() + 1 - size.width();
+        const int y = corner & Qt::AlignTop ? area.top() : area.bottom() + 1 - size.height();
+        if (!covers(plot, QRectF(QPointF(x, y), QSizeF(size)))) {
+            inset->setInsetAlignment(index, corner);
+            return true;
+        }
+    }
+    return false;
+}
+
+bool legend_covers_a_point(QCustomPlot* plot) {
+    if (!plot->legend->visible()) return false;
+    return covers(plot, QRectF(plot->legend->outerRect()));
+}
+
 QCPRange decades_around(double lowest, double highest) {
     return QCPRange(std::pow(10.0, std::floor(std::log10(std::max(lowest, 1e-300))) - 0.5),
                     std::pow(10.0, std::ceil(std::log10(std::max(highest, 1e-300))) + 0.5));

@@ -1,12 +1,15 @@
 #pragma once
-// What the studio's plots share: where the legend sits, and how zooming or
-// panning freezes the view until a double click returns it to auto-fit.
+// What the studio's plots share: where the legend sits, how a plot frames its
+// data, and how zooming or panning freezes the view until a double click
+// returns it to auto-fit.
 
 #include <functional>
+#include <initializer_list>
 
 #include <Qt>
 
 class QCPAxis;
+class QCPGraph;
 class QCPRange;
 class QCustomPlot;
 class QObject;
@@ -29,6 +32,38 @@ void freeze_view_on_interaction(QCustomPlot* plot, QObject* context, bool* auto_
 
 // A loss scale's axis: logarithmic, ticks at powers of ten written as 10^n.
 void use_scale_axis(QCPAxis* axis, const QString& label);
+
+// The value range that frames data from `lowest` to `highest`: a margin of 8 %
+// of the span each side, reaching down to 0 only when 0 is near (the lowest value
+// within a quarter of the span above it). Losses between 0.6 and 0.7 fill the
+// plot; losses falling from 2.3 to 0.3 keep the axis' 0.
+QCPRange framed_range(double lowest, double highest);
+
+// `range` widened so that, on an axis `pixels` long, `room` pixels at each end
+// hold no data: a marker `2 × room` wide centred on the last point stays inside.
+// With `keep_zero`, a lower end at 0 stays at 0 (where framed_range put it).
+QCPRange with_room(const QCPRange& range, double room, int pixels, bool keep_zero = true);
+
+// The pixels a graph's point takes around its centre: half its marker, at least
+// half its pen.
+double point_radius(const QCPGraph* graph);
+
+// The keys and the values of the visible graphs of `plot` on `value_axis` (NaN
+// and infinite points left out); false when there is no point.
+bool graphs_extent(QCustomPlot* plot, const QCPAxis* value_axis, QCPRange* keys, QCPRange* values);
+
+// Lays the plot out now (ranges and legend as they are set), so that pixel
+// positions can be asked before the next replot.
+void lay_out(QCustomPlot* plot);
+
+// The legend inside the axis rect, in the first of `corners` where it covers no
+// point of a visible graph (nor the marker drawn around it); false, leaving it
+// where it was, when every corner covers one. Lays the plot out first.
+bool legend_to_free_corner(QCustomPlot* plot, std::initializer_list<Qt::Alignment> corners);
+
+// Whether the legend's rectangle covers a point of a visible graph (after a replot
+// or lay_out): what the tests check.
+bool legend_covers_a_point(QCustomPlot* plot);
 
 // Whole decades around [lowest, highest] (half a decade of margin each side),
 // so that a halving of the loss scale reads as a step on a log axis.

@@ -13,6 +13,7 @@
 #include <qcustomplot.h>
 
 #include "lab_panel.h"
+#include "plot_interaction.h"
 
 namespace studio {
 
@@ -73,7 +74,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
 
     plot_ = new QCustomPlot;
     plot_->setObjectName(QStringLiteral("runs_plot"));
-    plot_->legend->setVisible(true);
+    plot_->legend->setVisible(false); // no run yet
     plot_->legend->setFont(font());
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->xAxis->setLabel(tr("samples seen"));
@@ -179,7 +180,22 @@ void RunsPanel::rebuild_plot() {
         g->setData(x, y, true);
         graph_of_row_[static_cast<std::size_t>(row)] = plot_->graphCount() - 1;
     }
-    plot_->rescaleAxes();
+    // Framed like the live loss plot: the losses shown with a margin (0 only when
+    // near), the legend naming the runs where no point is, and none without a run.
+    QCPRange keys, values;
+    const bool any = graphs_extent(plot_, plot_->yAxis, &keys, &values);
+    plot_->legend->setVisible(any);
+    if (any) {
+        lay_out(plot_);
+        const QRect area = plot_->axisRect()->rect();
+        if (keys.size() <= 0) keys = QCPRange(keys.lower - 0.5, keys.upper + 0.5);
+        plot_->xAxis->setRange(with_room(keys, 3.0 * look_.scale(), area.width(), false));
+        plot_->yAxis->setRange(with_room(framed_range(values.lower, values.upper), 3.0 * look_.scale(), area.height()));
+        legend_to_free_corner(plot_, {Qt::Alignment(Qt::AlignTop | Qt::AlignRight),
+                                      Qt::Alignment(Qt::AlignBottom | Qt::AlignLeft),
+                                      Qt::Alignment(Qt::AlignTop | Qt::AlignLeft),
+                                      Qt::Alignment(Qt::AlignBottom | Qt::AlignRight)});
+    }
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
