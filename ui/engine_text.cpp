@@ -1,6 +1,7 @@
 #include "engine_text.h"
 
 #include <QCoreApplication>
+#include <QRegularExpression>
 #include <map>
 
 #include "accum/engine_messages.h"
@@ -166,6 +167,15 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
         return text;
     }
     if (c == code::plan_faster) {
+        // A spread that includes 1 measured no difference, whatever the ratio's
+        // middle: "no measurable difference (0.97–1.04 ×)", not "1.01 × faster".
+        if (a.has("spread") && spread_includes_one(a["spread"]))
+            return (a.has("checkpointing")
+                        ? EngineText::tr("%1 × %2 with gradient checkpointing against %3 × %4 without it: no measurable "
+                                         "difference in speed (%5 ×, measured).")
+                        : EngineText::tr("%1 × %2 without checkpointing against %3 × %4 with it: no measurable "
+                                         "difference in speed (%5 ×, measured)."))
+                .arg(a["faster_batch"], a["faster_steps"], a["slower_batch"], a["slower_steps"], a["spread"]);
         // The ratio with its spread where the engine measured one: "1.07 (1.03–1.12)".
         const QString ratio = a.has("spread") ? QStringLiteral("%1 (%2)").arg(a["ratio"], a["spread"]) : a["ratio"];
         return (a.has("checkpointing")
@@ -323,6 +333,15 @@ std::optional<OutOfMemoryText> out_of_memory_text(const accum::SummaryRecord& su
                            .arg(plain["batch_size"], plain["accumulation_steps"], plain["budget"])
                      : EngineText::tr("micro-batch %1 × %2").arg(plain["batch_size"], plain["accumulation_steps"]);
     return text;
+}
+
+bool spread_includes_one(const QString& spread) {
+    static const QRegularExpression range(QStringLiteral("^\\s*([0-9.eE+]+)\\s*[\u2013-]\\s*([0-9.eE+]+)\\s*$"));
+    const auto m = range.match(spread);
+    if (!m.hasMatch()) return false;
+    bool low_ok = false, high_ok = false;
+    const double low = m.captured(1).toDouble(&low_ok), high = m.captured(2).toDouble(&high_ok);
+    return low_ok && high_ok && low <= 1.0 && 1.0 <= high;
 }
 
 } // namespace studio

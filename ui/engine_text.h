@@ -24,6 +24,11 @@ QString engine_message(const accum::EngineMessage& message, const QString& engli
 // The summary's message in the interface's language.
 QString engine_message(const accum::SummaryRecord& summary);
 
+// Whether a measured ratio's spread, "low–high" (an en dash or a hyphen),
+// includes 1: the measurement tells no difference apart, and the studio says so
+// instead of "× faster". False for text that is not such a range.
+bool spread_includes_one(const QString& spread);
+
 // Whether the studio renders `code` itself (every code of the engine's table must be).
 bool knows_engine_message(const std::string& code);
 

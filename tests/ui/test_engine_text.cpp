@@ -66,6 +66,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void everyCodeIsRendered();
     void unknownCodeKeepsTheEnglish();
+    void speedWithinItsSpreadIsNoDifference();
     void outOfMemoryBannerAndStatusInVietnamese();
     void dataMissingStatusInVietnamese();
     void fieldErrorsInVietnamese();
@@ -121,6 +122,38 @@ void TestEngineText::unknownCodeKeepsTheEnglish() {
     summary.detail = {};
     QCOMPARE(studio::engine_message(summary), QStringLiteral("rank 1 lost its peer"));
     QVERIFY(!studio::out_of_memory_text(summary));
+}
+
+// A ratio whose measured spread includes 1 is no measurable difference, in both
+// languages; one whose spread lies above 1 is "faster". The spreads are the
+// planner's quartile ranges (memory_planner.cpp's plan_faster arguments).
+void TestEngineText::speedWithinItsSpreadIsNoDifference() {
+    QVERIFY(studio::spread_includes_one(QStringLiteral("0.97–1.04")));
+    QVERIFY(studio::spread_includes_one(QStringLiteral("0.5-2.5")));
+    QVERIFY(studio::spread_includes_one(QStringLiteral("1.00–1.12")));
+    QVERIFY(!studio::spread_includes_one(QStringLiteral("1.03–1.12")));
+    QVERIFY(!studio::spread_includes_one(QStringLiteral("0.81–0.95")));
+    QVERIFY(!studio::spread_includes_one(QStringLiteral("about 1")));
+    for (const bool checkpointing : {false, true}) {
+        std::map<std::string, std::string> args = {{"faster_batch", "128"}, {"faster_steps", "2"},
+                                                   {"slower_batch", "256"}, {"slower_steps", "1"},
+                                                   {"ratio", "1.01"},       {"spread", "0.97–1.04"}};
+        if (checkpointing) args["checkpointing"] = "yes";
+        const accum::EngineMessage within{accum::message_code::plan_faster, args};
+        const QString english = studio::engine_message(within, {});
+        QVERIFY2(english.contains(QStringLiteral("no measurable difference")), qPrintable(english));
+        QVERIFY2(english.contains(QStringLiteral("0.97–1.04 ×")), qPrintable(english));
+        QVERIFY2(!english.contains(QStringLiteral("faster")), qPrintable(english));
+        QCoreApplication::installTranslator(&vietnamese_);
+        const QString vietnamese = studio::engine_message(within, {});
+        QCoreApplication::removeTranslator(&vietnamese_);
+        QVERIFY2(vietnamese.contains(QStringLiteral("không có khác biệt đo được")), qPrintable(vietnamese));
+        QVERIFY2(vietnamese.contains(QStringLiteral("0.97–1.04 ×")), qPrintable(vietnamese));
+        args["ratio"] = "1.07";
+        args["spread"] = "1.03–1.12";
+        const QString faster = studio::engine_message(accum::EngineMessage{accum::message_code::plan_faster, args}, {});
+        QVERIFY2(faster.contains(QStringLiteral("1.07 (1.03–1.12) × faster")), qPrintable(faster));
+    }
 }
 
 // The lesson's step 1, for real, in Vietnamese: the CNN at 256 × 1 runs out of its
