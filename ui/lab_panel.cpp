@@ -16,6 +16,7 @@
 #include <tuple>
 #include <qcustomplot.h>
 
+#include "accum/run_estimate.h"
 #include "engine_text.h"
 #include "engine_use.h"
 #include "link_curve.h"
@@ -52,9 +53,10 @@ accum::RunConfig lab_base(const accum::RunConfig& c) {
     return b;
 }
 
-// Full accumulation windows in the first epoch for micro-batch b and K k.
+// Full accumulation windows in the first epoch for micro-batch b and K k: the
+// data's real size (a tensors or CSV file is read once per experiment).
 std::int64_t full_windows(const accum::RunConfig& c, std::int64_t b, std::int64_t k) {
-    const auto n = accum::builtin_train_size(c.dataset);
+    const auto n = accum::training_samples(c);
     if (n <= 0 || b <= 0 || k <= 0) return 1 << 20;
     const auto micro_batches = (n + b - 1) / b;
     return std::max<std::int64_t>(1, micro_batches / k);
@@ -87,7 +89,7 @@ QString batching(const accum::RunConfig& c) {
 // Table columns.
 enum Column { RunColumn, BatchColumn, FinalLossColumn, DeltaColumn, AccuracyColumn, TimeColumn, MemoryColumn,
               SpeedColumn, AllReducesColumn, TimePerUpdateColumn, PeakActivationsColumn,
-              SkippedColumn, ColumnCount };
+              OptimizerStepColumn, SkippedColumn, ColumnCount };
 
 // The plot's y-axis choices, in the combo box's order.
 enum YAxisChoice { LossAxis, LearningRateAxis, LossScaleAxis };
@@ -194,6 +196,7 @@ MemoryBands memory_bands(const RunResult& run) {
     m.parameters_bytes = run.parameters_bytes;
     m.optimizer_state_bytes = run.optimizer_state_bytes;
     m.activations_bytes = run.peak_activations_bytes();
+    m.optimizer_step_bytes = std::max<std::int64_t>(0, run.peak_optimizer_step_bytes() - m.activations_bytes);
     // The gradients at the peak: what the step records' static part holds beyond
     // parameters and optimizer state (a memory record may fall between zero_grad
     // and the next backward, when there are none).
@@ -524,7 +527,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
                                        tr("max |Δ loss| vs first"), tr("Final accuracy"), tr("Time (s)"),
                                        tr("Peak memory"), tr("Samples/s"), tr("All-reduces / update"),
                                        tr("Time / update (ms)"), tr("Peak activations"),
-                                       tr("Skipped updates")});
+                                       tr("Optimizer step"), tr("Skipped updates")});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     table_->verticalHeader()->setVisible(false);
@@ -752,6 +755,7 @@ void LabPanel::fill_table() {
     const bool memory_aside = scale_ > 1.0 && data_parallel;
     table_->setColumnHidden(MemoryColumn, memory_aside);
     table_->setColumnHidden(PeakActivationsColumn, memory_aside);
+    table_->setColumnHidden(OptimizerStepColumn, memory_aside);
     // Updates a loss scaler skipped (overflow), and the scale at the end: only for runs that scale.
     table_->setColumnHidden(SkippedColumn, std::none_of(runs.begin(), runs.end(),
                                                         [](const RunResult& r) { return r.config.uses_loss_scaler(); }));
@@ -773,6 +777,7 @@ void LabPanel::fill_table() {
                                    rounded_to_spread(1000.0 * timing.seconds, 1000.0 * timing.seconds_low,
                                                      1000.0 * timing.seconds_high),
                                    format_bytes(r.peak_activations_bytes()),
+                                   format_bytes(r.peak_optimizer_step_bytes()),
                                    skipped_text(r)};
         for (int c = 0; c < cells.size(); ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
@@ -933,20 +938,23 @@ void LabPanel::rebuild_plot() {
 
 void LabPanel::rebuild_memory_bars() {
     memory_bars_->clearPlottables();
-    const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations (peak)")};
-    const QColor colours[4] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123), QColor(46, 125, 50)};
+    constexpr int kParts = 5;
+    const QString names[kParts] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations (peak)"),
+                                   tr("optimizer step (above the activations)")};
+    const QColor colours[kParts] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123),
+                                    QColor(46, 125, 50), QColor(158, 157, 36)};
     QVector<double> keys;
-    QVector<double> values[4];
+    QVector<double> values[kParts];
     auto ticks = QSharedPointer<QCPAxisTickerText>::create();
     double top = 1.0;
     for (std::size_t i = 0; i < shown_.size(); ++i) {
         const auto m = memory_bands(shown_[i]);
         const double key = static_cast<double>(i + 1);
         keys << key;
-        const std::int64_t parts[4] = {m.parameters_bytes, m.gradients_bytes, m.optimizer_state_bytes,
-                                       m.activations_bytes};
+        const std::int64_t parts[kParts] = {m.parameters_bytes, m.gradients_bytes, m.optimizer_state_bytes,
+                                            m.activations_bytes, m.optimizer_step_bytes};
         double sum = 0;
-        for (int c = 0; c < 4; ++c) {
+        for (int c = 0; c < kParts; ++c) {
             values[c] << parts[c] / (1024.0 * 1024.0);
             sum += parts[c] / (1024.0 * 1024.0);
         }
@@ -957,7 +965,7 @@ void LabPanel::rebuild_memory_bars() {
                                                      : tr("%1 × %2").arg(c.batch_size).arg(c.accumulation_steps));
     }
     QCPBars* below = nullptr;
-    for (int c = 0; c < 4; ++c) {
+    for (int c = 0; c < kParts; ++c) {
         auto* bars = new QCPBars(memory_bars_->xAxis, memory_bars_->yAxis);
         bars->setName(names[c]);
         bars->setWidth(0.6);

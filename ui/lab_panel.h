@@ -36,6 +36,7 @@ struct MemoryBands {
     std::int64_t gradients_bytes = 0;
     std::int64_t optimizer_state_bytes = 0;
     std::int64_t activations_bytes = 0;
+    std::int64_t optimizer_step_bytes = 0; // what the optimizer step needed above the activations
 };
 MemoryBands memory_bands(const RunResult& run);
 

@@ -20,24 +20,30 @@ namespace studio {
 namespace {
 constexpr double mib = 1024.0 * 1024.0;
 
+// The bands, bottom to top: the static parts, the activations, what the
+// optimizer step needed above them (a peak's fifth part; 0 at a moment).
+constexpr int kBands = 5;
+using Bands = std::array<std::int64_t, kBands>;
+
 // A record's figures of the moment, bottom to top. A record written before the
 // categories existed has only its total: all of it shows as activations.
-std::array<std::int64_t, 4> now_of(const accum::MemoryRecord& r) {
-    std::array<std::int64_t, 4> b{r.parameters_bytes, r.gradients_bytes, r.optimizer_state_bytes, r.activations_bytes};
+Bands now_of(const accum::MemoryRecord& r) {
+    Bands b{r.parameters_bytes, r.gradients_bytes, r.optimizer_state_bytes, r.activations_bytes, 0};
     if (b[0] + b[1] + b[2] + b[3] == 0) b[3] = r.memory_bytes;
     return b;
 }
 
 bool has_interval_peak(const accum::MemoryRecord& r) { return r.interval_peak_bytes > 0; }
 
-// The four bands of a record, bottom to top: the parts of the peak since the
+// The five bands of a record, bottom to top: the parts of the peak since the
 // previous record (they add up to it). Records come between micro-batches, when
 // the activations are freed: drawn at the moment, the bands would stay at the
 // static part under the peak line. A record without the interval peak (written
 // before it existed) is drawn at its moment.
-std::array<std::int64_t, 4> bands_of(const accum::MemoryRecord& r) {
+Bands bands_of(const accum::MemoryRecord& r) {
     if (!has_interval_peak(r)) return now_of(r);
-    return {r.peak_parameters_bytes, r.peak_gradients_bytes, r.peak_optimizer_state_bytes, r.peak_activations_bytes};
+    return {r.peak_parameters_bytes, r.peak_gradients_bytes, r.peak_optimizer_state_bytes, r.peak_activations_bytes,
+            r.peak_optimizer_step_bytes};
 }
 
 QString mib_text(std::int64_t bytes) { return QString::fromStdString(accum::format_byte_size(bytes)); }
@@ -67,14 +73,16 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     // before it (steps ending at the record), so an out-of-memory at the first
     // micro-batch shows the failing step's parts, not a ramp from the start.
     current_graph_->setLineStyle(QCPGraph::lsStepRight);
-    const QString names[4] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations")};
-    const QColor colours[4] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123), QColor(46, 125, 50)};
-    for (int i = 0; i < 4; ++i) {
+    const QString names[kBands] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations"),
+                                   tr("optimizer step")};
+    const QColor colours[kBands] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123),
+                                    QColor(46, 125, 50), QColor(158, 157, 36)};
+    for (int i = 0; i < kBands; ++i) {
         auto* band = plot_->addGraph();
         band->setName(names[i]);
         band->setPen(QPen(colours[i].darker(115), 1));
         QColor fill = colours[i];
-        fill.setAlpha(i == 3 ? 110 : 150);
+        fill.setAlpha(i >= 3 ? 110 : 150);
         band->setBrush(fill);
         band->setLineStyle(QCPGraph::lsStepRight);
         if (i > 0) band->setChannelFillGraph(bands_.back());
@@ -144,8 +152,11 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     caption_->setToolTip(tr("The activations (saved for backward, the batch, temporaries) grow with the micro-batch: "
                             "more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients "
                             "and optimizer state belong to the model and the optimizer. Gradient checkpointing "
-                            "shrinks the activations too, at the cost of a second forward. The bands show what "
-                            "the peak between two records was made of; hovering shows the figures of the moment too."));
+                            "shrinks the activations too, at the cost of a second forward. The optimizer step's "
+                            "temporaries (AdamW's are a few times the largest parameter) show on top where the step "
+                            "needed more than the activations: at a small micro-batch they set the peak. The bands "
+                            "show what the peak between two records was made of; hovering shows the figures of the "
+                            "moment too."));
     caption_->setObjectName(QStringLiteral("memory_caption"));
     caption_->setWordWrap(true);
     caption_->setStyleSheet(QStringLiteral("color: palette(mid);"));
@@ -234,7 +245,7 @@ double MemoryPlot::peak_line_mib(int index) const {
 }
 
 std::vector<std::int64_t> MemoryPlot::band_bytes() const {
-    if (records_.empty()) return {0, 0, 0, 0};
+    if (records_.empty()) return std::vector<std::int64_t>(kBands, 0);
     const auto b = bands_of(records_.back());
     return {b.begin(), b.end()};
 }
@@ -253,6 +264,7 @@ QString MemoryPlot::hover_text(double t) const {
     // it), then the moment's.
     if (has_interval_peak(r))
         text += QLatin1Char('\n') + tr("peak since the previous record: %1").arg(mib_text(r.interval_peak_bytes));
+    if (b[4] > 0) text += QLatin1Char('\n') + tr("optimizer step (above the activations) %1").arg(mib_text(b[4]));
     text += QLatin1Char('\n') + tr("activations %1").arg(mib_text(b[3]));
     text += QLatin1Char('\n') + tr("optimizer state %1").arg(mib_text(b[2]));
     text += QLatin1Char('\n') + tr("gradients %1").arg(mib_text(b[1]));
@@ -299,18 +311,18 @@ bool MemoryPlot::oom_marker_in_clear_view() {
 
 void MemoryPlot::rebuild() {
     QVector<double> t, current, peak, reserved;
-    QVector<double> stacked[4];
+    QVector<double> stacked[kBands];
     for (const auto& r : records_) {
         t.push_back(r.elapsed_s);
         peak.push_back(r.peak_memory_bytes / mib);
         reserved.push_back(r.reserved_bytes / mib);
         const auto b = bands_of(r);
         double sum = 0;
-        for (int i = 0; i < 4; ++i) stacked[i].push_back((sum += static_cast<double>(b[i])) / mib);
+        for (int i = 0; i < kBands; ++i) stacked[i].push_back((sum += static_cast<double>(b[i])) / mib);
         current.push_back(sum / mib); // the stack's top edge: the interval peak (or the moment's total)
     }
     current_graph_->setData(t, current, true);
-    for (int i = 0; i < 4; ++i) bands_[static_cast<std::size_t>(i)]->setData(t, stacked[i], true);
+    for (int i = 0; i < kBands; ++i) bands_[static_cast<std::size_t>(i)]->setData(t, stacked[i], true);
     peak_graph_->setData(t, peak, true);
     // The other ranks' current memory, from their figures at each gradient sync.
     static const QList<QColor> rank_colours = {QColor(21, 101, 192), QColor(239, 108, 0), QColor(0, 131, 143),
@@ -407,13 +419,14 @@ void MemoryPlot::write_csv(QTextStream& out) const {
     out << "elapsed_s,memory_bytes,peak_memory_bytes,reserved_bytes,budget_bytes,rss_bytes,cuda,"
            "parameters_bytes,gradients_bytes,optimizer_state_bytes,activations_bytes,"
            "interval_peak_bytes,peak_parameters_bytes,peak_gradients_bytes,peak_optimizer_state_bytes,"
-           "peak_activations_bytes\n";
+           "peak_activations_bytes,peak_optimizer_step_bytes\n";
     for (const auto& r : records_)
         out << r.elapsed_s << ',' << r.memory_bytes << ',' << r.peak_memory_bytes << ',' << r.reserved_bytes << ','
             << r.budget_bytes << ',' << r.rss_bytes << ',' << (r.cuda ? 1 : 0) << ',' << r.parameters_bytes << ','
             << r.gradients_bytes << ',' << r.optimizer_state_bytes << ',' << r.activations_bytes << ','
             << r.interval_peak_bytes << ',' << r.peak_parameters_bytes << ',' << r.peak_gradients_bytes << ','
-            << r.peak_optimizer_state_bytes << ',' << r.peak_activations_bytes << '\n';
+            << r.peak_optimizer_state_bytes << ',' << r.peak_activations_bytes << ',' << r.peak_optimizer_step_bytes
+            << '\n';
 }
 
 } // namespace studio

@@ -48,8 +48,9 @@ public:
     int point_count() const;
     // Ranks besides rank 0 that have a line (data parallel).
     int other_rank_count() const { return static_cast<int>(rank_graphs_.size()); }
-    // The four bands at the last record (bytes): parameters, gradients,
-    // optimizer state, activations (the parts of its interval peak).
+    // The five bands at the last record (bytes): parameters, gradients,
+    // optimizer state, activations, the optimizer step above them (the parts
+    // of its interval peak).
     std::vector<std::int64_t> band_bytes() const;
     // What is drawn at record `index` (rank 0's, in order), in MiB: the top of
     // the stacked bands and the peak line; -1 when there is no such record.

@@ -30,13 +30,22 @@ std::int64_t RunResult::peak_activations_bytes() const {
     return peak;
 }
 
+std::int64_t RunResult::peak_optimizer_step_bytes() const {
+    std::int64_t peak = 0;
+    for (const auto& s : steps) peak = std::max(peak, s.peak_optimizer_step_bytes);
+    return peak;
+}
+
 std::int64_t RunResult::static_bytes_at_peak() const {
-    // After the first step: before it the optimizer has no state yet.
+    // After the first step: before it the optimizer has no state yet. A step's
+    // peak is its static part and the larger of its two phases' excess.
     const accum::StepRecord* top = nullptr;
     for (const auto& s : steps)
         if ((s.step > 1 || steps.size() == 1) && (!top || s.peak_activations_bytes > top->peak_activations_bytes))
             top = &s;
-    return top ? std::max<std::int64_t>(0, top->peak_memory_bytes - top->peak_activations_bytes) : 0;
+    return top ? std::max<std::int64_t>(0, top->peak_memory_bytes - std::max(top->peak_activations_bytes,
+                                                                             top->peak_optimizer_step_bytes))
+               : 0;
 }
 
 void RunResult::note_memory(const accum::MemoryRecord& r) {

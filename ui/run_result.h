@@ -28,6 +28,9 @@ struct RunResult {
 
     // The largest peak of activations of any step (0 without step records).
     std::int64_t peak_activations_bytes() const;
+    // The largest of the steps' optimizer-step temporaries (clipping, the step,
+    // zero_grad), above the static part; 0 without step records.
+    std::int64_t peak_optimizer_step_bytes() const;
     // Parameters, gradients and optimizer state at the peak of the step with the
     // most activations after the first (whose optimizer has no state yet): its
     // peak less its activations; 0 without step records.

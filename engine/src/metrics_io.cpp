@@ -81,6 +81,7 @@ std::string to_json_line(const StepRecord& r) {
                 {"memory_bytes", r.memory_bytes},
                 {"peak_memory_bytes", r.peak_memory_bytes},
                 {"peak_activations_bytes", r.peak_activations_bytes},
+                {"peak_optimizer_step_bytes", r.peak_optimizer_step_bytes},
                 {"grad_allreduces", r.grad_allreduces},
                 {"allreduce_seconds", number(r.allreduce_seconds)},
                 {"allreduce_bytes", r.allreduce_bytes},
@@ -106,7 +107,8 @@ std::string to_json_line(const MemoryRecord& r) {
                 {"interval_peak_bytes", r.interval_peak_bytes}, {"peak_parameters_bytes", r.peak_parameters_bytes},
                 {"peak_gradients_bytes", r.peak_gradients_bytes},
                 {"peak_optimizer_state_bytes", r.peak_optimizer_state_bytes},
-                {"peak_activations_bytes", r.peak_activations_bytes}, {"rank", r.rank}}
+                {"peak_activations_bytes", r.peak_activations_bytes},
+                {"peak_optimizer_step_bytes", r.peak_optimizer_step_bytes}, {"rank", r.rank}}
         .dump();
 }
 
@@ -164,6 +166,7 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.memory_bytes = read_int(j, "memory_bytes");
             r.peak_memory_bytes = read_int(j, "peak_memory_bytes");
             r.peak_activations_bytes = read_int(j, "peak_activations_bytes");
+            r.peak_optimizer_step_bytes = read_int(j, "peak_optimizer_step_bytes");
             r.grad_allreduces = read_int(j, "grad_allreduces");
             r.allreduce_seconds = j.contains("allreduce_seconds") ? read_double(j, "allreduce_seconds") : 0.0;
             r.allreduce_bytes = read_int(j, "allreduce_bytes");
@@ -198,6 +201,7 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.peak_gradients_bytes = read_int(j, "peak_gradients_bytes");
             r.peak_optimizer_state_bytes = read_int(j, "peak_optimizer_state_bytes");
             r.peak_activations_bytes = read_int(j, "peak_activations_bytes");
+            r.peak_optimizer_step_bytes = read_int(j, "peak_optimizer_step_bytes");
             r.rank = static_cast<int>(read_int(j, "rank"));
             return r;
         }

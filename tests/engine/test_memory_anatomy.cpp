@@ -839,7 +839,8 @@ private Q_SLOTS:
         const memory::StaticMemory no_grads{100, 0, 200};
         const memory::StaticMemory with_grads{100, 100, 200};
         auto sum = [](const memory::PeakComposition& c) {
-            return c.parameters_bytes + c.gradients_bytes + c.optimizer_state_bytes + c.activations_bytes;
+            return c.parameters_bytes + c.gradients_bytes + c.optimizer_state_bytes + c.activations_bytes +
+                   c.optimizer_step_bytes;
         };
         // A static part above the peak (never seen in a run): no negative part, still the sum.
         const auto odd = memory::compose_peak(350, with_grads);
@@ -865,6 +866,30 @@ private Q_SLOTS:
         QCOMPARE(with_eval.peak_bytes, std::int64_t(2000));
         QCOMPARE(with_eval.activations_bytes, std::int64_t(1600));
         QCOMPARE(meter.interval().peak_bytes, std::int64_t(0)); // the next interval starts empty
+
+        // A small micro-batch: the optimizer step's temporaries (500) are the
+        // peak, above the activations (300). The activations stay what the
+        // micro-batches reached; the step's part is what it needed above them.
+        meter.after_backward(700, with_grads);
+        meter.after_step(900, with_grads);
+        const auto step = meter.take_step();
+        QCOMPARE(step.peak_activations_bytes, std::int64_t(300));
+        QCOMPARE(step.peak_optimizer_step_bytes, std::int64_t(500));
+        QCOMPARE(step.peak_bytes, std::int64_t(900));
+        const auto small = meter.take_interval();
+        QCOMPARE(small.peak_bytes, std::int64_t(900));
+        QCOMPARE(small.activations_bytes, std::int64_t(300));
+        QCOMPARE(small.optimizer_step_bytes, std::int64_t(200));
+        QCOMPARE(sum(small), small.peak_bytes);
+        // Before the first step (no optimizer state yet) the step's reading may
+        // hold less activation room than a backward reached: the parts still add up.
+        meter.after_backward(1100, no_grads);      // 800 of activations, no state, no gradients yet
+        meter.after_step(1000, with_grads);        // the state made: 600 above the static part
+        const auto first = meter.take_interval();  // the peak is the backward's: no step part
+        QCOMPARE(first.peak_bytes, std::int64_t(1100));
+        QCOMPARE(first.activations_bytes, std::int64_t(800));
+        QCOMPARE(first.optimizer_step_bytes, std::int64_t(0));
+        QCOMPARE(sum(first), first.peak_bytes);
     }
 
     // ---- The estimate before a run ----------------------------------------

@@ -25,7 +25,7 @@ constexpr double mib = 1024.0 * 1024.0;
 // A record of the moment (now) and of the peak since the previous one; the
 // figures are made up, in MiB, to be read easily.
 accum::MemoryRecord record(double t, double now_total, double now_activations, double run_peak,
-                           std::array<double, 4> peak_parts) {
+                           std::array<double, 4> peak_parts, double optimizer_step = 0) {
     accum::MemoryRecord r;
     r.elapsed_s = t;
     r.memory_bytes = std::int64_t(now_total * mib);
@@ -38,8 +38,9 @@ accum::MemoryRecord record(double t, double now_total, double now_activations, d
     r.peak_gradients_bytes = std::int64_t(peak_parts[1] * mib);
     r.peak_optimizer_state_bytes = std::int64_t(peak_parts[2] * mib);
     r.peak_activations_bytes = std::int64_t(peak_parts[3] * mib);
+    r.peak_optimizer_step_bytes = std::int64_t(optimizer_step * mib);
     r.interval_peak_bytes = r.peak_parameters_bytes + r.peak_gradients_bytes + r.peak_optimizer_state_bytes +
-                            r.peak_activations_bytes;
+                            r.peak_activations_bytes + r.peak_optimizer_step_bytes;
     return r;
 }
 
@@ -68,17 +69,24 @@ private Q_SLOTS:
         batch.memory.back().interval_peak_bytes = 0;                    // an old record: drawn at its moment (3 MiB)
         batch.memory.push_back(record(0.3, 4.5, 0.5, 20, {1, 1, 1, 17})); // activations freed now, 17 MiB at the peak
         batch.memory.push_back(record(0.6, 4.5, 0.5, 20, {1, 1, 1, 12}));
+        // A small micro-batch: the optimizer step needed 6 MiB above 4 of activations.
+        batch.memory.push_back(record(0.9, 4.5, 0.5, 20, {1, 1, 1, 4}, 6));
         plot.append(batch);
         plot.refresh();
-        QCOMPARE(plot.point_count(), 3);
+        QCOMPARE(plot.point_count(), 4);
         QCOMPARE(plot.stacked_top_mib(0), 3.0);  // the moment's total
         QCOMPARE(plot.stacked_top_mib(1), 20.0); // the interval peak: 1 + 1 + 1 + 17
         QCOMPARE(plot.peak_line_mib(1), 20.0);   // reaches the run's peak line
         QCOMPARE(plot.stacked_top_mib(2), 15.0);
         QCOMPARE(plot.peak_line_mib(2), 20.0);
-        QCOMPARE(plot.stacked_top_mib(3), -1.0); // no such record
+        QCOMPARE(plot.stacked_top_mib(3), 13.0); // five parts: 1 + 1 + 1 + 4 + 6
+        QCOMPARE(plot.stacked_top_mib(4), -1.0); // no such record
         const auto bands = plot.band_bytes();    // the last record's peak parts
-        QCOMPARE(bands[3], std::int64_t(12 * mib));
+        QCOMPARE(int(bands.size()), 5);
+        QCOMPARE(bands[3], std::int64_t(4 * mib));
+        QCOMPARE(bands[4], std::int64_t(6 * mib));
+        const QString step = plot.hover_text(0.9);
+        QVERIFY2(step.contains(QStringLiteral("optimizer step (above the activations) 6.0 MiB")), qPrintable(step));
         const QString hover = plot.hover_text(0.3);
         QVERIFY2(hover.contains(QStringLiteral("peak since the previous record: 20.0 MiB")), qPrintable(hover));
         QVERIFY2(hover.contains(QStringLiteral("activations 17.0 MiB")), qPrintable(hover));

@@ -38,8 +38,11 @@ struct StepRecord {
     double elapsed_s = 0.0;
     std::int64_t memory_bytes = 0;
     std::int64_t peak_memory_bytes = 0; // peak since the previous step
-    // The step's peak less parameters, gradients and optimizer state at that moment.
+    // The step's peaks less parameters, gradients and optimizer state at that
+    // moment: in forward and backward (activations), and in clipping, the
+    // optimizer step and zero_grad (the step's temporaries).
     std::int64_t peak_activations_bytes = 0;
+    std::int64_t peak_optimizer_step_bytes = 0;
     // Data parallel: gradient all-reduce calls since the previous step, their
     // time and the bytes they reduced (0 in a one-process run).
     std::int64_t grad_allreduces = 0;
@@ -78,13 +81,16 @@ struct MemoryRecord {
     std::int64_t activations_bytes = 0; // everything else: saved activations, the batch, temporaries
     // The peak of tracked memory since the previous memory record (records are
     // made between micro-batches, when the activations are freed: the peak says
-    // where the memory went), and what it was made of at that moment: the four
-    // parts add up to it. 0 in a record written before these existed.
+    // where the memory went), and what it was made of: the static part at that
+    // moment, the interval's largest activations, and what the optimizer step
+    // needed above them. The five parts add up to it. 0 in a record written
+    // before these existed.
     std::int64_t interval_peak_bytes = 0;
     std::int64_t peak_parameters_bytes = 0;
     std::int64_t peak_gradients_bytes = 0;
     std::int64_t peak_optimizer_state_bytes = 0;
     std::int64_t peak_activations_bytes = 0;
+    std::int64_t peak_optimizer_step_bytes = 0;
     int rank = 0;                    // the process's rank in a data-parallel run
 };
 

@@ -84,4 +84,9 @@ std::vector<std::int64_t> probe_sizes(std::int64_t batch_size);
 
 std::string to_json_text(const RunMemoryEstimate& estimate);
 
+// The samples of the configured training split, as a run loads it (a tensors
+// or CSV file is read; the built-in sets' sizes are known): 0 when it cannot
+// be read (the run itself will say why).
+std::int64_t training_samples(const RunConfig& config);
+
 } // namespace accum

@@ -132,35 +132,53 @@ PeakComposition compose_peak(std::int64_t peak, const StaticMemory& at_peak) {
     return c;
 }
 
-void ActivationPeakMeter::seen_in_interval(std::int64_t peak, const StaticMemory& at_peak) {
-    if (peak > interval_.peak_bytes) interval_ = compose_peak(peak, at_peak);
-}
-
-void ActivationPeakMeter::seen(std::int64_t peak, const StaticMemory& at_peak) {
-    step_.peak_bytes = std::max(step_.peak_bytes, peak);
-    step_.peak_activations_bytes = std::max(step_.peak_activations_bytes, peak - at_peak.total());
-    seen_in_interval(peak, at_peak);
+void ActivationPeakMeter::seen(std::int64_t peak, const StaticMemory& at_peak, Phase phase, bool in_step) {
+    const auto excess = std::max<std::int64_t>(0, peak - at_peak.total());
+    if (in_step) {
+        step_.peak_bytes = std::max(step_.peak_bytes, peak);
+        auto& part = phase == Phase::Activations ? step_.peak_activations_bytes : step_.peak_optimizer_step_bytes;
+        part = std::max(part, excess);
+    }
+    if (phase == Phase::Activations) interval_activations_ = std::max(interval_activations_, excess);
+    if (peak > interval_peak_) {
+        interval_peak_ = peak;
+        interval_static_ = at_peak;
+    }
 }
 
 void ActivationPeakMeter::after_backward(std::int64_t peak, const StaticMemory& now) {
     after_backward_ = now;
-    seen(peak, now);
+    seen(peak, now, Phase::Activations, true);
 }
 
 void ActivationPeakMeter::after_step(std::int64_t peak, const StaticMemory& now) {
     // The gradients lived until zero_grad: the last backward's; the optimizer state is the new one.
     StaticMemory at_peak = after_backward_;
     at_peak.optimizer_state_bytes = now.optimizer_state_bytes;
-    seen(peak, at_peak);
+    seen(peak, at_peak, Phase::OptimizerStep, true);
 }
 
-void ActivationPeakMeter::at_record(std::int64_t peak, const StaticMemory& now) { seen(peak, now); }
+void ActivationPeakMeter::at_record(std::int64_t peak, const StaticMemory& now) {
+    seen(peak, now, Phase::Activations, true);
+}
 
-void ActivationPeakMeter::outside_steps(std::int64_t peak, const StaticMemory& now) { seen_in_interval(peak, now); }
+void ActivationPeakMeter::outside_steps(std::int64_t peak, const StaticMemory& now) {
+    seen(peak, now, Phase::Activations, false);
+}
+
+PeakComposition ActivationPeakMeter::interval() const {
+    auto c = compose_peak(interval_peak_, interval_static_);
+    const auto rest = c.activations_bytes;
+    c.activations_bytes = std::min(rest, interval_activations_);
+    c.optimizer_step_bytes = rest - c.activations_bytes;
+    return c;
+}
 
 PeakComposition ActivationPeakMeter::take_interval() {
-    const auto c = interval_;
-    interval_ = {};
+    const auto c = interval();
+    interval_peak_ = 0;
+    interval_static_ = {};
+    interval_activations_ = 0;
     return c;
 }
 

@@ -1,7 +1,8 @@
 // Memory by category, as PyTorch's memory profiler splits it: parameters,
 // gradients, optimizer state, and activations (everything else the run holds:
-// saved activations, the batch, temporaries). Accumulation shrinks only the
-// last; the other three depend on the model and the optimizer alone.
+// saved activations, the batch, temporaries); a peak has a fifth part, the
+// optimizer step's temporaries (ActivationPeakMeter). Accumulation shrinks only
+// the activations; the others depend on the model and the optimizer alone.
 //
 // The first three are counted from the tensors themselves, each storage once
 // (views and shared storages count once, in the first category that holds
@@ -64,49 +65,55 @@ StaticMemory static_memory(const std::vector<at::Tensor>& parameters, const torc
 // The four categories, given the allocator's current total on that device.
 MemoryCategories categorize(const StaticMemory& fixed, std::int64_t allocator_total);
 
-// A peak and what it was made of at that moment: the four parts add up to
-// peak_bytes (compose_peak makes them).
+// A peak and what it was made of: the five parts add up to peak_bytes.
 struct PeakComposition {
     std::int64_t peak_bytes = 0;
     std::int64_t parameters_bytes = 0;
     std::int64_t gradients_bytes = 0;
     std::int64_t optimizer_state_bytes = 0;
-    std::int64_t activations_bytes = 0; // the peak less the three
+    std::int64_t activations_bytes = 0;     // saved activations, the batch, forward's and backward's temporaries
+    std::int64_t optimizer_step_bytes = 0;  // what clipping and the optimizer step needed above the activations
 };
 
-// The peak split by the static part at that moment; activations the rest. A
+// The peak split by the static part at that moment; the rest activations. A
 // static part above the peak (not seen: the peak is at least the memory now,
 // which holds the static part) leaves activations at 0 and takes the excess off
 // gradients, then optimizer state, then parameters, so the parts still add up.
 PeakComposition compose_peak(std::int64_t peak, const StaticMemory& at_peak);
 
-// The peak of activations in an optimizer step (a window of micro-batches):
-// the allocator's peak less parameters, gradients and optimizer state at that
-// moment. The allocator keeps a peak, not when it happened, so the loop reads
-// and resets its window peak at two points, where the static part is known,
-// and each reading covers the time since the previous one:
-//   after_backward  (loading the batch, forward, backward). Gradients are made
-//                   during backward and nothing static is freed, so the static
-//                   part now is the largest it was: the peak is taken less it.
-//                   That is exact when the gradients existed already
-//                   (micro-batches 2..K of a window, or every one when
-//                   zero_grad keeps the tensors) and otherwise low by at most
-//                   the gradients not yet made when the peak came (set_to_none
-//                   with K = 1 only; at most the gradient bytes);
-//   after_step      (clipping, optimizer step, zero_grad). The gradients lived
-//                   until zero_grad and the optimizer state is the new one:
-//                   the peak less the parameters and gradients of the last
-//                   after_backward and the optimizer state now.
-// The step's peak_activations_bytes is the largest of these; peak_bytes the
-// largest peak (what the step record's peak_memory_bytes reports).
+// The peak of activations in an optimizer step (a window of micro-batches),
+// and of the optimizer step's temporaries: the allocator's peak less
+// parameters, gradients and optimizer state at that moment. The allocator keeps
+// a peak, not when it happened, so the loop reads and resets its window peak at
+// two points, where the static part is known, and each reading covers the time
+// since the previous one:
+//   after_backward  (loading the batch, forward, backward): activations.
+//                   Gradients are made during backward and nothing static is
+//                   freed, so the static part now is the largest it was: the
+//                   peak is taken less it. That is exact when the gradients
+//                   existed already (micro-batches 2..K of a window, or every
+//                   one when zero_grad keeps the tensors) and otherwise low by
+//                   at most the gradients not yet made when the peak came
+//                   (set_to_none with K = 1 only; at most the gradient bytes);
+//   after_step      (clipping, optimizer step, zero_grad): the optimizer
+//                   step's temporaries (AdamW's are a few times the parameters:
+//                   at a small micro-batch they are the larger peak). The
+//                   gradients lived until zero_grad and the optimizer state is
+//                   the new one: the peak less the parameters and gradients of
+//                   the last after_backward and the optimizer state now.
+// Kept apart, the activations keep falling with the micro-batch where the
+// step's temporaries would hide them.
 //
 // The meter also keeps the interval's peak for the memory records: the largest
-// reading since take_interval() and what it was made of (the static part as
-// above, activations the rest), so a record sampled between micro-batches,
+// reading since take_interval() and what it was made of. Its rest above the
+// static part is the interval's largest activations (up to that rest), and
+// what the optimizer step needed above them: a peak at the optimizer step
+// shows as the activations the micro-batches reached plus the step's extra, a
+// stack whose top is the peak, so a record sampled between micro-batches,
 // when the activations are freed, still says where the memory went.
 //   at_record      a reading when a memory record is made (before a
 //                  micro-batch, at the start and the end of the run): counts
-//                  for the step and the interval, less the static part now;
+//                  for the step and the interval as activations;
 //   outside_steps  a reading after evaluation: counts for the interval only
 //                  (evaluation's memory is not a step's activations).
 class ActivationPeakMeter {
@@ -116,24 +123,27 @@ public:
     void at_record(std::int64_t peak, const StaticMemory& now);
     void outside_steps(std::int64_t peak, const StaticMemory& now);
 
-    // The largest reading since the last take_interval(), and its parts.
-    const PeakComposition& interval() const { return interval_; }
+    // The interval's largest reading since the last take_interval(), and its parts.
+    PeakComposition interval() const;
     // The interval's figures; starts the next interval.
     PeakComposition take_interval();
 
     struct StepPeak {
         std::int64_t peak_bytes = 0;
-        std::int64_t peak_activations_bytes = 0;
+        std::int64_t peak_activations_bytes = 0;      // forward and backward, the largest of the window
+        std::int64_t peak_optimizer_step_bytes = 0;   // clipping, the step and zero_grad, above the static part
     };
     // The window's figures; starts the next window.
     StepPeak take_step();
 
 private:
-    void seen(std::int64_t peak, const StaticMemory& at_peak);
-    void seen_in_interval(std::int64_t peak, const StaticMemory& at_peak);
+    enum class Phase { Activations, OptimizerStep };
+    void seen(std::int64_t peak, const StaticMemory& at_peak, Phase phase, bool in_step);
     StaticMemory after_backward_{};
     StepPeak step_{};
-    PeakComposition interval_{};
+    std::int64_t interval_peak_ = 0;
+    StaticMemory interval_static_{};
+    std::int64_t interval_activations_ = 0;
 };
 
 } // namespace accum::memory

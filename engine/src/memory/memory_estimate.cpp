@@ -109,21 +109,23 @@ std::vector<ProbePoint> probe_activations(const std::function<void(std::int64_t)
             throw std::logic_error("probe_activations: the counting allocator is not counting on this thread "
                                    "(install_counting_allocator() and a CountingScope are needed)");
     }
-    auto release_gradients = [&] {
-        for (const auto& p : parameters)
-            if (p.grad().defined()) p.mutable_grad().reset();
-    };
+    // Each probe runs as micro-batches 2..K of a window do: the gradients exist
+    // already (zeros here), so backward adds into them and the peak less the
+    // memory before is the activations alone. Without them the peak came
+    // before the largest gradients were made (an embedding's comes last), and
+    // taking the gradients off after undercounted a model whose gradients are
+    // as large as its activations.
+    for (const auto& p : parameters)
+        if (p.defined() && p.requires_grad() && !p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
     std::vector<ProbePoint> points;
     for (const auto b : sizes) {
-        release_gradients();
         const auto before = allocator.current();
         allocator.reset_peak();
         micro_step(b);
-        const auto peak = allocator.peak();
-        const auto made = static_memory(parameters, nullptr, allocator.device).gradients_bytes;
-        points.push_back({b, peak - before - made});
-        release_gradients();
+        points.push_back({b, allocator.peak() - before});
     }
+    for (const auto& p : parameters) // the gradients as they were: none
+        if (p.defined() && p.grad().defined()) p.mutable_grad().reset();
     return points;
 }
 

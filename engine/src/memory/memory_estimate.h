@@ -85,11 +85,10 @@ struct AllocatorReadings {
 AllocatorReadings cpu_counting_allocator();
 
 // For each size B, runs micro_step(B) (build a batch of B samples, forward,
-// backward) with no gradients at the start (as after zero_grad(set_to_none)),
-// and measures the peak above what was alive before, less the gradients it
-// made: the activations at the peak (low by the gradients not yet made at that
-// moment, as ActivationPeakMeter). The parameters' gradients are released
-// again afterwards. With the counting CPU allocator it needs a CountingScope on
+// backward) with the gradients already there (as micro-batches 2..K of a
+// window), and measures the peak above what was alive before: the
+// activations, as ActivationPeakMeter reads them in a run. The parameters'
+// gradients are released afterwards (none before, none after). With the counting CPU allocator it needs a CountingScope on
 // this thread (and the allocator installed); throws std::logic_error otherwise.
 std::vector<ProbePoint> probe_activations(const std::function<void(std::int64_t)>& micro_step,
                                           const std::vector<at::Tensor>& parameters,

@@ -76,6 +76,15 @@ private:
 } // namespace
 
 
+std::int64_t training_samples(const RunConfig& config) {
+    if (const auto n = builtin_train_size(config.dataset); n > 0) return n;
+    try {
+        return load_dataset(config).train.size();
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
 std::vector<std::int64_t> probe_sizes(std::int64_t b) {
     if (b <= 1) return {1};
     if (b <= 32) return {(b + 1) / 2, b};
