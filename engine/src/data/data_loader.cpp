@@ -49,7 +49,9 @@ Batch DataLoader::batch(std::int64_t index) const {
     const std::int64_t begin = index * batch_size_;
     const std::int64_t end = std::min(begin + batch_size_, samples());
     std::vector<std::int64_t> idx(order_.begin() + begin, order_.begin() + end);
-    return dataset_->gather(idx);
+    Batch b = dataset_->gather(idx);
+    b.index = index;
+    return b;
 }
 
 std::int64_t DataLoader::items_in(std::int64_t first, std::int64_t last) const {

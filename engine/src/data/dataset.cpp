@@ -49,9 +49,11 @@ Batch TensorDataset::gather(const torch::Tensor& indices) const {
     Batch b;
     b.input_ids = gather_rows(inputs, indices);
     if (attention_mask.defined()) b.attention_mask = gather_rows(attention_mask, indices);
+    if (token_type_ids.defined()) b.token_type_ids = gather_rows(token_type_ids, indices);
     b.labels = gather_rows(labels, indices);
     b.size = indices.size(0);
     const auto* idx = indices.data_ptr<std::int64_t>();
+    b.samples.assign(idx, idx + b.size);
     std::int64_t items = 0;
     for (std::int64_t i = 0; i < b.size; ++i) items += items_per_sample[static_cast<std::size_t>(idx[i])];
     b.num_items = items;
@@ -115,7 +117,7 @@ DataSplits load_fashion_mnist(const std::string& directory) {
     const std::string dir = directory.empty() ? default_fashion_mnist_dir() : directory;
     if (!std::filesystem::is_directory(dir))
         throw DataError(make_message(message_code::data_directory_missing, {{"path", dir}}));
-    return DataSplits{image_split(dir, "train"), image_split(dir, "t10k")};
+    return DataSplits{image_split(dir, "train"), image_split(dir, "t10k"), {}};
 }
 
 // ------------------------------------------------------------ synthetic pairs
@@ -179,7 +181,7 @@ DataSplits make_synthetic_pairs(std::uint64_t seed, std::int64_t train_size, std
         d.max_length = kMaxLen;
         return d;
     };
-    return DataSplits{make(seed * 2 + 1, train_size), make(seed * 2 + 2, eval_size)};
+    return DataSplits{make(seed * 2 + 1, train_size), make(seed * 2 + 2, eval_size), {}};
 }
 
 // ------------------------------------------------------------ synthetic LM
@@ -229,7 +231,7 @@ DataSplits make_synthetic_lm(std::uint64_t seed, std::int64_t train_size, std::i
         d.max_length = kMaxLen;
         return d;
     };
-    return DataSplits{make(seed * 2 + 101, train_size), make(seed * 2 + 102, eval_size)};
+    return DataSplits{make(seed * 2 + 101, train_size), make(seed * 2 + 102, eval_size), {}};
 }
 
 // ------------------------------------------------------------ csv
@@ -262,7 +264,7 @@ DataSplits load_csv_dataset(const std::string& path, const std::string& label_co
         d.num_features = cols;
         return d;
     };
-    return DataSplits{make(train_idx), make(eval_idx)};
+    return DataSplits{make(train_idx), make(eval_idx), {}};
 }
 
 DataSplits load_dataset(const RunConfig& config) {

@@ -19,6 +19,7 @@ struct TensorDataset {
     Task task = Task::ImageClassification;
     torch::Tensor inputs;         // first dimension = samples
     torch::Tensor attention_mask; // token data only
+    torch::Tensor token_type_ids; // token data, where the file has them
     torch::Tensor labels;
     std::vector<std::int64_t> items_per_sample; // label items per sample (1, or tokens for LM)
     std::int64_t num_classes = 0; // classes, or vocabulary size for LM
@@ -34,6 +35,9 @@ struct TensorDataset {
 struct DataSplits {
     TensorDataset train;
     TensorDataset eval;
+    // What the reader decided that a user should hear once (a split kept
+    // aside, a column the model will not take): the run logs them.
+    std::vector<std::string> notes;
 };
 
 // Loads (or generates) the dataset the config names. Throws DataError.

@@ -32,41 +32,63 @@ const torch::Tensor& tensor_of(const std::string& path, const c10::IValue& value
     return value.toTensor();
 }
 
-// The file's tensors by split: flat ("input_ids", "eval_input_ids", …; eval_ taken
-// off) or nested ({"train": {…}, "eval": {…}}).
-void read_splits(const std::string& path, const c10::IValue& value, Named& train, Named& eval) {
+// A split's tensors and how the file names their keys ("" and "eval_" for a
+// flat file, "validation." for a nested one), for the messages.
+struct RawSplit {
+    Named tensors;
+    std::string prefix;
+};
+
+// The file's tensors by split: flat ("input_ids", "eval_input_ids", …; eval_
+// taken off) or nested as Hugging Face datasets name their splits ({"train":
+// {…}, "validation": {…}, "test": {…}}; "eval" too).
+std::map<std::string, RawSplit> read_splits(const std::string& path, const c10::IValue& value) {
+    std::map<std::string, RawSplit> splits;
     for (const auto& entry : dict_of(path, value, "")) {
         if (!entry.key().isString()) throw corrupt_data(path, "a key of the dict is not a string");
         const std::string key = entry.key().toStringRef();
-        if ((key == "train" || key == "eval") && entry.value().isGenericDict()) {
+        if (entry.value().isGenericDict()) {
+            if (key != "train" && key != "eval" && key != "validation" && key != "test")
+                throw corrupt_data(path, "'" + key + "' is a dict, and no split this reader knows: the splits are "
+                                         "train, validation (or eval) and test, as Hugging Face datasets name them");
+            auto& split = splits[key];
+            split.prefix = key + ".";
             for (const auto& inner : dict_of(path, entry.value(), key)) {
                 const std::string name = inner.key().isString() ? inner.key().toStringRef() : "?";
-                (key == "train" ? train : eval)[name] = tensor_of(path, inner.value(), key + "." + name);
+                split.tensors[name] = tensor_of(path, inner.value(), key + "." + name);
             }
         } else if (key.rfind("eval_", 0) == 0) {
-            eval[key.substr(5)] = tensor_of(path, entry.value(), key);
+            splits["eval"].prefix = "eval_";
+            splits["eval"].tensors[key.substr(5)] = tensor_of(path, entry.value(), key);
         } else {
-            train[key] = tensor_of(path, entry.value(), key);
+            splits["train"].tensors[key] = tensor_of(path, entry.value(), key);
         }
     }
+    return splits;
 }
 
-// prefix: "" or "eval_", how the file names this split's keys (for the messages).
+// prefix: how the file names this split's keys ("", "eval_", "validation."), for the messages.
 TensorDataset make_split(const std::string& path, const Named& t, const std::string& prefix, const char* split_name) {
     auto name = [&](const std::string& key) { return "'" + prefix + key + "'"; };
     auto bad = [&](const std::string& problem) { return corrupt_data(path, problem); };
     for (const auto& [key, tensor] : t)
-        if (key != "input_ids" && key != "inputs" && key != "attention_mask" && key != "labels")
-            throw bad("unknown key " + name(key) + " (a split holds input_ids or inputs, labels, and optionally "
-                      "attention_mask; the eval split the same keys with eval_ before them)");
+        if (key != "input_ids" && key != "inputs" && key != "attention_mask" && key != "token_type_ids" &&
+            key != "labels" && key != "label")
+            throw bad("unknown key " + name(key) + " (a split holds input_ids or inputs, labels or label, and "
+                      "optionally attention_mask and token_type_ids, as a tokenizer gives them; the eval split the "
+                      "same keys with eval_ before them, or nested as {\"train\": {…}, \"validation\": {…}})");
     if (t.count("input_ids") && t.count("inputs"))
         throw bad("holds both " + name("input_ids") + " and " + name("inputs") + "; keep one");
+    if (t.count("labels") && t.count("label"))
+        throw bad("holds both " + name("labels") + " and " + name("label") + "; keep one");
     const std::string input_key = t.count("input_ids") ? "input_ids" : "inputs";
+    const std::string label_key = t.count("label") ? "label" : "labels";
     if (!t.count(input_key)) throw bad(std::string("the ") + split_name + " split has no " + name("input_ids") +
                                        " (or " + name("inputs") + ")");
-    if (!t.count("labels")) throw bad(std::string("the ") + split_name + " split has no " + name("labels"));
+    if (!t.count(label_key))
+        throw bad(std::string("the ") + split_name + " split has no " + name("labels") + " (or " + name("label") + ")");
     auto inputs = t.at(input_key).detach().to(torch::kCPU);
-    auto labels = t.at("labels").detach().to(torch::kCPU);
+    auto labels = t.at(label_key).detach().to(torch::kCPU);
     if (inputs.dim() < 2)
         throw bad(name(input_key) + " has shape " + shape_text(inputs) +
                   "; it needs a first dimension of samples and at least one more ([N, T] tokens, [N, F] features, "
@@ -74,17 +96,17 @@ TensorDataset make_split(const std::string& path, const Named& t, const std::str
     const std::int64_t n = inputs.size(0);
     if (n == 0) throw bad(name(input_key) + " holds no samples");
     if (!is_integer(labels) || labels.scalar_type() == torch::kBool)
-        throw bad(name("labels") + " is " + dtype_text(labels) +
+        throw bad(name(label_key) + " is " + dtype_text(labels) +
                   "; labels are class or token ids (an integer dtype such as int64)");
     if (labels.dim() < 1 || labels.dim() > 2 || labels.size(0) != n)
-        throw bad(name("labels") + " has shape " + shape_text(labels) + " but " + name(input_key) + " has " +
+        throw bad(name(label_key) + " has shape " + shape_text(labels) + " but " + name(input_key) + " has " +
                   shape_text(inputs) + "; labels are [N] (one class per sample) or [N, T] (a token id per position, "
                   "-100 where none counts) with the same N");
     labels = labels.to(torch::kInt64).contiguous();
     const auto low = labels.min().item<std::int64_t>();
     if (low < 0 && low != kIgnoreIndex)
-        throw bad(name("labels") + " holds " + std::to_string(low) + "; labels are 0 or more, or -100 to be ignored");
-    if (labels.dim() == 1 && low < 0) throw bad(name("labels") + " of a classification split holds -100");
+        throw bad(name(label_key) + " holds " + std::to_string(low) + "; labels are 0 or more, or -100 to be ignored");
+    if (labels.dim() == 1 && low < 0) throw bad(name(label_key) + " of a classification split holds -100");
 
     TensorDataset d;
     d.name = std::filesystem::path(path).filename().string();
@@ -109,13 +131,25 @@ TensorDataset make_split(const std::string& path, const Named& t, const std::str
                 throw bad(name("attention_mask") + " is " + dtype_text(mask) + "; it holds 1 (attend) and 0 (padding)");
             d.attention_mask = mask.to(torch::kInt64).contiguous();
         }
+        if (t.count("token_type_ids")) {
+            auto types = t.at("token_type_ids").detach().to(torch::kCPU);
+            if (types.sizes() != inputs.sizes())
+                throw bad(name("token_type_ids") + " has shape " + shape_text(types) + " but " + name(input_key) +
+                          " has " + shape_text(inputs) + "; they must be the same");
+            if (!is_integer(types) || types.scalar_type() == torch::kBool)
+                throw bad(name("token_type_ids") + " is " + dtype_text(types) +
+                          "; it holds segment ids (0 for the first sentence, 1 for the second)");
+            if (types.min().item<std::int64_t>() < 0)
+                throw bad(name("token_type_ids") + " holds a negative segment id");
+            d.token_type_ids = types.to(torch::kInt64).contiguous();
+        }
     } else {
         if (labels.dim() != 1)
-            throw bad(name("labels") + " has shape " + shape_text(labels) + " with float " + name(input_key) +
+            throw bad(name(label_key) + " has shape " + shape_text(labels) + " with float " + name(input_key) +
                       "; per-position labels need token ids as inputs");
-        if (t.count("attention_mask"))
-            throw bad(name("attention_mask") + " is given with float " + name(input_key) +
-                      "; a mask belongs to token ids");
+        for (const char* key : {"attention_mask", "token_type_ids"})
+            if (t.count(key))
+                throw bad(name(key) + " is given with float " + name(input_key) + "; it belongs to token ids");
         if (inputs.scalar_type() != torch::kFloat32 && inputs.scalar_type() != torch::kFloat64)
             throw bad(name(input_key) + " is " + dtype_text(inputs) +
                       "; features and images are float32 (the engine trains in float32)");
@@ -126,7 +160,7 @@ TensorDataset make_split(const std::string& path, const Named& t, const std::str
         d.num_features = inputs.numel() / n;
     }
     if (d.task == Task::LanguageModeling && labels.size(1) != inputs.size(1))
-        throw bad(name("labels") + " has shape " + shape_text(labels) + " but " + name(input_key) + " has " +
+        throw bad(name(label_key) + " has shape " + shape_text(labels) + " but " + name(input_key) + " has " +
                   shape_text(inputs) + "; a language model's labels are one per position");
     d.inputs = inputs;
     d.labels = labels;
@@ -161,21 +195,36 @@ DataSplits load_tensor_file(const std::string& path) {
                                      "needs input_ids (or inputs) and labels");
         throw corrupt_data(path, "cannot be read as tensors saved by torch.save (" + why + ")");
     }
-    Named train, eval;
-    read_splits(path, value, train, eval);
+    auto raw = read_splits(path, value);
     DataSplits splits;
-    splits.train = make_split(path, train, "", "training");
-    if (!eval.empty()) {
-        splits.eval = make_split(path, eval, "eval_", "eval");
+    if (raw.count("eval") && raw.count("validation"))
+        throw corrupt_data(path, "holds both an eval and a validation split; keep one (the run evaluates on it)");
+    // The run evaluates on the validation split; a file with a test split only evaluates on that.
+    std::string eval_split = raw.count("validation") ? "validation" : raw.count("eval") ? "eval" : "";
+    if (raw.count("test")) {
+        if (eval_split.empty()) {
+            eval_split = "test";
+            splits.notes.push_back(path + " has no validation split: the run evaluates on its test split");
+        } else {
+            splits.notes.push_back(path + ": its test split is kept aside; the run evaluates on its " + eval_split +
+                                   " split");
+        }
+    }
+    splits.train = make_split(path, raw["train"].tensors, raw["train"].prefix, "training");
+    if (!eval_split.empty()) {
+        const auto& e = raw[eval_split];
+        splits.eval = make_split(path, e.tensors, e.prefix, eval_split.c_str());
         const auto& a = splits.train;
         const auto& b = splits.eval;
         const bool tokens = a.task == Task::LanguageModeling || a.task == Task::SequenceClassification;
         if (a.task != b.task || (!tokens && a.inputs.sizes().slice(1) != b.inputs.sizes().slice(1)))
-            throw corrupt_data(path, "the eval split (" + shape_text(b.inputs) + " " + dtype_text(b.inputs) +
-                                         ") does not match the training split (" + shape_text(a.inputs) + " " +
-                                         dtype_text(a.inputs) + ")");
+            throw corrupt_data(path, "the " + eval_split + " split (" + shape_text(b.inputs) + " " +
+                                         dtype_text(b.inputs) + ") does not match the training split (" +
+                                         shape_text(a.inputs) + " " + dtype_text(a.inputs) + ")");
         if (a.attention_mask.defined() != b.attention_mask.defined())
             throw corrupt_data(path, "one split has an attention_mask and the other has none");
+        if (a.token_type_ids.defined() != b.token_type_ids.defined())
+            throw corrupt_data(path, "one split has token_type_ids and the other has none");
         // One class count and vocabulary for both: a class only the eval split holds still gets an output.
         const auto classes = std::max(a.num_classes, b.num_classes);
         const auto vocab = std::max(a.vocab_size, b.vocab_size);

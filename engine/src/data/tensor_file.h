@@ -5,8 +5,12 @@
 //   torch.save({"input_ids": ids, "attention_mask": mask, "labels": labels,
 //               "eval_input_ids": …, "eval_attention_mask": …, "eval_labels": …}, "data.pt")
 //
-// "inputs" may stand for "input_ids" (images or feature rows); the eval split
-// is optional and may also be given as nested dicts {"train": {…}, "eval": {…}}.
+// "inputs" may stand for "input_ids" (images or feature rows), "label" for
+// "labels", and token_type_ids may come with token ids: a tokenizer's output
+// as it is. The eval split is optional and may also be given as nested dicts
+// named as Hugging Face datasets name their splits: {"train": {…},
+// "validation": {…}, "test": {…}} ("eval" for "validation"); the run
+// evaluates on the validation split, or on the test split when there is none.
 // What the tensors are decides the task: integer inputs with labels [N] are
 // sequence classification, with labels [N, T] language modelling (−100 marks
 // a label item that does not count); float inputs [N, C, H, W] are images, any

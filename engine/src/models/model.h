@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <torch/nn/module.h>
 #include <torch/types.h>
@@ -45,6 +46,13 @@ public:
     // shifts its labels itself (a Transformers model computing its own loss);
     // the data's label-item counts follow it (build_run_parts).
     virtual std::int64_t label_shift() const { return 0; }
+    // How many classes (or tokens) the model's logits cover, where the data does
+    // not decide it (a module from a file): the data's labels must lie below it
+    // (build_run_parts checks every one at load). 0: the model was built to fit.
+    virtual std::int64_t label_width() const { return 0; }
+    // What the run should say once about how the data feeds the model (an
+    // argument made up, a column left out). Empty for the built-in models.
+    virtual std::vector<std::string> feeding_notes() const { return {}; }
     // A model loaded from a TorchScript file: the trained module as
     // torch.jit.save writes it (the checkpoints keep it beside model.pt, for
     // Python's torch.jit.load). Empty for the built-in models.

@@ -12,6 +12,7 @@
 
 #include "accum/errors.h"
 #include "data/tensor_text.h"
+#include "memory/out_of_memory.h"
 #include "torch_compat.h"
 
 namespace accum {
@@ -19,7 +20,7 @@ namespace accum {
 namespace {
 
 // What feeds each argument of forward.
-enum class Feed { Inputs, Mask, Labels, Omitted };
+enum class Feed { Inputs, Mask, TokenTypes, Labels, Omitted };
 
 const std::set<std::string>& input_names() {
     static const std::set<std::string> n{"input_ids", "inputs", "input", "x", "pixel_values", "images", "features"};
@@ -139,9 +140,9 @@ Returned take_apart(const c10::IValue& value) {
 
 class ScriptModel final : public Model {
 public:
-    ScriptModel(torch::jit::Module module, std::string path, KernelSet kernels)
+    ScriptModel(torch::jit::Module module, std::string path, std::string data_path, KernelSet kernels)
         : Model(kernels), module_(std::move(module)), forward_(module_.get_method("forward")),
-          path_(std::move(path)) {
+          path_(std::move(path)), data_path_(std::move(data_path)) {
         std::unordered_set<const c10::TensorImpl*> seen;
         mirror(module_, *this, seen);
     }
@@ -157,6 +158,7 @@ public:
             Feed feed = Feed::Omitted;
             if (input_names().count(name)) feed = Feed::Inputs;
             else if (mask_names().count(name)) feed = Feed::Mask;
+            else if (name == "token_type_ids") feed = Feed::TokenTypes;
             else if (label_names().count(name)) feed = Feed::Labels;
             else if (schema.arguments().size() == 2) feed = Feed::Inputs; // forward(self, anything): the inputs
             if (feed == Feed::Inputs && inputs) feed = Feed::Omitted;     // one argument takes them
@@ -165,8 +167,15 @@ public:
             if (feed == Feed::Inputs) inputs = true;
             if (feed == Feed::Labels) takes_labels_ = true;
             if (feed == Feed::Mask && !data.attention_mask.defined()) mask_made_ = true;
+            if (feed == Feed::TokenTypes) {
+                takes_token_types_ = true;
+                // A default (None in Transformers) is better than made-up zeros.
+                if (!data.token_type_ids.defined() && arg.default_value()) feed = Feed::Omitted;
+                else if (!data.token_type_ids.defined()) token_types_made_ = true;
+            }
             arguments_.emplace_back(std::move(name), feed);
         }
+        token_types_unfed_ = data.token_type_ids.defined() && !takes_token_types_;
         const std::string signature = signature_text();
         if (!inputs)
             throw refuse("forward" + signature + " takes none of the names the batch's inputs go to (" +
@@ -203,6 +212,7 @@ public:
         if (!out.loss.defined()) shift = 0;
         if (out.logits.defined()) {
             logits_shape_ = shape_text(out.logits);
+            label_width_ = out.logits.size(-1);
             const bool rows = batch.labels.dim() == 1 && out.logits.dim() == 2 && out.logits.size(0) == batch.size;
             const bool tokens = batch.labels.dim() == 2 && out.logits.dim() == 3 &&
                                 out.logits.size(0) == batch.size && out.logits.size(1) == batch.labels.size(1);
@@ -211,10 +221,8 @@ public:
                              shape_text(batch.labels) +
                              " (class logits [B, C] for labels [B], token logits [B, T, V] for labels [B, T])");
             if (!out.loss.defined()) {
-                if (out.logits.size(-1) < data.num_classes)
-                    throw refuse("forward returns " + std::to_string(out.logits.size(-1)) +
-                                 " logits per item but the data's labels go up to " +
-                                 std::to_string(data.num_classes - 1));
+                // Labels beyond the logits are the data's problem: build_run_parts
+                // checks every one against label_width() and names the sample.
                 loss_kind_ = "the engine's cross-entropy over the logits";
             } else {
                 for (std::int64_t s : {0, 1}) {
@@ -252,7 +260,7 @@ public:
     }
 
     ModelOutput forward(const Batch& batch) override {
-        const c10::IValue value = call(batch);
+        const c10::IValue value = call_on_data(batch);
         Returned out = take_apart(value);
         if (!out.loss.defined() && !out.logits.defined())
             throw std::runtime_error(path_ + ": forward returned " + form_of(value) + " this time, without a loss or logits");
@@ -270,7 +278,7 @@ public:
         return o;
     }
 
-    torch::Tensor logits(const Batch& batch) override { return take_apart(call(batch)).logits; }
+    torch::Tensor logits(const Batch& batch) override { return take_apart(call_on_data(batch)).logits; }
 
     std::int64_t label_shift() const override { return shift_; }
 
@@ -281,7 +289,15 @@ public:
         if (!logits_shape_.empty()) out << " (logits " << logits_shape_ << " for two samples)";
         out << "; trains on " << loss_kind_;
         if (mask_made_) out << "; attention_mask is all ones (the data has none)";
+        if (token_types_made_) out << "; token_type_ids are all zeros (the data has none)";
         return out.str();
+    }
+
+    std::int64_t label_width() const override { return label_width_; }
+
+    std::vector<std::string> feeding_notes() const override {
+        if (!token_types_unfed_) return {};
+        return {"the data's token_type_ids are not fed: forward" + signature_text() + " takes no token_type_ids"};
     }
 
     void train(bool on = true) override {
@@ -337,6 +353,7 @@ private:
             switch (feed) {
             case Feed::Inputs: out += " ← inputs"; break;
             case Feed::Mask: out += " ← attention_mask"; break;
+            case Feed::TokenTypes: out += " ← token_type_ids"; break;
             case Feed::Labels: out += " ← labels"; break;
             case Feed::Omitted: out += defaults_[i] ? " (default)" : " (nothing fits)"; break;
             }
@@ -356,11 +373,95 @@ private:
                 stack.emplace_back(batch.attention_mask.defined() ? batch.attention_mask
                                                                   : torch::ones_like(batch.input_ids));
                 break;
+            case Feed::TokenTypes:
+                stack.emplace_back(batch.token_type_ids.defined() ? batch.token_type_ids
+                                                                  : torch::zeros_like(batch.input_ids));
+                break;
             case Feed::Labels: stack.emplace_back(batch.labels); break;
             case Feed::Omitted: stack.push_back(*defaults_[i]); break;
             }
         }
         return forward_(std::move(stack));
+    }
+
+    // A run's call. An error the module raises on the data ends the run with the
+    // code of its kind and LibTorch's reason whole: an index out of range (a
+    // label or token id the module has no row for) is the data's, anything else
+    // the module's. Out of memory, and the engine's own errors, pass unchanged.
+    c10::IValue call_on_data(const Batch& batch) {
+        try {
+            return call(batch);
+        } catch (const CodedError&) {
+            throw;
+        } catch (const std::exception& e) {
+            if (is_out_of_memory_error(e)) throw;
+            fail_on(batch, e);
+        }
+    }
+
+    // Throws the failure on `batch`, naming it and, where one sample fails alone, that sample.
+    [[noreturn]] void fail_on(const Batch& batch, const std::exception& e) {
+        const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+        const std::string full = c10 ? c10->what_without_backtrace() : e.what();
+        const std::string reason = first_line(e);
+        const bool data = dynamic_cast<const c10::IndexError*>(&e) != nullptr ||
+                          reason.find("out of bounds") != std::string::npos ||
+                          reason.find("index out of range") != std::string::npos ||
+                          reason.find("IndexError") != std::string::npos;
+        std::string where = std::string(is_training() ? "training" : "eval") + " batch";
+        if (batch.index >= 0) where += " " + std::to_string(batch.index + 1) + " of the epoch";
+        where += " (" + samples_text(batch.samples) + ")";
+        if (const auto culprit = failing_sample(batch); culprit >= 0)
+            where += "; sample " + std::to_string(culprit) + " fails alone";
+        const std::string text = "failed on " + where + ": " + reason;
+        // The interpreter's traceback says where in the module's code: the run's log keeps it.
+        if (data) {
+            DataError error(data_path_ + ": the forward of " + path_ + " " + text);
+            if (full != reason) error.set_log_text("LibTorch's whole message: " + trimmed(full));
+            throw error;
+        }
+        auto error = refuse("forward " + text);
+        if (full != reason) error.set_log_text("LibTorch's whole message: " + trimmed(full));
+        throw error;
+    }
+
+    // The first sample of `batch` on which forward fails alone (no gradients), or -1.
+    std::int64_t failing_sample(const Batch& batch) {
+        if (batch.size <= 1 || batch.samples.size() != static_cast<std::size_t>(batch.size)) return -1;
+        torch::NoGradGuard no_grad;
+        for (std::int64_t i = 0; i < batch.size; ++i) {
+            Batch one;
+            auto row = [i](const torch::Tensor& t) { return t.defined() ? t.slice(0, i, i + 1) : t; };
+            one.input_ids = row(batch.input_ids);
+            one.attention_mask = row(batch.attention_mask);
+            one.token_type_ids = row(batch.token_type_ids);
+            one.labels = row(batch.labels);
+            one.size = 1;
+            one.num_items = 1;
+            try {
+                call(one);
+            } catch (const std::exception&) {
+                return batch.samples[static_cast<std::size_t>(i)];
+            }
+        }
+        return -1;
+    }
+
+    static std::string samples_text(const std::vector<std::int64_t>& samples) {
+        if (samples.empty()) return "no samples";
+        bool run = true;
+        for (std::size_t i = 1; i < samples.size(); ++i) run = run && samples[i] == samples[i - 1] + 1;
+        if (samples.size() == 1) return "sample " + std::to_string(samples.front());
+        if (run) return "samples " + std::to_string(samples.front()) + "–" + std::to_string(samples.back());
+        std::string out = "samples ";
+        for (std::size_t i = 0; i < samples.size() && i < 4; ++i) out += (i ? ", " : "") + std::to_string(samples[i]);
+        return out + (samples.size() > 4 ? ", … (" + std::to_string(samples.size()) + ")" : "");
+    }
+
+    static std::string trimmed(const std::string& text) {
+        const auto begin = text.find_first_not_of("\n ");
+        const auto end = text.find_last_not_of("\n ");
+        return begin == std::string::npos ? std::string() : text.substr(begin, end + 1 - begin);
     }
 
     // The probe's call: an error is the module's refusal, with the shapes it was given.
@@ -379,10 +480,15 @@ private:
     torch::jit::Module module_;
     torch::jit::Method forward_;
     std::string path_;
+    std::string data_path_; // the data's file, for a failure that is the data's
     std::vector<std::pair<std::string, Feed>> arguments_;
     std::vector<std::optional<c10::IValue>> defaults_; // by argument: its default value, if any
     bool takes_labels_ = false;
     bool mask_made_ = false;
+    bool takes_token_types_ = false;
+    bool token_types_made_ = false;  // forward takes token_type_ids, the data has none: zeros
+    bool token_types_unfed_ = false; // the data has token_type_ids, forward takes none
+    std::int64_t label_width_ = 0;
     std::string form_;
     std::string logits_shape_;
     std::string loss_kind_;
@@ -413,7 +519,9 @@ std::shared_ptr<Model> load_script_model(const RunConfig& config, const TensorDa
                      "path) or torch.jit.trace): " + reason);
     }
     if (!module.find_method("forward")) throw refuse("the module has no forward method");
-    auto model = std::make_shared<ScriptModel>(std::move(module), path, kernels);
+    auto model = std::make_shared<ScriptModel>(std::move(module), path,
+                                               config.data_path.empty() ? to_string(config.dataset) : config.data_path,
+                                               kernels);
     bool trainable = false;
     for (const auto& p : model->parameters()) trainable = trainable || p.requires_grad();
     if (!trainable)

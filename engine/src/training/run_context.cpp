@@ -99,6 +99,13 @@ RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
             std::to_string(micro_batches_per_epoch()) + " micro-batches, flushed at its end");
     // What the engine made of a user's module: which data feed its forward, what it returns.
     if (config_.model == ModelKind::File && is_main_process()) log("model: " + model().describe());
+    if (is_main_process()) {
+        for (const auto& note : data().notes) log("data: " + note);
+        for (const auto& note : model().feeding_notes()) log("data: " + note);
+        if (config_.model != ModelKind::File && data().train.token_type_ids.defined())
+            log("data: the data's token_type_ids are not fed: the built-in " + to_string(config_.model) +
+                " takes none");
+    }
     start_threads();
 }
 
@@ -251,6 +258,7 @@ MemoryRecord RunContext::memory_record() const {
     r.peak_gradients_bytes = peak.gradients_bytes;
     r.peak_optimizer_state_bytes = peak.optimizer_state_bytes;
     r.peak_activations_bytes = peak.activations_bytes;
+    r.peak_optimizer_step_bytes = peak.optimizer_step_bytes;
     r.rank = rank();
     return r;
 }
@@ -393,6 +401,7 @@ void RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     const auto peak = peak_meter_.take_step();
     r.peak_memory_bytes = peak.peak_bytes;
     r.peak_activations_bytes = peak.peak_activations_bytes;
+    r.peak_optimizer_step_bytes = peak.peak_optimizer_step_bytes;
     if (ranks_) {
         const auto c = ranks_->take_window_counters();
         r.grad_allreduces = c.calls;

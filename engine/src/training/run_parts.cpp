@@ -28,6 +28,26 @@ torch::Device device_named(const std::string& name) {
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
+// Every label of `data` (a split of `path`) below the model's `width`: a
+// module from a file says how many classes (or tokens) its logits cover, and a
+// label beyond them fails deep inside its forward, mid-run, far from its cause.
+void check_labels(const TensorDataset& data, std::int64_t width, const std::string& path, const char* split) {
+    if (width <= 0 || data.size() == 0) return;
+    const auto bad = data.labels.ge(width).logical_and(data.labels.ne(kIgnoreIndex));
+    const auto count = bad.sum().item<std::int64_t>();
+    if (count == 0) return;
+    const auto at = bad.nonzero()[0];
+    const auto sample = at[0].item<std::int64_t>();
+    const auto label = data.labels.dim() == 1 ? data.labels[sample].item<std::int64_t>()
+                                              : data.labels[sample][at[1]].item<std::int64_t>();
+    std::string what = "label " + std::to_string(label);
+    if (data.labels.dim() == 2) what += " at position " + std::to_string(at[1].item<std::int64_t>());
+    throw corrupt_data(path, what + " of " + split + " sample " + std::to_string(sample) + " is outside the model's " +
+                                 std::to_string(width) + " outputs (its logits cover labels 0 to " +
+                                 std::to_string(width - 1) + "); " + std::to_string(count) + " label" +
+                                 (count == 1 ? " is" : "s are") + " out of range in that split");
+}
+
 } // namespace
 
 torch::Device resolve_run_device(const RunConfig& config) {
@@ -57,8 +77,8 @@ std::unique_ptr<RunParts> build_run_parts(const RunConfig& config, ShardOf shard
         throw ConfigError(make_message(
             message_code::invalid_configuration,
             {{"option", "eval-strategy"},
-             {"problem", config.data_path + " holds no eval split (eval_input_ids or eval_inputs, eval_labels): add "
-                                            "one, or use --eval-strategy no"}}));
+             {"problem", config.data_path + " holds no eval split (eval_input_ids or eval_inputs, eval_labels, or a "
+                                            "nested validation split): add one, or use --eval-strategy no"}}));
     p.train_loader = std::make_unique<DataLoader>(p.data.train, config.batch_size, config.shuffle, config.seed);
     p.eval_loader = std::make_unique<DataLoader>(p.data.eval, config.batch_size, /*shuffle=*/false, config.seed);
     // Several processes: each trains on its shard (DistributedSampler); the
@@ -68,6 +88,8 @@ std::unique_ptr<RunParts> build_run_parts(const RunConfig& config, ShardOf shard
     torch::manual_seed(config.seed);
     // A training run reads its gradients from .grad: the kernels may add into it directly.
     p.model = make_model(config, p.data.train, KernelSet(config.cpu_kernels, /*gradients_in_place=*/true));
+    check_labels(p.data.train, p.model->label_width(), config.data_path, "training");
+    check_labels(p.data.eval, p.model->label_width(), config.data_path, "eval");
     // A causal LM that shifts its labels itself counts its label items from the second position.
     if (const auto shift = p.model->label_shift(); shift > 0) {
         count_label_items(p.data.train, shift);
