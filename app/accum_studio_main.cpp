@@ -15,6 +15,7 @@
 //                       (with --demo: when the lab experiment ends)
 //   --quit-after-run    quit when the run ends
 //   --screenshot-after MS  grab the window MS milliseconds after start (then quit)
+//   --build-up-lines N  the code panel's build-up with its first N lines shown
 //   --lesson-step STEP  open the lesson at step STEP (1-based, or a name: problem, proof, tokens…);
 //                       with --screenshot: grab when the step's run ends
 
@@ -27,6 +28,7 @@
 #include <cstdio>
 
 #include "accum/records.h"
+#include "code_panel.h"
 #include "config_panel.h"
 #include "language.h"
 #include "lesson.h"
@@ -89,8 +91,12 @@ int main(int argc, char** argv) {
                                            QStringLiteral("Start in presentation mode (F11 leaves it)."));
     after_option.setFlags(QCommandLineOption::HiddenFromHelp);
     lesson_step_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    QCommandLineOption build_up_option(QStringLiteral("build-up-lines"),
+                                       QStringLiteral("Show the code panel's build-up at its first N lines."),
+                                       QStringLiteral("N"));
+    build_up_option.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOptions({config_option, autorun_option, screenshot_option, quit_option, demo_option, after_option,
-                       language_option, lesson_option, lesson_step_option, presentation_option});
+                       language_option, lesson_option, lesson_step_option, presentation_option, build_up_option});
     parser.addPositionalArgument(QStringLiteral("run-dir"),
                                  QStringLiteral("accum-run output directories to open in the Runs tab."),
                                  QStringLiteral("[run-dir...]"));
@@ -169,6 +175,11 @@ int main(int argc, char** argv) {
         });
     window.show();
     if (parser.isSet(presentation_option)) window.set_presentation_mode(true);
+    if (parser.isSet(build_up_option)) // after the lesson's step, which starts its own build-up
+        QTimer::singleShot(600, &window, [&window, lines = parser.value(build_up_option).toInt()] {
+            window.code_panel()->start_build_up();
+            for (int i = 1; i < lines; ++i) window.code_panel()->next_line();
+        });
     if (lesson_index >= 0) {
         QTimer::singleShot(300, &window, [&window, lesson_index] { window.start_lesson(lesson_index); });
     } else if (parser.isSet(demo_option)) {

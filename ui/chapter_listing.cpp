@@ -69,11 +69,11 @@ ChapterListing pytorch_chapter(const ChapterOptions& o) {
                              "The loop takes one micro-batch at a time: small enough to fit in memory."));
     int body = 1;
     if (parallel) {
-        b.added(1, QStringLiteral("sync = ((index + 1) % gradient_accumulation_steps == 0"), {},
+        b.added(1, QStringLiteral("sync = ((index + 1) % gradient_accumulation_steps"), {},
                 QT_TRANSLATE_NOOP("studio::Chapter",
                                   "With %2 processes: only the micro-batch that ends the window needs the gradients "
                                   "averaged across them."));
-        b.added(3, QStringLiteral("or index + 1 == len(dataloader))"));
+        b.added(3, QStringLiteral("== 0 or index + 1 == len(dataloader))"));
         b.added(1, QStringLiteral("with nullcontext() if sync else model.no_sync():"), {R::NoSync},
                 QT_TRANSLATE_NOOP("studio::Chapter",
                                   "no_sync(): the other micro-batches keep their gradients local, so the processes "
@@ -82,12 +82,12 @@ ChapterListing pytorch_chapter(const ChapterOptions& o) {
     }
     int forward = body;
     if (autocast) {
-        b.added(body, QStringLiteral("with torch.autocast(\"%1\", dtype=%2):")
-                          .arg(o.cuda ? QStringLiteral("cuda") : QStringLiteral("cpu"), autocast_dtype(o)),
+        b.added(body, QStringLiteral("with torch.autocast(\"%1\",").arg(o.cuda ? QStringLiteral("cuda") : QStringLiteral("cpu")),
                 {R::Autocast},
                 QT_TRANSLATE_NOOP("studio::Chapter",
                                   "autocast: the forward's matrix products run in lower precision; the weights and "
                                   ".grad stay float32."));
+        b.added(body + 5, QStringLiteral("dtype=%1):").arg(autocast_dtype(o)), {R::Autocast});
         forward = body + 1;
     }
     b.line(forward, QStringLiteral("outputs = model(**batch)"), {R::Forward},
@@ -114,11 +114,11 @@ ChapterListing pytorch_chapter(const ChapterOptions& o) {
                                   "Every K-th micro-batch, or the last one of the data (a shorter window), ends the "
                                   "window: now the update."));
     } else {
-        b.line(1, QStringLiteral("if ((index + 1) % gradient_accumulation_steps == 0) or ("), {},
+        b.line(1, QStringLiteral("if ((index + 1) % gradient_accumulation_steps"), {},
                QT_TRANSLATE_NOOP("studio::Chapter",
                                  "Every K-th micro-batch, or the last one of the data (a shorter window), ends the "
                                  "window: now the update."));
-        b.line(3, QStringLiteral("index + 1 == len(dataloader)):"));
+        b.line(3, QStringLiteral("== 0) or (index + 1 == len(dataloader)):"));
     }
     if (o.loss_scaler)
         b.added(2, QStringLiteral("scaler.unscale_(optimizer)"), {R::Unscale},
@@ -159,22 +159,21 @@ ChapterListing accelerator_chapter(const ChapterOptions& o) {
     const bool clip = o.max_grad_norm > 0;
     const char* accelerator_why = QT_TRANSLATE_NOOP(
         "studio::Chapter", "Accelerator(gradient_accumulation_steps=%1): Accelerate counts the micro-batches for you.");
+    b.line(0, QStringLiteral("accelerator = Accelerator("), {}, accelerator_why);
     if (autocast) {
-        b.line(0, QStringLiteral("accelerator = Accelerator(gradient_accumulation_steps=%1,").arg(o.accumulation_steps),
-               {}, accelerator_why);
-        b.added(6, QStringLiteral("  mixed_precision=\"%1\")").arg(precision_name(o)), {},
+        b.line(1, QStringLiteral("gradient_accumulation_steps=%1,").arg(o.accumulation_steps));
+        b.added(1, QStringLiteral("mixed_precision=\"%1\")").arg(precision_name(o)), {},
                 QT_TRANSLATE_NOOP("studio::Chapter",
                                   "mixed_precision: the prepared model's forward runs under autocast."));
     } else {
-        b.line(0, QStringLiteral("accelerator = Accelerator(gradient_accumulation_steps=%1)").arg(o.accumulation_steps),
-               {}, accelerator_why);
+        b.line(1, QStringLiteral("gradient_accumulation_steps=%1)").arg(o.accumulation_steps));
     }
     b.line(0, QStringLiteral("model, optimizer, dataloader, lr_scheduler = ("), {},
            QT_TRANSLATE_NOOP("studio::Chapter",
                              "prepare() wraps the model, optimizer, data and schedule (with several processes: DDP "
                              "and a sharded data loader)."));
-    b.line(1, QStringLiteral("accelerator.prepare(model, optimizer, dataloader,"));
-    b.line(5, QStringLiteral("lr_scheduler))"));
+    b.line(1, QStringLiteral("accelerator.prepare(model, optimizer,"));
+    b.line(6, QStringLiteral("dataloader, lr_scheduler))"));
     b.line(0, QStringLiteral("for batch in dataloader:"), {},
            QT_TRANSLATE_NOOP("studio::Chapter",
                              "The loop takes one micro-batch at a time: small enough to fit in memory."));
@@ -222,30 +221,30 @@ ChapterListing trainer_chapter(const ChapterOptions& o) {
     Builder t(o);
     const bool autocast = o.mixed_precision != accum::MixedPrecision::No;
     const bool clip = o.max_grad_norm > 0;
-    t.line(0, QStringLiteral("args = TrainingArguments("), {},
+    // The last argument closes the call: no line of its own for ")".
+    const bool more = autocast || clip;
+    t.line(0, QStringLiteral("args = TrainingArguments(output_dir=\"run\","), {},
            QT_TRANSLATE_NOOP("studio::Chapter", "With the Trainer the loop is configured, not written."));
-    t.line(1, QStringLiteral("output_dir=\"run\", per_device_train_batch_size=%1,").arg(o.batch_size));
-    t.line(1, QStringLiteral("gradient_accumulation_steps=%1,").arg(o.accumulation_steps), {},
+    t.line(1, QStringLiteral("per_device_train_batch_size=%1,").arg(o.batch_size));
+    t.line(1, QStringLiteral("gradient_accumulation_steps=%1%2").arg(o.accumulation_steps).arg(more ? QLatin1Char(',') : QLatin1Char(')')), {},
            QT_TRANSLATE_NOOP("studio::Chapter",
                              "gradient_accumulation_steps=%1: the Trainer runs %1 micro-batches per update."));
     if (autocast)
-        t.added(1, QStringLiteral("%1=True,").arg(precision_name(o)), {},
+        t.added(1, QStringLiteral("%1=True%2").arg(precision_name(o)).arg(clip ? QLatin1Char(',') : QLatin1Char(')')), {},
                 QT_TRANSLATE_NOOP("studio::Chapter", "Mixed precision: the forward runs under autocast."));
     if (clip)
-        t.added(1, QStringLiteral("max_grad_norm=%1,").arg(norm_text(o.max_grad_norm)), {},
+        t.added(1, QStringLiteral("max_grad_norm=%1)").arg(norm_text(o.max_grad_norm)), {},
                 QT_TRANSLATE_NOOP("studio::Chapter",
                                   "Clipping, once per update, on the whole window's gradient."));
-    t.line(0, QStringLiteral(")"));
-    t.line(0, QStringLiteral("trainer = Trainer(model=model, args=args,"), {},
+    t.line(0, QStringLiteral("trainer = Trainer(model, args, train_dataset=data)"), {},
            QT_TRANSLATE_NOOP("studio::Chapter", "The Trainer gets the model, the arguments and the data."));
-    t.line(7, QStringLiteral("  train_dataset=train_dataset)"));
     // train() runs every line folded under it: it is lit whatever runs.
     t.line(0, QStringLiteral("trainer.train()"),
            {R::NoSync, R::Autocast, R::Forward, R::LossScale, R::Backward, R::AllReduce, R::Unscale, R::OptimizerStep,
             R::SchedulerStep, R::ScalerUpdate, R::ZeroGrad},
            QT_TRANSLATE_NOOP("studio::Chapter",
                              "train() runs the whole loop; folded underneath, what it does for each update."));
-    t.line(1, QStringLiteral("# for window in windows:  (K micro-batches each)"), {},
+    t.line(1, QStringLiteral("# for window in windows:   (K micro-batches)"), {},
            QT_TRANSLATE_NOOP("studio::Chapter",
                              "Inside train(): each update takes a window of %1 micro-batches from the data loader."));
     t.line(1, QStringLiteral("#   for inputs in window:"));

@@ -107,21 +107,25 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     tabs_->setTabToolTip(0, tr("The loop as the chapter writes it; shaded lines are added by this configuration"));
     tabs_->addTab(py_, tr("Python"));
     tabs_->setTabToolTip(1, tr("A script that runs with the real library"));
-    tabs_->addTab(cpp_, tr("C++ (engine)"));
-    tabs_->setTabToolTip(2, tr("The loop the engine runs"));
+    tabs_->addTab(cpp_, tr("C++"));
+    tabs_->setTabToolTip(2, tr("The loop the engine runs, in C++"));
 
     auto* style = QApplication::style();
-    build_up_ = new QPushButton(tr("Build up"));
+    build_up_ = new QPushButton(style->standardIcon(QStyle::SP_FileDialogListView), QString());
     build_up_->setObjectName(QStringLiteral("build_up_button"));
     build_up_->setCheckable(true);
-    build_up_->setToolTip(tr("Reveal the chapter's loop a line at a time, each with why"));
-    previous_line_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowUp), tr("Previous line"));
+    build_up_->setAccessibleName(tr("Build up"));
+    build_up_->setToolTip(tr("Build up: reveal the chapter's loop a line at a time, each with why"));
+    // Icons only: beside the tabs they leave the tabs their room; the tooltips name them.
+    previous_line_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowUp), QString());
     previous_line_->setObjectName(QStringLiteral("previous_line_button"));
-    previous_line_->setToolTip(tr("Hide the last line shown (Alt+Up)"));
+    previous_line_->setAccessibleName(tr("Previous line"));
+    previous_line_->setToolTip(tr("Previous line: hide the last line shown (Alt+Up)"));
     previous_line_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
-    next_line_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowDown), tr("Next line"));
+    next_line_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowDown), QString());
     next_line_->setObjectName(QStringLiteral("next_line_button"));
-    next_line_->setToolTip(tr("Show the loop's next line and why it is there (Alt+Down)"));
+    next_line_->setAccessibleName(tr("Next line"));
+    next_line_->setToolTip(tr("Next line: show the loop's next line and why it is there (Alt+Down)"));
     next_line_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
     connect(build_up_, &QPushButton::toggled, this, [this](bool on) {
         if (on != building_up()) on ? start_build_up() : end_build_up();
@@ -171,14 +175,17 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     model_line_->setWordWrap(true);
     model_line_->setVisible(false);
     layout->addWidget(model_line_);
+    // The build-up's buttons beside the tabs, where they take no line of the listing's height.
+    auto* build_row = new QWidget;
+    build_row->setObjectName(QStringLiteral("build_up_row"));
+    auto* build_layout = new QHBoxLayout(build_row);
+    build_layout->setContentsMargins(0, 0, 0, 2);
+    build_layout->setSpacing(2);
+    build_layout->addWidget(build_up_);
+    build_layout->addWidget(previous_line_);
+    build_layout->addWidget(next_line_);
+    tabs_->setCornerWidget(build_row, Qt::TopRightCorner);
     layout->addWidget(tabs_, 1);
-    auto* build_row = new QHBoxLayout;
-    build_row->setContentsMargins(0, 0, 0, 0);
-    build_row->addWidget(build_up_);
-    build_row->addWidget(previous_line_);
-    build_row->addWidget(next_line_);
-    build_row->addStretch(1);
-    layout->addLayout(build_row);
     layout->addWidget(why_);
     layout->addWidget(caption_);
     layout->addWidget(meter_);
@@ -299,7 +306,9 @@ void CodePanel::update_build_up() {
     if (build_up_->isChecked() != building_up()) build_up_->setChecked(building_up());
     previous_line_->setEnabled(building_up() && build_step_ > 0);
     next_line_->setEnabled(!building_up() || build_step_ + 1 < steps);
+    // While the loop builds up, its sentence takes the caption's place.
     why_->setVisible(building_up());
+    caption_->setVisible(!building_up());
     if (building_up()) {
         const int start = chapter_.step_starts()[static_cast<std::size_t>(build_step_)];
         why_->setText(tr("Line %1 of %2: %3")
@@ -438,6 +447,7 @@ void CodePanel::set_paused(bool paused, bool running) { step_button_->setEnabled
 
 void CodePanel::set_presentation_scale(double scale) {
     scale_ = scale;
+    for (auto* button : {build_up_, previous_line_, next_line_}) button->setIconSize(QSize(16, 16) * scale);
     const QFont code = PlotLook::scaled(code_font_, scale);
     cpp_->setFont(code);
     py_->setFont(code);

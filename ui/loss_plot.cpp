@@ -113,8 +113,9 @@ void LossPlot::set_presentation_scale(double scale) {
     controls_->setVisible(scale <= 1.0);
     // In front of a class the legend goes below the plot, in its large text, so that
     // no curve hides behind it and the curves keep the plot's area.
-    PlotLook::legend_below(plot_, scale > 1.0, 0); // beside: the live plots are wide and short
-    dirty_ = true; // the markers' room changes with their size
+    // Where the legend goes (a free corner, or outside) is frame()'s choice, at
+    // every refresh: the markers' room and the legend's size change with the scale.
+    dirty_ = true;
     refresh();
 }
 
@@ -270,13 +271,11 @@ void LossPlot::frame() {
     if (!auto_range_ || !any) return;
     QCPRange keys, values;
     if (!graphs_extent(plot_, plot_->yAxis, &keys, &values)) return;
-    // In presentation mode the legend stays beside the plot (set_presentation_scale).
-    const bool presentation = look_.scale() > 1.0;
-    if (!presentation) PlotLook::legend_below(plot_, false);
+    PlotLook::legend_below(plot_, false);
     fit_ranges(keys, values);
-    if (presentation) return;
     // The legend in a corner the curves leave free; else in room made above them
-    // when a little is enough; else beside the plot.
+    // when a little is enough; else outside: beside a wide plot, below a narrow one
+    // (the lesson's mechanism gives the code the width).
     const auto corners = {Qt::Alignment(Qt::AlignTop | Qt::AlignRight), Qt::Alignment(Qt::AlignBottom | Qt::AlignLeft),
                           Qt::Alignment(Qt::AlignTop | Qt::AlignLeft), Qt::Alignment(Qt::AlignBottom | Qt::AlignRight)};
     if (legend_to_free_corner(plot_, corners)) return;
@@ -287,8 +286,17 @@ void LossPlot::frame() {
         plot_->yAxis->setRangeUpper(y.upper + legend * y.size() / (height - legend));
         if (legend_to_free_corner(plot_, corners)) return;
     }
-    PlotLook::legend_below(plot_, true, 0);
-    fit_ranges(keys, values); // the plot is narrower now: the markers' room again
+    // Beside or below (two columns), whichever leaves the curves the larger area.
+    auto area_with = [this](int columns) {
+        PlotLook::legend_below(plot_, false);
+        PlotLook::legend_below(plot_, true, columns);
+        lay_out(plot_);
+        const QRect r = plot_->axisRect()->rect();
+        return std::int64_t(r.width()) * r.height();
+    };
+    const auto below = area_with(2);
+    if (area_with(0) < below) area_with(2);
+    fit_ranges(keys, values); // the plot is smaller now: the markers' room again
 }
 
 void LossPlot::fit_ranges(QCPRange keys, const QCPRange& values) {

@@ -497,6 +497,7 @@ void MainWindow::set_presentation_mode(bool on) {
         desk_rect_ = geometry();
         desk_maximized_ = isMaximized();
         desk_plots_state_ = plots_split_->saveState();
+        desk_live_state_ = live_split_->saveState();
         desk_icon_size_ = toolbar_->iconSize();
         const auto* where = screen() ? screen() : QGuiApplication::primaryScreen();
         const double scale = presentation_scale(where ? where->geometry().height() : 720,
@@ -511,6 +512,10 @@ void MainWindow::set_presentation_mode(bool on) {
         config_summary_action_->setVisible(true);
         update_config_summary();
         plots_split_->widget(2)->hide(); // the evaluation table and the run log
+        // Half the width for the code: the Chapter view's lines (54 columns) in text a
+        // class reads, at 1280 px (test_layout_fit).
+        const int across = std::max(live_split_->width(), 100);
+        live_split_->setSizes({across / 2, across - across / 2});
         // The whole screen, also where no window manager honours full screen (a bare X server).
         if (where) setGeometry(where->geometry());
         showFullScreen();
@@ -522,6 +527,7 @@ void MainWindow::set_presentation_mode(bool on) {
         config_column_->show();
         plots_split_->widget(2)->show();
         plots_split_->restoreState(desk_plots_state_);
+        live_split_->restoreState(desk_live_state_);
         // The desk fonts' minimum sizes, before the desk geometry is restored.
         QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
         if (layout()) layout()->activate();

@@ -231,6 +231,7 @@ private:
     QByteArray desk_geometry_; // saved as the window's geometry while in presentation mode
     QRect desk_rect_;
     QByteArray desk_plots_state_;
+    QByteArray desk_live_state_; // the plots and the code, across
     QSize desk_icon_size_;
     bool desk_maximized_ = false;
     QFont log_font_;

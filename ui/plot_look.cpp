@@ -71,8 +71,12 @@ void PlotLook::legend_below(QCustomPlot* plot, bool below, int columns) {
             legend->setWrap(columns);
             legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
         } else {
+            // Beside the axis rect, not beside a title row above it.
+            int row = 0;
+            for (int r = 0; r < grid->rowCount(); ++r)
+                if (grid->hasElement(r, 0) && grid->element(r, 0) == plot->axisRect()) row = r;
             const int column = grid->columnCount();
-            grid->addElement(0, column, legend);
+            grid->addElement(row, column, legend);
             grid->setColumnStretchFactor(column, 0.001);
             legend->setWrap(0);
             legend->setFillOrder(QCPLayoutGrid::foRowsFirst, true);

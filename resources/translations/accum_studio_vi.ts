@@ -38,6 +38,26 @@
 <context>
     <name>studio::CodePanel</name>
     <message>
+        <source>C++</source>
+        <translation>C++</translation>
+    </message>
+    <message>
+        <source>The loop the engine runs, in C++</source>
+        <translation>Vòng lặp mà engine chạy, bằng C++</translation>
+    </message>
+    <message>
+        <source>Build up: reveal the chapter&apos;s loop a line at a time, each with why</source>
+        <translation>Dựng dần: hiện vòng lặp của chương từng dòng một, mỗi dòng kèm lý do</translation>
+    </message>
+    <message>
+        <source>Previous line: hide the last line shown (Alt+Up)</source>
+        <translation>Dòng trước: ẩn dòng vừa hiện (Alt+Up)</translation>
+    </message>
+    <message>
+        <source>Next line: show the loop&apos;s next line and why it is there (Alt+Down)</source>
+        <translation>Dòng tiếp: hiện dòng tiếp theo của vòng lặp và lý do nó ở đó (Alt+Down)</translation>
+    </message>
+    <message>
         <source>Chapter</source>
         <translation>Chương</translation>
     </message>
@@ -50,32 +70,16 @@
         <translation>Một script chạy với thư viện thật</translation>
     </message>
     <message>
-        <source>The loop the engine runs</source>
-        <translation>Vòng lặp mà engine chạy</translation>
-    </message>
-    <message>
         <source>Build up</source>
         <translation>Dựng dần</translation>
-    </message>
-    <message>
-        <source>Reveal the chapter&apos;s loop a line at a time, each with why</source>
-        <translation>Hiện vòng lặp của chương từng dòng một, mỗi dòng kèm lý do</translation>
     </message>
     <message>
         <source>Previous line</source>
         <translation>Dòng trước</translation>
     </message>
     <message>
-        <source>Hide the last line shown (Alt+Up)</source>
-        <translation>Ẩn dòng vừa hiện (Alt+Up)</translation>
-    </message>
-    <message>
         <source>Next line</source>
         <translation>Dòng tiếp</translation>
-    </message>
-    <message>
-        <source>Show the loop&apos;s next line and why it is there (Alt+Down)</source>
-        <translation>Hiện dòng tiếp theo của vòng lặp và lý do nó ở đó (Alt+Down)</translation>
     </message>
     <message>
         <source>Line %1 of %2: %3</source>
@@ -120,10 +124,6 @@
     <message>
         <source>Python</source>
         <translation>Python</translation>
-    </message>
-    <message>
-        <source>C++ (engine)</source>
-        <translation>C++ (engine)</translation>
     </message>
     <message>
         <source>Set a teaching pace (e.g. 800 ms) and press Run: the executing lines light up.</source>

@@ -86,18 +86,19 @@ void TestChapterView::chapterWritesEachStyle_data() {
                                             QStringLiteral("outputs = model(**batch)"),
                                             QStringLiteral("loss = loss / gradient_accumulation_steps"),
                                             QStringLiteral("loss.backward()"),
-                                            QStringLiteral("if ((index + 1) % gradient_accumulation_steps == 0) or ("),
-                                            QStringLiteral("index + 1 == len(dataloader)):"),
+                                            QStringLiteral("if ((index + 1) % gradient_accumulation_steps"),
+                                            QStringLiteral("== 0) or (index + 1 == len(dataloader)):"),
                                             QStringLiteral("optimizer.step()"), QStringLiteral("lr_scheduler.step()"),
                                             QStringLiteral("optimizer.zero_grad()")};
     QTest::newRow("accelerator") << QStringLiteral("accelerator")
-                                 << QStringList{QStringLiteral("Accelerator(gradient_accumulation_steps=3)"),
+                                 << QStringList{QStringLiteral("accelerator = Accelerator("),
+                                                QStringLiteral("gradient_accumulation_steps=3)"),
                                                 QStringLiteral("with accelerator.accumulate(model):"),
                                                 QStringLiteral("accelerator.backward(loss)"),
                                                 QStringLiteral("optimizer.step()")};
     QTest::newRow("trainer") << QStringLiteral("trainer")
                              << QStringList{QStringLiteral("args = TrainingArguments("),
-                                            QStringLiteral("gradient_accumulation_steps=3,"),
+                                            QStringLiteral("gradient_accumulation_steps=3)"),
                                             QStringLiteral("trainer.train()"),
                                             QStringLiteral("#     accelerator.backward(loss)")};
 }
@@ -108,6 +109,15 @@ void TestChapterView::chapterWritesEachStyle() {
     const auto chapter = studio::chapter_listing(options(qPrintable(style), 3));
     const QString text = text_of(chapter);
     for (const auto& line : expected) QVERIFY2(text.contains(line), qPrintable(line + QStringLiteral("\n") + text));
+    // At most 54 columns, with every addition too: at 1280 × 720 in presentation
+    // mode the view has about 54 columns of the least readable text (test_layout_fit).
+    auto all_on = options(qPrintable(style), 3);
+    all_on.world_size = 2;
+    all_on.mixed_precision = accum::MixedPrecision::Bf16;
+    all_on.loss_scaler = true;
+    all_on.max_grad_norm = 1.0;
+    for (const auto& c : {chapter, studio::chapter_listing(all_on)})
+        for (const auto& line : c.lines) QVERIFY2(line.text.size() <= 54, qPrintable(line.text));
     // About ten lines, none of them an addition in the default configuration.
     QVERIFY2(chapter.lines.size() >= 8 && chapter.lines.size() <= 16, qPrintable(text));
     QVERIFY(!has_addition(chapter));

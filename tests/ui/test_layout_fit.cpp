@@ -29,6 +29,7 @@
 #include <QPlainTextEdit>
 #include <QScreen>
 #include <QScrollBar>
+#include <QTabBar>
 #include <QTextBlock>
 #include <QTextLayout>
 #include <QScrollArea>
@@ -338,7 +339,6 @@ void TestLayoutFit::chapterViewFits() {
     lesson->title_label()->setText(step.title_text());
     lesson->text_label()->setText(step.body_text());
     lesson->verdict_label()->setText(step.body_text());
-    window.set_live_focus(studio::LiveFocus::Code);
     accum::RunConfig c = step.config();
     c.mode = static_cast<accum::Mode>(mode);
     if (additions) { // every line a configuration adds
@@ -364,8 +364,20 @@ void TestLayoutFit::chapterViewFits() {
     window.tabs()->setCurrentIndex(0);
     for (const auto& p : problems(window, screen, presentation)) all << QStringLiteral("building up: %1").arg(p);
     panel->end_build_up();
-    for (const auto& p : problems(window, screen, presentation)) all << QStringLiteral("whole loop: %1").arg(p);
+    // The window's own share of the width (a run started by hand), then the
+    // mechanism's (the code given the room).
+    for (const bool focus : {false, true}) {
+    if (focus) window.set_live_focus(studio::LiveFocus::Code);
+    const QString where = focus ? QStringLiteral("code focus") : QStringLiteral("the window's share");
+    for (const auto& p : problems(window, screen, presentation)) all << QStringLiteral("whole loop, %1: %2").arg(where, p);
     if (chapter->horizontalScrollBar()->isVisible()) all << QStringLiteral("the Chapter view scrolls sideways");
+    // The script and the engine's C++ one click away: every tab shown whole.
+    auto* bar = panel->tabs()->tabBar();
+    for (int i = 0; i < bar->count(); ++i)
+        if (!bar->rect().contains(bar->tabRect(i)))
+            all << QStringLiteral("%1: the code panel's tab \"%2\" is cut (tabs %3 px wide)")
+                       .arg(where, bar->tabText(i))
+                       .arg(bar->width());
     // A projector's 1280 × 720: every line on one line, in text a class reads.
     if (presentation && screen_size == QSize(1280, 720)) {
         const int least = screen->geometry().height() / 40 - 1;
@@ -373,10 +385,11 @@ void TestLayoutFit::chapterViewFits() {
             all << QStringLiteral("the Chapter view's text is %1 px, below %2").arg(pixels(chapter->font())).arg(least + 1);
         for (auto block = chapter->document()->begin(); block.isValid(); block = block.next())
             if (block.layout() && block.layout()->lineCount() > 1)
-                all << QStringLiteral("the Chapter view wraps \"%1\" (%2 px wide, font %3 px)")
-                           .arg(block.text())
+                all << QStringLiteral("%1: the Chapter view wraps \"%2\" (%3 px wide, font %4 px)")
+                           .arg(where, block.text())
                            .arg(chapter->viewport()->width())
                            .arg(pixels(chapter->font()));
+    }
     }
     for (const auto& p : all) qWarning("%s", qPrintable(p));
     QVERIFY2(all.isEmpty(), qPrintable(QStringLiteral("%1 problem(s); the first: %2").arg(all.size()).arg(all.value(0))));
@@ -445,11 +458,22 @@ QStringList points_outside(QCustomPlot* plot) {
             const QPointF p(g->keyAxis()->coordToPixel(it->key), g->valueAxis()->coordToPixel(it->value));
             const bool marker_inside = area.adjusted(r - 1, r - 1, 1 - r, 1 - r).contains(p);
             if (!in_range || !marker_inside) {
-                found << QStringLiteral("\"%1\": the point (%2, %3) is %4")
+                found << QStringLiteral("\"%1\": the point (%2, %3) is %4 (at %5,%6 px in the axes %7,%8 %9x%10; "
+                                        "x %11 to %12, y %13 to %14)")
                              .arg(g->name())
                              .arg(it->key)
                              .arg(it->value)
-                             .arg(in_range ? QStringLiteral("cut at the edge") : QStringLiteral("outside the axes"));
+                             .arg(in_range ? QStringLiteral("cut at the edge") : QStringLiteral("outside the axes"))
+                             .arg(p.x())
+                             .arg(p.y())
+                             .arg(area.x())
+                             .arg(area.y())
+                             .arg(area.width())
+                             .arg(area.height())
+                             .arg(g->keyAxis()->range().lower)
+                             .arg(g->keyAxis()->range().upper)
+                             .arg(g->valueAxis()->range().lower)
+                             .arg(g->valueAxis()->range().upper);
                 break;
             }
         }
@@ -477,9 +501,10 @@ void TestLayoutFit::plotsFrameTheirData() {
     QFETCH(QString, shape);
     QFETCH(bool, presentation);
     QFETCH(int, steps);
-    // The live loss plot's room at 1280 × 720: wide and short.
+    // The live loss plot's room at 1280 × 720: wide and short at the desk, half the
+    // width and the memory plot's height less in presentation mode.
     studio::LossPlot plot;
-    plot.resize(760, 260);
+    plot.resize(presentation ? QSize(640, 340) : QSize(760, 260));
     plot.show();
     QVERIFY(QTest::qWaitForWindowExposed(&plot));
     plot.set_presentation_scale(presentation ? 1.5 : 1.0);
@@ -493,6 +518,16 @@ void TestLayoutFit::plotsFrameTheirData() {
     QStringList all = points_outside(plot.plot());
     auto* qcp = plot.plot();
     if (!qcp->legend->visible()) all << QStringLiteral("no legend beside the curves");
+    // A legend outside leaves the curves room to be read: not the 34 px strip a
+    // loss-scaled run's five entries below the plot once left (nothingIsCut notes
+    // an area under 100 px; a loss-scaled run in presentation mode has about 100).
+    const QRect axes = qcp->axisRect()->rect();
+    if (axes.height() < 80 || axes.width() < 200)
+        all << QStringLiteral("the axes have %1x%2 px of the plot's %3x%4")
+                   .arg(axes.width())
+                   .arg(axes.height())
+                   .arg(qcp->width())
+                   .arg(qcp->height());
     if (studio::legend_covers_a_point(qcp)) {
         all << QStringLiteral("the legend covers a point");
         const auto r = qcp->legend->outerRect();
