@@ -34,7 +34,8 @@ ALL=(screenshot-studio screenshot-studio-oom screenshot-memory-bands screenshot-
      screenshot-code-panel screenshot-compare-styles screenshot-compare-accumulation
      screenshot-loss-scale-pitfall screenshot-no-sync screenshot-own-model screenshot-pretrained-lab
      screenshot-installed-vi
-     lesson-step1 lesson-step1-vi lesson-step3 lesson-step5)
+     lesson-step1 lesson-step1-vi lesson-step2-build-up lesson-step3 lesson-step5
+     chapter-pytorch chapter-accelerator chapter-trainer)
 
 die() { echo "screenshots.sh: $*" >&2; exit 1; }
 
@@ -129,8 +130,15 @@ make_picture() {
       shot screenshot-installed-vi "$DESK" --language vi --screenshot-after 4000 "$runs/mlp-64x4" "$runs/mlp-256x1" ;;
     lesson-step1) shot "$1" "$PROJECTOR" --presentation --lesson-step 1 ;;
     lesson-step1-vi) shot "$1" "$PROJECTOR" --presentation --language vi --lesson-step 1 ;;
+    lesson-step2-build-up) # the mechanism mid-run, its loop built up to the update's condition
+      shot "$1" "$PROJECTOR" --presentation --lesson-step 2 --build-up-lines 7 --screenshot-after 10000 ;;
     lesson-step3) shot "$1" "$PROJECTOR" --presentation --lesson-step 3 ;;
     lesson-step5) shot "$1" "$PROJECTOR" --presentation --lesson-step 5 ;;
+    chapter-pytorch | chapter-accelerator | chapter-trainer) # each style's Chapter view mid-run
+      local style="${1#chapter-}"
+      shot "$1" "$PROJECTOR" --presentation --autorun --screenshot-after 9000 --config "$(config "$style" "{\"mode\":
+        \"$style\", \"model\": \"cnn\", \"batch-size\": 64, \"accumulation-steps\": 4, \"lr\": 0.02,
+        \"max-steps\": 6, \"epochs\": 0, \"micro-step-delay\": 0.6}")" ;;
   esac
 }
 
