@@ -422,6 +422,8 @@ void CodePanel::show_phase() {
         if (role == LineRole::Backward) shown.sync = false;
         meter_->show_record(shown);
     }
+    // Bounded: an hour at a second a micro-batch keeps it all; longer forgets the start.
+    if (lit_history_.size() >= 50000) lit_history_.erase(lit_history_.begin(), lit_history_.begin() + 25000);
     lit_history_.push_back({current_, role});
     lit_.clear();
     lit_.push_back(role);
