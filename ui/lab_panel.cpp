@@ -917,22 +917,32 @@ void LabPanel::rebuild_plot() {
     }
     plot_->rescaleAxes();
     if (lr) plot_->yAxis->setRangeLower(0.0);
+    // Losses framed as the live plot frames them: a margin, and 0 only when it is near.
+    QCPRange loss_keys, losses;
+    if (!lr && !scale_axis && graphs_extent(plot_, plot_->yAxis, &loss_keys, &losses))
+        plot_->yAxis->setRange(framed_range(losses.lower, losses.upper));
     // Room for the legend where the curves are not: losses fall from the top left, so
     // below them on the left; a learning rate falls to zero, so above it on the right;
     // a loss scale falls from its start, so below it.
     const auto y = plot_->yAxis->range();
     // In presentation mode the legend is outside the plot (PlotLook::legend_below).
     const bool legend_inside = plot_->legend->visible() && plot_->legend->layout() != plot_->plotLayout();
+    // A corner the loss curves leave free first; else the room below them.
+    const bool placed = legend_inside && !lr && !scale_axis &&
+                        legend_to_free_corner(plot_, {Qt::Alignment(Qt::AlignTop | Qt::AlignRight),
+                                                      Qt::Alignment(Qt::AlignBottom | Qt::AlignLeft),
+                                                      Qt::Alignment(Qt::AlignTop | Qt::AlignLeft),
+                                                      Qt::Alignment(Qt::AlignBottom | Qt::AlignRight)});
     if (scale_axis) {
         // Close around the scales, so that a halving is a visible step; the legend below them.
         if (scaling) plot_->yAxis->setRange(lowest_scale / (legend_inside ? 256.0 : 4.0), highest_scale * 2.0);
-    } else if (legend_inside) {
+    } else if (legend_inside && !placed) {
         if (lr)
             plot_->yAxis->setRangeUpper(y.upper + 0.45 * std::max(y.size(), 1e-9));
         else
             plot_->yAxis->setRangeLower(y.lower - 0.6 * std::max(y.size(), 1e-9));
     }
-    if (legend_inside)
+    if (legend_inside && !placed)
         plot_->axisRect()->insetLayout()->setInsetAlignment(0, lr           ? (Qt::AlignTop | Qt::AlignRight)
                                                                : scale_axis ? (Qt::AlignBottom | Qt::AlignRight)
                                                                             : (Qt::AlignBottom | Qt::AlignLeft));
