@@ -80,7 +80,12 @@ std::string before_codes_out_of_memory(const SummaryRecord& s) {
         // The ratio with its spread, "1.07 × (1.04–1.10) faster".
         const std::string times_faster =
             arg(s, "ratio") + " ×" + (arg(s, "spread").empty() ? "" : " (" + arg(s, "spread") + ")") + " faster than ";
-        if (arg(s, "why") == message_code::plan_faster)
+        if (arg(s, "why") == message_code::plan_faster && !arg(s, "same").empty())
+            why = "; " + pick +
+                  (arg(s, "checkpointing").empty() ? " without checkpointing against " + other + " with it"
+                                                   : " with gradient checkpointing against " + other + " without it") +
+                  ": no measurable difference in speed (" + arg(s, "spread") + " ×, measured)";
+        else if (arg(s, "why") == message_code::plan_faster)
             why = "; " + pick +
                   (arg(s, "checkpointing").empty()
                        ? " fits without checkpointing and runs " + times_faster + other + " with it"
@@ -178,6 +183,26 @@ private Q_SLOTS:
         QCOMPARE(render_template("{@missing}!", args), std::string("!"));
         QCOMPARE(render_template("*-idx?-ubyte {} {A} {", args), std::string("*-idx?-ubyte {} {A} {"));
         QCOMPARE(english_text(make_message("no_such_code")), std::string());
+    }
+
+    // The planner's speed words: a spread that includes 1 measured no difference.
+    void planSpeedWords() {
+        std::map<std::string, std::string> args{{"faster_batch", "64"}, {"faster_steps", "4"},
+                                                {"slower_batch", "128"}, {"slower_steps", "2"},
+                                                {"ratio", "1.07"}, {"spread", "1.03–1.12"}};
+        QCOMPARE(english_text(make_message(message_code::plan_faster, args)),
+                 std::string("64 × 4 fits without checkpointing and runs 1.07 × (1.03–1.12) faster than 128 × 2 "
+                             "with it (measured)"));
+        args["ratio"] = "1.0";
+        args["spread"] = "0.97–1.04";
+        args["same"] = "yes";
+        QCOMPARE(english_text(make_message(message_code::plan_faster, args)),
+                 std::string("64 × 4 without checkpointing against 128 × 2 with it: no measurable difference in speed "
+                             "(0.97–1.04 ×, measured)"));
+        args["checkpointing"] = "yes";
+        QCOMPARE(english_text(make_message(message_code::plan_faster, args)),
+                 std::string("64 × 4 with gradient checkpointing against 128 × 2 without it: no measurable "
+                             "difference in speed (0.97–1.04 ×, measured)"));
     }
 
     // The lesson's step 1: 256 × 1 under 40 MiB runs out; the suggestion is measured.

@@ -152,12 +152,16 @@ inline constexpr MessageTemplate message_templates[] = {
     // faster_*: the pick, slower_*: the other lever's verified micro-batch × K;
     // ratio: the pick's median samples/s over the other's, rounded to what its
     // spread allows; spread: the range of the ratio over the planner's timing
-    // rounds ("1.04–1.10", memory_planner.h); checkpointing: the pick uses it.
+    // rounds ("1.04–1.10", memory_planner.h); checkpointing: the pick uses it;
+    // same: the spread includes 1, no difference was measured.
     {message_code::plan_faster,
-     "faster_batch, faster_steps, slower_batch, slower_steps, ratio, spread?, checkpointing?",
+     "faster_batch, faster_steps, slower_batch, slower_steps, ratio, spread?, checkpointing?, same?",
+     "{same?{faster_batch} × {faster_steps} {checkpointing?with gradient checkpointing|without checkpointing} against "
+     "{slower_batch} × {slower_steps} {checkpointing?without it|with it}: no measurable difference in speed "
+     "({spread} ×, measured)|"
      "{faster_batch} × {faster_steps} {checkpointing?with gradient checkpointing runs {ratio} ×{spread? ({spread})} "
      "faster than {slower_batch} × {slower_steps} without it|fits without checkpointing and runs {ratio} ×"
-     "{spread? ({spread})} faster than {slower_batch} × {slower_steps} with it} (measured)"},
+     "{spread? ({spread})} faster than {slower_batch} × {slower_steps} with it} (measured)}"},
     {message_code::plan_checkpointing_no_larger, "faster_batch, faster_steps",
      "{faster_batch} × {faster_steps} fits without checkpointing, and checkpointing lets no larger micro-batch fit "
      "(it would only add a second forward)"},

@@ -382,7 +382,8 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
                                  {"ratio", ratio_text(plan.ratio, plan.ratio_low, plan.ratio_high)},
                                  {"spread", number_text(plan.ratio_low, decimals) + "–" +
                                                 number_text(plan.ratio_high, decimals)},
-                                 {"checkpointing", pick->gradient_checkpointing ? "yes" : ""}});
+                                 {"checkpointing", pick->gradient_checkpointing ? "yes" : ""},
+                                 {"same", plan.ratio_low <= 1.0 && 1.0 <= plan.ratio_high ? "yes" : ""}});
     } else if (other && other->gradient_checkpointing && other->batch_size > 0) {
         plan.why = make_message(message_code::plan_checkpointing_no_larger,
                                 {{"faster_batch", std::to_string(pick->batch_size)},
