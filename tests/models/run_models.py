@@ -546,6 +546,48 @@ def case_sdpa(work):
 
 # ------------------------------------------------------------------ the real Trainer
 
+class Split(torch.utils.data.Dataset):
+    """A split of a tensors file as the Trainer reads it: rows of named tensors,
+    the labels under "labels". `data` a flat file's dict with `prefix` ("" or
+    "eval_"), or a nested split ({"input_ids", …, "label"}) with prefix None."""
+
+    def __init__(self, data, prefix=None):
+        keys = ("input_ids", "attention_mask", "token_type_ids")
+        if prefix is None:
+            self.columns = {k: data[k] for k in keys if k in data}
+            self.labels = data["label"] if "label" in data else data["labels"]
+        else:
+            self.columns = {k: data[prefix + k] for k in keys if prefix + k in data}
+            self.labels = data[prefix + "labels"]
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, i):
+        return dict({k: v[i] for k, v in self.columns.items()}, labels=self.labels[i])
+
+
+class TracedForTrainer(torch.nn.Module):
+    """A traced module as the Trainer calls a model: keyword arguments in, an
+    output with .loss and .logits (peers.Output) out."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.module = torch.jit.load(path)
+
+    def named_children(self):
+        # Transformers' get_parameter_names walks the children and cannot read a
+        # ScriptModule's parameter dict; without weight decay its names are unused
+        # (parameters(), zero_grad() and the optimizer still reach the module).
+        return iter(())
+
+    def forward(self, input_ids, attention_mask, labels, token_type_ids=None):
+        extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
+        out = self.module(input_ids=input_ids, attention_mask=attention_mask, labels=labels, **extra)
+        loss, logits = (out["loss"], out["logits"]) if isinstance(out, dict) else out[:2]
+        return peers.Output(loss=loss, logits=logits)
+
+
 def case_trainer(work):
     os.makedirs(work, exist_ok=True)
     try:
@@ -555,35 +597,6 @@ def case_trainer(work):
         sys.exit(SKIP)
     import peer_loops
 
-    class Split(torch.utils.data.Dataset):
-        def __init__(self, data, prefix):
-            self.ids, self.mask, self.labels = (data[prefix + k] for k in ("input_ids", "attention_mask", "labels"))
-
-        def __len__(self):
-            return len(self.labels)
-
-        def __getitem__(self, i):
-            return {"input_ids": self.ids[i], "attention_mask": self.mask[i], "labels": self.labels[i]}
-
-    class Traced(torch.nn.Module):
-        """The traced module as the Trainer calls a model: keyword arguments in, an
-        output with .loss and .logits (peers.Output) out."""
-
-        def __init__(self, path):
-            super().__init__()
-            self.module = torch.jit.load(path)
-
-        def named_children(self):
-            # Transformers' get_parameter_names walks the children and cannot read a
-            # ScriptModule's parameter dict; without weight decay its names are unused
-            # (parameters(), zero_grad() and the optimizer still reach the module).
-            return iter(())
-
-        def forward(self, input_ids, attention_mask, labels):
-            out = self.module(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
-            loss, logits = (out["loss"], out["logits"]) if isinstance(out, dict) else out[:2]
-            return peers.Output(loss=loss, logits=logits)
-
     for kind in ("bert", "gpt2"):
         model, data_file = transformers_files(work, kind)
         data = torch.load(data_file)
@@ -592,7 +605,7 @@ def case_trainer(work):
                "scheduler": "constant", "optimizer": "sgd", "momentum": 0.9, "seed": 0, "logging-steps": 1,
                "save-strategy": "no"}
         original = peers.make_model
-        peers.make_model = lambda kind_, init, vocab=0: Traced(model)
+        peers.make_model = lambda kind_, init, vocab=0: TracedForTrainer(model)
         try:
             # accepts_loss_kwargs=False: the traced forward takes no num_items_in_batch,
             # so the Trainer divides each micro-batch's mean loss by K (--loss-normalization mean).
@@ -647,37 +660,10 @@ def case_pretrained(work):
         if keys != ["attention_mask", "input_ids", "label", "token_type_ids"]:
             fail("the %s split holds %s, not a tokenizer's output with a label" % (split, keys))
 
-    class Split(torch.utils.data.Dataset):
-        def __init__(self, split):
-            self.split = split
-
-        def __len__(self):
-            return len(self.split["label"])
-
-        def __getitem__(self, i):
-            row = {k: self.split[k][i] for k in ("input_ids", "attention_mask", "token_type_ids")}
-            row["labels"] = self.split["label"][i]
-            return row
-
     splits = {"train": Split(data["train"]), "eval": Split(data["validation"])}
     common = {"batch-size": 16, "accumulation-steps": 4, "lr": 1e-4, "max-grad-norm": 1.0, "epochs": 1,
               "max-steps": PRETRAINED_STEPS, "scheduler": "constant", "optimizer": "adamw", "seed": 0,
               "logging-steps": 1, "save-strategy": "no"}
-
-    class Traced(torch.nn.Module):
-        """The traced module as the Trainer calls a model (as case_trainer's)."""
-
-        def __init__(self, path):
-            super().__init__()
-            self.module = torch.jit.load(path)
-
-        def named_children(self):
-            return iter(())
-
-        def forward(self, input_ids, attention_mask, token_type_ids, labels):
-            loss, logits = self.module(input_ids=input_ids, attention_mask=attention_mask,
-                                       token_type_ids=token_type_ids, labels=labels)[:2]
-            return peers.Output(loss=loss, logits=logits)
 
     def trainer_losses(name, make, accepts_loss_kwargs):
         original = peers.make_model
@@ -692,7 +678,7 @@ def case_pretrained(work):
         return losses, logged
 
     # The real Trainer on the traced module (forward without **kwargs: it divides by K).
-    reference, _ = trainer_losses("trainer-traced", lambda: Traced(model_file), None)
+    reference, _ = trainer_losses("trainer-traced", lambda: TracedForTrainer(model_file), None)
     engine_options = {"model": model_file, "dataset": "tensors", "data": data_file, "batch-size": 16,
                       "accumulation-steps": 4, "max-steps": PRETRAINED_STEPS, "lr": 1e-4, "optimizer": "adamw",
                       "max-grad-norm": 1.0, "scheduler": "constant", "eval-strategy": "no", "save-strategy": "no",
