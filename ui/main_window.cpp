@@ -17,6 +17,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
@@ -260,6 +261,8 @@ void MainWindow::build_layout() {
     step_label_ = new QLabel;
     epoch_label_ = new QLabel;
     speed_label_ = new QLabel;
+    threads_label_ = new QLabel;
+    threads_label_->setObjectName(QStringLiteral("threads_label"));
     eta_label_ = new QLabel;
     fit_status_labels();
     auto* status_row = new QHBoxLayout;
@@ -268,6 +271,7 @@ void MainWindow::build_layout() {
     status_row->addWidget(step_label_);
     status_row->addWidget(epoch_label_);
     status_row->addWidget(speed_label_);
+    status_row->addWidget(threads_label_);
     status_row->addWidget(eta_label_);
 
     code_panel_ = new CodePanel;
@@ -327,6 +331,7 @@ void MainWindow::fit_status_labels() {
     keep_size(step_label_, {tr("Step %1").arg(9999999)});
     keep_size(epoch_label_, {tr("Epoch %1").arg(9999.99, 0, 'f', 2)});
     keep_size(speed_label_, {tr("%1 samples/s").arg(9999999.0, 0, 'f', 0)});
+    keep_size(threads_label_, {tr("1 thread"), tr("%1 threads").arg(88)});
     keep_size(eta_label_, {tr("ETA %1").arg(long_duration), tr("took %1").arg(long_duration)});
 }
 
@@ -644,6 +649,8 @@ bool MainWindow::start_live(const accum::RunConfig& config, bool users) {
     step_label_->clear();
     epoch_label_->clear();
     speed_label_->clear();
+    threads_label_->clear();
+    threads_label_->setToolTip({});
     eta_label_->clear();
     code_panel_->set_configuration(running_config_);
     code_panel_->set_model_file(running_config_.model == accum::ModelKind::File
@@ -843,6 +850,7 @@ void MainWindow::on_records(const RecordBatch& batch) {
     loss_plot_->append(batch);
     memory_plot_->append(batch);
     pending_logs_ << batch.logs;
+    for (const auto& line : batch.logs) show_threads(line);
     for (const auto& e : batch.evals) {
         const int row = eval_table_->rowCount();
         eval_table_->insertRow(row);
@@ -856,6 +864,20 @@ void MainWindow::on_records(const RecordBatch& batch) {
         }
     }
     if (!batch.steps.empty()) last_step_ = batch.steps.back();
+}
+
+void MainWindow::show_threads(const QString& log_line) {
+    // The engine's lines: "threads: 2 (LibTorch's pool 2, BLAS 1), the default for
+    // this model on 2 cores; …" at the start, "threads: now 1 (was 2), other
+    // programs using 1.0 cores; …" when it changes the count (run_context.cpp).
+    static const QRegularExpression threads(QStringLiteral("^threads: (now |kept )?(\\d+)"));
+    const auto m = threads.match(log_line);
+    if (!m.hasMatch()) return;
+    const int count = m.captured(2).toInt();
+    threads_label_->setText(count == 1 ? tr("1 thread") : tr("%1 threads").arg(count));
+    threads_label_->setToolTip(log_line);
+    // A change mid-run says why where the eye is, for a while.
+    if (m.captured(1) == QLatin1String("now ")) statusBar()->showMessage(log_line, 10000);
 }
 
 void MainWindow::on_refresh_timer() {

@@ -76,6 +76,10 @@ public:
     // Below the configuration, always in view: the form's problems, each a link to its field.
     QLabel* config_problems() const { return config_problems_; }
     QLabel* status_label() const { return status_label_; }
+    // The run's thread count ("2 threads"), its tooltip the engine's reason:
+    // the default for the model and the cores, --threads, or a change while
+    // other programs took cores.
+    QLabel* threads_label() const { return threads_label_; }
     QPlainTextEdit* log_view() const { return log_view_; }
     QAction* reset_defaults_action() const { return reset_defaults_action_; }
     QPushButton* undo_reset_button() const { return undo_reset_button_; }
@@ -173,6 +177,7 @@ private:
     void restore_settings();
     void store_settings() const;
     void save_config_dialog();
+    void show_threads(const QString& log_line);
     void load_config_dialog();
     void export_plot_dialog(bool loss);
     void export_csv_dialog();
@@ -190,6 +195,7 @@ private:
     QProgressBar* progress_ = nullptr;
     QLabel* status_label_ = nullptr;
     QLabel* speed_label_ = nullptr;
+    QLabel* threads_label_ = nullptr;
     QLabel* step_label_ = nullptr;
     QLabel* epoch_label_ = nullptr;
     QLabel* eta_label_ = nullptr;

@@ -209,6 +209,14 @@ void TestStudioWindow::tinyRunFillsPlotsAndTable() {
     QVERIFY(accuracy > 0.0 && accuracy <= 1.0);
     QCOMPARE(window_->progress_bar()->value(), window_->progress_bar()->maximum());
     QVERIFY(window_->run_action()->isEnabled());
+    // The thread count the run used and why: the engine's "threads: N (…), the
+    // default …" log line, as a label with the line as its tooltip.
+    const QString threads_line = window_->threads_label()->toolTip();
+    QVERIFY2(threads_line.startsWith(QStringLiteral("threads: ")), qPrintable(threads_line));
+    QVERIFY2(window_->log_view()->toPlainText().contains(threads_line), qPrintable(threads_line));
+    const int count = QStringView(threads_line).mid(9).toString().section(QLatin1Char(' '), 0, 0).toInt();
+    QVERIFY(count >= 1);
+    QCOMPARE(window_->threads_label()->text(), count == 1 ? QStringLiteral("1 thread") : QStringLiteral("%1 threads").arg(count));
     // The x axis and smoothing controls rebuild the same points.
     window_->loss_plot()->set_x_axis(studio::LossPlot::XAxis::Samples);
     window_->loss_plot()->set_smoothing(0.6);
@@ -222,12 +230,13 @@ void TestStudioWindow::tinyRunFillsPlotsAndTable() {
     QFile csv(out.filePath("loss.csv"));
     QVERIFY(csv.open(QIODevice::ReadOnly));
     QVERIFY(csv.readAll().count('\n') >= 1 + 80 + 20 + 1);
-    // Memory by category: the four bands stack up to the total at every record (the
-    // CSV has them as columns), a faint tick per optimizer step, and hovering names
-    // the bands with their figures.
+    // Memory by category: the four bands of the moment stack up to the total at
+    // every record (the CSV has them as columns; a peak has a fifth, the optimizer
+    // step), a faint tick per optimizer step, and hovering names the bands with
+    // their figures.
     auto* memory = window_->memory_plot();
     const auto bands = memory->band_bytes();
-    QCOMPARE(int(bands.size()), 4);
+    QCOMPARE(int(bands.size()), 5);
     QVERIFY(bands[0] > 0); // parameters
     QCOMPARE(memory->sync_tick_count(), 20);
     const QString hover = memory->hover_text(0.0);
