@@ -487,6 +487,9 @@ void MainWindow::apply_presentation_scale(double scale) {
     toolbar_->setToolButtonStyle(scale > 1.0 ? Qt::ToolButtonIconOnly : Qt::ToolButtonTextBesideIcon);
     // Header views take their font from the style's class fonts, not from the window.
     for (auto* header : findChildren<QHeaderView*>()) header->setFont(scale > 1.0 ? font() : QFont());
+    // In front of a class the row has no room for it (a 1024-pixel projector):
+    // the thread count is a workstation's question, and the log still says it.
+    threads_label_->setVisible(scale <= 1.0);
     fit_status_labels();
 }
 
