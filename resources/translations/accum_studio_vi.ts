@@ -36,6 +36,161 @@
     </message>
 </context>
 <context>
+    <name>studio::Chapter</name>
+    <message>
+        <source>K = %1 micro-batches make one update: the effective batch is the micro-batch × %1.</source>
+        <translation>K = %1 micro-batch tạo một lần cập nhật: batch hiệu dụng là micro-batch × %1.</translation>
+    </message>
+    <message>
+        <source>The loop takes one micro-batch at a time: small enough to fit in memory.</source>
+        <translation>Vòng lặp lấy từng micro-batch một: đủ nhỏ để vừa bộ nhớ.</translation>
+    </message>
+    <message>
+        <source>With %2 processes: only the micro-batch that ends the window needs the gradients averaged across them.</source>
+        <translation>Với %2 tiến trình: chỉ micro-batch kết thúc cửa sổ mới cần lấy trung bình gradient giữa chúng.</translation>
+    </message>
+    <message>
+        <source>no_sync(): the other micro-batches keep their gradients local, so the processes communicate once per update, not %1 times.</source>
+        <translation>no_sync(): các micro-batch khác giữ gradient tại chỗ, nên các tiến trình chỉ trao đổi một lần mỗi lần cập nhật, không phải %1 lần.</translation>
+    </message>
+    <message>
+        <source>autocast: the forward&apos;s matrix products run in lower precision; the weights and .grad stay float32.</source>
+        <translation>autocast: các phép nhân ma trận của forward chạy ở độ chính xác thấp hơn; trọng số và .grad vẫn là float32.</translation>
+    </message>
+    <message>
+        <source>Forward: the model computes this micro-batch&apos;s outputs and loss.</source>
+        <translation>Forward: mô hình tính đầu ra và loss của micro-batch này.</translation>
+    </message>
+    <message>
+        <source>The loss is the mean over this micro-batch&apos;s samples only.</source>
+        <translation>Loss là trung bình chỉ trên các mẫu của micro-batch này.</translation>
+    </message>
+    <message>
+        <source>Divided by K: the %1 micro-batch means add up to the mean over the whole effective batch.</source>
+        <translation>Chia cho K: tổng %1 trung bình của các micro-batch bằng trung bình trên toàn bộ batch hiệu dụng.</translation>
+    </message>
+    <message>
+        <source>With a loss scaler, backward runs on loss × S, so that small gradients survive; the gradients add up in .grad.</source>
+        <translation>Với bộ scale loss, backward chạy trên loss × S để các gradient nhỏ không mất đi; gradient cộng dồn vào .grad.</translation>
+    </message>
+    <message>
+        <source>backward() adds this micro-batch&apos;s gradient into .grad: it accumulates, it is not replaced.</source>
+        <translation>backward() cộng gradient của micro-batch này vào .grad: nó tích lũy, không bị thay thế.</translation>
+    </message>
+    <message>
+        <source>Every K-th micro-batch, or the last one of the data (a shorter window), ends the window: now the update.</source>
+        <translation>Cứ mỗi micro-batch thứ K, hoặc micro-batch cuối của dữ liệu (cửa sổ ngắn hơn), kết thúc cửa sổ: giờ là lúc cập nhật.</translation>
+    </message>
+    <message>
+        <source>unscale_(): .grad is divided by S once per window, and checked for inf or NaN.</source>
+        <translation>unscale_(): .grad được chia cho S một lần mỗi cửa sổ và được kiểm tra inf hoặc NaN.</translation>
+    </message>
+    <message>
+        <source>Clipping looks at the whole window&apos;s gradient, once per update, just before the step.</source>
+        <translation>Clipping xét gradient của cả cửa sổ, một lần mỗi lần cập nhật, ngay trước bước tối ưu.</translation>
+    </message>
+    <message>
+        <source>scaler.step(): one update with the window&apos;s gradient, skipped if a gradient was inf or NaN.</source>
+        <translation>scaler.step(): một lần cập nhật với gradient của cửa sổ, bị bỏ qua nếu có gradient inf hoặc NaN.</translation>
+    </message>
+    <message>
+        <source>optimizer.step(): one update with the gradient of the whole effective batch.</source>
+        <translation>optimizer.step(): một lần cập nhật với gradient của toàn bộ batch hiệu dụng.</translation>
+    </message>
+    <message>
+        <source>scaler.update(): once per window, S halves after an overflow and grows after a run of good windows.</source>
+        <translation>scaler.update(): một lần mỗi cửa sổ, S giảm một nửa sau khi tràn số và tăng lên sau một chuỗi cửa sổ tốt.</translation>
+    </message>
+    <message>
+        <source>The schedule steps once per update, not per micro-batch: it counts updates.</source>
+        <translation>Lịch learning rate bước một lần mỗi lần cập nhật, không phải mỗi micro-batch: nó đếm số lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>zero_grad() empties .grad for the next window; without it, windows would add up.</source>
+        <translation>zero_grad() làm trống .grad cho cửa sổ tiếp theo; không có nó, các cửa sổ sẽ cộng dồn vào nhau.</translation>
+    </message>
+    <message>
+        <source>Accelerator(gradient_accumulation_steps=%1): Accelerate counts the micro-batches for you.</source>
+        <translation>Accelerator(gradient_accumulation_steps=%1): Accelerate đếm các micro-batch thay bạn.</translation>
+    </message>
+    <message>
+        <source>mixed_precision: the prepared model&apos;s forward runs under autocast.</source>
+        <translation>mixed_precision: forward của mô hình đã prepare chạy dưới autocast.</translation>
+    </message>
+    <message>
+        <source>prepare() wraps the model, optimizer, data and schedule (with several processes: DDP and a sharded data loader).</source>
+        <translation>prepare() bọc mô hình, optimizer, dữ liệu và lịch learning rate (với nhiều tiến trình: DDP và data loader chia phần).</translation>
+    </message>
+    <message>
+        <source>accumulate() knows whether this micro-batch ends the window; until it does, it enters no_sync() and the %2 processes do not communicate.</source>
+        <translation>accumulate() biết micro-batch này có kết thúc cửa sổ hay không; cho đến lúc đó, nó vào no_sync() và %2 tiến trình không trao đổi.</translation>
+    </message>
+    <message>
+        <source>accumulate() knows whether this micro-batch ends the window, and tells the optimizer and the scheduler.</source>
+        <translation>accumulate() biết micro-batch này có kết thúc cửa sổ hay không, và báo cho optimizer và scheduler.</translation>
+    </message>
+    <message>
+        <source>accelerator.backward() divides the loss by K and runs backward: the gradients add up in .grad.</source>
+        <translation>accelerator.backward() chia loss cho K rồi chạy backward: gradient cộng dồn vào .grad.</translation>
+    </message>
+    <message>
+        <source>Clipping only when the window ends, on the whole window&apos;s gradient.</source>
+        <translation>Chỉ clipping khi cửa sổ kết thúc, trên gradient của cả cửa sổ.</translation>
+    </message>
+    <message>
+        <source>optimizer.step() is called for every micro-batch, but the prepared optimizer steps only when the window ends.</source>
+        <translation>optimizer.step() được gọi cho mọi micro-batch, nhưng optimizer đã prepare chỉ bước khi cửa sổ kết thúc.</translation>
+    </message>
+    <message>
+        <source>The prepared scheduler steps with the optimizer: once per update.</source>
+        <translation>Scheduler đã prepare bước cùng optimizer: một lần mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>zero_grad() also waits for the window&apos;s end, so .grad accumulates until then.</source>
+        <translation>zero_grad() cũng chờ cửa sổ kết thúc, nên .grad tích lũy cho đến lúc đó.</translation>
+    </message>
+    <message>
+        <source>With the Trainer the loop is configured, not written.</source>
+        <translation>Với Trainer, vòng lặp được cấu hình chứ không phải viết ra.</translation>
+    </message>
+    <message>
+        <source>gradient_accumulation_steps=%1: the Trainer runs %1 micro-batches per update.</source>
+        <translation>gradient_accumulation_steps=%1: Trainer chạy %1 micro-batch mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>Mixed precision: the forward runs under autocast.</source>
+        <translation>Độ chính xác hỗn hợp: forward chạy dưới autocast.</translation>
+    </message>
+    <message>
+        <source>Clipping, once per update, on the whole window&apos;s gradient.</source>
+        <translation>Clipping, một lần mỗi lần cập nhật, trên gradient của cả cửa sổ.</translation>
+    </message>
+    <message>
+        <source>The Trainer gets the model, the arguments and the data.</source>
+        <translation>Trainer nhận mô hình, các tham số và dữ liệu.</translation>
+    </message>
+    <message>
+        <source>train() runs the whole loop; folded underneath, what it does for each update.</source>
+        <translation>train() chạy toàn bộ vòng lặp; thu gọn bên dưới là những gì nó làm cho mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>Inside train(): each update takes a window of %1 micro-batches from the data loader.</source>
+        <translation>Bên trong train(): mỗi lần cập nhật lấy một cửa sổ %1 micro-batch từ data loader.</translation>
+    </message>
+    <message>
+        <source>no_sync() on every micro-batch but the window&apos;s last: the %2 processes communicate once per update.</source>
+        <translation>no_sync() trên mọi micro-batch trừ micro-batch cuối của cửa sổ: %2 tiến trình trao đổi một lần mỗi lần cập nhật.</translation>
+    </message>
+    <message>
+        <source>The Trainer divides by the window&apos;s real size: K, or fewer in a last, shorter window.</source>
+        <translation>Trainer chia cho kích thước thật của cửa sổ: K, hoặc ít hơn ở cửa sổ cuối ngắn hơn.</translation>
+    </message>
+    <message>
+        <source>After the window&apos;s last micro-batch: one optimizer step, one scheduler step, .grad zeroed.</source>
+        <translation>Sau micro-batch cuối của cửa sổ: một bước optimizer, một bước scheduler, .grad về không.</translation>
+    </message>
+</context>
+<context>
     <name>studio::CodePanel</name>
     <message>
         <source>C++</source>
@@ -1241,12 +1396,6 @@
         <translation>|Δ loss| lớn nhất giữa hai kiểu bất kỳ qua %1 lần cập nhật: %2 — cùng một quỹ đạo.</translation>
     </message>
     <message>
-        <source>Same curve: largest |Δ loss| %1.
-Peak memory %2 · samples/s %3.</source>
-        <translation>Cùng đường cong: |Δ loss| lớn nhất %1.
-Bộ nhớ đỉnh %2 · mẫu/giây %3.</translation>
-    </message>
-    <message>
         <source>|Δ loss|</source>
         <translation>|Δ loss|</translation>
     </message>
@@ -1369,6 +1518,24 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>Run “%1” did not start: %2</source>
         <translation>Lần chạy “%1” không bắt đầu được: %2</translation>
+    </message>
+    <message>
+        <source>Optimizer step</source>
+        <translation>Bước optimizer</translation>
+    </message>
+    <message>
+        <source>Same curve: largest |Δ loss| %1.
+Peak memory %2 (activations %3) · samples/s %4.</source>
+        <translation>Cùng đường cong: |Δ loss| lớn nhất %1.
+Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
+    </message>
+    <message>
+        <source>The optimizer step&apos;s temporaries (%1) are the floor: a smaller micro-batch saves no more.</source>
+        <translation>Các giá trị tạm của bước optimizer (%1) là mức sàn: micro-batch nhỏ hơn không tiết kiệm thêm.</translation>
+    </message>
+    <message>
+        <source>optimizer step (above the activations)</source>
+        <translation>bước optimizer (phần trên activation)</translation>
     </message>
 </context>
 <context>
@@ -1973,6 +2140,14 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <source>Click a problem to show its field</source>
         <translation>Bấm vào một lỗi để tới trường của nó</translation>
     </message>
+    <message>
+        <source>1 thread</source>
+        <translation>1 luồng</translation>
+    </message>
+    <message>
+        <source>%1 threads</source>
+        <translation>%1 luồng</translation>
+    </message>
 </context>
 <context>
     <name>studio::MemoryPlot</name>
@@ -2045,10 +2220,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>Tích lũy chỉ thu nhỏ dải activation.</translation>
     </message>
     <message>
-        <source>The activations (saved for backward, the batch, temporaries) grow with the micro-batch: more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients and optimizer state belong to the model and the optimizer. Gradient checkpointing shrinks the activations too, at the cost of a second forward. The bands show what the peak between two records was made of; hovering shows the figures of the moment too.</source>
-        <translation>Activation (được lưu cho backward, batch, các giá trị tạm) tăng theo micro-batch: nhiều bước tích lũy hơn với micro-batch nhỏ hơn sẽ thu nhỏ chúng. Tham số, gradient và trạng thái optimizer thuộc về mô hình và optimizer. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai. Các dải cho thấy đỉnh giữa hai bản ghi gồm những gì; rê chuột lên biểu đồ để xem cả số liệu của thời điểm đó.</translation>
-    </message>
-    <message>
         <source>%1 s</source>
         <translation>%1 giây</translation>
     </message>
@@ -2087,6 +2258,18 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>rank %1</source>
         <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>optimizer step</source>
+        <translation>bước optimizer</translation>
+    </message>
+    <message>
+        <source>The activations (saved for backward, the batch, temporaries) grow with the micro-batch: more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients and optimizer state belong to the model and the optimizer. Gradient checkpointing shrinks the activations too, at the cost of a second forward. The optimizer step&apos;s temporaries (AdamW&apos;s are a few times the largest parameter) show on top where the step needed more than the activations: at a small micro-batch they set the peak. The bands show what the peak between two records was made of; hovering shows the figures of the moment too.</source>
+        <translation>Activation (được lưu cho backward, batch, các giá trị tạm) tăng theo micro-batch: nhiều bước tích lũy hơn với micro-batch nhỏ hơn sẽ thu nhỏ chúng. Tham số, gradient và trạng thái optimizer thuộc về mô hình và optimizer. Gradient checkpointing cũng thu nhỏ activation, đổi lại một lượt forward thứ hai. Các giá trị tạm của bước optimizer (của AdamW gấp vài lần tham số lớn nhất) hiện ở trên cùng khi bước đó cần nhiều hơn activation: ở micro-batch nhỏ chúng quyết định đỉnh. Các dải cho thấy đỉnh giữa hai bản ghi gồm những gì; rê chuột lên biểu đồ để xem cả số liệu của thời điểm đó.</translation>
+    </message>
+    <message>
+        <source>optimizer step (above the activations) %1</source>
+        <translation>bước optimizer (phần trên activation) %1</translation>
     </message>
 </context>
 <context>
@@ -2225,161 +2408,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
     <message>
         <source>Open run directory</source>
         <translation>Mở thư mục lần chạy</translation>
-    </message>
-</context>
-<context>
-    <name>studio::Chapter</name>
-    <message>
-        <source>K = %1 micro-batches make one update: the effective batch is the micro-batch × %1.</source>
-        <translation>K = %1 micro-batch tạo một lần cập nhật: batch hiệu dụng là micro-batch × %1.</translation>
-    </message>
-    <message>
-        <source>The loop takes one micro-batch at a time: small enough to fit in memory.</source>
-        <translation>Vòng lặp lấy từng micro-batch một: đủ nhỏ để vừa bộ nhớ.</translation>
-    </message>
-    <message>
-        <source>With %2 processes: only the micro-batch that ends the window needs the gradients averaged across them.</source>
-        <translation>Với %2 tiến trình: chỉ micro-batch kết thúc cửa sổ mới cần lấy trung bình gradient giữa chúng.</translation>
-    </message>
-    <message>
-        <source>no_sync(): the other micro-batches keep their gradients local, so the processes communicate once per update, not %1 times.</source>
-        <translation>no_sync(): các micro-batch khác giữ gradient tại chỗ, nên các tiến trình chỉ trao đổi một lần mỗi lần cập nhật, không phải %1 lần.</translation>
-    </message>
-    <message>
-        <source>autocast: the forward&apos;s matrix products run in lower precision; the weights and .grad stay float32.</source>
-        <translation>autocast: các phép nhân ma trận của forward chạy ở độ chính xác thấp hơn; trọng số và .grad vẫn là float32.</translation>
-    </message>
-    <message>
-        <source>Forward: the model computes this micro-batch&apos;s outputs and loss.</source>
-        <translation>Forward: mô hình tính đầu ra và loss của micro-batch này.</translation>
-    </message>
-    <message>
-        <source>The loss is the mean over this micro-batch&apos;s samples only.</source>
-        <translation>Loss là trung bình chỉ trên các mẫu của micro-batch này.</translation>
-    </message>
-    <message>
-        <source>Divided by K: the %1 micro-batch means add up to the mean over the whole effective batch.</source>
-        <translation>Chia cho K: tổng %1 trung bình của các micro-batch bằng trung bình trên toàn bộ batch hiệu dụng.</translation>
-    </message>
-    <message>
-        <source>With a loss scaler, backward runs on loss × S, so that small gradients survive; the gradients add up in .grad.</source>
-        <translation>Với bộ scale loss, backward chạy trên loss × S để các gradient nhỏ không mất đi; gradient cộng dồn vào .grad.</translation>
-    </message>
-    <message>
-        <source>backward() adds this micro-batch&apos;s gradient into .grad: it accumulates, it is not replaced.</source>
-        <translation>backward() cộng gradient của micro-batch này vào .grad: nó tích lũy, không bị thay thế.</translation>
-    </message>
-    <message>
-        <source>Every K-th micro-batch, or the last one of the data (a shorter window), ends the window: now the update.</source>
-        <translation>Cứ mỗi micro-batch thứ K, hoặc micro-batch cuối của dữ liệu (cửa sổ ngắn hơn), kết thúc cửa sổ: giờ là lúc cập nhật.</translation>
-    </message>
-    <message>
-        <source>unscale_(): .grad is divided by S once per window, and checked for inf or NaN.</source>
-        <translation>unscale_(): .grad được chia cho S một lần mỗi cửa sổ và được kiểm tra inf hoặc NaN.</translation>
-    </message>
-    <message>
-        <source>Clipping looks at the whole window&apos;s gradient, once per update, just before the step.</source>
-        <translation>Clipping xét gradient của cả cửa sổ, một lần mỗi lần cập nhật, ngay trước bước tối ưu.</translation>
-    </message>
-    <message>
-        <source>scaler.step(): one update with the window&apos;s gradient, skipped if a gradient was inf or NaN.</source>
-        <translation>scaler.step(): một lần cập nhật với gradient của cửa sổ, bị bỏ qua nếu có gradient inf hoặc NaN.</translation>
-    </message>
-    <message>
-        <source>optimizer.step(): one update with the gradient of the whole effective batch.</source>
-        <translation>optimizer.step(): một lần cập nhật với gradient của toàn bộ batch hiệu dụng.</translation>
-    </message>
-    <message>
-        <source>scaler.update(): once per window, S halves after an overflow and grows after a run of good windows.</source>
-        <translation>scaler.update(): một lần mỗi cửa sổ, S giảm một nửa sau khi tràn số và tăng lên sau một chuỗi cửa sổ tốt.</translation>
-    </message>
-    <message>
-        <source>The schedule steps once per update, not per micro-batch: it counts updates.</source>
-        <translation>Lịch learning rate bước một lần mỗi lần cập nhật, không phải mỗi micro-batch: nó đếm số lần cập nhật.</translation>
-    </message>
-    <message>
-        <source>zero_grad() empties .grad for the next window; without it, windows would add up.</source>
-        <translation>zero_grad() làm trống .grad cho cửa sổ tiếp theo; không có nó, các cửa sổ sẽ cộng dồn vào nhau.</translation>
-    </message>
-    <message>
-        <source>Accelerator(gradient_accumulation_steps=%1): Accelerate counts the micro-batches for you.</source>
-        <translation>Accelerator(gradient_accumulation_steps=%1): Accelerate đếm các micro-batch thay bạn.</translation>
-    </message>
-    <message>
-        <source>mixed_precision: the prepared model&apos;s forward runs under autocast.</source>
-        <translation>mixed_precision: forward của mô hình đã prepare chạy dưới autocast.</translation>
-    </message>
-    <message>
-        <source>prepare() wraps the model, optimizer, data and schedule (with several processes: DDP and a sharded data loader).</source>
-        <translation>prepare() bọc mô hình, optimizer, dữ liệu và lịch learning rate (với nhiều tiến trình: DDP và data loader chia phần).</translation>
-    </message>
-    <message>
-        <source>accumulate() knows whether this micro-batch ends the window; until it does, it enters no_sync() and the %2 processes do not communicate.</source>
-        <translation>accumulate() biết micro-batch này có kết thúc cửa sổ hay không; cho đến lúc đó, nó vào no_sync() và %2 tiến trình không trao đổi.</translation>
-    </message>
-    <message>
-        <source>accumulate() knows whether this micro-batch ends the window, and tells the optimizer and the scheduler.</source>
-        <translation>accumulate() biết micro-batch này có kết thúc cửa sổ hay không, và báo cho optimizer và scheduler.</translation>
-    </message>
-    <message>
-        <source>accelerator.backward() divides the loss by K and runs backward: the gradients add up in .grad.</source>
-        <translation>accelerator.backward() chia loss cho K rồi chạy backward: gradient cộng dồn vào .grad.</translation>
-    </message>
-    <message>
-        <source>Clipping only when the window ends, on the whole window&apos;s gradient.</source>
-        <translation>Chỉ clipping khi cửa sổ kết thúc, trên gradient của cả cửa sổ.</translation>
-    </message>
-    <message>
-        <source>optimizer.step() is called for every micro-batch, but the prepared optimizer steps only when the window ends.</source>
-        <translation>optimizer.step() được gọi cho mọi micro-batch, nhưng optimizer đã prepare chỉ bước khi cửa sổ kết thúc.</translation>
-    </message>
-    <message>
-        <source>The prepared scheduler steps with the optimizer: once per update.</source>
-        <translation>Scheduler đã prepare bước cùng optimizer: một lần mỗi lần cập nhật.</translation>
-    </message>
-    <message>
-        <source>zero_grad() also waits for the window&apos;s end, so .grad accumulates until then.</source>
-        <translation>zero_grad() cũng chờ cửa sổ kết thúc, nên .grad tích lũy cho đến lúc đó.</translation>
-    </message>
-    <message>
-        <source>With the Trainer the loop is configured, not written.</source>
-        <translation>Với Trainer, vòng lặp được cấu hình chứ không phải viết ra.</translation>
-    </message>
-    <message>
-        <source>gradient_accumulation_steps=%1: the Trainer runs %1 micro-batches per update.</source>
-        <translation>gradient_accumulation_steps=%1: Trainer chạy %1 micro-batch mỗi lần cập nhật.</translation>
-    </message>
-    <message>
-        <source>Mixed precision: the forward runs under autocast.</source>
-        <translation>Độ chính xác hỗn hợp: forward chạy dưới autocast.</translation>
-    </message>
-    <message>
-        <source>Clipping, once per update, on the whole window&apos;s gradient.</source>
-        <translation>Clipping, một lần mỗi lần cập nhật, trên gradient của cả cửa sổ.</translation>
-    </message>
-    <message>
-        <source>The Trainer gets the model, the arguments and the data.</source>
-        <translation>Trainer nhận mô hình, các tham số và dữ liệu.</translation>
-    </message>
-    <message>
-        <source>train() runs the whole loop; folded underneath, what it does for each update.</source>
-        <translation>train() chạy toàn bộ vòng lặp; thu gọn bên dưới là những gì nó làm cho mỗi lần cập nhật.</translation>
-    </message>
-    <message>
-        <source>Inside train(): each update takes a window of %1 micro-batches from the data loader.</source>
-        <translation>Bên trong train(): mỗi lần cập nhật lấy một cửa sổ %1 micro-batch từ data loader.</translation>
-    </message>
-    <message>
-        <source>no_sync() on every micro-batch but the window&apos;s last: the %2 processes communicate once per update.</source>
-        <translation>no_sync() trên mọi micro-batch trừ micro-batch cuối của cửa sổ: %2 tiến trình trao đổi một lần mỗi lần cập nhật.</translation>
-    </message>
-    <message>
-        <source>The Trainer divides by the window&apos;s real size: K, or fewer in a last, shorter window.</source>
-        <translation>Trainer chia cho kích thước thật của cửa sổ: K, hoặc ít hơn ở cửa sổ cuối ngắn hơn.</translation>
-    </message>
-    <message>
-        <source>After the window&apos;s last micro-batch: one optimizer step, one scheduler step, .grad zeroed.</source>
-        <translation>Sau micro-batch cuối của cửa sổ: một bước optimizer, một bước scheduler, .grad về không.</translation>
     </message>
 </context>
 </TS>
