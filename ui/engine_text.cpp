@@ -168,8 +168,9 @@ std::optional<QString> render(const std::string& c, const Args& a, int depth) {
     }
     if (c == code::plan_faster) {
         // A spread that includes 1 measured no difference, whatever the ratio's
-        // middle: "no measurable difference (0.97–1.04 ×)", not "1.01 × faster".
-        if (a.has("spread") && spread_includes_one(a["spread"]))
+        // middle: "no measurable difference (0.97–1.04 ×)", not "1.01 × faster". The
+        // engine says so with `same`; a summary from before it, by its spread.
+        if (a.has("spread") && (a.has("same") || spread_includes_one(a["spread"])))
             return (a.has("checkpointing")
                         ? EngineText::tr("%1 × %2 with gradient checkpointing against %3 × %4 without it: no measurable "
                                          "difference in speed (%5 ×, measured).")

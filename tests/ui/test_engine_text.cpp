@@ -149,6 +149,12 @@ void TestEngineText::speedWithinItsSpreadIsNoDifference() {
         QCoreApplication::removeTranslator(&vietnamese_);
         QVERIFY2(vietnamese.contains(QStringLiteral("không có khác biệt đo được")), qPrintable(vietnamese));
         QVERIFY2(vietnamese.contains(QStringLiteral("0.97–1.04 ×")), qPrintable(vietnamese));
+        // The engine's own word for it (`same`), whatever the spread's text.
+        auto said = args;
+        said["spread"] = "0.9 to 1.1";
+        said["same"] = "yes";
+        const QString same = studio::engine_message(accum::EngineMessage{accum::message_code::plan_faster, said}, {});
+        QVERIFY2(same.contains(QStringLiteral("no measurable difference")), qPrintable(same));
         args["ratio"] = "1.07";
         args["spread"] = "1.03–1.12";
         const QString faster = studio::engine_message(accum::EngineMessage{accum::message_code::plan_faster, args}, {});
