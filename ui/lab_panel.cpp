@@ -686,25 +686,22 @@ void LabPanel::on_all_finished() {
                    .arg(ms(runs[0]), ms(runs[1]));
     } else if (experiment_ == Experiment::CompareAccumulation && runs.size() >= 2) {
         QStringList memory, activations, speed;
-        std::int64_t step = 0, least_activations = 0;
         for (const auto& r : runs) {
             memory << format_bytes(r.summary.peak_memory_bytes);
             activations << format_bytes(r.peak_activations_bytes());
-            step = std::max(step, r.peak_optimizer_step_bytes());
-            if (least_activations == 0 || r.peak_activations_bytes() < least_activations)
-                least_activations = r.peak_activations_bytes();
             const auto t = update_timing(r); // the warm-up left out, rounded to the spread
             speed << rounded_to_spread(t.samples_per_second, t.samples_low, t.samples_high);
         }
         text = tr("Same curve: largest |Δ loss| %1.\nPeak memory %2 (activations %3) · samples/s %4.")
                    .arg(worst_text, memory.join(QStringLiteral(" → ")), activations.join(QStringLiteral(" → ")),
                         speed.join(QStringLiteral(" → ")));
-        // Below some micro-batch the optimizer step's temporaries, not the
-        // activations, set the peak: a smaller micro-batch saves no more.
-        if (step > least_activations)
+        // At the smallest micro-batch (the last run) the optimizer step's
+        // temporaries, not the activations, set the peak: smaller saves no more.
+        const auto& smallest = runs.back();
+        if (memory_bands(smallest).optimizer_step_bytes > 0)
             text += QLatin1Char(' ') + tr("The optimizer step's temporaries (%1) are the floor: a smaller "
                                           "micro-batch saves no more.")
-                                           .arg(format_bytes(step));
+                                           .arg(format_bytes(smallest.peak_optimizer_step_bytes()));
     } else if (experiment_ == Experiment::PitfallLossScale && runs.size() == 2 && !runs[0].steps.empty() &&
                !runs[1].steps.empty()) {
         text = tr("Once per window: %1 of %2 updates skipped for overflow (✕), S %3 → %4. Per micro-batch: %5 of %6 "

@@ -132,8 +132,9 @@ PeakComposition compose_peak(std::int64_t peak, const StaticMemory& at_peak) {
     return c;
 }
 
-void ActivationPeakMeter::seen(std::int64_t peak, const StaticMemory& at_peak, Phase phase, bool in_step) {
-    const auto excess = std::max<std::int64_t>(0, peak - at_peak.total());
+void ActivationPeakMeter::seen(std::int64_t peak, const StaticMemory& at_peak, Phase phase, bool in_step,
+                               std::int64_t held) {
+    const auto excess = std::max<std::int64_t>(0, peak - at_peak.total() - held);
     if (in_step) {
         step_.peak_bytes = std::max(step_.peak_bytes, peak);
         auto& part = phase == Phase::Activations ? step_.peak_activations_bytes : step_.peak_optimizer_step_bytes;
@@ -151,11 +152,11 @@ void ActivationPeakMeter::after_backward(std::int64_t peak, const StaticMemory& 
     seen(peak, now, Phase::Activations, true);
 }
 
-void ActivationPeakMeter::after_step(std::int64_t peak, const StaticMemory& now) {
+void ActivationPeakMeter::after_step(std::int64_t peak, const StaticMemory& now, std::int64_t held) {
     // The gradients lived until zero_grad: the last backward's; the optimizer state is the new one.
     StaticMemory at_peak = after_backward_;
     at_peak.optimizer_state_bytes = now.optimizer_state_bytes;
-    seen(peak, at_peak, Phase::OptimizerStep, true);
+    seen(peak, at_peak, Phase::OptimizerStep, true, held);
 }
 
 void ActivationPeakMeter::at_record(std::int64_t peak, const StaticMemory& now) {

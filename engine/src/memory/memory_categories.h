@@ -119,7 +119,9 @@ PeakComposition compose_peak(std::int64_t peak, const StaticMemory& at_peak);
 class ActivationPeakMeter {
 public:
     void after_backward(std::int64_t peak, const StaticMemory& now);
-    void after_step(std::int64_t peak, const StaticMemory& now);
+    // `held`: activation memory alive through the step (the loop's last batch
+    // and its outputs), not the step's own.
+    void after_step(std::int64_t peak, const StaticMemory& now, std::int64_t held = 0);
     void at_record(std::int64_t peak, const StaticMemory& now);
     void outside_steps(std::int64_t peak, const StaticMemory& now);
 
@@ -138,7 +140,7 @@ public:
 
 private:
     enum class Phase { Activations, OptimizerStep };
-    void seen(std::int64_t peak, const StaticMemory& at_peak, Phase phase, bool in_step);
+    void seen(std::int64_t peak, const StaticMemory& at_peak, Phase phase, bool in_step, std::int64_t held = 0);
     StaticMemory after_backward_{};
     StepPeak step_{};
     std::int64_t interval_peak_ = 0;

@@ -295,6 +295,10 @@ void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch
     // of a window (its first makes the gradients): read once per window.
     if (!window_static_) window_static_ = static_memory_now();
     peak_meter_.after_backward(window_peak_and_reset(), *window_static_);
+    held_bytes_ = 0;
+    for (const auto* t : {&batch.input_ids, &batch.attention_mask, &batch.token_type_ids, &batch.labels,
+                          &outputs.logits})
+        if (t->defined() && t->device() == device()) held_bytes_ += memory::allocator_bytes(t->nbytes(), device());
     ++progress_.micro_steps;
     progress_.samples_seen += batch.size * world_size(); // every rank's micro-batch (shards have equal lengths)
     // The window's loss: token losses over the window's tokens, or the mean of the
@@ -396,7 +400,7 @@ void RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     r.elapsed_s = elapsed_s();
     r.memory_bytes = current_memory_bytes();
     // Clipping, the optimizer step and zero_grad since the last backward.
-    peak_meter_.after_step(window_peak_and_reset(), static_memory_now());
+    peak_meter_.after_step(window_peak_and_reset(), static_memory_now(), held_bytes_);
     window_static_.reset(); // the step made optimizer state; zero_grad may free the gradients
     const auto peak = peak_meter_.take_step();
     r.peak_memory_bytes = peak.peak_bytes;

@@ -198,6 +198,9 @@ private:
     // interval peak with its parts (also read at each record and after evaluation).
     memory::ActivationPeakMeter peak_meter_;
     std::optional<memory::StaticMemory> window_static_; // after the window's first backward
+    // The last micro-batch and its logits: the loops hold them through the
+    // optimizer step (loop-body variables); they are not the step's temporaries.
+    std::int64_t held_bytes_ = 0;
     std::int64_t cuda_run_peak_ = 0; // CUDA's peak statistic is reset per window: the run's, kept here
     std::int64_t last_eval_step_ = -1;
     std::int64_t last_saved_step_ = -1;
