@@ -918,9 +918,9 @@ void LabPanel::rebuild_plot() {
     QCPRange loss_keys, losses;
     if (!lr && !scale_axis && graphs_extent(plot_, plot_->yAxis, &loss_keys, &losses))
         plot_->yAxis->setRange(framed_range(losses.lower, losses.upper));
-    // Room for the legend where the curves are not: losses fall from the top left, so
-    // below them on the left; a learning rate falls to zero, so above it on the right;
-    // a loss scale falls from its start, so below it.
+    // Room for the legend where the curves are not: above the losses and a
+    // learning rate on the right (a loss axis never runs under zero for it); a
+    // loss scale falls from its start, so below it.
     const auto y = plot_->yAxis->range();
     // In presentation mode the legend is outside the plot (PlotLook::legend_below).
     const bool legend_inside = plot_->legend->visible() && plot_->legend->layout() != plot_->plotLayout();
@@ -934,15 +934,12 @@ void LabPanel::rebuild_plot() {
         // Close around the scales, so that a halving is a visible step; the legend below them.
         if (scaling) plot_->yAxis->setRange(lowest_scale / (legend_inside ? 256.0 : 4.0), highest_scale * 2.0);
     } else if (legend_inside && !placed) {
-        if (lr)
-            plot_->yAxis->setRangeUpper(y.upper + 0.45 * std::max(y.size(), 1e-9));
-        else
-            plot_->yAxis->setRangeLower(y.lower - 0.6 * std::max(y.size(), 1e-9));
+        // Room above the curves: below them a loss axis would run under zero.
+        plot_->yAxis->setRangeUpper(y.upper + (lr ? 0.45 : 0.6) * std::max(y.size(), 1e-9));
     }
     if (legend_inside && !placed)
-        plot_->axisRect()->insetLayout()->setInsetAlignment(0, lr           ? (Qt::AlignTop | Qt::AlignRight)
-                                                               : scale_axis ? (Qt::AlignBottom | Qt::AlignRight)
-                                                                            : (Qt::AlignBottom | Qt::AlignLeft));
+        plot_->axisRect()->insetLayout()->setInsetAlignment(0, scale_axis ? (Qt::AlignBottom | Qt::AlignRight)
+                                                                          : (Qt::AlignTop | Qt::AlignRight));
     // The tickers just set (a log scale's among them) tick as sparsely as the text's size asks.
     for (auto* rect : plot_->axisRects())
         for (auto* axis : rect->axes()) PlotLook::fit_tick_count(axis, scale_);
