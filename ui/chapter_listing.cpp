@@ -241,7 +241,7 @@ ChapterListing trainer_chapter(const ChapterOptions& o) {
     // train() runs every line folded under it: it is lit whatever runs.
     t.line(0, QStringLiteral("trainer.train()"),
            {R::NoSync, R::Autocast, R::Forward, R::LossScale, R::Backward, R::AllReduce, R::Unscale, R::OptimizerStep,
-            R::SchedulerStep, R::ScalerUpdate, R::ZeroGrad},
+            R::ScalerUpdate, R::SchedulerStep, R::ZeroGrad},
            QT_TRANSLATE_NOOP("studio::Chapter",
                              "train() runs the whole loop; folded underneath, what it does for each update."));
     t.line(1, QStringLiteral("# for window in windows:   (K micro-batches)"), {},

@@ -37,8 +37,8 @@ std::vector<LineRole> highlight_roles(const accum::MicroStepRecord& record, int 
     if (record.sync) {
         if (scaling) roles.push_back(LineRole::Unscale);
         roles.push_back(LineRole::OptimizerStep);
-        roles.push_back(LineRole::SchedulerStep);
         if (scaling) roles.push_back(LineRole::ScalerUpdate);
+        roles.push_back(LineRole::SchedulerStep);
         roles.push_back(LineRole::ZeroGrad);
     }
     return roles;

@@ -36,7 +36,8 @@ QString role_name(LineRole role);
 // The roles one micro-batch executes: autocast (with mixed precision), forward,
 // loss / K and backward on every micro-batch; when it ends the accumulation
 // window (record.sync), the scaler's unscale_ (with a loss scaler), optimizer
-// step, scheduler step, the scaler's update (with a loss scaler) and zero_grad.
+// step, the scaler's update (with a loss scaler), scheduler step and zero_grad:
+// the order of every style's engine code and script, so the lit line only moves down.
 // In a run of `world_size` > 1 processes, a micro-batch without an all-reduce
 // first enters no_sync(), and one with an all-reduce (record.grad_allreduces)
 // has it after its backward.

@@ -193,6 +193,26 @@ void TestChapterView::everyRoleHasALine() {
         QVERIFY2(lines.front() >= previous, qPrintable(studio::role_name(role)));
         previous = lines.front();
     }
+    // Everything on, a window's last micro-batch lit role by role in the engine's
+    // order: the lit line never jumps back up.
+    accum::MicroStepRecord last;
+    last.sync = true;
+    last.autocast = true;
+    last.loss_scale = 65536.0;
+    last.grad_allreduces = 1;
+    const auto roles = studio::highlight_roles(last, 2);
+    QVERIFY(std::find(roles.begin(), roles.end(), LineRole::ScalerUpdate) != roles.end());
+    previous = -1;
+    for (const auto role : roles) {
+        auto lines = chapter.listing().lines_for(role);
+        if (style == QLatin1String("trainer")) lines.removeFirst(); // trainer.train()
+        QVERIFY2(!lines.isEmpty(), qPrintable(studio::role_name(role)));
+        QVERIFY2(lines.front() >= previous, qPrintable(QStringLiteral("%1 lights line %2, above line %3")
+                                                          .arg(studio::role_name(role))
+                                                          .arg(lines.front())
+                                                          .arg(previous)));
+        previous = lines.front();
+    }
 }
 
 void TestChapterView::buildUpRevealsALineAtATime() {

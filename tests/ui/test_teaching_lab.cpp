@@ -138,7 +138,7 @@ void TestTeachingLab::highlightSequenceWithMixedPrecision() {
     const std::vector<LineRole> micro = {LineRole::Autocast, LineRole::Forward, LineRole::LossScale, LineRole::Backward};
     const std::vector<LineRole> update = {LineRole::Autocast,      LineRole::Forward,       LineRole::LossScale,
                                           LineRole::Backward,      LineRole::Unscale,       LineRole::OptimizerStep,
-                                          LineRole::SchedulerStep, LineRole::ScalerUpdate, LineRole::ZeroGrad};
+                                          LineRole::ScalerUpdate,  LineRole::SchedulerStep, LineRole::ZeroGrad};
     QVERIFY(studio::highlight_sequence(records) == (std::vector<std::vector<LineRole>>{micro, update}));
     // Scaling without autocast (the CPU teaching case): the scaler's lines, no autocast.
     records[1].autocast = false;
@@ -204,6 +204,20 @@ void TestTeachingLab::listingsTagEveryRole() {
         QVERIFY2(!listing.lines_for(role).isEmpty(), qPrintable(studio::role_name(role)));
         for (int line : listing.lines_for(role)) QVERIFY(!listing.lines[line].startsWith(QLatin1Char('[')));
     }
+    // A scaled window's last micro-batch, lit role by role: the line never jumps back up.
+    accum::MicroStepRecord last;
+    last.sync = true;
+    last.autocast = true;
+    last.loss_scale = 65536.0;
+    int previous = -1;
+    for (const auto role : studio::highlight_roles(last)) {
+        const int line = listing.lines_for(role).front();
+        QVERIFY2(line >= previous, qPrintable(QStringLiteral("%1 lights line %2, above line %3")
+                                                  .arg(studio::role_name(role))
+                                                  .arg(line)
+                                                  .arg(previous)));
+        previous = line;
+    }
 }
 
 // The code panel's C++ tab is the marked region of each style's own source, and
@@ -221,7 +235,7 @@ void TestTeachingLab::listingsAreTheSources_data() {
                                                 "outputs = model(batch);", "scaler.scale(loss).backward();",
                                                 "scaler.unscale_(optimizer);",
                                                 "clip_grad_norm_(model.parameters(), max_grad_norm)",
-                                                "if (scaler.step(optimizer))", "lr_scheduler.step();",
+                                                "stepped = scaler.step(optimizer);", "if (stepped) lr_scheduler.step();",
                                                 "scaler.update();", "optimizer.zero_grad();"};
     QTest::newRow("accelerator.cpp")
         << "accelerator" << "cpp" << "engine/src/styles/accelerator.cpp"

@@ -14,8 +14,8 @@
 //               scaler.unscale_(optimizer)
 //               torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
 //               scaler.step(optimizer)          # skipped when a gradient is inf/NaN
-//               lr_scheduler.step()             # (not after a skipped step)
 //               scaler.update()
+//               lr_scheduler.step()             # (not after a skipped step)
 //               optimizer.zero_grad()
 //
 // which is PyTorch's AMP recipe for gradient accumulation: the scale S stays
@@ -107,11 +107,11 @@ void run_pytorch_loop(RunContext& ctx) {
             if (sync) {
                 scaler.unscale_(optimizer);                  // .grad /= S, once per window   //@unscale
                 const double grad_norm = clip_grad_norm_(model.parameters(), max_grad_norm);
-                if (ctx.end_window(grad_norm)) {         // else skipped, or diverged
-                    if (scaler.step(optimizer))              // skipped on inf/NaN gradients  //@step
-                        lr_scheduler.step();                                              //@scheduler
-                }
+                bool stepped = false;                        // else skipped, or diverged
+                if (ctx.end_window(grad_norm))
+                    stepped = scaler.step(optimizer);        // skipped on inf/NaN gradients  //@step
                 scaler.update();                             // S × ½ after an overflow       //@update
+                if (stepped) lr_scheduler.step();                                         //@scheduler
                 optimizer.zero_grad();                                                    //@zero_grad
                 ctx.optimizer_step_done(index + 1);          // log, evaluate, save
                 if (ctx.max_steps_reached_mid_epoch()) return;
