@@ -115,6 +115,26 @@ QStringList small_plot_text(QCustomPlot* plot, int least) {
     return found;
 }
 
+// The window fitted to `screen` and shown, in presentation mode when asked:
+// false when it is never exposed or never fills the screen.
+bool show_on(MainWindow& window, QScreen* screen, bool presentation) {
+    window.fit_to_screen(screen);
+    window.show();
+    if (!QTest::qWaitForWindowExposed(&window)) return false;
+    if (!presentation) return true;
+    window.set_presentation_mode(true);
+    return QTest::qWaitFor([&] { return window.geometry() == screen->geometry(); });
+}
+
+// The lesson's bar showing `step`, its body also standing in for a verdict of two lines.
+void show_step_text(MainWindow& window, const studio::LessonStep& step) {
+    auto* lesson = window.lesson_panel();
+    lesson->show();
+    lesson->title_label()->setText(step.title_text());
+    lesson->text_label()->setText(step.body_text());
+    lesson->verdict_label()->setText(step.body_text());
+}
+
 } // namespace
 
 class TestLayoutFit : public QObject {
@@ -243,21 +263,10 @@ void TestLayoutFit::nothingIsCut() {
     auto* screen = screen_of_size(screen_size.width(), screen_size.height());
     QVERIFY(screen);
     MainWindow window;
-    window.fit_to_screen(screen);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    if (presentation) {
-        window.set_presentation_mode(true);
-        QTRY_COMPARE(window.geometry(), screen->geometry());
-    }
+    QVERIFY(show_on(window, screen, presentation));
     // The lesson's bar with its first step and a verdict of two lines, and the
     // out-of-memory banner with the measured suggestion: the 706 px window.
-    auto* lesson = window.lesson_panel();
-    lesson->show();
-    const auto& step = studio::lesson_steps().front();
-    lesson->title_label()->setText(step.title_text());
-    lesson->text_label()->setText(step.body_text());
-    lesson->verdict_label()->setText(step.body_text());
+    show_step_text(window, studio::lesson_steps().front());
     window.oom_banner()->show_for(test_fixtures::lesson_step1_out_of_memory(), 256, 1);
     // The lab's table with the runs whose meaning is at the end of their names.
     QStringList all;
@@ -326,19 +335,9 @@ void TestLayoutFit::chapterViewFits() {
     auto* screen = screen_of_size(screen_size.width(), screen_size.height());
     QVERIFY(screen);
     MainWindow window;
-    window.fit_to_screen(screen);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    if (presentation) {
-        window.set_presentation_mode(true);
-        QTRY_COMPARE(window.geometry(), screen->geometry());
-    }
+    QVERIFY(show_on(window, screen, presentation));
     const auto& step = studio::lesson_steps()[std::size_t(studio::lesson_step_index(QStringLiteral("mechanism")))];
-    auto* lesson = window.lesson_panel();
-    lesson->show();
-    lesson->title_label()->setText(step.title_text());
-    lesson->text_label()->setText(step.body_text());
-    lesson->verdict_label()->setText(step.body_text());
+    show_step_text(window, step);
     accum::RunConfig c = step.config();
     c.mode = static_cast<accum::Mode>(mode);
     if (additions) { // every line a configuration adds
@@ -367,29 +366,29 @@ void TestLayoutFit::chapterViewFits() {
     // The window's own share of the width (a run started by hand), then the
     // mechanism's (the code given the room).
     for (const bool focus : {false, true}) {
-    if (focus) window.set_live_focus(studio::LiveFocus::Code);
-    const QString where = focus ? QStringLiteral("code focus") : QStringLiteral("the window's share");
-    for (const auto& p : problems(window, screen, presentation)) all << QStringLiteral("whole loop, %1: %2").arg(where, p);
-    if (chapter->horizontalScrollBar()->isVisible()) all << QStringLiteral("the Chapter view scrolls sideways");
-    // The script and the engine's C++ one click away: every tab shown whole.
-    auto* bar = panel->tabs()->tabBar();
-    for (int i = 0; i < bar->count(); ++i)
-        if (!bar->rect().contains(bar->tabRect(i)))
-            all << QStringLiteral("%1: the code panel's tab \"%2\" is cut (tabs %3 px wide)")
-                       .arg(where, bar->tabText(i))
-                       .arg(bar->width());
-    // A projector's 1280 × 720: every line on one line, in text a class reads.
-    if (presentation && screen_size == QSize(1280, 720)) {
-        const int least = screen->geometry().height() / 40 - 1;
-        if (pixels(chapter->font()) < least)
-            all << QStringLiteral("the Chapter view's text is %1 px, below %2").arg(pixels(chapter->font())).arg(least + 1);
-        for (auto block = chapter->document()->begin(); block.isValid(); block = block.next())
-            if (block.layout() && block.layout()->lineCount() > 1)
-                all << QStringLiteral("%1: the Chapter view wraps \"%2\" (%3 px wide, font %4 px)")
-                           .arg(where, block.text())
-                           .arg(chapter->viewport()->width())
-                           .arg(pixels(chapter->font()));
-    }
+        if (focus) window.set_live_focus(studio::LiveFocus::Code);
+        const QString where = focus ? QStringLiteral("code focus") : QStringLiteral("the window's share");
+        for (const auto& p : problems(window, screen, presentation)) all << QStringLiteral("whole loop, %1: %2").arg(where, p);
+        if (chapter->horizontalScrollBar()->isVisible()) all << QStringLiteral("the Chapter view scrolls sideways");
+        // The script and the engine's C++ one click away: every tab shown whole.
+        auto* bar = panel->tabs()->tabBar();
+        for (int i = 0; i < bar->count(); ++i)
+            if (!bar->rect().contains(bar->tabRect(i)))
+                all << QStringLiteral("%1: the code panel's tab \"%2\" is cut (tabs %3 px wide)")
+                           .arg(where, bar->tabText(i))
+                           .arg(bar->width());
+        // A projector's 1280 × 720: every line on one line, in text a class reads.
+        if (presentation && screen_size == QSize(1280, 720)) {
+            const int least = screen->geometry().height() / 40 - 1;
+            if (pixels(chapter->font()) < least)
+                all << QStringLiteral("the Chapter view's text is %1 px, below %2").arg(pixels(chapter->font())).arg(least + 1);
+            for (auto block = chapter->document()->begin(); block.isValid(); block = block.next())
+                if (block.layout() && block.layout()->lineCount() > 1)
+                    all << QStringLiteral("%1: the Chapter view wraps \"%2\" (%3 px wide, font %4 px)")
+                               .arg(where, block.text())
+                               .arg(chapter->viewport()->width())
+                               .arg(pixels(chapter->font()));
+        }
     }
     for (const auto& p : all) qWarning("%s", qPrintable(p));
     QVERIFY2(all.isEmpty(), qPrintable(QStringLiteral("%1 problem(s); the first: %2").arg(all.size()).arg(all.value(0))));
