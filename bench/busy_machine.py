@@ -6,8 +6,9 @@ before the busy runs and ends it after them), runs side by side, alternating:
 the engine's default thread count (it adapts to the other load), `--threads 1`,
 `--threads 2`, and eager PyTorch 2.11 at its default (one thread per core), for
 the MLP and the CNN at micro-batch 64 × 4, fp32. Each round runs the quiet block
-and then the busy block, the implementations' order rotating from round to
-round. samples/s after the warm-up steps (bench/torch_reference.py,
+and then the busy block, the implementations' order changing from round to
+round so that over four rounds each one runs in every place and after every
+other once (a run may leave the next one a warm or a busy machine). samples/s after the warm-up steps (bench/torch_reference.py,
 rate_after_warmup), so the default's trials of other thread counts are inside
 the clock. The default's log says which thread count it ended with and why;
 the table gives the counts it ended with.
@@ -15,7 +16,7 @@ the table gives the counts it ended with.
 Targets: busy, the default reaches at least 0.8 × the better of 1 and 2 threads
 in the same block; quiet, it is the better fixed count's equal within noise.
 
-Usage: bench/busy_machine.py [--rounds 3] [--build build-libtorch2] [--output bench/BUSY_MACHINE.md]
+Usage: bench/busy_machine.py [--rounds 4] [--build build-libtorch2] [--output bench/BUSY_MACHINE.md]
 """
 import argparse
 import datetime
@@ -36,6 +37,22 @@ IMPLS = ["default", "1 thread", "2 threads", "eager 2.11"]
 # Timed optimizer steps of 64 × 4 per run: a few seconds quiet at 2 threads.
 STEPS = {"mlp": 1000, "cnn": 80}
 NAMES = {"mlp": "MLP", "cnn": "CNN"}
+
+
+def balanced_orders(n):
+    """A Williams square of n (even) rows: each index once in every place, and
+    right after every other index once."""
+    first, low, high = [0], 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    return [[(i + r) % n for i in first] for r in range(n)]
+
+
+ORDERS = balanced_orders(len(IMPLS))
 
 
 def engine_run(program, model, steps, threads):
@@ -70,7 +87,7 @@ def fmt(values):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=4, help="4 or a multiple: every order once")
     ap.add_argument("--build", default=f"{ROOT}/build-libtorch2", help="the engine build (its app/accum-run)")
     ap.add_argument("--models", default="mlp,cnn")
     ap.add_argument("--idle", type=float, default=0.85, help="CPU idle fraction to wait for before a quiet block")
@@ -101,7 +118,7 @@ def main():
                     "2 threads": lambda: engine_run(program, model, steps, 2),
                     "eager 2.11": lambda: eager.run(steps) + ("",)}
             for r in range(a.rounds):
-                order = IMPLS[r % len(IMPLS):] + IMPLS[:r % len(IMPLS)]
+                order = [IMPLS[i] for i in ORDERS[r % len(ORDERS)]]
                 for condition in ("quiet", "busy"):
                     if condition == "quiet":
                         idles.append(wait_for_idle(a.idle, a.wait))
@@ -113,7 +130,7 @@ def main():
                             sps, share, line = runs[name]()
                             results.setdefault((model, condition, name), []).append(sps)
                             others.setdefault(condition, []).append(share)
-                            if line:
+                            if line and name == "default":  # the fixed counts say theirs too
                                 said.setdefault((model, condition), []).append(line)
                             print(f"{NAMES[model]} round {r + 1} {condition} {name}: {sps:,.0f} samples/s "
                                   f"(others {share:.0%}) {line}", flush=True)

@@ -148,9 +148,15 @@ void RunContext::mark_step_start() {
 
 void RunContext::adapt_threads() {
     if (!tuner_) return;
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count();
-    if (const auto decision =
-            tuner_->observe(seconds, progress_.samples_seen - samples_at_step_start_, other_load_.take()))
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - step_start_).count();
+    // Between reads the step's load is unknown (NaN): the tuner weighs the known ones.
+    double other = std::nan("");
+    if (now - load_read_ >= std::chrono::milliseconds(20)) {
+        other = other_load_.take();
+        load_read_ = now;
+    }
+    if (const auto decision = tuner_->observe(seconds, progress_.samples_seen - samples_at_step_start_, other))
         log(decision->reason());
     const int k = tuner_->threads();
     if (k == threads()) return;
