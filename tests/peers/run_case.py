@@ -379,9 +379,9 @@ def ddp_case(report, cfg, work):
                 "127.0.0.1", "--master-port", str(peers.free_port()), os.path.join(peers.HERE, "ddp_peer.py"), peer,
                 "--config", cfg_file, "--init", init, "--out", out, "--work", os.path.join(work, "peer-" + peer)]
         # The reference is run again once when a rank of it died by a signal
-        # (seen once in four runs: the real Trainer's rank aborting at exit,
-        # "terminate called without an active exception", after its last
-        # record): the library's teardown, not what is compared here.
+        # (ddp_peer.py ends its ranks without the libraries' teardown, which
+        # aborted a rank at exit after its last record: this stays for a rank
+        # that dies before it).
         for attempt in (1, 2):
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     start_new_session=True)
