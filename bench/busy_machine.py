@@ -8,7 +8,8 @@ the engine's default thread count (it adapts to the other load), `--threads 1`,
 the MLP and the CNN at micro-batch 64 × 4, fp32. Each round runs the quiet block
 and then the busy block, the implementations' order changing from round to
 round so that over four rounds each one runs in every place and after every
-other once (a run may leave the next one a warm or a busy machine). samples/s after the warm-up steps (bench/torch_reference.py,
+other once (a run may leave the next one a warm or a busy machine).
+samples/s after the warm-up steps (bench/torch_reference.py,
 rate_after_warmup), so the default's trials of other thread counts are inside
 the clock. The default's log says which thread count it ended with and why;
 the table gives the counts it ended with.

@@ -10,6 +10,12 @@
 
 namespace accum {
 
+namespace {
+double seconds_now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+} // namespace
+
 OtherLoadMeter::OtherLoadMeter() { ok_ = read(busy_, self_, wall_); }
 
 bool OtherLoadMeter::read(double& machine_busy_s, double& self_s, double& wall_s) const {
@@ -27,13 +33,13 @@ bool OtherLoadMeter::read(double& machine_busy_s, double& self_s, double& wall_s
     if (getrusage(RUSAGE_SELF, &self) != 0) return false;
     self_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
              static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1e-6;
-    wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    wall_s = seconds_now();
     return true;
 }
 
-double OtherLoadMeter::take() {
+double OtherLoadMeter::take(double at_least_s) {
     double busy = 0, self = 0, wall = 0;
-    if (!ok_ || !read(busy, self, wall)) return std::nan("");
+    if (!ok_ || seconds_now() - wall_ < at_least_s || !read(busy, self, wall)) return std::nan("");
     const double other = wall > wall_ ? ((busy - busy_) - (self - self_)) / (wall - wall_) : std::nan("");
     busy_ = busy;
     self_ = self;

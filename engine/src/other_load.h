@@ -9,11 +9,13 @@ namespace accum {
 class OtherLoadMeter {
 public:
     OtherLoadMeter();
-    // Cores the other programs used since the previous call (or the meter's
-    // making); NaN when the figures are not available (no /proc/stat). Over a
-    // short call the figure is coarse (the kernel counts in ticks), even below
-    // 0; the sum over calls is right.
-    double take();
+    // Cores the other programs used since the previous reading (or the meter's
+    // making); NaN when the figures are not available (no /proc/stat), and NaN
+    // without reading when the previous reading is less than `at_least_s` old
+    // (a caller on every training step: a reading costs about 13 µs,
+    // bench/BUSY_MACHINE.md). Over a short interval the figure is coarse (the
+    // kernel counts in ticks), even below 0; the sum over readings is right.
+    double take(double at_least_s = 0.0);
 
 private:
     bool read(double& machine_busy_s, double& self_s, double& wall_s) const;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "other_load.h"
 #include "training/thread_tuner.h"
 
 using namespace accum;
@@ -136,6 +137,26 @@ private Q_SLOTS:
         QCOMPARE(run.decisions.front().threads, 1);
         QVERIFY(run.decisions.front().other_cores < 0);
         QVERIFY(run.decisions.front().reason().find("other programs") == std::string::npos);
+    }
+
+    void aLoadReadEveryFewStepsIsEnough() {
+        // The run reads the load at most every 20 ms: at the MLP's 64 × 4 step
+        // (about 6 ms at 44,000 samples/s) one step in four reports it.
+        auto run = make_run({2, 1}, two_cores());
+        const auto every_fourth = [&run](int i) { return i % 4 == 0 ? run.machine.load : std::nan(""); };
+        run.steps(500, every_fourth);
+        QVERIFY(run.decisions.empty());
+        run.machine.load = 1.0;
+        run.steps(2000, every_fourth);
+        QCOMPARE(run.decisions.size(), std::size_t(1));
+        QCOMPARE(run.decisions.front().threads, 1);
+        QVERIFY(std::abs(run.decisions.front().other_cores - 1.0) < 1e-9);
+    }
+
+    void theMeterReadsAtMostAsOftenAsAsked() {
+        OtherLoadMeter meter; // reads /proc/stat once, at its making
+        QVERIFY(std::isnan(meter.take(3600.0))); // its reading is younger than an hour: not read
+        QVERIFY(std::isfinite(meter.take()));    // asked without a bound: read
     }
 
     void aLoadThatComesAndGoesCostsFewerAndFewerTrials() {

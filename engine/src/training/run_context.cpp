@@ -148,14 +148,10 @@ void RunContext::mark_step_start() {
 
 void RunContext::adapt_threads() {
     if (!tuner_) return;
-    const auto now = std::chrono::steady_clock::now();
-    const double seconds = std::chrono::duration<double>(now - step_start_).count();
-    // Between reads the step's load is unknown (NaN): the tuner weighs the known ones.
-    double other = std::nan("");
-    if (now - load_read_ >= std::chrono::milliseconds(20)) {
-        other = other_load_.take();
-        load_read_ = now;
-    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count();
+    // Read at most every 20 ms; between readings the step's load is unknown
+    // (NaN) and the tuner weighs the known ones.
+    const double other = other_load_.take(0.02);
     if (const auto decision = tuner_->observe(seconds, progress_.samples_seen - samples_at_step_start_, other))
         log(decision->reason());
     const int k = tuner_->threads();

@@ -211,9 +211,6 @@ private:
     // read once a step (this process's own time, evaluation's too, is not in it).
     std::optional<ThreadTuner> tuner_;
     OtherLoadMeter other_load_;
-    // When the other programs' load was last read: at most every 20 ms, since a
-    // read of /proc/stat costs about as much as a small model's step takes in 50.
-    std::chrono::steady_clock::time_point load_read_{};
     ComputeThreads threads_default_;
     ComputeThreads threads_now_;
     std::chrono::steady_clock::time_point step_start_;
