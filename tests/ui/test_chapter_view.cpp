@@ -20,6 +20,7 @@
 #include "code_listing.h"
 #include "code_panel.h"
 #include "config_panel.h"
+#include "lit_order.h"
 #include "main_window.h"
 #include "run_controller.h"
 
@@ -183,36 +184,19 @@ void TestChapterView::everyRoleHasALine() {
                             LineRole::SchedulerStep, LineRole::ScalerUpdate, LineRole::ZeroGrad})
         QVERIFY2(first_line(chapter, role) >= 0, qPrintable(studio::role_name(role)));
     // The chapter's order is the execution order (train() aside, which runs all).
+    const int shared = style == QLatin1String("trainer") ? 1 : 0; // trainer.train()
     const auto plain = studio::chapter_listing(options(qPrintable(style)));
-    int previous = -1;
-    for (const auto role : {LineRole::Forward, LineRole::LossScale, LineRole::Backward, LineRole::OptimizerStep,
-                            LineRole::SchedulerStep, LineRole::ZeroGrad}) {
-        auto lines = plain.listing().lines_for(role);
-        if (style == QLatin1String("trainer")) lines.removeFirst(); // trainer.train()
-        QVERIFY2(!lines.isEmpty(), qPrintable(studio::role_name(role)));
-        QVERIFY2(lines.front() >= previous, qPrintable(studio::role_name(role)));
-        previous = lines.front();
-    }
+    const auto problem = test_lit::order_problem(plain.listing(),
+                                                 {LineRole::Forward, LineRole::LossScale, LineRole::Backward,
+                                                  LineRole::OptimizerStep, LineRole::SchedulerStep, LineRole::ZeroGrad},
+                                                 shared);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
     // Everything on, a window's last micro-batch lit role by role in the engine's
     // order: the lit line never jumps back up.
-    accum::MicroStepRecord last;
-    last.sync = true;
-    last.autocast = true;
-    last.loss_scale = 65536.0;
-    last.grad_allreduces = 1;
-    const auto roles = studio::highlight_roles(last, 2);
+    const auto roles = studio::highlight_roles(test_lit::scaled_sync_record(), 2);
     QVERIFY(std::find(roles.begin(), roles.end(), LineRole::ScalerUpdate) != roles.end());
-    previous = -1;
-    for (const auto role : roles) {
-        auto lines = chapter.listing().lines_for(role);
-        if (style == QLatin1String("trainer")) lines.removeFirst(); // trainer.train()
-        QVERIFY2(!lines.isEmpty(), qPrintable(studio::role_name(role)));
-        QVERIFY2(lines.front() >= previous, qPrintable(QStringLiteral("%1 lights line %2, above line %3")
-                                                          .arg(studio::role_name(role))
-                                                          .arg(lines.front())
-                                                          .arg(previous)));
-        previous = lines.front();
-    }
+    const auto lit = test_lit::order_problem(chapter.listing(), roles, shared);
+    QVERIFY2(lit.isEmpty(), qPrintable(lit));
 }
 
 void TestChapterView::buildUpRevealsALineAtATime() {

@@ -32,6 +32,7 @@
 #include "config_panel.h"
 #include "experiments.h"
 #include "lab_panel.h"
+#include "lit_order.h"
 #include "lesson.h"
 #include "link_curve.h"
 #include "loss_plot.h"
@@ -205,19 +206,8 @@ void TestTeachingLab::listingsTagEveryRole() {
         for (int line : listing.lines_for(role)) QVERIFY(!listing.lines[line].startsWith(QLatin1Char('[')));
     }
     // A scaled window's last micro-batch, lit role by role: the line never jumps back up.
-    accum::MicroStepRecord last;
-    last.sync = true;
-    last.autocast = true;
-    last.loss_scale = 65536.0;
-    int previous = -1;
-    for (const auto role : studio::highlight_roles(last)) {
-        const int line = listing.lines_for(role).front();
-        QVERIFY2(line >= previous, qPrintable(QStringLiteral("%1 lights line %2, above line %3")
-                                                  .arg(studio::role_name(role))
-                                                  .arg(line)
-                                                  .arg(previous)));
-        previous = line;
-    }
+    const auto problem = test_lit::order_problem(listing, studio::highlight_roles(test_lit::scaled_sync_record()));
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
 }
 
 // The code panel's C++ tab is the marked region of each style's own source, and
