@@ -378,25 +378,14 @@ def ddp_case(report, cfg, work):
         argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(world), "--master-addr",
                 "127.0.0.1", "--master-port", str(peers.free_port()), os.path.join(peers.HERE, "ddp_peer.py"), peer,
                 "--config", cfg_file, "--init", init, "--out", out, "--work", os.path.join(work, "peer-" + peer)]
-        # The reference is run again once when a rank of it died by a signal
-        # (ddp_peer.py ends its ranks without the libraries' teardown, which
-        # aborted a rank at exit after its last record: this stays for a rank
-        # that dies before it).
-        for attempt in (1, 2):
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    start_new_session=True)
-            try:
-                output, _ = proc.communicate(timeout=240)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)  # torchrun and both ranks
-                output, _ = proc.communicate()
-                report.fail("torchrun %s: over 240 s" % peer)
-                break
-            died = proc.returncode != 0 and "exitcode: -" in output
-            if not died or attempt == 2:
-                break
-            print("torchrun %s: a rank died by a signal; running the reference again:\n%s" %
-                  (peer, output[-1500:]), flush=True)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+        try:
+            output, _ = proc.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # torchrun and both ranks
+            output, _ = proc.communicate()
+            report.fail("torchrun %s: over 240 s" % peer)
         if proc.returncode != 0 or not os.path.exists(out):
             report.fail("torchrun %s exited %s:\n%s" % (peer, proc.returncode, output[-3000:]))
             continue
