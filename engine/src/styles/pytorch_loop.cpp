@@ -107,8 +107,8 @@ void run_pytorch_loop(RunContext& ctx) {
             if (sync) {
                 scaler.unscale_(optimizer);                  // .grad /= S, once per window   //@unscale
                 const double grad_norm = clip_grad_norm_(model.parameters(), max_grad_norm);
-                bool stepped = false;                        // else skipped, or diverged
-                if (ctx.end_window(grad_norm))
+                bool stepped = false;                        // as the Trainer's optimizer_was_run
+                if (ctx.end_window(grad_norm))               // else skipped, or diverged
                     stepped = scaler.step(optimizer);        // skipped on inf/NaN gradients  //@step
                 scaler.update();                             // S × ½ after an overflow       //@update
                 if (stepped) lr_scheduler.step();                                         //@scheduler
