@@ -2,7 +2,7 @@
 # Set everything up, build, and run the test suite through CTest, in four parts
 # (docs/testing.md says what each covers):
 #  1. LibTorch 2.x, the first-class build (scripts/build-libtorch2.sh: the pinned
-#     torch 2.11 with CUDA in a virtual environment in the cache folder, made
+#     torch 2.x with CUDA in a virtual environment in the cache folder, made
 #     once) in build-libtorch2/: everything is built with warnings as errors and
 #     every test runs — engine, runner, studio (offscreen), peers against the
 #     real torch, Accelerate and Transformers, torchrun, your own models, two
@@ -22,7 +22,7 @@
 #  4. AddressSanitizer + UndefinedBehaviorSanitizer on LibTorch 1.13 in
 #     build-asan/: the engine tests that exercise the engine's own memory
 #     handling (no GUI).
-# Without nvcc (the CUDA toolkit 13.0, which LibTorch 2.11's CUDA CMake files
+# Without nvcc (the CUDA toolkit 13.0, which LibTorch 2.x's CUDA CMake files
 # need) part 1 is skipped, saying so, and part 2 runs every test instead.
 # ACCUM_SKIP_LIBTORCH2=1, ACCUM_SKIP_LIBTORCH1=1, ACCUM_SKIP_INSTALL=1 and
 # ACCUM_SKIP_SANITIZERS=1 skip a part (a quicker local run). Arguments go to
@@ -58,9 +58,9 @@ export ACCUM_ADAPTIVE_THREADS=0
 # the precompiled headers' two sloppiness settings.
 export CCACHE_BASEDIR="$ROOT" CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 
-leg "set-up: Debian's packages and the torch 2.11 environment"
+leg "set-up: Debian's packages and the torch 2.x environment"
 # The real Python libraries for the peers suite and torchrun: the pinned torch
-# 2.11 environment, made once in the cache folder (a download of about 3 GB).
+# 2.x environment, made once in the cache folder (a download of about 3 GB).
 "$ROOT/scripts/install-packages.sh"
 "$ROOT/scripts/setup-libtorch2.sh" >/dev/null
 
@@ -90,10 +90,9 @@ if [[ "${ACCUM_SKIP_LIBTORCH1:-0}" != 1 ]]; then
   if [[ -x "$ROOT/build-libtorch2/app/accum-run" && "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]]; then
     REFERENCE=(-DACCUM_REFERENCE_RUN="$ROOT/build-libtorch2/app/accum-run")
   fi
-  # CMAKE_SKIP_INSTALL_ALL_DEPENDENCY: the package (part 3, cpack) installs
-  # what is built here without first building every other target.
-  ACCUM_CMAKE_ARGS="-DACCUM_WARNINGS_AS_ERRORS=ON ${ACCUM_CMAKE_ARGS:-}" ACCUM_CONFIGURE_ONLY=1 \
-    "$ROOT/scripts/cmake-build.sh" "$ROOT/build" "${REFERENCE[@]}" -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON
+  # The run command's configuration (scripts/quick-start-build.sh): what it
+  # built is not built again.
+  "$ROOT/scripts/quick-start-build.sh" "$ROOT/build" "${REFERENCE[@]}"
   if [[ "${ACCUM_LIBTORCH1_ALL:-0}" == 1 ]]; then
     cmake --build "$ROOT/build" --parallel "$(nproc)"
     (cd "$ROOT/build" && "${CTEST[@]}" "$@")
