@@ -12,7 +12,7 @@ public:
     // Cores the other programs used since the previous reading (or the meter's
     // making); NaN when the figures are not available (no /proc/stat), and NaN
     // without reading when the previous reading is less than `at_least_s` old
-    // (a caller on every training step: a reading costs about 13 µs,
+    // (a caller on every training step: what a reading costs is in
     // bench/BUSY_MACHINE.md). Over a short interval the figure is coarse (the
     // kernel counts in ticks), even below 0; the sum over readings is right.
     double take(double at_least_s = 0.0);

@@ -29,7 +29,7 @@ namespace {
 // every region waited for the larger share.
 template <class Fn>
 void for_rows(std::int64_t rows, std::int64_t work_per_row, const Fn& fn) {
-    constexpr std::int64_t min_work = 1 << 18; // about 10 µs of multiply-adds
+    constexpr std::int64_t min_work = 1 << 18; // multiply-adds a task must have to pay for its hand-off
     const auto blocks = (rows + dense::kRowBlock - 1) / dense::kRowBlock;
     const auto grain = std::max<std::int64_t>(1, min_work / std::max<std::int64_t>(1, work_per_row * dense::kRowBlock));
     const auto shares = std::min<std::int64_t>(at::get_num_threads(), blocks / grain);
@@ -221,8 +221,8 @@ private:
 };
 
 // A bf16 buffer for each parameter's gradient product, kept between micro-batches:
-// allocating the weight's (256 × 784 × 2 bytes) and freeing it in every micro-batch
-// made glibc consolidate its free lists each time (thread-local: each backward
+// allocating a weight-sized buffer and freeing it in every micro-batch made glibc
+// consolidate its free lists each time (thread-local: each backward
 // thread its own).
 at::Tensor& product_buffer(const at::Tensor& param) {
     thread_local PerParameter<at::Tensor> buffers;
