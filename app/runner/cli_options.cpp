@@ -132,6 +132,8 @@ const std::map<std::string, Option>& options() {
                                        "sync-each-micro-batch")},
         {"quiet", flag("print only the summary", "quiet")},
         {"micro-step-delay", value("seconds to wait after each micro-batch (teaching pace)")},
+        {"report-to", value("none | tensorboard (default none; tensorboard: also TensorBoard event files, with the "
+                            "Trainer's tags, in <output-dir>/runs/)")},
     };
     return o;
 }

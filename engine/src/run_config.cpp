@@ -189,6 +189,7 @@ RunConfig for_measurement(RunConfig c) {
     c.resume_from.clear();
     c.record_micro_steps = false;
     c.micro_step_delay_s = 0;
+    c.report_to = "none";
     c.memory_budget = "0";
     c.quiet = true;
     c.nproc_per_node = 1;
@@ -311,6 +312,8 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
     if (c.auto_find_batch_size && c.world_size() > 1)
         add("auto-find-batch-size", "cannot retry with a smaller micro-batch in a run of several processes "
                                     "(--nproc-per-node, --nnodes); find one with accum-run plan first");
+    if (c.report_to != "none" && c.report_to != "tensorboard")
+        add("report-to", "unknown value '" + c.report_to + "' (choose none, tensorboard)");
     return p;
 }
 
@@ -478,6 +481,7 @@ const std::vector<Field>& fields() {
         make_field("sync-each-micro-batch", &RunConfig::sync_each_micro_batch),
         make_field("quiet", &RunConfig::quiet),
         make_field("micro-step-delay", &RunConfig::micro_step_delay_s),
+        make_field("report-to", &RunConfig::report_to),
     };
     return f;
 }

@@ -9,6 +9,7 @@
 #include "accum/metrics_io.h"
 #include "accum/run_directory.h"
 #include "checked_file.h"
+#include "tensorboard_writer.h"
 
 namespace accum {
 
@@ -74,6 +75,19 @@ bool RunWriter::open(const RunConfig& config, std::string& error) {
         error = "--output-dir: " + why;
         return false;
     }
+    tensorboard_.reset();
+    if (config.report_to == "tensorboard") {
+        if (config.output_dir.empty()) {
+            error = "--report-to tensorboard: needs a run directory (--output-dir) for its event files";
+            return false;
+        }
+        try {
+            tensorboard_ = std::make_unique<tensorboard::EventWriter>(config);
+        } catch (const WriteError& e) {
+            error = std::string("--report-to tensorboard: ") + e.what();
+            return false;
+        }
+    }
     return true;
 }
 
@@ -88,8 +102,14 @@ void RunWriter::write(const std::string& line) {
 }
 
 void RunWriter::on_micro_step(const MicroStepRecord& r) { write(to_json_line(r)); }
-void RunWriter::on_step(const StepRecord& r) { write(to_json_line(r)); }
-void RunWriter::on_eval(const EvalRecord& r) { write(to_json_line(r)); }
+void RunWriter::on_step(const StepRecord& r) {
+    write(to_json_line(r));
+    if (tensorboard_) tensorboard_->on_step(r);
+}
+void RunWriter::on_eval(const EvalRecord& r) {
+    write(to_json_line(r));
+    if (tensorboard_) tensorboard_->on_eval(r);
+}
 void RunWriter::on_memory(const MemoryRecord& r) { write(to_json_line(r)); }
 
 void RunWriter::on_summary(const SummaryRecord& r) {
@@ -102,6 +122,11 @@ void RunWriter::on_summary(const SummaryRecord& r) {
         }
     } catch (const WriteError& e) {
         summary_error_ = e.what();
+    }
+    if (tensorboard_) {
+        tensorboard_->on_summary(r);
+        const auto& tb_error = static_cast<const tensorboard::EventWriter&>(*tensorboard_).summary_error();
+        if (summary_error_.empty() && !tb_error.empty()) summary_error_ = tb_error;
     }
     if (directory_.empty()) return;
     std::string why;

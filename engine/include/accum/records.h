@@ -51,6 +51,7 @@ struct StepRecord {
     double loss_scale = 1.0;         // the loss scaler's scale for this window (1 without scaling)
     bool skipped = false;            // the update was skipped: the loss scaler found inf/NaN gradients
                                      // (an overflow), or --skip-nonfinite a non-finite window
+    int threads = 0;                 // compute threads the run uses after this step (0 = not known)
 };
 
 struct EvalRecord {

@@ -1,7 +1,8 @@
 #pragma once
 // Writes a run's files into its directory as the run goes: config.json at the
 // start, metrics.jsonl one JSON line per record (each appended whole with
-// checked system calls), summary.json at the end. A Sink, so a caller passes
+// checked system calls), summary.json at the end; with --report-to
+// tensorboard, TensorBoard event files too. A Sink, so a caller passes
 // it to Session::run (directly, or behind its own).
 //
 // A run made with a benchmark's model switch set in its environment
@@ -16,6 +17,7 @@
 // summary is still tried: on_summary never throws, and summary_error() says
 // what could not be written.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -69,6 +71,8 @@ private:
     bool failed_ = false; // a record could not be written: the run is ending
     std::string summary_error_;
     std::string switches_note_;
+    // --report-to tensorboard: the event files, fed the same records (engine/src/tensorboard_writer.h).
+    std::unique_ptr<Sink> tensorboard_;
 };
 
 // Writes `text` to `path` through a temporary file, fsync and a rename, so the

@@ -416,6 +416,7 @@ void RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     }
     r.loss_scale = scaler().window_scale();
     r.skipped = window_skipped_ || scaler().window_skipped();
+    r.threads = threads();
     if (scaler().window_skipped()) {
         ++overflow_skips_;
         log("skipped optimizer step " + std::to_string(r.step) + ": the loss scaler found inf/NaN gradients at scale " +
