@@ -202,6 +202,10 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
                                "config.json, metrics.jsonl, summary.json and checkpoints"));
     auto* output_row = browse_row(output_dir_, QStringLiteral("browse_output_dir"),
                                   tr("Choose a directory for metrics and checkpoints"), &ConfigPanel::choose_output_dir);
+    report_tensorboard_ = new QCheckBox(tr("Report to TensorBoard"));
+    report_tensorboard_->setObjectName(QStringLiteral("report_to_tensorboard"));
+    report_tensorboard_->setToolTip(tr("Also write TensorBoard event files, with the Trainer's tags, into each run's "
+                                       "folder under runs/ (the Trainer's report_to; needs a folder to save runs in)"));
 
     auto make_group = [](const QString& title) {
         auto* group = new QGroupBox(title);
@@ -239,6 +243,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     add_field(env_form, tr("Memory budget"), memory_budget_);
     add_field(env_form, tr("Pace"), pace_ms_);
     add_field(env_form, tr("Save runs in"), output_dir_, output_row);
+    add_field(env_form, QString(), report_tensorboard_); // the box says its name
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(what);
@@ -257,8 +262,10 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         {"loss-scale-init", loss_scaling_}, {"scaler-per-micro-batch", loss_scaling_},
         {"memory-budget", memory_budget_}, {"output-dir", output_dir_},
         {"gradient-checkpointing", gradient_checkpointing_},
+        {"report-to", report_tensorboard_},
     };
     connect(gradient_checkpointing_, &QCheckBox::toggled, this, &ConfigPanel::revalidate);
+    connect(report_tensorboard_, &QCheckBox::toggled, this, &ConfigPanel::revalidate);
 
     for (auto* combo :
          {mode_, dataset_, model_, optimizer_, scheduler_, loss_normalization_, device_, precision_, loss_scaling_})
@@ -301,6 +308,7 @@ accum::RunConfig ConfigPanel::config() const {
     c.memory_budget = budget.isEmpty() ? std::string("0") : budget.toStdString();
     c.micro_step_delay_s = pace_ms_->value() / 1000.0;
     c.output_dir = output_dir_->text().trimmed().toStdString();
+    c.report_to = report_tensorboard_->isChecked() ? "tensorboard" : "none";
     return c;
 }
 
@@ -332,6 +340,7 @@ void ConfigPanel::set_config(const accum::RunConfig& c) {
     memory_budget_->setText(QString::fromStdString(c.memory_budget));
     pace_ms_->setValue(static_cast<int>(std::lround(c.micro_step_delay_s * 1000.0)));
     output_dir_->setText(QString::fromStdString(c.output_dir));
+    report_tensorboard_->setChecked(c.report_to == "tensorboard");
     updating_ = false;
     revalidate();
 }

@@ -110,6 +110,7 @@ private:
     QSpinBox* processes_ = nullptr;
     QLabel* effective_batch_ = nullptr;
     QCheckBox* gradient_checkpointing_ = nullptr;
+    QCheckBox* report_tensorboard_ = nullptr; // report_to: "tensorboard" or "none"
     QLabel* estimate_ = nullptr;
     class MemoryEstimator* estimator_ = nullptr;
     accum::RunMemoryEstimate estimate_value_;

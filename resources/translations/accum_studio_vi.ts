@@ -520,6 +520,14 @@
         <translation>Lưu các lần chạy vào</translation>
     </message>
     <message>
+        <source>Report to TensorBoard</source>
+        <translation>Ghi cho TensorBoard</translation>
+    </message>
+    <message>
+        <source>Also write TensorBoard event files, with the Trainer&apos;s tags, into each run&apos;s folder under runs/ (the Trainer&apos;s report_to; needs a folder to save runs in)</source>
+        <translation>Ghi thêm các tệp sự kiện TensorBoard, với các thẻ của Trainer, vào thư mục của mỗi lần chạy, trong runs/ (report_to của Trainer; cần một thư mục để lưu các lần chạy)</translation>
+    </message>
+    <message>
         <source>Folder for runs</source>
         <translation>Thư mục cho các lần chạy</translation>
     </message>

@@ -255,7 +255,7 @@ def accelerate_loop(cfg, data, init, vocab=0, resume=None, scheduler_steps_per_u
     return {"steps": steps, "evals": evals}
 
 
-def trainer_run(cfg, data, init, out_dir, vocab=0, accepts_loss_kwargs=None, resume=None):
+def trainer_run(cfg, data, init, out_dir, vocab=0, accepts_loss_kwargs=None, resume=None, report_to="none"):
     """The real Trainer with TrainingArguments(gradient_accumulation_steps=K, ...),
     compute_metrics (accuracy, F1), evaluation each epoch, checkpoints and logging
     steps; the sampler gives the engine's order. Per step it records the window's
@@ -320,7 +320,7 @@ def trainer_run(cfg, data, init, out_dir, vocab=0, accepts_loss_kwargs=None, res
         weight_decay=cfg.get("weight-decay", 0.0), max_grad_norm=cfg.get("max-grad-norm", 0.0),
         logging_strategy="steps", logging_steps=cfg.get("logging-steps", 10), eval_strategy="epoch",
         save_strategy=save, save_steps=cfg.get("save-steps", 500) if save == "steps" else 500,
-        save_total_limit=cfg.get("save-total-limit") or None, seed=cfg["seed"], report_to="none",
+        save_total_limit=cfg.get("save-total-limit") or None, seed=cfg["seed"], report_to=report_to,
         disable_tqdm=True, use_cpu=True, dataloader_num_workers=0, remove_unused_columns=False,
         max_steps=cfg.get("max-steps", -1))
     kwargs = {}  # AdamW: the Trainer's own default (adamw_torch_fused from torch 2.8), its weight-decay groups

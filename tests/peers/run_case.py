@@ -83,6 +83,10 @@ CASES = {
         "batch-size": 8, "accumulation-steps": 4, "max-steps": 12, "epochs": 0, "scheduler": "linear",
         "warmup-steps": 2, "max-grad-norm": 1.0, "loss-normalization": "tokens", "logging-steps": 4,
         "save-strategy": "steps", "save-steps": 5, "save-total-limit": 2}),
+    # --report-to tensorboard against the Trainer's report_to=["tensorboard"] (and
+    # Accelerate's TensorBoard tracker): both event files read back by TensorBoard.
+    "tensorboard_trainer": dict(kind="tensorboard", model="mlp", optimizer="sgd", **{"accumulation-steps": 3,
+                                "scheduler": "linear", "warmup-steps": 2, "max-grad-norm": 1.0, "logging-steps": 1}),
 }
 
 
@@ -410,6 +414,109 @@ def ddp_case(report, cfg, work):
             report.equal("checkpoint folders, 2 processes", engine.checkpoints(), result["checkpoints"])
 
 
+def read_scalars(out_dir):
+    """{tag: [(step, value)]} of the one logging dir under out_dir/runs/, read by
+    TensorBoard's EventAccumulator (every event kept: size_guidance 0)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    runs = os.path.join(out_dir, "runs")
+    dirs = sorted(os.listdir(runs)) if os.path.isdir(runs) else []
+    if len(dirs) != 1:
+        raise AssertionError("%s: expected one logging dir, found %s" % (runs, dirs))
+    acc = EventAccumulator(os.path.join(runs, dirs[0]), size_guidance={"scalars": 0})
+    acc.Reload()
+    return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
+
+
+# Tolerances on TensorBoard's scalars, float32 (simple_value) on both sides:
+# the losses' own bound; 1e-6 (above float32's resolution at these magnitudes)
+# for numbers both sides compute alike.
+TB_TOL = {"train/loss": (LOSS_TOL, False), "train/train_loss": (LOSS_TOL, False),
+          "train/learning_rate": (1e-6, False), "train/epoch": (1e-6, False),
+          "train/grad_norm": (NORM_TOL, True), "eval/loss": (EVAL_TOL, False),
+          "eval/accuracy": (EVAL_TOL, False), "eval/f1": (EVAL_TOL, False)}
+# The Trainer's tags the engine does not write, and why.
+TB_NOT_WRITTEN = {"train/total_flos": "the Trainer counts FLOPs only for a PreTrainedModel (floating_point_ops); "
+                                      "for a plain nn.Module, as here, it writes 0"}
+
+
+def compare_scalars(report, name, engine, peer, tags):
+    for tag in tags:
+        e, p = engine.get(tag, []), peer.get(tag, [])
+        report.equal("%s %s steps" % (name, tag), [s for s, _ in e], [s for s, _ in p])
+        if tag in TB_TOL:
+            tol, relative = TB_TOL[tag]
+            report.close("%s %s" % (name, tag), [v for _, v in e], [v for _, v in p], tol, len(p), relative)
+        else:  # timings: the same steps, a finite positive figure on each side
+            bad = [v for _, v in e + p if not (math.isfinite(v) and v > 0)]
+            if bad:
+                report.fail("%s %s: not a positive figure: %s" % (name, tag, bad))
+
+
+def tensorboard_case(report, cfg, work):
+    """accum-run --mode trainer --report-to tensorboard against the real Trainer
+    with report_to=["tensorboard"] on the same run (logging every step, an
+    evaluation each epoch): TensorBoard's reader finds the same scalar tags (the
+    engine's accum/ tags aside), at the same steps, with the same values. Then
+    --mode accelerator against Accelerate's TensorBoard tracker, the peer loop
+    logging the Trainer's tags through Accelerator(log_with="tensorboard")."""
+    data_dir = peers.write_fashion_subset(os.path.join(work, "fashion-mnist"), cfg["n-train"], cfg["n-eval"])
+    cfg["data"] = data_dir
+    data = peers.load_fashion(data_dir)
+    n = expected_steps(cfg, cfg["n-train"])
+    init = peers.initial_weights(work, cfg)
+    report_to = {"report-to": "tensorboard"}
+    engine = peers.run_engine(os.path.join(work, "engine-trainer"), dict(engine_options(cfg, "trainer"), **report_to))
+    report.equal("engine trainer run", (engine.summary or {}).get("status"), "completed")
+    tr = peer_loops.trainer_run(cfg, data, init, os.path.join(work, "hf-trainer"), report_to="tensorboard")
+    compare_steps(report, "Trainer", engine.steps, tr["steps"], n)
+    e, h = read_scalars(engine.out_dir), read_scalars(tr["out_dir"])
+    for tag, why in TB_NOT_WRITTEN.items():
+        report.equal("Trainer's %s (%s)" % (tag, why), [v for _, v in h.get(tag, [])], [0.0])
+    trainer_tags = sorted(set(h) - set(TB_NOT_WRITTEN))
+    report.equal("scalar tags (the engine's accum/ aside)", sorted(t for t in e if not t.startswith("accum/")),
+                 trainer_tags)
+    for tag in ("train/loss", "train/learning_rate", "train/grad_norm", "train/epoch", "eval/loss"):
+        if tag not in h:
+            report.fail("the Trainer wrote no %s" % tag)
+    compare_scalars(report, "TensorBoard", e, h, trainer_tags)
+    logged = [s for s, _ in e.get("train/loss", [])]
+    report.equal("train/loss steps (logging_steps 1)", logged, list(range(1, n + 1)))
+    for tag in ("accum/peak_memory_bytes", "accum/samples_per_second", "accum/threads"):
+        report.equal("engine %s steps" % tag, [s for s, _ in e.get(tag, [])], logged)
+        bad = [v for _, v in e.get(tag, []) if not (math.isfinite(v) and v > 0)]
+        if bad:
+            report.fail("engine %s: not a positive figure: %s" % (tag, bad))
+
+    # Accelerate's tracker: the peer loop's steps and evaluations, logged as the
+    # Trainer's tags at the same steps through Accelerator(log_with="tensorboard").
+    from accelerate import Accelerator
+    engine_acc = peers.run_engine(os.path.join(work, "engine-accelerator"),
+                                  dict(engine_options(cfg, "accelerator"), **report_to))
+    report.equal("engine accelerator run", (engine_acc.summary or {}).get("status"), "completed")
+    acc = peer_loops.accelerate_loop(cfg, data, init)
+    compare_steps(report, "Accelerator", engine_acc.steps, acc["steps"], n)
+    tracked = os.path.join(work, "accelerate-tracker")
+    accelerator = Accelerator(log_with="tensorboard", project_dir=tracked)
+    accelerator.init_trackers("runs/accelerate")  # logs into project_dir/runs/accelerate/
+    per_epoch = n // cfg["epochs"]
+    evals = iter(acc["evals"])
+    for step, s in enumerate(acc["steps"], start=1):
+        accelerator.log({"train/loss": s["loss"], "train/grad_norm": s["grad_norm"],
+                         "train/learning_rate": s["learning_rate"], "train/epoch": s["epoch"]}, step=step)
+        if step % per_epoch == 0:  # the epoch's evaluation, after its last step
+            ev = next(evals)
+            accelerator.log({"eval/loss": ev["eval_loss"], "eval/accuracy": ev["eval_accuracy"],
+                             "eval/f1": ev["eval_f1"], "train/epoch": ev["epoch"]}, step=step)
+    accelerator.end_training()
+    a = read_scalars(tracked)
+    ea = read_scalars(engine_acc.out_dir)
+    # The engine's run ends with the Trainer's last log, train/epoch once more (its
+    # last event), which this loop does not log.
+    if ea.get("train/epoch"):
+        ea["train/epoch"] = ea["train/epoch"][:-1]
+    compare_scalars(report, "Accelerate tracker", ea, a, sorted(a))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("case", choices=sorted(CASES))
@@ -421,7 +528,7 @@ def main():
     work = os.path.abspath(a.work)
     os.makedirs(work, exist_ok=True)
     report = peers.Report(a.case)
-    {"fashion": fashion_case, "lm": lm_case, "resume": resume_case, "tabs": python_tabs_case, "ddp": ddp_case}[cfg.pop("kind", "fashion")](report, cfg, work)
+    {"fashion": fashion_case, "lm": lm_case, "resume": resume_case, "tabs": python_tabs_case, "ddp": ddp_case, "tensorboard": tensorboard_case}[cfg.pop("kind", "fashion")](report, cfg, work)
     print("case %s: %.1f s" % (a.case, time.time() - started))
     report.finish(work)
 
