@@ -163,24 +163,24 @@ private Q_SLOTS:
         const auto events = read_events(path);
         QVERIFY(!events.empty());
         QCOMPARE(events.front().file_version(), std::string("brain.Event:2"));
-        const auto s = scalars(events);
+        auto s = scalars(events);
         using Points = std::vector<std::pair<std::int64_t, float>>;
-        QCOMPARE(s.at("train/loss"), (Points{{2, float((1.0 + 0.5) / 2)}, {4, float((1.0 / 3 + 0.25) / 2)}}));
-        QCOMPARE(s.at("train/learning_rate"), (Points{{2, 0.02f}, {4, 0.04f}}));
-        QCOMPARE(s.at("train/grad_norm"), (Points{{2, 4.0f}, {4, 6.0f}}));
+        QCOMPARE(s["train/loss"], (Points{{2, float((1.0 + 0.5) / 2)}, {4, float((1.0 / 3 + 0.25) / 2)}}));
+        QCOMPARE(s["train/learning_rate"], (Points{{2, 0.02f}, {4, 0.04f}}));
+        QCOMPARE(s["train/grad_norm"], (Points{{2, 4.0f}, {4, 6.0f}}));
         // Each log's, the evaluation's, the last log's.
-        QCOMPARE(s.at("train/epoch"), (Points{{2, 0.4f}, {4, 0.8f}, {5, 1.0f}, {5, 1.0f}}));
-        QCOMPARE(s.at("eval/loss"), (Points{{5, 0.25f}}));
-        QCOMPARE(s.at("eval/accuracy"), (Points{{5, 0.5f}}));
-        QCOMPARE(s.at("eval/f1"), (Points{{5, 0.4f}}));
-        QCOMPARE(s.at("eval/samples_per_second"), (Points{{5, 200.0f}}));
-        QCOMPARE(s.at("eval/steps_per_second"), (Points{{5, 14.0f}}));
-        QCOMPARE(s.at("train/train_loss"), (Points{{5, float((1.0 + 0.5 + 1.0 / 3 + 0.25 + 0.2) / 5)}}));
-        QCOMPARE(s.at("train/train_steps_per_second"), (Points{{5, 2.0f}}));
+        QCOMPARE(s["train/epoch"], (Points{{2, 0.4f}, {4, 0.8f}, {5, 1.0f}, {5, 1.0f}}));
+        QCOMPARE(s["eval/loss"], (Points{{5, 0.25f}}));
+        QCOMPARE(s["eval/accuracy"], (Points{{5, 0.5f}}));
+        QCOMPARE(s["eval/f1"], (Points{{5, 0.4f}}));
+        QCOMPARE(s["eval/samples_per_second"], (Points{{5, 200.0f}}));
+        QCOMPARE(s["eval/steps_per_second"], (Points{{5, 14.0f}}));
+        QCOMPARE(s["train/train_loss"], (Points{{5, float((1.0 + 0.5 + 1.0 / 3 + 0.25 + 0.2) / 5)}}));
+        QCOMPARE(s["train/train_steps_per_second"], (Points{{5, 2.0f}}));
         // The highest step peak since the last log; samples over the time since it.
-        QCOMPARE(s.at("accum/peak_memory_bytes"), (Points{{2, 5000.0f}, {4, 3000.0f}}));
-        QCOMPARE(s.at("accum/samples_per_second"), (Points{{2, 32.0f}, {4, 32.0f}}));
-        QCOMPARE(s.at("accum/threads"), (Points{{2, 3.0f}, {4, 3.0f}}));
+        QCOMPARE(s["accum/peak_memory_bytes"], (Points{{2, 5000.0f}, {4, 3000.0f}}));
+        QCOMPARE(s["accum/samples_per_second"], (Points{{2, 32.0f}, {4, 32.0f}}));
+        QCOMPARE(s["accum/threads"], (Points{{2, 3.0f}, {4, 3.0f}}));
     }
 
     void unknownValueIsRefused() {
@@ -212,7 +212,8 @@ private Q_SLOTS:
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QString file = event_file(dir.path());
         QVERIFY2(!file.isEmpty(), "no single event file under runs/");
-        const auto s = scalars(read_events(file.toStdString()));
+        auto s = scalars(read_events(file.toStdString()));
+        QVERIFY(s.count("train/loss") == 1 && s.count("train/train_loss") == 1);
         std::vector<double> losses;
         for (const auto& r : testing::read_records(dir.filePath("metrics.jsonl")))
             if (const auto* step = std::get_if<StepRecord>(&r)) losses.push_back(step->loss);
@@ -220,9 +221,9 @@ private Q_SLOTS:
         std::vector<std::pair<std::int64_t, float>> expected;
         for (std::size_t i = 1; i < losses.size(); i += 2)
             expected.emplace_back(std::int64_t(i + 1), float((losses[i - 1] + losses[i]) / 2));
-        QCOMPARE(s.at("train/loss"), expected);
-        QCOMPARE(s.at("train/train_loss").size(), std::size_t(1));
-        QCOMPARE(s.at("train/train_loss").front().first, std::int64_t(6));
+        QCOMPARE(s["train/loss"], expected);
+        QCOMPARE(s["train/train_loss"].size(), std::size_t(1));
+        QCOMPARE(s["train/train_loss"].front().first, std::int64_t(6));
     }
 
     // SIGTERM mid-run: every logging step metrics.jsonl has is in the event
@@ -242,9 +243,12 @@ private Q_SLOTS:
         for (const auto& r : testing::read_records(dir.filePath("metrics.jsonl")))
             if (const auto* step = std::get_if<StepRecord>(&r)) steps.push_back(step->step);
         QVERIFY(!steps.empty());
-        const auto s = scalars(read_events(event_file(dir.path()).toStdString()));
+        const QString file = event_file(dir.path());
+        QVERIFY2(!file.isEmpty(), "no single event file under runs/");
+        auto s = scalars(read_events(file.toStdString()));
+        QVERIFY(s.count("train/loss") == 1);
         std::vector<std::int64_t> logged;
-        for (const auto& [step, value] : s.at("train/loss")) logged.push_back(step);
+        for (const auto& [step, value] : s["train/loss"]) logged.push_back(step);
         QCOMPARE(logged, steps);
         QVERIFY(s.find("train/train_loss") == s.end()); // the Trainer's last log is a completed run's
     }
