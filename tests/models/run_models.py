@@ -920,7 +920,7 @@ def case_dropout(work):
     runs = {}
     for name, model in (("on", on), ("off", off)):
         runs[name] = peers.run_engine(os.path.join(work, "train-" + name), dict(
-            common, model=model, **{"max-steps": 4, "eval-strategy": "steps", "eval-steps": 4}))
+            common, model=model, quiet=False, **{"max-steps": 4, "eval-strategy": "steps", "eval-steps": 4}))
     losses = {name: engine_losses(run, "dropout " + name, 4) for name, run in runs.items()}
     for name, values in losses.items():
         if not all(math.isfinite(v) for v in values):
@@ -930,6 +930,20 @@ def case_dropout(work):
           (losses["on"][0], losses["off"][0], apart), flush=True)
     if apart < 1e-4:
         fail("dropout on and off give the same first loss: the module trained without its dropout")
+    # The masks come from the engine's generator seeded by --seed (0): Python's forward
+    # on the first window's micro-batches, after torch.manual_seed(0), draws the same.
+    module = torch.jit.load(on)
+    train = torch.load(data)["train"]
+    order = torch.tensor(peers.epoch_order(len(train["labels"]), 0, 0, True))
+    names = [a.name for a in module.forward.schema.arguments[1:]]
+    torch.manual_seed(0)
+    with torch.no_grad():
+        first = sum(module.forward(**{n: train[n][order[i:i + 8]] for n in names})[0].item() for i in (0, 8)) / 2
+    print("step 1 with dropout: engine %.7f, Python's forward after torch.manual_seed(0) %.7f (%.1e apart)" %
+          (losses["on"][0], first, abs(losses["on"][0] - first)), flush=True)
+    if abs(losses["on"][0] - first) > TOLERANCE:
+        fail("the engine's first loss with dropout %.7f is not Python's %.7f under the same seed" %
+             (losses["on"][0], first))
     if "forward_eval" not in runs["on"].stdout:
         fail("the run does not say that it evaluates with forward_eval:\n%s" % runs["on"].stdout[-2000:])
 
