@@ -34,6 +34,18 @@ Cases (tests/models/CMakeLists.txt registers each):
              4 × 16 (they add up at every record, activations strictly falling,
              the static parts equal); a label out of range at sample 37 refused
              at load with the data's exit code.
+  hf_files   examples/hf_to_accum.py: the safetensors keys, the hf/ extra files,
+             each word's tag on its first sub-word (recomputed from the
+             tokenizer's word_ids), and each refusal (exit 2, naming it).
+  dropout    a module from hf_to_accum.py trains with its dropout (step 1
+             differs from --dropout off, and equals Python's forward after
+             torch.manual_seed(seed)) and evaluates with forward_eval (equal to
+             the Transformers model rebuilt from the saved module's hf/ files, in
+             eval(), within 1e-5; the same weights under two seeds equal).
+  hf_trainer the packaged MiniLM as a sequence classifier (CSV), a GPT-2-style
+             causal LM and a DistilBERT token classifier (JSON lines, from a
+             config), made by hf_to_accum.py --dropout off: each style against
+             the real Trainer, within 1e-5 per step.
 
 The Python that trains eagerly is the one running this script (Debian's torch
 1.13 beside the 1.13 build, the torch 2.11 environment beside the 2.11 build);
