@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include <caffe2/serialize/inline_container.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/script.h>
 
@@ -72,6 +73,19 @@ std::string missing_operator(const std::string& reason) {
     std::string op = reason.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
     while (!op.empty() && (op.back() == '.' || op.back() == ',')) op.pop_back();
     return op;
+}
+
+// The names of the extra files torch.jit.save(..., _extra_files=...) put in the
+// archive at `path` (hf/config.json, hf/model.json, …), with empty contents for
+// torch::jit::load to fill: the trained module is saved with them again, so that
+// what reads them (a checkpoint's exporter) finds them in every saved module.
+torch::jit::ExtraFilesMap extra_file_names(const std::string& path) {
+    torch::jit::ExtraFilesMap names;
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    const std::string prefix = "extra/";
+    for (const auto& record : reader.getAllRecords())
+        if (record.rfind(prefix, 0) == 0) names.emplace(record.substr(prefix.size()), std::string());
+    return names;
 }
 
 ConfigError refuse_module(const std::string& path, const std::string& problem) {
@@ -140,9 +154,11 @@ Returned take_apart(const c10::IValue& value) {
 
 class ScriptModel final : public Model {
 public:
-    ScriptModel(torch::jit::Module module, std::string path, std::string data_path, KernelSet kernels)
+    ScriptModel(torch::jit::Module module, std::string path, std::string data_path, KernelSet kernels,
+                torch::jit::ExtraFilesMap extra_files)
         : Model(kernels), module_(std::move(module)), forward_(module_.get_method("forward")),
-          path_(std::move(path)), data_path_(std::move(data_path)) {
+          path_(std::move(path)), data_path_(std::move(data_path)), extra_files_(std::move(extra_files)) {
+        if (module_.find_method("forward_eval")) eval_forward_ = module_.get_method("forward_eval");
         std::unordered_set<const c10::TensorImpl*> seen;
         mirror(module_, *this, seen);
     }
@@ -177,6 +193,19 @@ public:
         }
         token_types_unfed_ = data.token_type_ids.defined() && !takes_token_types_;
         const std::string signature = signature_text();
+        if (eval_forward_) {
+            // forward_eval is fed as forward is: the same arguments in the same order.
+            const auto& eval_args = eval_forward_->function().getSchema().arguments();
+            bool same = eval_args.size() == schema.arguments().size();
+            std::string names;
+            for (std::size_t i = 1; i < eval_args.size(); ++i) {
+                names += (i > 1 ? ", " : "") + eval_args[i].name();
+                same = same && eval_args[i].name() == schema.arguments()[i].name();
+            }
+            if (!same)
+                throw refuse("forward_eval(" + names + ") takes other arguments than forward" + signature +
+                             "; the engine evaluates with forward_eval and feeds it as it feeds forward");
+        }
         if (!inputs)
             throw refuse("forward" + signature + " takes none of the names the batch's inputs go to (" +
                          joined(input_names()) + ")");
@@ -195,8 +224,10 @@ public:
         const Batch batch = data.gather(idx);
         c10::IValue value;
         {
+            // forward_eval where there is one: the probe draws no dropout masks, so
+            // the training's random numbers start where the seed put them.
             torch::NoGradGuard no_grad;
-            value = call_or_refuse(batch);
+            value = call_or_refuse(batch, /*evaluation=*/true);
         }
         form_ = form_of(value);
         const Returned out = take_apart(value);
@@ -288,6 +319,7 @@ public:
             << parameter_count() << " parameters): forward" << signature_text() << " returns " << form_;
         if (!logits_shape_.empty()) out << " (logits " << logits_shape_ << " for two samples)";
         out << "; trains on " << loss_kind_;
+        if (eval_forward_) out << "; evaluates with forward_eval (the model in eval mode: no dropout)";
         if (mask_made_) out << "; attention_mask is all ones (the data has none)";
         if (token_types_made_) out << "; token_type_ids are all zeros (the data has none)";
         return out.str();
@@ -320,7 +352,7 @@ public:
 
     std::string torchscript_bytes() override {
         std::ostringstream out;
-        module_.save(out);
+        module_.save(out, extra_files_);
         return out.str();
     }
 
@@ -362,8 +394,10 @@ private:
     }
 
     // forward(batch): its arguments in schema order (the default where nothing
-    // feeds one), so a micro-batch's call matches no names.
-    c10::IValue call(const Batch& batch) {
+    // feeds one), so a micro-batch's call matches no names. A module with
+    // forward_eval (the model traced in eval mode, beside forward traced in
+    // train mode) evaluates with it: model.eval() in Python.
+    c10::IValue call(const Batch& batch, bool evaluation = false) {
         std::vector<c10::IValue> stack;
         stack.reserve(arguments_.size());
         for (std::size_t i = 0; i < arguments_.size(); ++i) {
@@ -381,6 +415,7 @@ private:
             case Feed::Omitted: stack.push_back(*defaults_[i]); break;
             }
         }
+        if (eval_forward_ && (evaluation || !is_training())) return (*eval_forward_)(std::move(stack));
         return forward_(std::move(stack));
     }
 
@@ -465,9 +500,9 @@ private:
     }
 
     // The probe's call: an error is the module's refusal, with the shapes it was given.
-    c10::IValue call_or_refuse(const Batch& batch) {
+    c10::IValue call_or_refuse(const Batch& batch, bool evaluation) {
         try {
-            return call(batch);
+            return call(batch, evaluation);
         } catch (const std::exception& e) {
             std::string shapes = "inputs " + shape_text(batch.input_ids) + " " + dtype_text(batch.input_ids);
             if (batch.attention_mask.defined()) shapes += ", attention_mask " + shape_text(batch.attention_mask);
@@ -479,8 +514,10 @@ private:
 
     torch::jit::Module module_;
     torch::jit::Method forward_;
+    std::optional<torch::jit::Method> eval_forward_;
     std::string path_;
     std::string data_path_; // the data's file, for a failure that is the data's
+    torch::jit::ExtraFilesMap extra_files_; // the file's extra files, saved again with the trained module
     std::vector<std::pair<std::string, Feed>> arguments_;
     std::vector<std::optional<c10::IValue>> defaults_; // by argument: its default value, if any
     bool takes_labels_ = false;
@@ -506,8 +543,10 @@ std::shared_ptr<Model> load_script_model(const RunConfig& config, const TensorDa
     if (std::filesystem::is_directory(path, ec))
         throw refuse("is a directory; --model takes the .pt file torch.jit.save wrote");
     torch::jit::Module module;
+    torch::jit::ExtraFilesMap extra_files;
     try {
-        module = torch::jit::load(path, torch::kCPU);
+        extra_files = extra_file_names(path);
+        module = torch::jit::load(path, torch::kCPU, extra_files);
     } catch (const std::exception& e) {
         const std::string reason = first_line(e);
         if (const auto op = missing_operator(reason); !op.empty())
@@ -521,7 +560,7 @@ std::shared_ptr<Model> load_script_model(const RunConfig& config, const TensorDa
     if (!module.find_method("forward")) throw refuse("the module has no forward method");
     auto model = std::make_shared<ScriptModel>(std::move(module), path,
                                                config.data_path.empty() ? to_string(config.dataset) : config.data_path,
-                                               kernels);
+                                               kernels, std::move(extra_files));
     bool trainable = false;
     for (const auto& p : model->parameters()) trainable = trainable || p.requires_grad();
     if (!trainable)

@@ -1,0 +1,513 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A Transformers model and a data set to the two files accum-run trains: the
+model traced to TorchScript (its dropout on in forward, off in forward_eval)
+and the tokenized splits as named tensors.
+
+    python examples/hf_to_accum.py --model DIR --task sequence-classification \\
+        --train train.csv --validation validation.csv --output-model model.pt --output-data data.pt
+    accum-run --model model.pt --dataset tensors --data data.pt --mode trainer ...
+
+The model: --model DIR (a from_pretrained folder: its weights, a new head where
+the task needs one) or --config CONFIG.json / a model type name (gpt2, bert,
+distilbert, ...; a model made from scratch, --set KEY=VALUE to size it), built
+with AutoModelForSequenceClassification / AutoModelForTokenClassification /
+AutoModelForCausalLM. The data: local csv / json / jsonl / parquet files read
+by datasets.load_dataset, tokenized by --tokenizer (default the model folder),
+padded to --max-length.
+
+Tasks and columns:
+  sequence-classification  --text-column (text), optional --text-pair-column,
+                           --label-column (label): integer classes or strings
+                           (strings numbered in sorted order, kept in the
+                           config's id2label).
+  token-classification     --tokens-column (tokens, a list of words) and
+                           --tags-column (tags, one tag per word, integers or
+                           strings): each word's tag on its first sub-word
+                           token, -100 on its other sub-words and the special
+                           tokens (Transformers' token-classification example).
+  causal-lm                --text-column (text): labels = input_ids, -100 on
+                           padding (the model shifts them itself).
+
+The module file holds the model twice over the same parameters: forward is
+traced in model.train() (dropout as the config has it), forward_eval in
+model.eval(); accum-run trains with the first and evaluates with the second.
+--dropout off traces both in eval mode (the runs then match a Python run with
+dropout 0 step for step). Beside the code it carries extra files that give the
+weights back to Transformers: hf/config.json (the config as save_pretrained
+writes it), hf/model.json ({"auto_class", "task", "parameter_prefix": "model."}:
+a parameter's name minus the prefix is its Hugging Face name) and the
+tokenizer's files under hf/tokenizer/.
+
+The data file: a torch.save dict {"train": {...}, "validation": {...}} of
+input_ids, attention_mask, token_type_ids (where the tokenizer gives them and
+the model takes them) and labels; or, for an output name ending in
+.safetensors, the same tensors under the keys train.input_ids, ...,
+validation.labels."""
+import argparse
+import copy
+import inspect
+import json
+import os
+import sys
+import tempfile
+
+TASKS = {
+    "sequence-classification": "AutoModelForSequenceClassification",
+    "token-classification": "AutoModelForTokenClassification",
+    "causal-lm": "AutoModelForCausalLM",
+}
+FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet"}
+PARAMETER_PREFIX = "model."  # the wrapper's attribute holding the Transformers model
+IGNORE = -100
+
+
+class Refused(Exception):
+    """A problem with the input, said in one message (exit 2)."""
+
+
+def reason(error):
+    """The library's own reason, on one line (a list of every model type cut short)."""
+    text = " ".join((str(error).strip() or type(error).__name__).split())
+    return text if len(text) <= 600 else text[:600] + " ..."
+
+
+# ------------------------------------------------------------------ the model
+
+def parse_sets(items):
+    """--set KEY=VALUE: the value as JSON where it parses (2, 0.1, true), else a string."""
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise Refused("--set %s: expected KEY=VALUE" % item)
+        key, value = item.split("=", 1)
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def load_config(args, num_labels, label_names):
+    import transformers
+    extra = parse_sets(args.set)
+    if args.task != "causal-lm":
+        extra["num_labels"] = num_labels
+        if label_names:
+            extra["id2label"] = {i: name for i, name in enumerate(label_names)}
+            extra["label2id"] = {name: i for i, name in enumerate(label_names)}
+    if args.model:
+        if not os.path.isdir(args.model):
+            raise Refused("--model %s: no such folder (a folder from save_pretrained: config.json and the weights)"
+                          % args.model)
+        try:
+            return transformers.AutoConfig.from_pretrained(args.model, **extra)
+        except Exception as e:
+            raise Refused("--model %s: not a Transformers model folder: %s" % (args.model, reason(e)))
+    source = args.config
+    try:
+        if os.path.isfile(source):
+            with open(source) as f:
+                values = json.load(f)
+            if "model_type" not in values:
+                raise Refused("--config %s: no \"model_type\" (gpt2, bert, distilbert, ...), so no model class "
+                              "fits it" % source)
+            values.update(extra)
+            return transformers.AutoConfig.for_model(values.pop("model_type"), **values)
+        if os.sep in source or source.endswith(".json"):
+            raise Refused("--config %s: no such file" % source)
+        return transformers.AutoConfig.for_model(source, **extra)
+    except Refused:
+        raise
+    except Exception as e:
+        raise Refused("--config %s: %s" % (source, reason(e)))
+
+
+def build_model(args, config, tokenizer):
+    import torch
+    import transformers
+    auto = getattr(transformers, TASKS[args.task])
+    if tokenizer.pad_token_id is not None and getattr(config, "pad_token_id", None) is None:
+        config.pad_token_id = tokenizer.pad_token_id  # sequence classification finds each row's last token by it
+    if args.task == "causal-lm":
+        config.use_cache = False  # no key/value cache in a trained graph
+    torch.manual_seed(args.seed)  # a new head's (or a new model's) initial weights
+    try:
+        if args.model:
+            model = auto.from_pretrained(args.model, config=config, attn_implementation=args.attn)
+        else:
+            if getattr(config, "vocab_size", None) is not None and config.vocab_size < len(tokenizer):
+                print("note: vocab_size %d < the tokenizer's %d tokens: the model is made with %d" %
+                      (config.vocab_size, len(tokenizer), len(tokenizer)), flush=True)
+                config.vocab_size = len(tokenizer)
+            model = auto.from_config(config, attn_implementation=args.attn)
+    except Exception as e:
+        where = "--model %s" % args.model if args.model else "--config %s" % args.config
+        raise Refused("%s: %s cannot make a model of it: %s" % (where, TASKS[args.task], reason(e)))
+    return model
+
+
+def forward_arguments(model, data):
+    """The batch's columns the model's forward takes, in the wrapper's order."""
+    accepted = inspect.signature(model.forward).parameters
+    names = ["input_ids", "attention_mask", "token_type_ids", "labels"]
+    return [n for n in names if n in data and n in accepted]
+
+
+def make_wrapper(names):
+    """A module with the Transformers model as `model` and forward / forward_eval
+    taking exactly `names` (TorchScript keeps the argument names: the engine feeds
+    them by name)."""
+    import torch
+    signature = ", ".join(names)
+    call = ", ".join("%s=%s" % (n, n) for n in names)
+    source = (
+        "def forward(self, {sig}):\n"
+        "    self.model.train(self.dropout)\n"
+        "    out = self.model({call}, return_dict=True)\n"
+        "    return out.loss, out.logits\n"
+        "def forward_eval(self, {sig}):\n"
+        "    self.model.eval()\n"
+        "    out = self.model({call}, return_dict=True)\n"
+        "    return out.loss, out.logits\n").format(sig=signature, call=call)
+    methods = {}
+    exec(source, {}, methods)
+
+    class Traced(torch.nn.Module):
+        def __init__(self, model, dropout):
+            super().__init__()
+            self.model = model
+            self.dropout = dropout
+
+    Traced.forward = methods["forward"]
+    Traced.forward_eval = methods["forward_eval"]
+    return Traced
+
+
+def trace(model, split, names, dropout):
+    """forward in train mode (dropout on, unless `dropout` is False), forward_eval
+    in eval mode, over the same parameters, each on two rows of the split."""
+    import torch
+    wrapper = make_wrapper(names)(model, dropout)
+    example = tuple(split[n][:2] for n in names)
+    traced = torch.jit.trace_module(wrapper, {"forward": example, "forward_eval": example}, check_trace=False)
+    model.eval()
+    return traced
+
+
+def dropout_applies(traced, split, names):
+    """Whether forward draws dropout masks: two calls on the same rows differ."""
+    import torch
+    example = tuple(split[n][:2] for n in names)
+    with torch.no_grad():
+        state = torch.get_rng_state()
+        first, second = traced.forward(*example)[1], traced.forward(*example)[1]
+        torch.set_rng_state(state)
+    return not torch.equal(first, second)
+
+
+def user_config_json(model, use_cache):
+    """The config as model.save_pretrained writes it, without the tracing's overrides."""
+    config = copy.deepcopy(model.config)
+    config.torchscript = False
+    if use_cache is not None:
+        config.use_cache = use_cache
+    config.architectures = [type(model).__name__]
+    with tempfile.TemporaryDirectory() as directory:
+        config.save_pretrained(directory)
+        with open(os.path.join(directory, "config.json")) as f:
+            return f.read()
+
+
+def tokenizer_files(tokenizer):
+    """hf/tokenizer/NAME for each file tokenizer.save_pretrained writes."""
+    out = {}
+    with tempfile.TemporaryDirectory() as directory:
+        tokenizer.save_pretrained(directory)
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    out["hf/tokenizer/" + name] = f.read()
+    return out
+
+
+# ------------------------------------------------------------------ the data
+
+def load_splits(args):
+    import datasets
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    files = {"train": args.train}
+    if args.validation:
+        files["validation"] = args.validation
+    kinds = set()
+    for split, path in files.items():
+        if not os.path.isfile(path):
+            raise Refused("--%s %s: no such file" % (split, path))
+        ext = os.path.splitext(path)[1].lower()
+        if ext not in FORMATS:
+            raise Refused("--%s %s: the data file must end in %s (datasets.load_dataset reads those)" %
+                          (split, path, " / ".join(FORMATS)))
+        kinds.add(FORMATS[ext])
+    if len(kinds) != 1:
+        raise Refused("--train %s and --validation %s: one format for both" % (args.train, args.validation))
+    kind = kinds.pop()
+    try:
+        loaded = datasets.load_dataset(kind, data_files=files)
+    except Exception as e:
+        raise Refused("%s: datasets.load_dataset(%r) cannot read it: %s" %
+                      (" and ".join(files.values()), kind, reason(e)))
+    for split, path in files.items():
+        if len(loaded[split]) == 0:
+            raise Refused("--%s %s: no rows" % (split, path))
+    return {split: (loaded[split], files[split]) for split in files}
+
+
+def require_columns(splits, columns):
+    for split, (rows, path) in splits.items():
+        for option, column in columns:
+            if column not in rows.column_names:
+                raise Refused("--%s %s: no column '%s' (%s; the file has %s)" %
+                              (split, path, column, option, ", ".join(rows.column_names) or "none"))
+
+
+def column_of(rows, name):
+    """A column as Python values (datasets gives a lazy Column object)."""
+    return rows.to_dict()[name] if hasattr(rows, "to_dict") else list(rows[name])
+
+
+def label_mapping(values, what):
+    """(numbering, names): integers as they are; strings numbered in sorted order."""
+    kinds = {type(v) for v in values}
+    if kinds <= {int}:
+        if min(values) < 0:
+            raise Refused("%s: label %d is negative (classes are 0, 1, ...)" % (what, min(values)))
+        return None, None
+    if kinds <= {str}:
+        names = sorted(set(values))
+        return {name: i for i, name in enumerate(names)}, names
+    raise Refused("%s: labels must be all integers or all strings, got %s" %
+                  (what, ", ".join(sorted(k.__name__ for k in kinds))))
+
+
+def flat_labels(splits, column, per_word):
+    values = []
+    for split, (rows, path) in splits.items():
+        for i, v in enumerate(column_of(rows, column)):
+            items = v if per_word else [v]
+            if per_word and not isinstance(v, list):
+                raise Refused("--%s %s: row %d: column '%s' holds %r, not a list of per-word tags" %
+                              (split, path, i, column, v))
+            if any(x is None for x in items):
+                raise Refused("--%s %s: row %d: column '%s' has no value" % (split, path, i, column))
+            values += items
+    return values
+
+
+def tokenize(args, tokenizer, splits, numbering):
+    import torch
+    out = {}
+    for split, (rows, path) in splits.items():
+        common = dict(padding="max_length", truncation=True, max_length=args.max_length)
+        if args.task == "token-classification":
+            words = column_of(rows, args.tokens_column)
+            tags = column_of(rows, args.tags_column)
+            for i, (w, t) in enumerate(zip(words, tags)):
+                if not isinstance(w, list) or not all(isinstance(x, str) for x in w):
+                    raise Refused("--%s %s: row %d: column '%s' holds %r, not a list of words" %
+                                  (split, path, i, args.tokens_column, w))
+                if len(w) != len(t):
+                    raise Refused("--%s %s: row %d: %d words in '%s' but %d tags in '%s'" %
+                                  (split, path, i, len(w), args.tokens_column, len(t), args.tags_column))
+            encoded = tokenizer(words, is_split_into_words=True, **common)
+            labels = []
+            for i, row_tags in enumerate(tags):
+                previous, row = None, []
+                for word in encoded.word_ids(i):
+                    # The first sub-word of a word carries its tag; the others and the specials none.
+                    row.append(IGNORE if word is None or word == previous else
+                               (numbering[row_tags[word]] if numbering else row_tags[word]))
+                    previous = word
+                labels.append(row)
+            split_out = {k: torch.tensor(v) for k, v in encoded.items()}
+            split_out["labels"] = torch.tensor(labels, dtype=torch.int64)
+        else:
+            texts = column_of(rows, args.text_column)
+            pairs = column_of(rows, args.text_pair_column) if args.text_pair_column else None
+            for i, text in enumerate(texts):
+                if not isinstance(text, str):
+                    raise Refused("--%s %s: row %d: column '%s' holds %r, not text" %
+                                  (split, path, i, args.text_column, text))
+            if args.task == "causal-lm":
+                encoded = tokenizer(texts, return_token_type_ids=False, **common)
+                split_out = {k: torch.tensor(v) for k, v in encoded.items()}
+                split_out["labels"] = split_out["input_ids"].masked_fill(split_out["attention_mask"] == 0, IGNORE)
+            else:
+                encoded = tokenizer(texts, pairs, **common) if pairs else tokenizer(texts, **common)
+                split_out = {k: torch.tensor(v) for k, v in encoded.items()}
+                values = column_of(rows, args.label_column)
+                split_out["labels"] = torch.tensor([numbering[v] if numbering else v for v in values],
+                                                   dtype=torch.int64)
+        out[split] = {k: v.to(torch.int64).contiguous() for k, v in split_out.items()
+                      if k in ("input_ids", "attention_mask", "token_type_ids", "labels")}
+    return out
+
+
+def save_data(path, data):
+    import torch
+    if path.endswith(".safetensors"):
+        from safetensors.torch import save_file
+        save_file({"%s.%s" % (split, name): t for split, tensors in data.items() for name, t in tensors.items()}, path)
+    else:
+        torch.save(data, path)
+
+
+# ------------------------------------------------------------------ main
+
+def convert(args):
+    import torch
+    import transformers
+    if bool(args.model) == bool(args.config):
+        raise Refused("give the model as --model DIR (a from_pretrained folder) or --config CONFIG.json / a model "
+                      "type name (a new model), one of them")
+    tokenizer_source = args.tokenizer or args.model
+    if not tokenizer_source:
+        raise Refused("--tokenizer DIR is needed with --config (a new model has no tokenizer of its own)")
+
+    splits = load_splits(args)
+    if args.task == "token-classification":
+        require_columns(splits, [("--tokens-column", args.tokens_column), ("--tags-column", args.tags_column)])
+    else:
+        require_columns(splits, [("--text-column", args.text_column)] +
+                        ([("--text-pair-column", args.text_pair_column)] if args.text_pair_column else []))
+    if args.task == "sequence-classification":
+        require_columns(splits, [("--label-column", args.label_column)])
+
+    numbering, names, num_labels = None, None, None
+    if args.task != "causal-lm":
+        column = args.tags_column if args.task == "token-classification" else args.label_column
+        values = flat_labels(splits, column, args.task == "token-classification")
+        numbering, names = label_mapping(values, "column '%s'" % column)
+        found = len(names) if names else max(values) + 1
+        num_labels = args.num_labels or found
+        if num_labels < found:
+            raise Refused("--num-labels %d: the data's column '%s' has %s %s" %
+                          (num_labels, column, "label" if not names else "%d distinct labels, up to" % len(names),
+                           max(values) if not names else names[-1]))
+
+    config = load_config(args, num_labels, names)
+    is_folder = os.path.isdir(tokenizer_source)
+    try:
+        if not is_folder and args.tokenizer:
+            raise OSError("no such folder")
+        kwargs = {}
+        config_for_type = None
+        if args.task == "token-classification":
+            # Byte-level BPE tokenizers need a space before each word to split words
+            # as in running text (Transformers' token-classification example does this).
+            try:
+                config_for_type = transformers.AutoConfig.from_pretrained(tokenizer_source)
+            except Exception:
+                config_for_type = None
+            if config_for_type is not None and config_for_type.model_type in {"bloom", "gpt2", "roberta", "deberta"}:
+                kwargs["add_prefix_space"] = True
+        tokenizer = transformers.AutoTokenizer.from_pretrained(tokenizer_source, **kwargs)
+    except Refused:
+        raise
+    except Exception as e:
+        raise Refused("--tokenizer %s: no tokenizer there: %s" % (tokenizer_source, reason(e)))
+    if args.task == "token-classification" and not tokenizer.is_fast:
+        raise Refused("--tokenizer %s: token classification aligns tags with word_ids(), which only a fast "
+                      "tokenizer gives" % tokenizer_source)
+    if tokenizer.pad_token is None:
+        if tokenizer.eos_token is None:
+            raise Refused("--tokenizer %s: no padding token and no end-of-sequence token to pad with" %
+                          tokenizer_source)
+        tokenizer.pad_token = tokenizer.eos_token  # GPT-2's tokenizer has no pad token; its EOS pads, masked out
+
+    data = tokenize(args, tokenizer, splits, numbering)
+    use_cache = getattr(config, "use_cache", None)
+    model = build_model(args, config, tokenizer)
+    model.config.torchscript = True
+    arguments = forward_arguments(model, data["train"])
+    for split in data.values():  # what the model's forward does not take stays out of the file
+        for name in list(split):
+            if name not in arguments:
+                del split[name]
+    if "labels" not in arguments:
+        raise Refused("%s's forward takes no labels" % type(model).__name__)
+    traced = trace(model, data["train"], arguments, args.dropout == "on")
+    if args.dropout == "on" and not dropout_applies(traced, data["train"], arguments):
+        print("note: the model's config has no dropout that applies (all rates 0): forward and forward_eval compute "
+              "the same", flush=True)
+    extra = {
+        "hf/config.json": user_config_json(model, use_cache),
+        "hf/model.json": json.dumps({"auto_class": TASKS[args.task], "task": args.task,
+                                     "parameter_prefix": PARAMETER_PREFIX}),
+    }
+    if not args.no_tokenizer_files:
+        extra.update(tokenizer_files(tokenizer))
+    torch.jit.save(traced, args.output_model, _extra_files=extra)
+    save_data(args.output_data, data)
+    sizes = " / ".join("%d %s" % (len(split["input_ids"]), name) for name, split in data.items())
+    print("wrote %s (%s, %s, %d parameters, traced with %s attention; dropout %s in forward, off in forward_eval) "
+          "and %s (%s rows of %d tokens: %s)" %
+          (args.output_model, type(model).__name__, args.task, sum(p.numel() for p in model.parameters()), args.attn,
+           "as configured" if args.dropout == "on" else "off", args.output_data, sizes, args.max_length,
+           ", ".join(arguments)))
+
+
+def parser():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog="See docs/own-model.md.")
+    source = p.add_argument_group("the model")
+    source.add_argument("--model", metavar="DIR", help="a from_pretrained folder (config.json and weights)")
+    source.add_argument("--config", metavar="CONFIG",
+                        help="a config .json file or a model type name (gpt2, bert, ...): a new model")
+    source.add_argument("--set", action="append", metavar="KEY=VALUE",
+                        help="a config value (JSON where it parses), e.g. --set n_layer=2; repeatable")
+    source.add_argument("--task", required=True, choices=list(TASKS))
+    source.add_argument("--tokenizer", metavar="DIR", help="the tokenizer's folder (default: --model)")
+    source.add_argument("--num-labels", type=int, help="classes (default: as many as the data has)")
+    source.add_argument("--attn", choices=["eager", "sdpa"], default="eager",
+                        help="attention: eager (default; runs on every LibTorch build) or sdpa "
+                             "(Transformers' default; needs the LibTorch 2.x build)")
+    source.add_argument("--dropout", choices=["on", "off"], default="on",
+                        help="on (default): forward trains with the config's dropout; off: traced in eval mode")
+    source.add_argument("--seed", type=int, default=0, help="initial weights of a new model or head (default 0)")
+    data = p.add_argument_group("the data")
+    data.add_argument("--train", required=True, metavar="FILE", help=".csv, .json, .jsonl or .parquet")
+    data.add_argument("--validation", metavar="FILE", help="the evaluation split, same format")
+    data.add_argument("--text-column", default="text")
+    data.add_argument("--text-pair-column", help="a second text (sentence pairs)")
+    data.add_argument("--label-column", default="label")
+    data.add_argument("--tokens-column", default="tokens", help="token classification: the list of words")
+    data.add_argument("--tags-column", default="tags", help="token classification: one tag per word")
+    data.add_argument("--max-length", type=int, default=128, help="tokens per row, padded and truncated (128)")
+    out = p.add_argument_group("the output")
+    out.add_argument("--output-model", required=True, metavar="FILE.pt")
+    out.add_argument("--output-data", required=True, metavar="FILE.pt|FILE.safetensors")
+    out.add_argument("--no-tokenizer-files", action="store_true",
+                     help="leave the tokenizer's files out of the module file")
+    return p
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    if args.max_length < 2:
+        print("hf_to_accum.py: error: --max-length %d: at least 2" % args.max_length, file=sys.stderr)
+        return 2
+    if args.num_labels is not None and args.num_labels < 1:
+        print("hf_to_accum.py: error: --num-labels %d: at least 1" % args.num_labels, file=sys.stderr)
+        return 2
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything local: a name that is no folder is an error
+    try:
+        convert(args)
+    except Refused as e:
+        print("hf_to_accum.py: error: %s" % e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
