@@ -1,4 +1,6 @@
 // accum-run: the headless runner. All logic lives in runner/ (tested in-process).
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -20,5 +22,6 @@ int main(int argc, char** argv) {
     // This program's own file: --nproc-per-node starts copies of it.
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return accum::cli::run(args, std::cout, std::cerr, &g_interrupted, ec ? std::string(argv[0]) : self.string());
+    return accum::cli::run(args, std::cout, std::cerr, &g_interrupted, ec ? std::string(argv[0]) : self.string(),
+                           isatty(STDOUT_FILENO) != 0);
 }

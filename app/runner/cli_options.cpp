@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "accum/config_text.h"
 #include "accum/run_writer.h"
 
 namespace accum::cli {
@@ -92,6 +93,7 @@ const std::map<std::string, Option>& options() {
         {"weight-decay", value("weight decay (default 0)")},
         {"scheduler", choice<SchedulerKind>("default constant")},
         {"warmup-steps", value("linear warm-up, in optimizer steps")},
+        {"warmup-ratio", value("with --warmup-steps 0: warm up over ceil(R x the run's optimizer steps)")},
         {"max-grad-norm", value("clip the gradient norm once per window (0 = off)")},
         {"skip-nonfinite", flag("skip an update whose loss or gradient is not finite instead of stopping", "skip-nonfinite")},
         {"mixed-precision", choice<MixedPrecision>("default no; the forward under autocast; fp16 needs CUDA")},
@@ -134,6 +136,7 @@ const std::map<std::string, Option>& options() {
         {"micro-step-delay", value("seconds to wait after each micro-batch (teaching pace)")},
         {"report-to", value("none | tensorboard (default none; tensorboard: also TensorBoard event files, with the "
                             "Trainer's tags, in <output-dir>/runs/)")},
+        {"disable-tqdm", flag("no progress bar on a terminal (the log's lines instead)", "disable-tqdm")},
     };
     return o;
 }
@@ -165,7 +168,7 @@ std::string metavar(const std::string& option) {
         {"save-strategy", "WHEN"},  {"save-steps", "N"},          {"save-total-limit", "N"},
         {"seed", "N"},              {"device", "DEVICE"},         {"threads", "N"},
         {"memory-budget", "SIZE"},  {"output-dir", "DIR"},        {"metrics", "FILE"},
-        {"resume", "DIR"},          {"micro-step-delay", "SECONDS"},
+        {"resume", "DIR"},          {"micro-step-delay", "SECONDS"}, {"warmup-ratio", "R"},
     };
     const auto it = m.find(option);
     return it == m.end() ? "VALUE" : it->second;
@@ -228,8 +231,11 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             parsed.problems.push_back({"config", error});
         else {
             std::vector<ConfigProblem> problems;
-            parsed.config = from_json_text(without_bench_switches(text, parsed.config_file, parsed.notes),
-                                           parsed.config, problems);
+            std::vector<std::string> ignored;
+            parsed.config = read_config_text(without_bench_switches(text, parsed.config_file, parsed.notes),
+                                             parsed.config, problems, ignored);
+            if (const auto note = ignored_fields_note(ignored); !note.empty())
+                parsed.notes.push_back(parsed.config_file + ": " + note);
             for (auto& p : problems) {
                 p.message += " [" + parsed.config_file + "]";
                 parsed.problems.push_back(p);

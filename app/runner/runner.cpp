@@ -21,6 +21,7 @@
 #include "accum/run_writer.h"
 #include "accum/session.h"
 #include "runner/cli_options.h"
+#include "runner/progress_bar.h"
 
 namespace accum::cli {
 
@@ -28,19 +29,40 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The run's files, and the log on stdout.
+// The run's files, and the log on stdout: its lines, or with a progress bar
+// (a terminal) the lines above the bar.
 class RunnerSink final : public RunWriter {
 public:
-    RunnerSink(std::ostream& out, bool quiet, std::string prefix) : out_(out), quiet_(quiet), prefix_(std::move(prefix)) {}
+    RunnerSink(std::ostream& out, bool quiet, std::string prefix, ProgressBar* bar = nullptr)
+        : out_(out), quiet_(quiet), prefix_(std::move(prefix)), bar_(bar) {}
     void on_log(const std::string& line) override {
-        if (!quiet_) out_ << prefix_ << line << std::endl;
+        if (quiet_) return;
+        if (bar_ != nullptr) bar_->print_line(prefix_ + line);
+        else out_ << prefix_ << line << std::endl;
+    }
+    void on_step(const StepRecord& r) override {
+        RunWriter::on_step(r);
+        if (bar_ != nullptr) bar_->on_step(r);
     }
 
 private:
     std::ostream& out_;
     bool quiet_;
     std::string prefix_;
+    ProgressBar* bar_;
 };
+
+// The run's optimizer steps, as the engine counts them (run_parts.cpp), for the
+// bar's total; 0 when they cannot be known beforehand (a micro-batch that
+// --auto-find-batch-size may change, a data file that cannot be read).
+std::int64_t planned_steps(const RunConfig& c) {
+    if (c.max_steps > 0) return c.max_steps;
+    if (c.auto_find_batch_size) return 0;
+    const std::int64_t samples = training_samples(c);
+    if (samples <= 0 || c.batch_size <= 0 || c.accumulation_steps <= 0) return 0;
+    const std::int64_t batches = (samples + c.batch_size - 1) / c.batch_size;
+    return c.epochs * ((batches + c.accumulation_steps - 1) / c.accumulation_steps);
+}
 
 std::string summary_text(const SummaryRecord& s) {
     std::ostringstream out;
@@ -95,7 +117,7 @@ std::vector<std::string> rank_arguments(const std::vector<std::string>& args, co
 } // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const std::atomic<bool>* interrupt,
-        const std::string& program) {
+        const std::string& program, bool out_is_terminal) {
     ParsedArguments parsed = parse_arguments(args);
     if (parsed.command == "help") {
         out << usage();
@@ -240,7 +262,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
             return refuse(exit_code::invalid_arguments, "--overwrite-output-dir: " + error);
     }
     const std::string prefix = rank_prefix + (config.mode == Mode::Trainer ? "" : "[" + to_string(config.mode) + "] ");
-    RunnerSink sink(out, config.quiet, prefix);
+    // The bar: on a terminal, for a run of one process that prints its log.
+    std::optional<ProgressBar> bar;
+    if (out_is_terminal && !config.quiet && !config.disable_tqdm && !world) bar.emplace(out, planned_steps(config));
+    RunnerSink sink(out, config.quiet, prefix, bar ? &*bar : nullptr);
     if (std::string error; !sink.open(config, error)) return refuse(exit_code::write_failed, error);
     if (!restart_note.empty()) out << prefix << restart_note << std::endl; // even with --quiet: the run resumed
     // Even with --quiet too: the run is not quite the one its options describe.
@@ -258,6 +283,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         return world ? session.run(config, sink, stop.get_token(), *world)
                      : run_planned(session, config, sink, stop.get_token());
     }();
+    if (bar) bar->finish();
 
     if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped)
         out << summary_text(summary) << std::endl;

@@ -14,7 +14,9 @@ namespace accum::cli {
 // (the ranks, RANK … in their environment) and waits for them. A process with
 // RANK and WORLD_SIZE in its environment trains as that rank: rank 0 writes the
 // run's files and prints its log, the others print only their errors, "[rank i]".
+// `out_is_terminal`: `out` is a terminal, so a run of one process shows a
+// progress bar there (not with --quiet or --disable-tqdm).
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-        const std::atomic<bool>* interrupt = nullptr, const std::string& program = {});
+        const std::atomic<bool>* interrupt = nullptr, const std::string& program = {}, bool out_is_terminal = false);
 
 } // namespace accum::cli

@@ -1,5 +1,7 @@
 #include "accum/run_config.h"
+#include "accum/config_text.h"
 #include "accum/run_writer.h"
+#include "training_arguments.h"
 
 #include <algorithm>
 #include <cctype>
@@ -259,6 +261,8 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
     if (!std::isfinite(c.weight_decay) || c.weight_decay < 0)
         add("weight-decay", "must be zero or positive, got " + num(c.weight_decay));
     if (c.warmup_steps < 0) add("warmup-steps", "must not be negative, got " + std::to_string(c.warmup_steps));
+    if (!(c.warmup_ratio >= 0 && c.warmup_ratio <= 1))
+        add("warmup-ratio", "must be in [0, 1] (a share of the run's optimizer steps), got " + num(c.warmup_ratio));
     if (!std::isfinite(c.max_grad_norm) || c.max_grad_norm < 0)
         add("max-grad-norm", "must be zero (no clipping) or positive, got " + num(c.max_grad_norm));
 
@@ -447,6 +451,7 @@ const std::vector<Field>& fields() {
         make_field("weight-decay", &RunConfig::weight_decay),
         make_field("scheduler", &RunConfig::scheduler),
         make_field("warmup-steps", &RunConfig::warmup_steps),
+        make_field("warmup-ratio", &RunConfig::warmup_ratio),
         make_field("max-grad-norm", &RunConfig::max_grad_norm),
         make_field("skip-nonfinite", &RunConfig::skip_nonfinite),
         make_field("loss-normalization", &RunConfig::loss_normalization),
@@ -482,6 +487,7 @@ const std::vector<Field>& fields() {
         make_field("quiet", &RunConfig::quiet),
         make_field("micro-step-delay", &RunConfig::micro_step_delay_s),
         make_field("report-to", &RunConfig::report_to),
+        make_field("disable-tqdm", &RunConfig::disable_tqdm),
     };
     return f;
 }
@@ -557,6 +563,17 @@ std::string to_json_text(const RunConfig& config) {
 }
 
 RunConfig from_json_text(const std::string& text, const RunConfig& base, std::vector<ConfigProblem>& problems) {
+    std::vector<std::string> ignored;
+    return read_config_text(text, base, problems, ignored);
+}
+
+std::string ignored_fields_note(const std::vector<std::string>& ignored) {
+    if (ignored.empty()) return {};
+    return "TrainingArguments fields that do not change training, ignored: " + join(ignored);
+}
+
+RunConfig read_config_text(const std::string& text, const RunConfig& base, std::vector<ConfigProblem>& problems,
+                           std::vector<std::string>& ignored) {
     RunConfig config = base;
     json j;
     try {
@@ -569,6 +586,11 @@ RunConfig from_json_text(const std::string& text, const RunConfig& base, std::ve
         problems.push_back({"config", "must hold a JSON object of option names and values"});
         return config;
     }
+    // Transformers' TrainingArguments: its fields first, then any keys beside
+    // them that are options (so an option in such a file wins).
+    const bool is_training_arguments =
+        training_arguments::recognise(j, [](const std::string& key) { return find_field(key) != nullptr; });
+    if (is_training_arguments) j = training_arguments::apply(j, config, problems, ignored);
     for (const auto& [raw_key, value] : j.items()) {
         // What a run directory's config.json records beside the options (the
         // benchmark switches its run was made with, run_writer.h): not an option.
@@ -581,7 +603,9 @@ RunConfig from_json_text(const std::string& text, const RunConfig& base, std::ve
         const Field* field = find_field(raw_key);
         if (!field) {
             problems.push_back({raw_key.empty() ? std::string("\"\"") : raw_key,
-                                "is not a known option (in the config file)"});
+                                is_training_arguments ? "is neither a field of TrainingArguments nor an option (in the "
+                                                        "config file)"
+                                                      : "is not a known option (in the config file)"});
             continue;
         }
         std::string error;

@@ -80,6 +80,9 @@ struct RunConfig {
     double max_grad_norm = 0.0;            // 0 = no clipping
     bool skip_nonfinite = false;           // skip a window whose loss/gradient is not finite (as GradScaler does)
     LossNormalization loss_normalization = LossNormalization::Mean;
+    // With warmup_steps 0: warm up over ceil(ratio × the run's optimizer steps),
+    // as Transformers' get_warmup_steps (the steps are known once the data is).
+    double warmup_ratio = 0.0;
 
     // Mixed precision.
     MixedPrecision mixed_precision = MixedPrecision::No;
@@ -97,6 +100,7 @@ struct RunConfig {
     std::int64_t save_steps = 0;
     std::int64_t save_total_limit = 0;     // 0 = keep all
     bool auto_find_batch_size = false;     // trainer / accelerator
+    std::string report_to = "none";   // "none" or "tensorboard" (--report-to)
 
     // Run environment.
     std::uint64_t seed = 0;
@@ -126,6 +130,7 @@ struct RunConfig {
     bool quiet = false;
     bool record_micro_steps = false;       // emit a record per micro-batch (GUI)
     double micro_step_delay_s = 0.0;       // teaching pace: sleep after each micro-batch
+    bool disable_tqdm = false;             // accum-run: no progress bar on a terminal
 
     std::int64_t world_size() const { return std::int64_t(nproc_per_node) * nnodes; }
     // Whether the run scales its loss: --loss-scaling dynamic, or fp16 (which implies it).

@@ -1,5 +1,7 @@
 #include "training/run_parts.h"
 
+#include <cmath>
+
 #include <torch/cuda.h>
 #include <torch/utils.h>
 
@@ -113,8 +115,12 @@ std::unique_ptr<RunParts> build_run_parts(const RunConfig& config, ShardOf shard
         p.num_epochs = config.epochs;
         p.total_updates = config.epochs * p.updates_per_epoch;
     }
-    p.lr_scheduler =
-        std::make_unique<LrScheduler>(p.optimizer->impl(), config.scheduler, config.warmup_steps, p.total_updates);
+    // --warmup-ratio counts when --warmup-steps is 0: ceil(ratio × the run's
+    // optimizer steps), as Transformers' get_warmup_steps.
+    const std::int64_t warmup =
+        config.warmup_steps > 0 ? config.warmup_steps
+                                : static_cast<std::int64_t>(std::ceil(config.warmup_ratio * static_cast<double>(p.total_updates)));
+    p.lr_scheduler = std::make_unique<LrScheduler>(p.optimizer->impl(), config.scheduler, warmup, p.total_updates);
     p.scaler = make_loss_scaler(config);
     return parts;
 }
