@@ -29,7 +29,7 @@ import warnings
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pytorch_loop import Cnn, Mlp, epoch_order, load_fashion_mnist, restore, schedule  # noqa: E402
+from pytorch_loop import Cnn, Mlp, checkpoint_state, epoch_order, load_fashion_mnist, restore, schedule  # noqa: E402
 
 
 class EngineOrder(torch.utils.data.Sampler):
@@ -54,8 +54,7 @@ def load_run(checkpoint, mode):
     unless this script can continue it."""
     with open(os.path.join(os.path.dirname(os.path.abspath(checkpoint)), "config.json")) as f:
         config = json.load(f)
-    with open(os.path.join(checkpoint, "trainer_state.json")) as f:
-        state = json.load(f)
+    state = checkpoint_state(checkpoint)
     if config["mode"] != mode or config["model"] not in ("mlp", "cnn") or config["dataset"] != "fashion-mnist" \
             or config.get("mixed-precision", "no") != "no" or state.get("world_size", 1) != 1 \
             or config.get("batch-norm") or config.get("dropout", 0) > 0:

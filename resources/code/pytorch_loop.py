@@ -180,6 +180,18 @@ def schedule(kind, warmup, total):
     return factor
 
 
+def checkpoint_state(checkpoint):
+    """trainer_state.json with the engine's own keys (accum_state.json: progress,
+    scheduler, scaler, world_size), which older engines kept in it."""
+    with open(os.path.join(checkpoint, "trainer_state.json")) as f:
+        state = json.load(f)
+    own = os.path.join(checkpoint, "accum_state.json")
+    if os.path.exists(own):
+        with open(own) as f:
+            state.update(json.load(f))
+    return state
+
+
 def restore(checkpoint, model, optimizer):
     """Weights and the optimizer's state from the engine's model.pt and optimizer.pt:
     SGD's momentum buffers, or AdamW's step count and moments."""
@@ -187,7 +199,9 @@ def restore(checkpoint, model, optimizer):
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.copy_(saved[name])
-    archive = torch.jit.load(os.path.join(checkpoint, "optimizer.pt"))
+    # accum_optimizer.pt: LibTorch's archive (optimizer.pt in checkpoints of older engines).
+    own = os.path.join(checkpoint, "accum_optimizer.pt")
+    archive = torch.jit.load(own if os.path.exists(own) else os.path.join(checkpoint, "optimizer.pt"))
     group = archive.param_groups._modules["param_groups/0"]._c
     params = list(model.parameters())
     for i, p in enumerate(params):
@@ -243,8 +257,7 @@ def main():
     run_dir = os.path.dirname(os.path.abspath(args.checkpoint))
     with open(os.path.join(run_dir, "config.json")) as f:
         config = json.load(f)
-    with open(os.path.join(args.checkpoint, "trainer_state.json")) as f:
-        state = json.load(f)
+    state = checkpoint_state(args.checkpoint)
     if config["mode"] != "pytorch" or config["model"] != "mlp" or config["dataset"] != "fashion-mnist" \
             or config["optimizer"] != "sgd" or config.get("mixed-precision", "no") == "fp16":
         sys.exit("pytorch_loop.py: continues --mode pytorch runs of the mlp on fashion-mnist with sgd, "

@@ -471,7 +471,7 @@ private Q_SLOTS:
         QVERIFY2(apart.apart_by_more_than(1e-2), apart.what().c_str());
     }
 
-    // The scaler's state is in the checkpoint (trainer_state.json "scaler", as
+    // The scaler's state is in the checkpoint (accum_state.json "scaler", as
     // PyTorch's state_dict): resumed at step 4 after an overflow at step 2 (scale
     // 1024 → 512, two good windows since), the run goes on as the uninterrupted
     // one — growth after the 3rd good window, the same scales and losses.
@@ -505,7 +505,7 @@ private Q_SLOTS:
         QCOMPARE(full.steps.size(), std::size_t(8));
         const std::vector<double> scales = {1024, 1024, 512, 512, 512, 1024, 1024, 1024};
         for (std::size_t i = 0; i < 8; ++i) QCOMPARE(full.steps[i].loss_scale, scales[i]);
-        QFile state(full_dir.filePath("checkpoint-4/trainer_state.json"));
+        QFile state(full_dir.filePath("checkpoint-4/accum_state.json"));
         QVERIFY(state.open(QIODevice::ReadOnly));
         const auto saved = QJsonDocument::fromJson(state.readAll()).object()["scaler"].toObject();
         QCOMPARE(saved["scale"].toDouble(), 512.0);

@@ -103,7 +103,7 @@ def resume_state(cfg, model, optimizer, lr_scheduler, resume):
     schedule at its step; returns (epoch, next micro-batch, optimizer steps done)."""
     if resume is None:
         return 0, 0, 0
-    state = json.load(open(os.path.join(resume, "trainer_state.json")))
+    state = pytorch_loop.checkpoint_state(resume)
     peers.load_weights(model, resume)
     if cfg["optimizer"] != "sgd":
         raise ValueError("resuming an accum-run checkpoint here restores SGD's state only")

@@ -87,6 +87,14 @@ CASES = {
     # Accelerate's TensorBoard tracker): both event files read back by TensorBoard.
     "tensorboard_trainer": dict(kind="tensorboard", model="mlp", optimizer="sgd", **{"accumulation-steps": 3,
                                 "scheduler": "linear", "warmup-steps": 2, "max-grad-norm": 1.0, "logging-steps": 1}),
+    # A tiny Bert traced with the Hugging Face metadata (hf_checkpoint.py): 96
+    # sequences in micro-batches of 8, K = 2 (6 steps per epoch), AdamW with the
+    # linear schedule and weight decay; checkpoint-4 lies inside the first epoch.
+    # Its weights load with from_pretrained, the real Trainer continues checkpoint-4.
+    "hf_model_out": dict(kind="hf", optimizer="adamw", lr=2e-3, **{
+        "batch-size": 8, "accumulation-steps": 2, "epochs": 2, "n-train": 96, "n-eval": 40, "scheduler": "linear",
+        "warmup-steps": 2, "weight-decay": 0.01, "max-grad-norm": 1.0, "logging-steps": 1, "save-strategy": "steps",
+        "save-steps": 4, "resume-at": 4}),
 }
 
 
@@ -294,7 +302,7 @@ def resume_case(report, cfg, work):
     for mode in ("pytorch", "accelerator", "trainer"):
         full[mode] = peers.run_engine(os.path.join(work, "engine-" + mode), engine_options(cfg, mode))
         checkpoint = os.path.join(full[mode].out_dir, "checkpoint-%d" % at)
-        state = json.load(open(os.path.join(checkpoint, "trainer_state.json")))
+        state = json.load(open(os.path.join(checkpoint, "accum_state.json")))
         if not 0 < state["progress"]["next_index"] < math.ceil(cfg["n-train"] / cfg["batch-size"]):
             report.fail("checkpoint-%d is not inside an epoch: %s" % (at, state["progress"]))
         resumed[mode] = peers.run_engine(os.path.join(work, "engine-%s-resumed" % mode),
@@ -515,6 +523,9 @@ def tensorboard_case(report, cfg, work):
     if ea.get("train/epoch"):
         ea["train/epoch"] = ea["train/epoch"][:-1]
     compare_scalars(report, "Accelerate tracker", ea, a, sorted(a))
+def hf_case(report, cfg, work):
+    import hf_checkpoint
+    hf_checkpoint.hf_case(report, cfg, work)
 
 
 def main():
@@ -528,7 +539,8 @@ def main():
     work = os.path.abspath(a.work)
     os.makedirs(work, exist_ok=True)
     report = peers.Report(a.case)
-    {"fashion": fashion_case, "lm": lm_case, "resume": resume_case, "tabs": python_tabs_case, "ddp": ddp_case, "tensorboard": tensorboard_case}[cfg.pop("kind", "fashion")](report, cfg, work)
+    {"fashion": fashion_case, "lm": lm_case, "resume": resume_case, "tabs": python_tabs_case, "ddp": ddp_case,
+     "tensorboard": tensorboard_case, "hf": hf_case}[cfg.pop("kind", "fashion")](report, cfg, work)
     print("case %s: %.1f s" % (a.case, time.time() - started))
     report.finish(work)
 

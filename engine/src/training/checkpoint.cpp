@@ -12,11 +12,14 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <nlohmann/json.hpp>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
 #include <torch/serialize.h>
 
 #include "accum/errors.h"
 #include "accum/run_directory.h"
 #include "checked_file.h"
+#include "training/hf_export.h"
 
 namespace accum {
 
@@ -65,7 +68,174 @@ private:
     std::string path_;
 };
 
+
+// torch.save's file of an IValue, which Python's torch.load reads (weights_only too).
+std::string pickled(const c10::IValue& value) {
+    const auto bytes = torch::pickle_save(value);
+    return std::string(bytes.begin(), bytes.end());
+}
+
+c10::impl::GenericDict string_dict() { return c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get()); }
+
+// The optimizer's parameters in Python's groups: the engine's groups, but in a
+// Trainer run always the Trainer's two (decay, no decay: Trainer.create_optimizer),
+// which the engine folds into one without weight decay.
+struct PythonGroup {
+    std::vector<torch::Tensor> params;
+    double weight_decay = 0;
+};
+
+std::vector<PythonGroup> python_groups(const CheckpointParts& parts, const RunConfig& config) {
+    const auto& groups = parts.optimizer.impl().param_groups();
+    auto decay_of = [](const torch::optim::OptimizerOptions& o) {
+        if (const auto* a = dynamic_cast<const torch::optim::AdamWOptions*>(&o)) return a->weight_decay();
+        if (const auto* s = dynamic_cast<const torch::optim::SGDOptions*>(&o)) return s->weight_decay();
+        return 0.0;
+    };
+    std::vector<PythonGroup> out;
+    if (config.mode == Mode::Trainer && groups.size() == 1) {
+        const auto flags = trainer_no_decay_flags(parts.model);
+        out.resize(2);
+        out[0].weight_decay = decay_of(groups[0].options());
+        std::size_t i = 0;
+        for (const auto& p : parts.model.named_parameters()) out[flags.at(i++) ? 1 : 0].params.push_back(p.value());
+        return out;
+    }
+    for (const auto& g : groups) out.push_back({g.params(), decay_of(g.options())});
+    return out;
+}
+
+// optimizer.state_dict() of torch.optim.AdamW or SGD over `groups` in torch 2.x:
+// {"state": {index: {...}}, "param_groups": [{every option, "initial_lr" (the
+// scheduler's), "params": [indices]}]}, parameters numbered group after group.
+c10::IValue python_optimizer_state(const CheckpointParts& parts, const RunConfig& config,
+                                   const std::vector<PythonGroup>& groups) {
+    auto& impl = parts.optimizer.impl();
+    const auto& engine_state = impl.state();
+    c10::impl::GenericDict state(c10::IntType::get(), c10::AnyType::get());
+    c10::impl::GenericList param_groups(c10::AnyType::get());
+    auto cpu = [](const torch::Tensor& t) { return t.detach().to(torch::kCPU).clone(); };
+    const double lr = parts.lr_scheduler.current_lr();
+    std::int64_t index = 0;
+    for (const auto& group : groups) {
+        auto g = string_dict();
+        c10::List<std::int64_t> indices;
+        for (const auto& p : group.params) {
+            const auto found = engine_state.find(p.unsafeGetTensorImpl());
+            if (found != engine_state.end()) {
+                auto s = string_dict();
+                if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(found->second.get())) {
+                    s.insert("step", torch::tensor(static_cast<float>(a->step()), torch::kFloat32));
+                    s.insert("exp_avg", cpu(a->exp_avg()));
+                    s.insert("exp_avg_sq", cpu(a->exp_avg_sq()));
+                    if (a->max_exp_avg_sq().defined()) s.insert("max_exp_avg_sq", cpu(a->max_exp_avg_sq()));
+                } else if (const auto* m = dynamic_cast<const torch::optim::SGDParamState*>(found->second.get())) {
+                    if (m->momentum_buffer().defined()) s.insert("momentum_buffer", cpu(m->momentum_buffer()));
+                }
+                if (!s.empty()) state.insert(index, s);
+            }
+            indices.push_back(index++);
+        }
+        // Keys in the order Python's dict has them.
+        if (config.mode == Mode::Trainer) g.insert("weight_decay", group.weight_decay);
+        g.insert("lr", lr);
+        if (config.optimizer == OptimizerKind::AdamW) {
+            const auto& o = dynamic_cast<const torch::optim::AdamWOptions&>(impl.param_groups().front().options());
+            g.insert("betas", c10::ivalue::Tuple::create({std::get<0>(o.betas()), std::get<1>(o.betas())}));
+            g.insert("eps", o.eps());
+            g.insert("weight_decay", group.weight_decay);
+            g.insert("amsgrad", o.amsgrad());
+            g.insert("maximize", false);
+            g.insert("foreach", c10::IValue());
+            g.insert("capturable", false);
+            g.insert("differentiable", false);
+            g.insert("fused", c10::IValue());
+            g.insert("decoupled_weight_decay", true);
+        } else {
+            const auto& o = dynamic_cast<const torch::optim::SGDOptions&>(impl.param_groups().front().options());
+            g.insert("momentum", o.momentum());
+            g.insert("dampening", o.dampening());
+            g.insert("weight_decay", group.weight_decay);
+            g.insert("nesterov", o.nesterov());
+            g.insert("maximize", false);
+            g.insert("foreach", c10::IValue());
+            g.insert("differentiable", false);
+            g.insert("fused", c10::IValue());
+        }
+        g.insert("initial_lr", config.learning_rate);
+        g.insert("params", indices);
+        param_groups.push_back(g);
+    }
+    auto out = string_dict();
+    out.insert("state", state);
+    out.insert("param_groups", param_groups);
+    return out;
+}
+
+// lr_scheduler.state_dict() of the LambdaLR Transformers' get_*_schedule_with_warmup
+// makes, after `step_count` steps: lr_lambdas holds each lambda's __dict__ ({}
+// for the functools.partial of a schedule with warmup or decay, None for the
+// plain function of the constant schedule).
+c10::IValue python_scheduler_state(const CheckpointParts& parts, const RunConfig& config, std::size_t groups) {
+    const auto steps = parts.lr_scheduler.step_count();
+    const bool plain_function = config.scheduler == SchedulerKind::Constant && config.warmup_steps == 0;
+    c10::List<double> base_lrs, last_lr;
+    c10::impl::GenericList lambdas(c10::AnyType::get());
+    for (std::size_t i = 0; i < groups; ++i) {
+        base_lrs.push_back(config.learning_rate);
+        last_lr.push_back(parts.lr_scheduler.current_lr());
+        lambdas.push_back(plain_function ? c10::IValue() : c10::IValue(string_dict()));
+    }
+    auto out = string_dict();
+    out.insert("base_lrs", base_lrs);
+    out.insert("last_epoch", steps);
+    out.insert("_step_count", steps + 1);
+    out.insert("_is_initial", steps == 0);
+    out.insert("_get_lr_called_within_step", false);
+    out.insert("_last_lr", last_lr);
+    out.insert("lr_lambdas", lambdas);
+    return out;
+}
+
+// Transformers' TrainerState as save_to_json writes it: its fields and no
+// others (TrainerState.load_from_json passes every key to its constructor).
+json trainer_state(const CheckpointFacts& facts, const json& log_state) {
+    const auto& config = facts.config;
+    auto from_log = [&log_state](const char* key, json fallback) {
+        return log_state.contains(key) ? log_state.at(key) : fallback;
+    };
+    json control = {{"should_training_stop", false}, {"should_epoch_stop", false}, {"should_save", false},
+                    {"should_evaluate", false}, {"should_log", false}};
+    return json{{"best_global_step", nullptr},
+                {"best_metric", from_log("best_metric", nullptr)},
+                {"best_model_checkpoint", nullptr},
+                {"epoch", facts.epoch},
+                {"eval_steps", config.eval_steps},
+                {"global_step", facts.progress.global_step},
+                {"is_hyper_param_search", false},
+                {"is_local_process_zero", true},
+                {"is_world_process_zero", true},
+                {"log_history", from_log("log_history", json::array())},
+                {"logging_steps", config.logging_steps},
+                {"max_steps", facts.total_updates},
+                {"num_input_tokens_seen", 0},
+                {"num_train_epochs", facts.num_epochs},
+                {"save_steps", config.save_steps},
+                {"stateful_callbacks", {{"TrainerControl", {{"args", control}, {"attributes", json::object()}}}}},
+                {"total_flos", 0.0},
+                {"train_batch_size", config.batch_size},
+                {"trial_name", nullptr},
+                {"trial_params", nullptr}};
+}
+
 } // namespace
+
+std::vector<std::pair<std::string, std::string>> hf_export_files(Model& model, const RunConfig& config) {
+    if (config.model_file.empty()) return {};
+    const auto meta = read_hf_metadata(config.model_file);
+    if (!meta.present()) return {};
+    return hf_model_files(model, meta);
+}
 
 CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFacts& facts,
                                 const std::string& output_dir, int save_total_limit,
@@ -87,10 +257,20 @@ CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFa
     // A model from a TorchScript file: the trained module too, for Python's torch.jit.load.
     if (auto module = parts.model.torchscript_bytes(); !module.empty())
         files.emplace_back(kTrainedModuleFile, std::move(module));
+    // A module with Hugging Face metadata: its weights under their Hugging Face
+    // names and its config, for AutoModelFor….from_pretrained(checkpoint).
+    for (auto& file : hf_export_files(parts.model, config)) files.push_back(std::move(file));
     {
         torch::serialize::OutputArchive archive;
         parts.optimizer.impl().save(archive);
-        files.emplace_back("optimizer.pt", archive_bytes(archive));
+        files.emplace_back(kEngineOptimizerFile, archive_bytes(archive));
+    }
+    // The optimizer's and scheduler's state_dict() as PyTorch's own, under the
+    // Trainer's names: Trainer.train(resume_from_checkpoint=...) loads them.
+    {
+        const auto groups = python_groups(parts, config);
+        files.emplace_back("optimizer.pt", pickled(python_optimizer_state(parts, config, groups)));
+        files.emplace_back("scheduler.pt", pickled(python_scheduler_state(parts, config, groups.size())));
     }
     for (std::size_t r = 0; r < rng_states.size(); ++r)
         files.emplace_back(r == 0 ? std::string("rng_state.pt") : "rng_state_" + std::to_string(r) + ".pt",
@@ -106,34 +286,31 @@ CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFa
         }
         files.emplace_back("cuda_rng_state.pt", tensor_bytes(cuda_state));
     }
-    json state = parts.log.state(); // the Trainer's log_history and best_metric
-    state["global_step"] = progress.global_step;
-    state["epoch"] = facts.epoch;
-    state["progress"] = {{"epoch", progress.epoch},
-                         {"next_index", progress.next_index},
-                         {"micro_steps", progress.micro_steps_at_step},
-                         {"samples_seen", progress.samples_at_step},
-                         {"elapsed_s", facts.elapsed_s},
-                         {"last_loss", std::isfinite(progress.last_loss) ? json(progress.last_loss) : json()}};
-    state["scheduler"] = {{"step_count", parts.lr_scheduler.step_count()},
-                          {"total_steps", parts.lr_scheduler.total_steps()},
-                          {"last_lr", parts.lr_scheduler.current_lr()}};
+    // The engine's own progress, which --resume needs and TrainerState has no field for.
+    const json log_state = parts.log.state();
+    json own;
+    own["gradient_accumulation_steps"] = config.accumulation_steps;
+    own["train_batch_size"] = config.batch_size;
+    own["world_size"] = facts.world_size;
+    own["progress"] = {{"epoch", progress.epoch},
+                       {"next_index", progress.next_index},
+                       {"micro_steps", progress.micro_steps_at_step},
+                       {"samples_seen", progress.samples_at_step},
+                       {"elapsed_s", facts.elapsed_s},
+                       {"last_loss", std::isfinite(progress.last_loss) ? json(progress.last_loss) : json()}};
+    own["scheduler"] = {{"step_count", parts.lr_scheduler.step_count()},
+                        {"total_steps", parts.lr_scheduler.total_steps()},
+                        {"last_lr", parts.lr_scheduler.current_lr()}};
     // The loss scaler's state_dict(), as PyTorch names its keys (none without scaling).
     if (const auto scaler = parts.scaler.impl().state_dict())
-        state["scaler"] = {{"scale", scaler->scale},
-                           {"growth_factor", scaler->growth_factor},
-                           {"backoff_factor", scaler->backoff_factor},
-                           {"growth_interval", scaler->growth_interval},
-                           {"_growth_tracker", scaler->growth_tracker}};
-    state["max_steps"] = facts.total_updates;
-    state["num_train_epochs"] = facts.num_epochs;
-    state["logging_steps"] = config.logging_steps;
-    state["eval_steps"] = config.eval_steps;
-    state["save_steps"] = config.save_steps;
-    state["train_batch_size"] = config.batch_size;
-    state["gradient_accumulation_steps"] = config.accumulation_steps;
-    state["world_size"] = facts.world_size;
-    files.emplace_back("trainer_state.json", state.dump(2) + "\n");
+        own["scaler"] = {{"scale", scaler->scale},
+                         {"growth_factor", scaler->growth_factor},
+                         {"backoff_factor", scaler->backoff_factor},
+                         {"growth_interval", scaler->growth_interval},
+                         {"_growth_tracker", scaler->growth_tracker}};
+    own["log"] = log_state;
+    files.emplace_back(kEngineStateFile, own.dump(2) + "\n");
+    files.emplace_back("trainer_state.json", trainer_state(facts, log_state).dump(2) + "\n");
 
     // Written into .checkpoint-N.tmp/, each file synced, then renamed: the
     // directory is complete or absent. A failure removes the temporary
@@ -176,7 +353,17 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
     json state;
     try {
         std::ifstream f(fs::path(dir) / "trainer_state.json");
-        state = json::parse(f);
+        const json trainer = json::parse(f);
+        // The engine's own keys: accum_state.json; a checkpoint written before
+        // it existed kept them in trainer_state.json.
+        const bool own_file = fs::exists(fs::path(dir) / kEngineStateFile);
+        if (own_file) {
+            std::ifstream g(fs::path(dir) / kEngineStateFile);
+            state = json::parse(g);
+            state["global_step"] = trainer.at("global_step");
+        } else {
+            state = trainer;
+        }
         if (state.at("gradient_accumulation_steps").get<std::int64_t>() != config.accumulation_steps ||
             state.at("train_batch_size").get<std::int64_t>() != config.batch_size)
             throw ConfigError("--resume: " + dir + " was written with micro-batch " +
@@ -194,7 +381,9 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
         model_archive.load_from((fs::path(dir) / "model.pt").string(), parts.device);
         parts.model.load(model_archive);
         torch::serialize::InputArchive optimizer_archive;
-        optimizer_archive.load_from((fs::path(dir) / "optimizer.pt").string(), parts.device);
+        const auto engine_optimizer = fs::path(dir) / kEngineOptimizerFile;
+        optimizer_archive.load_from(
+            (fs::exists(engine_optimizer) ? engine_optimizer : fs::path(dir) / "optimizer.pt").string(), parts.device);
         parts.optimizer.impl().load(optimizer_archive);
         torch::Tensor rng;
         const auto own = fs::path(dir) / ("rng_state_" + std::to_string(rank) + ".pt");
@@ -234,7 +423,7 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
             progress.next_index = 0;
             ++progress.epoch;
         }
-        parts.log.restore(state);
+        parts.log.restore(own_file ? state.at("log") : state);
         return progress;
     } catch (const DataError&) {
         throw;

@@ -1,8 +1,18 @@
 #pragma once
-// Checkpoints: output_dir/checkpoint-{global_step}/ with model.pt, optimizer.pt,
-// rng_state.pt and trainer_state.json (progress, scheduler, log history); a
-// data-parallel run adds rng_state_{rank}.pt for ranks 1 … N−1 (rng_state.pt
-// is rank 0's), as Transformers keeps one RNG state per process.
+// Checkpoints: output_dir/checkpoint-{global_step}/ with
+//   model.pt              the model (LibTorch's archive)
+//   accum_optimizer.pt    the optimizer (LibTorch's archive), which --resume reads
+//   accum_state.json      the engine's progress, scheduler, scaler and log state
+//   optimizer.pt, scheduler.pt   the same states as PyTorch's state_dict(), and
+//   trainer_state.json    Transformers' TrainerState: Trainer.train(resume_from_checkpoint=)
+//                         continues from them
+//   rng_state.pt          the CPU generator; a data-parallel run adds
+//                         rng_state_{rank}.pt for ranks 1 … N−1 (rng_state.pt is
+//                         rank 0's), as Transformers keeps one RNG state per process
+// and, for a TorchScript module, model.torchscript.pt, with model.safetensors and
+// config.json where the module carries Hugging Face metadata (hf_export.h).
+// A checkpoint of an older engine (no accum_*; optimizer.pt the LibTorch archive,
+// the engine's keys in trainer_state.json) resumes too.
 // Serialised into memory, then written into a temporary directory with checked
 // system calls (checked_file.h), synced, then renamed, so a half-written
 // checkpoint is never the latest; a write that fails (disk full, I/O error,
@@ -10,6 +20,7 @@
 // removed and the earlier checkpoints as they were.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/types.h>
@@ -26,6 +37,13 @@ namespace accum {
 // (--model FILE.pt), and in the output directory at the end of the run: the
 // trained module, as torch.jit.save writes it.
 inline constexpr const char* kTrainedModuleFile = "model.torchscript.pt";
+inline constexpr const char* kEngineOptimizerFile = "accum_optimizer.pt";
+inline constexpr const char* kEngineStateFile = "accum_state.json";
+
+// model.safetensors and config.json (file name, bytes) of a model loaded from a
+// TorchScript file with Hugging Face metadata (hf_export.h); none for another
+// model. Throws ConfigError for metadata that is not the convention's.
+std::vector<std::pair<std::string, std::string>> hf_export_files(Model& model, const RunConfig& config);
 
 // What a checkpoint holds of the run, borrowed for saving or restoring it.
 struct CheckpointParts {

@@ -1,6 +1,7 @@
 #include "training/optimizer.h"
 
 #include "kernels/fused_dense.h"
+#include "training/hf_export.h"
 
 #include <algorithm>
 
@@ -26,16 +27,13 @@ std::vector<torch::optim::OptimizerParamGroup> parameter_groups(const RunConfig&
         out.emplace_back(model.parameters(), options.clone());
         return out;
     }
-    std::vector<torch::Tensor> layer_norm;
-    for (const auto& m : model.modules(/*include_self=*/false))
-        if (m->as<torch::nn::LayerNorm>())
-            for (const auto& p : m->parameters(/*recurse=*/false)) layer_norm.push_back(p);
+    // Trainer.get_decay_parameter_names: by name, and LayerNorm's (a mirrored
+    // TorchScript module's by its parameters' shapes).
+    const auto no_decay_flags = trainer_no_decay_flags(model);
     std::vector<torch::Tensor> decay, no_decay;
-    for (const auto& item : model.named_parameters()) {
-        const bool norm = std::any_of(layer_norm.begin(), layer_norm.end(),
-                                      [&](const torch::Tensor& p) { return p.is_same(item.value()); });
-        (norm || item.key().find("bias") != std::string::npos ? no_decay : decay).push_back(item.value());
-    }
+    std::size_t i = 0;
+    for (const auto& item : model.named_parameters())
+        (no_decay_flags.at(i++) ? no_decay : decay).push_back(item.value());
     out.emplace_back(decay, options.clone());
     auto without = options.clone();
     if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(without.get())) adamw->weight_decay(0.0);

@@ -490,6 +490,8 @@ void RunContext::save_trained_module() {
     const auto path = (std::filesystem::path(config_.output_dir) / kTrainedModuleFile).string();
     io::write_file_atomically(path, bytes);
     log("saved the trained module to " + path + " (torch.jit.load reads it)");
+    for (const auto& [file, contents] : hf_export_files(model(), config_))
+        io::write_file_atomically((std::filesystem::path(config_.output_dir) / file).string(), contents);
 }
 
 std::string RunContext::save_checkpoint() {
