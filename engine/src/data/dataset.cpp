@@ -46,11 +46,15 @@ torch::Tensor gather_rows(const torch::Tensor& source, const torch::Tensor& indi
 } // namespace
 
 Batch TensorDataset::gather(const torch::Tensor& indices) const {
+    // The split's tensors may keep a file's dtypes (int32 token ids, uint8
+    // labels, float64 features): only the gathered rows become the batch's.
+    auto as = [](torch::Tensor t, torch::ScalarType type) { return t.scalar_type() == type ? t : t.to(type); };
     Batch b;
     b.input_ids = gather_rows(inputs, indices);
-    if (attention_mask.defined()) b.attention_mask = gather_rows(attention_mask, indices);
-    if (token_type_ids.defined()) b.token_type_ids = gather_rows(token_type_ids, indices);
-    b.labels = gather_rows(labels, indices);
+    b.input_ids = as(b.input_ids, b.input_ids.is_floating_point() ? torch::kFloat32 : torch::kInt64);
+    if (attention_mask.defined()) b.attention_mask = as(gather_rows(attention_mask, indices), torch::kInt64);
+    if (token_type_ids.defined()) b.token_type_ids = as(gather_rows(token_type_ids, indices), torch::kInt64);
+    b.labels = as(gather_rows(labels, indices), torch::kInt64);
     b.size = indices.size(0);
     const auto* idx = indices.data_ptr<std::int64_t>();
     b.samples.assign(idx, idx + b.size);

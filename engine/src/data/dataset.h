@@ -1,5 +1,6 @@
 #pragma once
-// Datasets held whole in memory as tensors; a batch is an index_select.
+// Datasets held whole in memory as tensors, or mapped from a file
+// (data/tensor_file.h); a batch is an index_select of rows.
 
 #include <cstdint>
 #include <string>
@@ -17,6 +18,8 @@ enum class Task { ImageClassification, SequenceClassification, LanguageModeling,
 struct TensorDataset {
     std::string name;
     Task task = Task::ImageClassification;
+    // In the dtypes of their source (int32 token ids of a mapped file, say):
+    // gather() makes a batch's int64 and float32.
     torch::Tensor inputs;         // first dimension = samples
     torch::Tensor attention_mask; // token data only
     torch::Tensor token_type_ids; // token data, where the file has them

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <torch/serialize.h>
 
 #include "accum/errors.h"
+#include "data/safetensors_reader.h"
 #include "data/tensor_text.h"
 
 namespace accum {
@@ -39,32 +41,119 @@ struct RawSplit {
     std::string prefix;
 };
 
-// The file's tensors by split: flat ("input_ids", "eval_input_ids", …; eval_
-// taken off) or nested as Hugging Face datasets name their splits ({"train":
-// {…}, "validation": {…}, "test": {…}}; "eval" too).
-std::map<std::string, RawSplit> read_splits(const std::string& path, const c10::IValue& value) {
+bool is_split_name(const std::string& key) {
+    return key == "train" || key == "eval" || key == "validation" || key == "test";
+}
+
+constexpr const char* kSplitNames =
+    "the splits are train, validation (or eval) and test, as Hugging Face datasets name them";
+
+// The file's tensors by split, whatever the file's format: split "" for a name
+// at the file's top level ("input_ids", "eval_input_ids", …; eval_ taken off),
+// else the split that holds it ("train", "validation", "test", "eval"), as
+// Hugging Face datasets name them.
+struct NamedTensor {
+    std::string split;
+    std::string key;
+    torch::Tensor tensor;
+};
+
+std::map<std::string, RawSplit> group_splits(std::vector<NamedTensor> named) {
     std::map<std::string, RawSplit> splits;
+    for (auto& n : named) {
+        if (!n.split.empty()) {
+            auto& split = splits[n.split];
+            split.prefix = n.split + ".";
+            if (n.tensor.defined()) split.tensors[n.key] = std::move(n.tensor);
+        } else if (n.key.rfind("eval_", 0) == 0) {
+            splits["eval"].prefix = "eval_";
+            splits["eval"].tensors[n.key.substr(5)] = std::move(n.tensor);
+        } else {
+            splits["train"].tensors[n.key] = std::move(n.tensor);
+        }
+    }
+    return splits;
+}
+
+// A torch.save file's tensors: flat ({"input_ids": …, "eval_input_ids": …}) or
+// nested ({"train": {…}, "validation": {…}, "test": {…}}; "eval" too).
+std::vector<NamedTensor> read_pickled(const std::string& path, const c10::IValue& value) {
+    std::vector<NamedTensor> named;
     for (const auto& entry : dict_of(path, value, "")) {
         if (!entry.key().isString()) throw corrupt_data(path, "a key of the dict is not a string");
         const std::string key = entry.key().toStringRef();
         if (entry.value().isGenericDict()) {
-            if (key != "train" && key != "eval" && key != "validation" && key != "test")
-                throw corrupt_data(path, "'" + key + "' is a dict, and no split this reader knows: the splits are "
-                                         "train, validation (or eval) and test, as Hugging Face datasets name them");
-            auto& split = splits[key];
-            split.prefix = key + ".";
+            if (!is_split_name(key))
+                throw corrupt_data(path, "'" + key + "' is a dict, and no split this reader knows: " + kSplitNames);
+            named.push_back({key, "", {}}); // the split, even when its dict is empty
             for (const auto& inner : dict_of(path, entry.value(), key)) {
                 const std::string name = inner.key().isString() ? inner.key().toStringRef() : "?";
-                split.tensors[name] = tensor_of(path, inner.value(), key + "." + name);
+                named.push_back({key, name, tensor_of(path, inner.value(), key + "." + name)});
             }
-        } else if (key.rfind("eval_", 0) == 0) {
-            splits["eval"].prefix = "eval_";
-            splits["eval"].tensors[key.substr(5)] = tensor_of(path, entry.value(), key);
         } else {
-            splits["train"].tensors[key] = tensor_of(path, entry.value(), key);
+            named.push_back({"", key, tensor_of(path, entry.value(), key)});
         }
     }
-    return splits;
+    return named;
+}
+
+// The object a torch.save file holds.
+c10::IValue read_pickle(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw DataError(make_message(message_code::data_cannot_open, {{"path", path}, {"reason", "not readable"}}));
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+        return torch::pickle_load(bytes);
+    } catch (const std::exception& e) {
+        std::string why = e.what();
+        why = why.substr(0, why.find('\n'));
+        // LibTorch's unpickler knows SETITEMS but not SETITEM, which Python's pickle
+        // writes for a dict of one entry.
+        if (why.find("Unknown opcode for unpickling at 0x73") != std::string::npos)
+            throw corrupt_data(path, "holds a dict of one entry, which LibTorch's reader cannot read; the file "
+                                     "needs input_ids (or inputs) and labels");
+        throw corrupt_data(path, "cannot be read as tensors saved by torch.save (" + why + ")");
+    }
+}
+
+torch::ScalarType safetensors_scalar_type(const std::string& dtype) {
+    if (dtype == "BOOL") return torch::kBool;
+    if (dtype == "U8") return torch::kUInt8;
+    if (dtype == "I8") return torch::kInt8;
+    if (dtype == "I16") return torch::kInt16;
+    if (dtype == "I32") return torch::kInt32;
+    if (dtype == "I64") return torch::kInt64;
+    if (dtype == "F16") return torch::kFloat16;
+    if (dtype == "BF16") return torch::kBFloat16;
+    if (dtype == "F32") return torch::kFloat32;
+    return torch::kFloat64; // "F64": parse_safetensors lets no other dtype through
+}
+
+// A safetensors file's tensors, each a view of the file's read-only mapping that
+// keeps the mapping alive: nothing of the file is copied. Nested splits are
+// flattened with a dot ("train.input_ids", "validation.labels"); flat names
+// follow the torch.save file's rules.
+std::vector<NamedTensor> read_safetensors(const std::string& path) {
+    auto mapping = std::make_shared<const MappedFile>(path);
+    const auto entries = parse_safetensors(mapping->data(), mapping->size(), path);
+    std::vector<NamedTensor> named;
+    for (const auto& e : entries) {
+        NamedTensor n;
+        n.key = e.name;
+        if (const auto dot = e.name.find('.'); dot != std::string::npos) {
+            n.split = e.name.substr(0, dot);
+            n.key = e.name.substr(dot + 1);
+            if (!is_split_name(n.split))
+                throw corrupt_data(path, "tensor '" + e.name + "': '" + n.split + "' is no split this reader knows: " +
+                                             kSplitNames + " (train.input_ids, validation.labels, …)");
+        }
+        // from_blob never writes: the pointer is const only to the mapping's type.
+        auto* at = const_cast<std::uint8_t*>(mapping->data() + e.begin);
+        n.tensor = torch::from_blob(at, e.shape, [mapping](void*) {},
+                                    torch::TensorOptions().dtype(safetensors_scalar_type(e.dtype)));
+        named.push_back(std::move(n));
+    }
+    return named;
 }
 
 // prefix: how the file names this split's keys ("", "eval_", "validation."), for the messages.
@@ -102,7 +191,9 @@ TensorDataset make_split(const std::string& path, const Named& t, const std::str
         throw bad(name(label_key) + " has shape " + shape_text(labels) + " but " + name(input_key) + " has " +
                   shape_text(inputs) + "; labels are [N] (one class per sample) or [N, T] (a token id per position, "
                   "-100 where none counts) with the same N");
-    labels = labels.to(torch::kInt64).contiguous();
+    // The tensors keep the file's dtype: a batch is converted as it is gathered
+    // (TensorDataset::gather), so a mapped file is never copied whole.
+    labels = labels.contiguous();
     const auto low = labels.min().item<std::int64_t>();
     if (low < 0 && low != kIgnoreIndex)
         throw bad(name(label_key) + " holds " + std::to_string(low) + "; labels are 0 or more, or -100 to be ignored");
@@ -115,7 +206,7 @@ TensorDataset make_split(const std::string& path, const Named& t, const std::str
             throw bad(name(input_key) + " is bool; token ids are an integer dtype, features a float one");
         if (inputs.dim() != 2)
             throw bad(name(input_key) + " holds token ids of shape " + shape_text(inputs) + "; token ids are [N, T]");
-        inputs = inputs.to(torch::kInt64).contiguous();
+        inputs = inputs.contiguous();
         if (inputs.min().item<std::int64_t>() < 0)
             throw bad(name(input_key) + " holds a negative token id (" +
                       std::to_string(inputs.min().item<std::int64_t>()) + ")");
@@ -129,7 +220,7 @@ TensorDataset make_split(const std::string& path, const Named& t, const std::str
                           " has " + shape_text(inputs) + "; they must be the same");
             if (mask.is_floating_point())
                 throw bad(name("attention_mask") + " is " + dtype_text(mask) + "; it holds 1 (attend) and 0 (padding)");
-            d.attention_mask = mask.to(torch::kInt64).contiguous();
+            d.attention_mask = mask.contiguous();
         }
         if (t.count("token_type_ids")) {
             auto types = t.at("token_type_ids").detach().to(torch::kCPU);
@@ -141,7 +232,7 @@ TensorDataset make_split(const std::string& path, const Named& t, const std::str
                           "; it holds segment ids (0 for the first sentence, 1 for the second)");
             if (types.min().item<std::int64_t>() < 0)
                 throw bad(name("token_type_ids") + " holds a negative segment id");
-            d.token_type_ids = types.to(torch::kInt64).contiguous();
+            d.token_type_ids = types.contiguous();
         }
     } else {
         if (labels.dim() != 1)
@@ -153,9 +244,12 @@ TensorDataset make_split(const std::string& path, const Named& t, const std::str
         if (inputs.scalar_type() != torch::kFloat32 && inputs.scalar_type() != torch::kFloat64)
             throw bad(name(input_key) + " is " + dtype_text(inputs) +
                       "; features and images are float32 (the engine trains in float32)");
-        inputs = inputs.to(torch::kFloat32).contiguous();
-        if (!torch::isfinite(inputs).all().item<bool>())
-            throw bad(name(input_key) + " holds NaN or infinite values");
+        inputs = inputs.contiguous();
+        bool finite = true;
+        for_row_chunks(inputs, [&](std::int64_t, const torch::Tensor& rows) {
+            finite = finite && torch::isfinite(rows).all().item<bool>();
+        });
+        if (!finite) throw bad(name(input_key) + " holds NaN or infinite values");
         d.task = inputs.dim() == 4 ? Task::ImageClassification : Task::TabularClassification;
         d.num_features = inputs.numel() / n;
     }
@@ -178,24 +272,8 @@ DataSplits load_tensor_file(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) throw DataError("--data: " + path + ": no such file (the tensors to train on)");
     if (std::filesystem::is_directory(path, ec))
-        throw DataError("--data: " + path + " is a directory; the tensors dataset is one .pt file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw DataError(make_message(message_code::data_cannot_open, {{"path", path}, {"reason", "not readable"}}));
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    c10::IValue value;
-    try {
-        value = torch::pickle_load(bytes);
-    } catch (const std::exception& e) {
-        std::string why = e.what();
-        why = why.substr(0, why.find('\n'));
-        // LibTorch's unpickler knows SETITEMS but not SETITEM, which Python's pickle
-        // writes for a dict of one entry.
-        if (why.find("Unknown opcode for unpickling at 0x73") != std::string::npos)
-            throw corrupt_data(path, "holds a dict of one entry, which LibTorch's reader cannot read; the file "
-                                     "needs input_ids (or inputs) and labels");
-        throw corrupt_data(path, "cannot be read as tensors saved by torch.save (" + why + ")");
-    }
-    auto raw = read_splits(path, value);
+        throw DataError("--data: " + path + " is a directory; the tensors dataset is one .pt or .safetensors file");
+    auto raw = group_splits(is_safetensors_file(path) ? read_safetensors(path) : read_pickled(path, read_pickle(path)));
     DataSplits splits;
     if (raw.count("eval") && raw.count("validation"))
         throw corrupt_data(path, "holds both an eval and a validation split; keep one (the run evaluates on it)");
@@ -237,12 +315,22 @@ DataSplits load_tensor_file(const std::string& path) {
     return splits;
 }
 
+void for_row_chunks(const torch::Tensor& t, const std::function<void(std::int64_t, const torch::Tensor&)>& fn) {
+    if (!t.defined() || t.dim() == 0 || t.size(0) == 0) return;
+    const std::int64_t row = std::max<std::int64_t>(1, t.numel() / t.size(0));
+    const std::int64_t step = std::max<std::int64_t>(1, (std::int64_t{1} << 20) / row);
+    for (std::int64_t first = 0; first < t.size(0); first += step)
+        fn(first, t.slice(0, first, std::min(first + step, t.size(0))));
+}
+
 void count_label_items(TensorDataset& data, std::int64_t from) {
     data.items_per_sample.assign(static_cast<std::size_t>(data.size()), 1);
     if (!data.labels.defined() || data.labels.dim() != 2) return;
-    const auto counts = data.labels.slice(1, from).ne(kIgnoreIndex).sum(1).contiguous();
-    const auto* c = counts.data_ptr<std::int64_t>();
-    for (std::int64_t i = 0; i < data.size(); ++i) data.items_per_sample[static_cast<std::size_t>(i)] = c[i];
+    for_row_chunks(data.labels, [&](std::int64_t first, const torch::Tensor& rows) {
+        const auto counts = rows.slice(1, from).to(torch::kInt64).ne(kIgnoreIndex).sum(1).contiguous();
+        const auto* c = counts.data_ptr<std::int64_t>();
+        for (std::int64_t i = 0; i < counts.size(0); ++i) data.items_per_sample[static_cast<std::size_t>(first + i)] = c[i];
+    });
 }
 
 } // namespace accum

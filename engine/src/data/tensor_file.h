@@ -16,7 +16,16 @@
 // a label item that does not count); float inputs [N, C, H, W] are images, any
 // other float inputs feature rows. Every problem is a DataError naming the file
 // and the key.
+//
+// --data FILE.safetensors holds the same tensors under the same names, nested
+// splits flattened with a dot ("train.input_ids", "validation.labels"). It is
+// mapped, not read (data/safetensors_reader.h): the splits' tensors are views of
+// the mapping in the file's dtypes, and no step of loading or training copies or
+// converts a whole tensor (batches are converted as they are gathered, scans
+// go by chunks of rows), so the process's anonymous memory does not grow with
+// the file.
 
+#include <functional>
 #include <string>
 
 #include "data/dataset.h"
@@ -33,5 +42,9 @@ DataSplits load_tensor_file(const std::string& path);
 // labels itself (a causal LM computing its own loss, as Transformers' do:
 // logits at t against the label at t + 1) counts from 1 (build_run_parts).
 void count_label_items(TensorDataset& data, std::int64_t from = 0);
+
+// fn(first_row, rows) over consecutive slices of `t`'s first dimension of about
+// 2^20 elements: a scan whose temporaries are a chunk's, not the tensor's size.
+void for_row_chunks(const torch::Tensor& t, const std::function<void(std::int64_t, const torch::Tensor&)>& fn);
 
 } // namespace accum

@@ -35,15 +35,23 @@ torch::Device device_named(const std::string& name) {
 // label beyond them fails deep inside its forward, mid-run, far from its cause.
 void check_labels(const TensorDataset& data, std::int64_t width, const std::string& path, const char* split) {
     if (width <= 0 || data.size() == 0) return;
-    const auto bad = data.labels.ge(width).logical_and(data.labels.ne(kIgnoreIndex));
-    const auto count = bad.sum().item<std::int64_t>();
+    // By chunks of rows, in int64: the labels may be a mapped file's, of any integer dtype.
+    std::int64_t count = 0, sample = -1, position = 0, label = 0;
+    for_row_chunks(data.labels, [&](std::int64_t first, const torch::Tensor& chunk) {
+        const auto rows = chunk.to(torch::kInt64);
+        const auto bad = rows.ge(width).logical_and(rows.ne(kIgnoreIndex));
+        const auto n = bad.sum().item<std::int64_t>();
+        if (n > 0 && sample < 0) {
+            const auto at = bad.nonzero()[0];
+            sample = first + at[0].item<std::int64_t>();
+            position = rows.dim() == 2 ? at[1].item<std::int64_t>() : 0;
+            label = rows.dim() == 1 ? rows[at[0]].item<std::int64_t>() : rows[at[0]][at[1]].item<std::int64_t>();
+        }
+        count += n;
+    });
     if (count == 0) return;
-    const auto at = bad.nonzero()[0];
-    const auto sample = at[0].item<std::int64_t>();
-    const auto label = data.labels.dim() == 1 ? data.labels[sample].item<std::int64_t>()
-                                              : data.labels[sample][at[1]].item<std::int64_t>();
     std::string what = "label " + std::to_string(label);
-    if (data.labels.dim() == 2) what += " at position " + std::to_string(at[1].item<std::int64_t>());
+    if (data.labels.dim() == 2) what += " at position " + std::to_string(position);
     throw corrupt_data(path, what + " of " + split + " sample " + std::to_string(sample) + " is outside the model's " +
                                  std::to_string(width) + " outputs (its logits cover labels 0 to " +
                                  std::to_string(width - 1) + "); " + std::to_string(count) + " label" +
