@@ -2,9 +2,9 @@
 # Regenerates the README's pictures (docs/*.png) from the current build, each
 # under its own Xvfb screen, with the studio's own options (--demo, --lesson-step,
 # --presentation, --screenshot, --quit-after-run, ...). Every picture starts from
-# a fresh, temporary settings folder (XDG_CONFIG_HOME), so the user's saved
-# settings are neither read nor written, and one picture's lesson or demo cannot
-# set up the next.
+# a fresh, temporary settings and data folder (XDG_CONFIG_HOME, XDG_DATA_HOME), so
+# the user's saved settings and runs are neither read nor written, and one
+# picture's lesson or demo cannot set up the next.
 #
 #   scripts/screenshots.sh                  every picture, into docs/
 #   scripts/screenshots.sh lesson-step1 screenshot-no-sync   only these
@@ -33,7 +33,7 @@ LIMIT="${SHOT_TIMEOUT:-900}" # seconds one picture may take
 ALL=(screenshot-studio screenshot-studio-oom screenshot-memory-bands screenshot-memory-levers
      screenshot-code-panel screenshot-compare-styles screenshot-compare-accumulation
      screenshot-loss-scale-pitfall screenshot-no-sync screenshot-own-model screenshot-pretrained-lab
-     screenshot-installed-vi
+     screenshot-installed-vi screenshot-runs
      lesson-step1 lesson-step1-vi lesson-step2-build-up lesson-step3 lesson-step5
      chapter-pytorch chapter-accelerator chapter-trainer)
 
@@ -55,16 +55,17 @@ mkdir -p "$OUT" || die "cannot create $OUT"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-# shot NAME SCREEN [studio options...]: one picture, from a fresh settings folder.
+# shot NAME SCREEN [studio options...]: one picture, from a fresh settings and
+# data folder (or $SHOT_HOME's, a picture that needs earlier sessions).
 shot() {
   local name="$1" screen="$2"
   shift 2
   local file="$OUT/$name.png" home
-  home="$(mktemp -d "$WORK/config.XXXXXX")"
+  home="${SHOT_HOME:-$(mktemp -d "$WORK/config.XXXXXX")}"
   rm -f "$file"
   echo "== $name ($screen): accum-studio $*"
   local rc=0
-  XDG_CONFIG_HOME="$home" XDG_RUNTIME_DIR="$home" timeout "$LIMIT" \
+  XDG_CONFIG_HOME="$home" XDG_DATA_HOME="$home/data" XDG_RUNTIME_DIR="$home" timeout "$LIMIT" \
     xvfb-run -a -s "-screen 0 ${screen}x24" "$STUDIO" "$@" --screenshot "$file" --quit-after-run \
     >"$WORK/$name.log" 2>&1 || rc=$?
   if [[ $rc -ne 0 || ! -s "$file" ]]; then
@@ -128,6 +129,17 @@ make_picture() {
           { tail -n 20 "$WORK/run-$1x$2.log" >&2; die "screenshot-installed-vi: accum-run $1 × $2 failed"; }
       done
       shot screenshot-installed-vi "$DESK" --language vi --screenshot-after 4000 "$runs/mlp-64x4" "$runs/mlp-256x1" ;;
+    screenshot-runs) # two runs of earlier sessions, saved by default, overlaid after a restart at 1280 × 720
+      local home="$WORK/runs-home" shape
+      rm -rf "$home"
+      mkdir -p "$home"
+      for shape in "64 4" "256 1"; do
+        set -- $shape
+        SHOT_HOME="$home" shot "runs-$1x$2" "$PROJECTOR" --autorun --config "$(config "runs-$1x$2" "{\"model\": \"mlp\",
+          \"batch-size\": $1, \"accumulation-steps\": $2, \"epochs\": 1}")"
+        rm -f "$OUT/runs-$1x$2.png"
+      done
+      SHOT_HOME="$home" shot screenshot-runs "$PROJECTOR" --screenshot-after 4000 "$home"/data/accum-studio/runs/* ;;
     lesson-step1) shot "$1" "$PROJECTOR" --presentation --lesson-step 1 ;;
     lesson-step1-vi) shot "$1" "$PROJECTOR" --presentation --language vi --lesson-step 1 ;;
     lesson-step2-build-up) # the mechanism mid-run, its loop built up to the update's condition

@@ -24,6 +24,7 @@
 
 #include "accum/session.h"
 #include "memory_estimator.h"
+#include "runs_folder.h"
 
 namespace studio {
 
@@ -206,6 +207,14 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     report_tensorboard_->setObjectName(QStringLiteral("report_to_tensorboard"));
     report_tensorboard_->setToolTip(tr("Also write TensorBoard event files, with the Trainer's tags, into each run's "
                                        "folder under runs/ (the Trainer's report_to; needs a folder to save runs in)"));
+    // Runs are saved unless the box is unticked (runs_folder.h): unticked, the
+    // field reads "none" and nothing is written; the folder is kept for later.
+    save_runs_ = new QCheckBox;
+    save_runs_->setObjectName(QStringLiteral("save_runs"));
+    save_runs_->setAccessibleName(tr("Save runs"));
+    save_runs_->setToolTip(tr("Untick to save nothing: runs are then not written to disk"));
+    static_cast<QHBoxLayout*>(output_row->layout())->insertWidget(0, save_runs_);
+    browse_output_dir_ = output_row->findChild<QToolButton*>(QStringLiteral("browse_output_dir"));
 
     auto make_group = [](const QString& title) {
         auto* group = new QGroupBox(title);
@@ -278,6 +287,16 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         connect(edit, &QLineEdit::textChanged, this, &ConfigPanel::revalidate);
 
     set_config(accum::RunConfig{});
+
+    const auto runs = configured_runs_folder();
+    kept_runs_folder_ = runs.folder;
+    save_runs_->setChecked(runs.save);
+    show_saving_runs(runs.save);
+    connect(save_runs_, &QCheckBox::toggled, this, [this](bool save) {
+        show_saving_runs(save);
+        store_runs_folder();
+    });
+    connect(output_dir_, &QLineEdit::textChanged, this, &ConfigPanel::store_runs_folder);
 }
 
 accum::RunConfig ConfigPanel::config() const {
@@ -339,7 +358,12 @@ void ConfigPanel::set_config(const accum::RunConfig& c) {
     select_choice(loss_scaling_, c.loss_scaling);
     memory_budget_->setText(QString::fromStdString(c.memory_budget));
     pace_ms_->setValue(static_cast<int>(std::lround(c.micro_step_delay_s * 1000.0)));
-    output_dir_->setText(QString::fromStdString(c.output_dir));
+    // Where runs are saved is the studio's setting: a configuration that names no
+    // folder leaves it as it is (a lesson's, a reset's).
+    if (!c.output_dir.empty()) {
+        save_runs_->setChecked(true);
+        output_dir_->setText(QString::fromStdString(c.output_dir));
+    }
     report_tensorboard_->setChecked(c.report_to == "tensorboard");
     updating_ = false;
     revalidate();
@@ -649,6 +673,24 @@ void ConfigPanel::choose_data() {
                                                 ? tr("CSV (*.csv);;All files (*)")
                                                 : tr("Tensors saved by torch.save (*.pt *.pth);;All files (*)"));
     if (!path.isEmpty()) data_path_->setText(path);
+}
+
+void ConfigPanel::show_saving_runs(bool save) {
+    if (!save) {
+        if (const auto folder = output_dir_->text().trimmed(); !folder.isEmpty()) kept_runs_folder_ = folder;
+        output_dir_->clear(); // the placeholder says: none (nothing written)
+    } else if (output_dir_->text().trimmed().isEmpty()) {
+        output_dir_->setText(kept_runs_folder_.isEmpty() ? default_runs_folder() : kept_runs_folder_);
+    }
+    output_dir_->setEnabled(save);
+    if (browse_output_dir_) browse_output_dir_->setEnabled(save);
+}
+
+void ConfigPanel::store_runs_folder() {
+    if (!save_runs_) return;
+    const bool save = save_runs_->isChecked();
+    if (const auto folder = output_dir_->text().trimmed(); save && !folder.isEmpty()) kept_runs_folder_ = folder;
+    set_configured_runs_folder({save, kept_runs_folder_});
 }
 
 void ConfigPanel::choose_output_dir() {

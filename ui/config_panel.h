@@ -20,6 +20,7 @@ class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
+class QToolButton;
 
 namespace studio {
 
@@ -77,6 +78,9 @@ private:
     // A line edit with a "…" button beside it that calls `choose`.
     QWidget* browse_row(QLineEdit* edit, const QString& button_name, const QString& tip, void (ConfigPanel::*choose)());
     void choose_output_dir();
+    // The "Save runs in" box ticked or not, and the setting that keeps it (runs_folder.h).
+    void show_saving_runs(bool save);
+    void store_runs_folder();
     void choose_model_file();
     void choose_data();
     void mark(QWidget* widget, const QString& problem);
@@ -128,6 +132,9 @@ private:
     QLineEdit* memory_budget_ = nullptr;
     QSpinBox* pace_ms_ = nullptr;
     QLineEdit* output_dir_ = nullptr;
+    QCheckBox* save_runs_ = nullptr;
+    QToolButton* browse_output_dir_ = nullptr;
+    QString kept_runs_folder_; // the folder while saving is off
     QList<Problem> problems_list_;
     QMap<QWidget*, FieldRow> rows_;
     QMap<QString, QWidget*> widget_for_option_;

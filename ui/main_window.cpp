@@ -83,6 +83,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             code_panel_->preview_accumulation_steps(static_cast<int>(c.accumulation_steps));
         }
         update_config_summary();
+        runs_panel_->follow_runs_folder(QString::fromStdString(config_panel_->config().output_dir));
     });
     code_panel_->preview_accumulation_steps(static_cast<int>(config_panel_->config().accumulation_steps));
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
@@ -131,6 +132,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(&undo_reset_timer_, &QTimer::timeout, this, [this] { undo_reset_button_->hide(); });
 
     restore_settings();
+    runs_panel_->set_runs_folder(QString::fromStdString(config_panel_->config().output_dir)); // earlier runs
     update_config_problems();
     code_panel_->set_configuration(config_panel_->config());
     update_actions();
@@ -847,6 +849,7 @@ void MainWindow::stop_lesson_run() {
 
 void MainWindow::on_records(const RecordBatch& batch) {
     code_panel_->append(batch);
+    if (!batch.run_directory.isEmpty()) live_run_.folder = batch.run_directory;
     live_run_.steps.insert(live_run_.steps.end(), batch.steps.begin(), batch.steps.end());
     for (const auto& m : batch.memory) live_run_.note_memory(m);
     live_run_.evals.insert(live_run_.evals.end(), batch.evals.begin(), batch.evals.end());
@@ -966,7 +969,11 @@ bool MainWindow::save_config(const QString& path, QString* error) const {
         if (error) *error = file.errorString();
         return false;
     }
-    file.write(QByteArray::fromStdString(accum::to_json_text(config_panel_->config())));
+    // Where the studio saves runs is its setting, not the experiment's: in
+    // accum-run --config, output-dir would be the run's own directory.
+    auto config = config_panel_->config();
+    config.output_dir.clear();
+    file.write(QByteArray::fromStdString(accum::to_json_text(config)));
     return true;
 }
 

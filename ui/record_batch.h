@@ -25,6 +25,7 @@ struct RecordBatch {
     std::vector<accum::EvalRecord> evals;
     std::vector<accum::MemoryRecord> memory;
     QStringList logs;
+    QString run_directory; // set once, in the batch that logs where the run writes its files
 
     bool empty() const {
         return micro_steps.empty() && steps.empty() && evals.empty() && memory.empty() && logs.isEmpty();

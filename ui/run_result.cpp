@@ -82,6 +82,7 @@ std::optional<RunResult> load_run_directory(const QString& dir_path, QString* er
     RunResult run;
     run.label = QFileInfo(dir_path).fileName();
     run.source = dir.absolutePath();
+    run.folder = dir.absolutePath();
     bool any = false;
 
     QFile config_file(dir.filePath(QStringLiteral("config.json")));

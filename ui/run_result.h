@@ -15,6 +15,7 @@ namespace studio {
 struct RunResult {
     QString label;            // "pytorch", "B=32 × K=2", a directory name…
     QString source;           // "live", "lab" or the directory it was loaded from
+    QString folder;           // the run directory its files are in; "" when it wrote none
     accum::RunConfig config;
     std::vector<accum::StepRecord> steps;
     std::vector<accum::EvalRecord> evals;

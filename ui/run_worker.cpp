@@ -76,6 +76,7 @@ void RunWorker::run(const accum::RunConfig& config) {
             return;
         }
         writer_ = std::move(writer);
+        pending_.run_directory = QString::fromStdString(run_config.output_dir);
         on_log("writing " + run_config.output_dir);
         if (!writer_->switches_note().empty()) on_log(writer_->switches_note()); // a benchmark switch is set
     }

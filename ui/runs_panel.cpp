@@ -1,6 +1,9 @@
 #include "runs_panel.h"
 
+#include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -9,11 +12,13 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <qcustomplot.h>
 
 #include "lab_panel.h"
 #include "plot_interaction.h"
+#include "runs_folder.h"
 
 namespace studio {
 
@@ -48,6 +53,45 @@ QColor colour_for(int row) {
     return colours[row % colours.size()];
 }
 
+QString model_name(const accum::RunConfig& c) {
+    if (c.model == accum::ModelKind::File) return QFileInfo(QString::fromStdString(c.model_file)).fileName();
+    return QString::fromStdString(accum::to_string(c.model));
+}
+
+QString data_name(const accum::RunConfig& c) {
+    const auto dataset = QString::fromStdString(accum::to_string(c.dataset));
+    if (c.data_path.empty()) return dataset;
+    return QStringLiteral("%1 (%2)").arg(dataset, QFileInfo(QString::fromStdString(c.data_path)).fileName());
+}
+
+// The folder as the person typed it, made absolute and clean ("" stays "").
+QString clean_folder(const QString& folder) {
+    const auto trimmed = folder.trimmed();
+    return trimmed.isEmpty() ? QString() : QDir::cleanPath(QFileInfo(trimmed).absoluteFilePath());
+}
+
+// One value per step of the quantity shown, at the samples seen so far; a step
+// without a value (no time passed since the previous one) gives none.
+void curve_of(const RunResult& r, RunsPanel::Quantity quantity, QVector<double>& x, QVector<double>& y) {
+    std::int64_t previous_samples = 0;
+    double previous_s = 0.0;
+    for (const auto& s : r.steps) {
+        double value = s.loss;
+        if (quantity == RunsPanel::Quantity::PeakMemory) {
+            value = double(s.peak_memory_bytes) / (1024.0 * 1024.0);
+        } else if (quantity == RunsPanel::Quantity::Throughput) {
+            const double seconds = s.elapsed_s - previous_s;
+            const auto samples = s.samples_seen - previous_samples;
+            previous_s = s.elapsed_s;
+            previous_samples = s.samples_seen;
+            if (seconds <= 0.0 || samples <= 0) continue;
+            value = double(samples) / seconds;
+        }
+        x << double(s.samples_seen);
+        y << value;
+    }
+}
+
 } // namespace
 
 RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
@@ -56,13 +100,32 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     open_->setObjectName(QStringLiteral("open_run_directory"));
     open_->setToolTip(tr("A directory written by accum-run --output-dir (config.json + metrics.jsonl)"));
     connect(open_, &QPushButton::clicked, this, &RunsPanel::open_dialog);
-    auto* hint = new QLabel(tr("Every run of this session. Tick runs to overlay their loss curves."));
+    delete_ = new QPushButton(tr("Delete…"));
+    delete_->setObjectName(QStringLiteral("delete_runs"));
+    delete_->setToolTip(tr("Delete the selected runs' folders from the disk (after asking)"));
+    delete_->setEnabled(false);
+    connect(delete_, &QPushButton::clicked, this, &RunsPanel::delete_selected);
+    hint_ = new QLabel;
+    hint_->setObjectName(QStringLiteral("runs_hint"));
+    hint_->setWordWrap(true);
+    // A long folder name wraps or is cut here, never widens the window.
+    hint_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    quantity_ = new QComboBox;
+    quantity_->setObjectName(QStringLiteral("runs_quantity"));
+    quantity_->addItem(tr("Loss"), int(Quantity::Loss));
+    quantity_->addItem(tr("Peak memory"), int(Quantity::PeakMemory));
+    quantity_->addItem(tr("Throughput"), int(Quantity::Throughput));
+    quantity_->setToolTip(tr("What the plot shows of each ticked run, step by step"));
+    connect(quantity_, &QComboBox::currentIndexChanged, this, [this](int index) {
+        quantity_shown_ = Quantity(quantity_->itemData(index).toInt());
+        rebuild_plot();
+    });
 
-    table_ = new QTableWidget(0, 11);
+    table_ = new QTableWidget(0, Columns);
     table_->setObjectName(QStringLiteral("runs_table"));
     table_->setHorizontalHeaderLabels({tr("Run"), tr("Source"), tr("Style"), tr("B"), tr("K"), tr("Effective"),
                                        tr("Status"), tr("Final loss"), tr("Accuracy"), tr("Peak memory"),
-                                       tr("Samples/s")});
+                                       tr("Samples/s"), tr("Model"), tr("Data"), tr("Date")});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     table_->verticalHeader()->setVisible(false);
@@ -71,6 +134,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     table_->setTextElideMode(Qt::ElideMiddle); // a run's name and path end in what tells them apart
     table_->setWordWrap(false);                // (a wrapped cell is cut at the end of its first line)
     connect(table_, &QTableWidget::itemChanged, this, &RunsPanel::on_item_changed);
+    connect(table_, &QTableWidget::itemSelectionChanged, this, &RunsPanel::update_delete_button);
 
     plot_ = new QCustomPlot;
     plot_->setObjectName(QStringLiteral("runs_plot"));
@@ -81,9 +145,15 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     plot_->yAxis->setLabel(tr("loss (window mean)"));
     look_.capture(plot_);
 
+    folder_timer_.setSingleShot(true);
+    folder_timer_.setInterval(500); // a folder being typed is listed once the typing pauses
+    connect(&folder_timer_, &QTimer::timeout, this, [this] { set_runs_folder(pending_folder_); });
+
     auto* top = new QHBoxLayout;
-    top->addWidget(hint, 1);
+    top->addWidget(hint_, 1);
+    top->addWidget(quantity_);
     top->addWidget(open_);
+    top->addWidget(delete_);
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(table_);
     split->addWidget(plot_);
@@ -92,40 +162,34 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(split, 1);
+    update_hint();
 }
 
 void RunsPanel::add_run(const RunResult& r, bool ticked) {
-    runs_.push_back(r);
-    const int row = table_->rowCount();
-    filling_ = true;
-    table_->insertRow(row);
-    const auto& c = r.config;
-    const QStringList cells = {r.label,
-                               r.source == QLatin1String("live") ? tr("live")
-                               : r.source == QLatin1String("lab") ? tr("lab")
-                                                                  : r.source,
-                               style_name(c.mode),
-                               QString::number(c.batch_size),
-                               QString::number(c.accumulation_steps),
-                               QString::number(c.effective_batch()),
-                               status_name(r),
-                               num(r.final_loss(), 4),
-                               num(r.final_accuracy(), 4),
-                               format_bytes(r.summary.peak_memory_bytes),
-                               num(r.summary.samples_per_second, 0)};
-    for (int col = 0; col < cells.size(); ++col) {
-        auto* item = new QTableWidgetItem(cells[col]);
-        if (col == 0) {
-            item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-            item->setCheckState(ticked ? Qt::Checked : Qt::Unchecked);
-            item->setForeground(colour_for(row));
-        } else {
-            item->setTextAlignment(Qt::AlignCenter);
+    // A run already listed from its folder (opened again) is that row, now read whole.
+    if (!r.folder.isEmpty()) {
+        const auto folder = clean_folder(r.folder);
+        for (int row = 0; row < run_count(); ++row) {
+            auto& e = entries_[static_cast<std::size_t>(row)];
+            if (clean_folder(e.run.folder) != folder) continue;
+            e.run = r;
+            e.loaded = true;
+            e.config_read = true;
+            e.ticked = e.ticked || ticked;
+            fill_row(row);
+            rebuild_plot();
+            return;
         }
-        if (col == 1) item->setToolTip(r.source);
-        table_->setItem(row, col, item);
     }
-    filling_ = false;
+    Entry e;
+    e.run = r;
+    e.ticked = ticked;
+    e.started = QDateTime::currentDateTime();
+    if (!r.folder.isEmpty() && r.source != QLatin1String("live") && r.source != QLatin1String("lab"))
+        e.started = read_listed_run(r.folder).started; // a directory opened from disk
+    entries_.push_back(std::move(e));
+    table_->insertRow(table_->rowCount());
+    fill_row(run_count() - 1);
     rebuild_plot();
 }
 
@@ -140,20 +204,219 @@ void RunsPanel::set_ticked(int row, bool ticked) {
     if (auto* item = table_->item(row, 0)) item->setCheckState(ticked ? Qt::Checked : Qt::Unchecked);
 }
 
+void RunsPanel::set_quantity(Quantity quantity) { quantity_->setCurrentIndex(quantity_->findData(int(quantity))); }
+
+void RunsPanel::follow_runs_folder(const QString& folder) {
+    pending_folder_ = folder;
+    if (clean_folder(folder) == runs_folder_) {
+        folder_timer_.stop();
+        return;
+    }
+    folder_timer_.start();
+}
+
+void RunsPanel::set_runs_folder(const QString& folder) {
+    folder_timer_.stop();
+    const auto clean = clean_folder(folder);
+    if (clean != runs_folder_) {
+        runs_folder_ = clean;
+        // The earlier sessions' runs of the folder listed before go; this session's stay.
+        std::vector<Entry> listed;
+        for (const auto& dir : run_directories_in(runs_folder_)) {
+            const bool session = std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+                return !e.earlier && clean_folder(e.run.folder) == dir;
+            });
+            if (session) continue;
+            auto found = read_listed_run(dir);
+            Entry e;
+            e.run = std::move(found.run);
+            e.earlier = true;
+            e.loaded = false;
+            e.config_read = found.config_read;
+            e.problem = found.problem;
+            e.started = found.started;
+            listed.push_back(std::move(e));
+        }
+        std::stable_sort(listed.begin(), listed.end(),
+                         [](const Entry& a, const Entry& b) { return a.started < b.started; });
+        for (auto& e : entries_)
+            if (!e.earlier) listed.push_back(std::move(e));
+        entries_ = std::move(listed);
+        refill_table();
+        rebuild_plot();
+        update_hint();
+    }
+    Q_EMIT runs_folder_listed();
+}
+
+void RunsPanel::fill_row(int row) {
+    const auto& e = entry(row);
+    const auto& r = e.run;
+    const auto& c = r.config;
+    const auto unknown = QStringLiteral("–");
+    const auto known = [&](const QString& text) { return e.config_read ? text : unknown; };
+    const QString source = e.earlier                             ? tr("saved")
+                           : r.source == QLatin1String("live") ? tr("live")
+                           : r.source == QLatin1String("lab")  ? tr("lab")
+                                                                : r.source;
+    QStringList cells;
+    cells.resize(Columns);
+    cells[Name] = r.label;
+    cells[Source] = source;
+    cells[Style] = known(style_name(c.mode));
+    cells[B] = known(QString::number(c.batch_size));
+    cells[K] = known(QString::number(c.accumulation_steps));
+    cells[Effective] = known(QString::number(c.effective_batch()));
+    cells[Status] = e.problem.isEmpty() ? status_name(r) : tr("Damaged");
+    cells[FinalLoss] = num(r.final_loss(), 4);
+    cells[Accuracy] = num(r.final_accuracy(), 4);
+    cells[PeakMemory] = r.summary.peak_memory_bytes > 0 ? format_bytes(r.summary.peak_memory_bytes) : unknown;
+    cells[SamplesPerSecond] = r.summary.samples_per_second > 0 ? num(r.summary.samples_per_second, 0) : unknown;
+    cells[Model] = known(model_name(c));
+    cells[Data] = known(data_name(c));
+    cells[Date] = e.started.isValid() ? e.started.toString(QStringLiteral("yyyy-MM-dd HH:mm")) : unknown;
+
+    const bool was_filling = filling_;
+    filling_ = true;
+    for (int col = 0; col < Columns; ++col) {
+        auto* item = new QTableWidgetItem(cells[col]);
+        if (col == Name) {
+            item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+            item->setCheckState(e.ticked ? Qt::Checked : Qt::Unchecked);
+            item->setForeground(colour_for(row));
+            if (!r.folder.isEmpty()) item->setToolTip(r.folder);
+        } else {
+            item->setTextAlignment(Qt::AlignCenter);
+        }
+        if (col == Source) item->setToolTip(r.folder.isEmpty() ? r.source : r.folder);
+        if (col == Status && !e.problem.isEmpty()) item->setToolTip(e.problem);
+        if (col == Status && e.problem.isEmpty() && !r.has_summary)
+            item->setToolTip(tr("No summary: the run was stopped before its end (killed, or still running)"));
+        table_->setItem(row, col, item);
+    }
+    filling_ = was_filling;
+}
+
+void RunsPanel::refill_table() {
+    filling_ = true;
+    table_->setUpdatesEnabled(false);
+    table_->clearContents();
+    table_->setRowCount(run_count());
+    for (int row = 0; row < run_count(); ++row) fill_row(row);
+    table_->setUpdatesEnabled(true);
+    filling_ = false;
+    update_delete_button();
+}
+
 int RunsPanel::plotted_points(int row) const {
     if (row < 0 || row >= int(graph_of_row_.size()) || graph_of_row_[static_cast<std::size_t>(row)] < 0) return 0;
     return plot_->graph(graph_of_row_[static_cast<std::size_t>(row)])->dataCount();
 }
 
 void RunsPanel::open_dialog() {
-    const auto dir = QFileDialog::getExistingDirectory(this, tr("Open run directory"), QString());
+    const auto dir = QFileDialog::getExistingDirectory(this, tr("Open run directory"), runs_folder_);
     if (dir.isEmpty()) return;
     QString error;
     if (!open_directory(dir, &error)) QMessageBox::warning(this, tr("Open run directory"), error);
 }
 
 void RunsPanel::on_item_changed(QTableWidgetItem* item) {
-    if (!filling_ && item && item->column() == 0) rebuild_plot();
+    if (filling_ || !item || item->column() != Name) return;
+    const int row = item->row();
+    auto& e = entries_[static_cast<std::size_t>(row)];
+    e.ticked = item->checkState() == Qt::Checked;
+    if (e.ticked && !e.loaded) {
+        // The curves of a listed run are read when it is first shown.
+        e.loaded = true;
+        QString error;
+        if (const auto whole = load_run_directory(e.run.folder, &error)) {
+            e.run.steps = whole->steps;
+            e.run.evals = whole->evals;
+            e.run.parameters_bytes = whole->parameters_bytes;
+            e.run.gradients_bytes = whole->gradients_bytes;
+            e.run.optimizer_state_bytes = whole->optimizer_state_bytes;
+        } else if (e.problem.isEmpty()) {
+            e.problem = error;
+        }
+        // The other cells of the row are updated; `item` itself is still being changed.
+        filling_ = true;
+        table_->item(row, Accuracy)->setText(num(e.run.final_accuracy(), 4));
+        if (!e.problem.isEmpty()) {
+            table_->item(row, Status)->setText(tr("Damaged"));
+            table_->item(row, Status)->setToolTip(e.problem);
+        }
+        filling_ = false;
+    }
+    rebuild_plot();
+}
+
+void RunsPanel::update_delete_button() {
+    bool any = false;
+    for (const auto& index : table_->selectionModel()->selectedRows())
+        any = any || looks_like_run(entry(index.row()).run.folder);
+    delete_->setEnabled(any);
+}
+
+void RunsPanel::update_hint() {
+    if (runs_folder_.isEmpty()) {
+        hint_->setText(tr("This session's runs; runs are not saved (Settings: Save runs in). "
+                          "Tick runs to overlay their curves."));
+        hint_->setToolTip({});
+    } else {
+        hint_->setText(tr("This session's runs and those saved in %1. Tick runs to overlay their curves.")
+                           .arg(QDir::toNativeSeparators(runs_folder_)));
+        hint_->setToolTip(QDir::toNativeSeparators(runs_folder_));
+    }
+}
+
+bool RunsPanel::delete_runs(QList<int> rows, QString* error) {
+    std::sort(rows.begin(), rows.end(), std::greater<>());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    QStringList problems;
+    for (const int row : rows) {
+        if (row < 0 || row >= run_count()) continue;
+        const auto folder = entry(row).run.folder;
+        QString why;
+        if (folder.isEmpty()) why = tr("%1 has no folder: nothing to delete").arg(entry(row).run.label);
+        if (!folder.isEmpty() && !delete_run_directory(folder, &why)) why = why.isEmpty() ? folder : why;
+        if (!why.isEmpty()) {
+            problems << why;
+            continue;
+        }
+        entries_.erase(entries_.begin() + row);
+    }
+    refill_table();
+    rebuild_plot();
+    if (error) *error = problems.join(QLatin1Char('\n'));
+    return problems.isEmpty();
+}
+
+void RunsPanel::delete_selected() {
+    QList<int> rows;
+    QStringList folders;
+    for (const auto& index : table_->selectionModel()->selectedRows()) {
+        const auto& folder = entry(index.row()).run.folder;
+        if (!looks_like_run(folder)) continue;
+        rows << index.row();
+        folders << QDir::toNativeSeparators(folder);
+    }
+    if (rows.isEmpty()) return;
+    std::sort(folders.begin(), folders.end());
+    constexpr int kNamed = 10; // the question stays on the screen
+    if (folders.size() > kNamed) {
+        const auto more = folders.size() - kNamed;
+        folders = folders.mid(0, kNamed);
+        folders << tr("and %n more", nullptr, int(more));
+    }
+    const auto question = tr("Delete %n run(s)? Their folders are removed from the disk:", nullptr, int(rows.size())) +
+                          QStringLiteral("\n\n") + folders.join(QLatin1Char('\n'));
+    const bool yes = confirm_ ? confirm_(question)
+                              : QMessageBox::question(this, tr("Delete runs"), question,
+                                                      QMessageBox::Yes | QMessageBox::Cancel,
+                                                      QMessageBox::Cancel) == QMessageBox::Yes;
+    if (!yes) return;
+    QString error;
+    if (!delete_runs(rows, &error)) QMessageBox::warning(this, tr("Delete runs"), error);
 }
 
 void RunsPanel::set_presentation_scale(double scale) {
@@ -164,23 +427,24 @@ void RunsPanel::set_presentation_scale(double scale) {
 
 void RunsPanel::rebuild_plot() {
     plot_->clearGraphs();
-    graph_of_row_.assign(runs_.size(), -1);
-    for (int row = 0; row < int(runs_.size()); ++row) {
-        const auto* item = table_->item(row, 0);
-        if (!item || item->checkState() != Qt::Checked) continue;
-        const auto& r = runs_[static_cast<std::size_t>(row)];
+    graph_of_row_.assign(entries_.size(), -1);
+    switch (quantity_shown_) {
+    case Quantity::Loss: plot_->yAxis->setLabel(tr("loss (window mean)")); break;
+    case Quantity::PeakMemory: plot_->yAxis->setLabel(tr("peak memory (MiB)")); break;
+    case Quantity::Throughput: plot_->yAxis->setLabel(tr("throughput (samples/s)")); break;
+    }
+    for (int row = 0; row < run_count(); ++row) {
+        const auto& e = entry(row);
+        if (!e.ticked) continue;
         auto* g = plot_->addGraph();
-        g->setName(r.label);
+        g->setName(e.run.label);
         g->setPen(QPen(colour_for(row), 2.0 * look_.scale()));
         QVector<double> x, y;
-        for (const auto& s : r.steps) {
-            x << double(s.samples_seen);
-            y << s.loss;
-        }
+        curve_of(e.run, quantity_shown_, x, y);
         g->setData(x, y, true);
         graph_of_row_[static_cast<std::size_t>(row)] = plot_->graphCount() - 1;
     }
-    // Framed like the live loss plot: the losses shown with a margin (0 only when
+    // Framed like the live loss plot: the values shown with a margin (0 only when
     // near), the legend naming the runs where no point is, and none without a run.
     QCPRange keys, values;
     const bool any = graphs_extent(plot_, plot_->yAxis, &keys, &values);

@@ -19,6 +19,30 @@
         <source>%1 holds neither config.json nor metrics.jsonl</source>
         <translation>%1 không chứa config.json hay metrics.jsonl</translation>
     </message>
+    <message>
+        <source>no config.json</source>
+        <translation>không có config.json</translation>
+    </message>
+    <message>
+        <source>config.json: %1</source>
+        <translation>config.json: %1</translation>
+    </message>
+    <message>
+        <source>summary.json: %1</source>
+        <translation>summary.json: %1</translation>
+    </message>
+    <message>
+        <source>not a summary</source>
+        <translation>không phải bản tóm tắt</translation>
+    </message>
+    <message>
+        <source>%1 holds no config.json: not a run directory, not deleted</source>
+        <translation>%1 không có config.json: không phải thư mục lần chạy, không xoá</translation>
+    </message>
+    <message>
+        <source>%1 could not be deleted completely</source>
+        <translation>Không xoá hết được %1</translation>
+    </message>
 </context>
 <context>
     <name>studio::AccumulationMeter</name>
@@ -758,6 +782,14 @@
     <message>
         <source>But an epoch has only %1 micro-batches of %2: the epoch ends first, so each update takes the whole epoch, %3 samples.</source>
         <translation>Nhưng một epoch chỉ có %1 micro-batch cỡ %2: epoch kết thúc trước, nên mỗi cập nhật lấy cả epoch, %3 mẫu.</translation>
+    </message>
+    <message>
+        <source>Save runs</source>
+        <translation>Lưu các lần chạy</translation>
+    </message>
+    <message>
+        <source>Untick to save nothing: runs are then not written to disk</source>
+        <translation>Bỏ đánh dấu để không lưu gì: các lần chạy sẽ không được ghi ra đĩa</translation>
     </message>
 </context>
 <context>
@@ -2350,10 +2382,6 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Thư mục do accum-run --output-dir ghi (config.json + metrics.jsonl)</translation>
     </message>
     <message>
-        <source>Every run of this session. Tick runs to overlay their loss curves.</source>
-        <translation>Mọi lần chạy trong phiên này. Đánh dấu để chồng các đường loss lên nhau.</translation>
-    </message>
-    <message>
         <source>Run</source>
         <translation>Lần chạy</translation>
     </message>
@@ -2416,6 +2444,86 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>Open run directory</source>
         <translation>Mở thư mục lần chạy</translation>
+    </message>
+    <message>
+        <source>Delete…</source>
+        <translation>Xoá…</translation>
+    </message>
+    <message>
+        <source>Delete the selected runs&apos; folders from the disk (after asking)</source>
+        <translation>Xoá thư mục của các lần chạy đã chọn khỏi đĩa (có hỏi trước)</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>Loss</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>Thông lượng</translation>
+    </message>
+    <message>
+        <source>What the plot shows of each ticked run, step by step</source>
+        <translation>Đại lượng biểu đồ vẽ cho mỗi lần chạy được đánh dấu, theo từng bước</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>Mô hình</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>Dữ liệu</translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation>Ngày</translation>
+    </message>
+    <message>
+        <source>saved</source>
+        <translation>đã lưu</translation>
+    </message>
+    <message>
+        <source>Damaged</source>
+        <translation>Bị hỏng</translation>
+    </message>
+    <message>
+        <source>No summary: the run was stopped before its end (killed, or still running)</source>
+        <translation>Không có bản tóm tắt: lần chạy đã dừng trước khi xong (bị tắt, hoặc vẫn đang chạy)</translation>
+    </message>
+    <message>
+        <source>This session&apos;s runs; runs are not saved (Settings: Save runs in). Tick runs to overlay their curves.</source>
+        <translation>Các lần chạy của phiên này; không lưu lần chạy nào (Cài đặt: Lưu các lần chạy vào). Đánh dấu để chồng các đường lên nhau.</translation>
+    </message>
+    <message>
+        <source>This session&apos;s runs and those saved in %1. Tick runs to overlay their curves.</source>
+        <translation>Các lần chạy của phiên này và các lần đã lưu trong %1. Đánh dấu để chồng các đường lên nhau.</translation>
+    </message>
+    <message>
+        <source>%1 has no folder: nothing to delete</source>
+        <translation>%1 không có thư mục: không có gì để xoá</translation>
+    </message>
+    <message numerus="yes">
+        <source>and %n more</source>
+        <translation>
+            <numerusform>và %n lần khác</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Delete %n run(s)? Their folders are removed from the disk:</source>
+        <translation>
+            <numerusform>Xoá %n lần chạy? Thư mục của chúng sẽ bị xoá khỏi đĩa:</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Delete runs</source>
+        <translation>Xoá lần chạy</translation>
+    </message>
+    <message>
+        <source>peak memory (MiB)</source>
+        <translation>bộ nhớ đỉnh (MiB)</translation>
+    </message>
+    <message>
+        <source>throughput (samples/s)</source>
+        <translation>thông lượng (mẫu/giây)</translation>
     </message>
 </context>
 </TS>

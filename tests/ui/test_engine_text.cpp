@@ -79,6 +79,7 @@ private:
 void TestEngineText::initTestCase() {
     QVERIFY(settings_dir_.isValid());
     qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
+    qputenv("HOME", settings_dir_.path().toUtf8()); // the runs the studio saves go here too
     QStandardPaths::setTestModeEnabled(true);
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());

@@ -37,6 +37,7 @@
 #include "lesson_panel.h"
 #include "loss_plot.h"
 #include "main_window.h"
+#include "runs_folder.h"
 #include "memory_estimator.h"
 #include "memory_plot.h"
 #include "oom_banner.h"
@@ -103,6 +104,7 @@ private:
 void TestStudioWindow::initTestCase() {
     QVERIFY(settings_dir_.isValid());
     qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
+    qputenv("HOME", settings_dir_.path().toUtf8()); // the runs the studio saves go here too
     QStandardPaths::setTestModeEnabled(true);
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
@@ -150,7 +152,9 @@ void TestStudioWindow::defaultConfiguration() {
     QCOMPARE(c.epochs, 3);
     QCOMPARE(c.learning_rate, 0.05);
     QCOMPARE(c.optimizer, accum::OptimizerKind::Sgd);
-    QVERIFY(c.output_dir.empty()); // the GUI writes no files unless asked
+    // Runs are saved in the data directory (here under the temporary HOME) unless asked not to.
+    QCOMPARE(QString::fromStdString(c.output_dir), studio::default_runs_folder());
+    QVERIFY(QString::fromStdString(c.output_dir).startsWith(settings_dir_.path()));
     QVERIFY(child<QLabel>("effective_batch")->text().contains(QStringLiteral("256")));
     QVERIFY(window_->run_action()->isEnabled());
     QVERIFY(!window_->stop_action()->isEnabled());

@@ -40,6 +40,7 @@
 #include "memory_plot.h"
 #include "run_result.h"
 #include "runs_panel.h"
+#include "runs_folder.h"
 
 using studio::LineRole;
 
@@ -100,9 +101,12 @@ private:
 void TestTeachingLab::initTestCase() {
     QVERIFY(settings_dir_.isValid());
     qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
+    qputenv("HOME", settings_dir_.path().toUtf8()); // the runs the studio saves go here too
     QStandardPaths::setTestModeEnabled(true);
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+    // These tests count the runs of one window: no run saved, none listed from another.
+    studio::set_configured_runs_folder({false, studio::default_runs_folder()});
 }
 
 void TestTeachingLab::highlightSequenceK3Over6() {
