@@ -113,7 +113,6 @@ struct RunConfig {
     bool overwrite_output_dir = false;     // replace a run already in output_dir
     std::string metrics_file;              // empty = <output_dir>/metrics.jsonl
     std::string resume_from;               // checkpoint directory
-    std::string report_to = "none";   // "none" or "tensorboard" (--report-to)
 
     // Data parallelism, like torchrun: N processes per node on M nodes. A process
     // started with RANK, WORLD_SIZE, … in its environment joins as that rank.
