@@ -239,6 +239,10 @@ private Q_SLOTS:
         QCOMPARE(parsed.config.learning_rate, 0.01);
         QCOMPARE(parsed.config.accumulation_steps, std::int64_t(4)); // from the file
         QVERIFY(parsed.config.disable_tqdm);
+        // --warmup-ratio is a share of the run's steps: in [0, 1].
+        const auto bad = cli::parse_arguments({"--warmup-ratio", "1.5"});
+        QCOMPARE(bad.problems.size(), std::size_t(1));
+        QCOMPARE(bad.problems.front().option, std::string("warmup-ratio"));
     }
 };
 
