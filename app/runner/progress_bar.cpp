@@ -51,9 +51,10 @@ std::string progress_line(const StepRecord& r, std::int64_t total, int width) {
         line += " " + std::to_string(static_cast<int>(done * 100)) + "%|" + std::string(full, '#') +
                 std::string(kCells - full, ' ') + "|";
     }
-    line += " epoch " + fixed(r.epoch, 2) + "  loss " + fixed(r.loss, 4) + "  " + fixed(rate, 1) + " samples/s [" +
-            format_interval(r.elapsed_s) + "<" +
-            (known ? format_interval(per_step * static_cast<double>(total - r.step)) : std::string("?")) + "]";
+    // The times before the epoch and the loss: a narrow terminal cuts the end.
+    line += " [" + format_interval(r.elapsed_s) + "<" +
+            (known ? format_interval(per_step * static_cast<double>(total - r.step)) : std::string("?")) + ", " +
+            fixed(rate, 1) + " samples/s] epoch " + fixed(r.epoch, 2) + " loss " + fixed(r.loss, 4);
     // One character short of the width: a line as wide as the terminal wraps on some.
     const auto room = static_cast<std::size_t>(std::max(width - 1, 20));
     if (line.size() > room) line.resize(room);

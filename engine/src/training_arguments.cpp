@@ -424,10 +424,10 @@ json apply(const json& object, RunConfig& c, std::vector<ConfigProblem>& problem
     if (const auto& v = m.at("data_seed"); !v.is_null() && v != m.at("seed"))
         m.refuse("data_seed", "is not implemented: the engine's data order follows seed (set data_seed null)");
 
-    bool cpu = false;
+    bool cpu = false, no_cuda = false;
     m.boolean("use_cpu", cpu);
-    if (m.has("no_cuda")) m.boolean("no_cuda", cpu);
-    if (cpu) c.device = "cpu";
+    if (m.has("no_cuda")) m.boolean("no_cuda", no_cuda);
+    if (cpu || no_cuda) c.device = "cpu";
     if (const auto& v = m.at("ddp_backend"); !v.is_null()) {
         const auto parsed = v.is_string() ? parse_choice<Backend>(v.get<std::string>()) : std::nullopt;
         if (!parsed) m.refuse("ddp_backend", "is not implemented (the engine's: gloo, nccl)");

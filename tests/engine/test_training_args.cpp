@@ -152,7 +152,8 @@ private Q_SLOTS:
         QFETCH(QString, named);
         std::vector<ConfigProblem> problems;
         auto j = fixture_json("plain.json");
-        for (const auto& [key, value] : nlohmann::json::parse(changes.toStdString()).items()) j[key] = value;
+        const auto change = nlohmann::json::parse(changes.toStdString());
+        for (const auto& [key, value] : change.items()) j[key] = value;
         from_json_text(j.dump(), RunConfig{}, problems);
         QCOMPARE(problems.size(), std::size_t(1));
         QVERIFY2(QString::fromStdString(problems.front().to_string()).contains(named),
@@ -160,8 +161,7 @@ private Q_SLOTS:
 
         // accum-run: exit 2, the field on stderr, before anything runs.
         QTemporaryDir dir;
-        const auto r = run_cli({"--config", variant(dir, "plain.json", nlohmann::json::parse(changes.toStdString())),
-                                "--output-dir", dir.filePath("run")});
+        const auto r = run_cli({"--config", variant(dir, "plain.json", change), "--output-dir", dir.filePath("run")});
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains(named), qPrintable(r.err));
         QVERIFY(!QFile::exists(dir.filePath("run/config.json")));
@@ -239,6 +239,10 @@ private Q_SLOTS:
         QCOMPARE(parsed.config.learning_rate, 0.01);
         QCOMPARE(parsed.config.accumulation_steps, std::int64_t(4)); // from the file
         QVERIFY(parsed.config.disable_tqdm);
+        // --warmup-ratio is a share of the run's steps: in [0, 1].
+        const auto bad = cli::parse_arguments({"--warmup-ratio", "1.5"});
+        QCOMPARE(bad.problems.size(), std::size_t(1));
+        QCOMPARE(bad.problems.front().option, std::string("warmup-ratio"));
     }
 };
 
