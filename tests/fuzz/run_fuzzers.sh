@@ -14,7 +14,8 @@ mkdir -p "$WORK"
 COMMON=(-std=c++20 -O1 -g -fno-sanitize-recover=undefined -I"$ROOT/engine/include" -I"$ROOT/engine/src")
 FLAGS=("${COMMON[@]}" -fsanitize=fuzzer,address,undefined)
 CORE=("$ROOT/engine/src/run_config.cpp" "$ROOT/engine/src/metrics_io.cpp" "$ROOT/engine/src/engine_messages.cpp"
-      "$ROOT/engine/src/data/idx_reader.cpp" "$ROOT/engine/src/data/csv_reader.cpp")
+      "$ROOT/engine/src/data/idx_reader.cpp" "$ROOT/engine/src/data/csv_reader.cpp"
+      "$ROOT/engine/src/data/safetensors_reader.cpp")
 HEADERS=("$ROOT"/engine/include/accum/*.h "$ROOT"/engine/src/data/*_reader.h)
 newer_than() { # output inputs...: whether output is missing or older than an input
   local output="$1" input; shift
@@ -33,7 +34,7 @@ for src in "${CORE[@]}"; do
   CORE_OBJS+=("$obj")
 done
 status=0
-for target in idx csv config; do
+for target in idx csv config safetensors; do
   exe="$WORK/fuzz_$target"
   if newer_than "$exe" "$HERE/fuzz_$target.cpp" "${CORE_OBJS[@]}" "${HEADERS[@]}"; then
     "$CXX" "${FLAGS[@]}" "$HERE/fuzz_$target.cpp" "${CORE_OBJS[@]}" -lz -o "$exe"
