@@ -72,7 +72,8 @@ const std::map<std::string, Option>& options() {
     static const std::map<std::string, Option> o{
         {"mode", choice<Mode>("default pytorch")},
         {"dataset", choice<DatasetKind>("default fashion-mnist")},
-        {"data", value("data directory (fashion-mnist), CSV file (csv) or file of named tensors, .pt or .safetensors (tensors; a .safetensors file is mapped, not read)")},
+        {"data", value("data directory (fashion-mnist), CSV file (csv) or file of named tensors, .pt or "
+                       ".safetensors (tensors; a .safetensors file is mapped, not read)")},
         {"label-column", value("CSV column that holds the labels (default label)")},
         {"model", value("mlp | cnn | transformer | FILE.pt: a TorchScript module made with torch.jit.script or "
                         "torch.jit.trace (default mlp)")},
