@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -103,6 +105,22 @@ c10::impl::GenericDict string_dict() { return c10::impl::GenericDict(c10::String
 // <double> becomes torch.jit._pickle.build_intlist(...), which weights_only refuses).
 c10::impl::GenericList plain_list() { return c10::impl::GenericList(c10::AnyType::get()); }
 
+// A parameter's state in LibTorch's optimizer, keyed by its TensorImpl: the
+// pointer (LibTorch 2.x) or its text as a stream writes it (1.13).
+template <class Map>
+const torch::optim::OptimizerParamState* state_of(const Map& map, const torch::Tensor& p) {
+    using Key = typename Map::key_type;
+    typename Map::const_iterator found;
+    if constexpr (std::is_same_v<Key, std::string>) {
+        std::ostringstream key;
+        key << p.unsafeGetTensorImpl();
+        found = map.find(Key(key.str()));
+    } else {
+        found = map.find(p.unsafeGetTensorImpl());
+    }
+    return found == map.end() ? nullptr : found->second.get();
+}
+
 // The optimizer's parameters in Python's groups: the engine's groups, but in a
 // Trainer run always the Trainer's two (decay, no decay: Trainer.create_optimizer),
 // which the engine folds into one without weight decay.
@@ -147,15 +165,14 @@ c10::IValue python_optimizer_state(const CheckpointParts& parts, const RunConfig
         auto g = string_dict();
         auto indices = plain_list();
         for (const auto& p : group.params) {
-            const auto found = engine_state.find(p.unsafeGetTensorImpl());
-            if (found != engine_state.end()) {
+            if (const auto* param_state = state_of(engine_state, p)) {
                 auto s = string_dict();
-                if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(found->second.get())) {
+                if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(param_state)) {
                     s.insert("step", torch::tensor(static_cast<float>(a->step()), torch::kFloat32));
                     s.insert("exp_avg", cpu(a->exp_avg()));
                     s.insert("exp_avg_sq", cpu(a->exp_avg_sq()));
                     if (a->max_exp_avg_sq().defined()) s.insert("max_exp_avg_sq", cpu(a->max_exp_avg_sq()));
-                } else if (const auto* m = dynamic_cast<const torch::optim::SGDParamState*>(found->second.get())) {
+                } else if (const auto* m = dynamic_cast<const torch::optim::SGDParamState*>(param_state)) {
                     if (m->momentum_buffer().defined()) s.insert("momentum_buffer", cpu(m->momentum_buffer()));
                 }
                 if (!s.empty()) state.insert(index, s);
