@@ -234,6 +234,21 @@ def check_tied_gpt2(report, work):
         report.fail("GPT-2: training did not change wte, so the check shows nothing")
 
 
+def check_bad_metadata(report, work, model_file, data_file):
+    """Metadata that are not the convention's: exit 2 naming the file and the extra file missing."""
+    import subprocess
+    half = os.path.join(work, "bert_half_metadata.pt")
+    torch.jit.save(torch.jit.load(model_file), half, _extra_files={"hf/config.json": "{}"})
+    out = os.path.join(work, "engine-half-metadata")
+    p = subprocess.run([peers.engine_program(), "--model", half, "--dataset", "tensors", "--data", data_file,
+                        "--mode", "trainer", "--batch-size", "8", "--max-steps", "1", "--save-strategy", "steps",
+                        "--save-steps", "1", "--device", "cpu", "--threads", "1", "--output-dir", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    report.equal("hf/config.json without hf/model.json: exit code", p.returncode, 2)
+    report.equal("... the message names the file and hf/model.json",
+                 half in p.stdout and "without hf/model.json" in p.stdout, True)
+
+
 def hf_case(report, cfg, work):
     at = cfg.pop("resume-at")
     model_file, data_file, data = make_bert(work, n_train=cfg["n-train"], n_eval=cfg["n-eval"])
@@ -306,3 +321,4 @@ def hf_case(report, cfg, work):
                              warmup_steps=cfg["warmup-steps"], report_to="none", use_cpu=True)
     check_files_structure(report, resume, args, fresh())
     check_tied_gpt2(report, work)
+    check_bad_metadata(report, work, model_file, data_file)
