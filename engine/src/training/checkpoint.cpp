@@ -6,12 +6,16 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <nlohmann/json.hpp>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 #include <torch/serialize.h>
@@ -69,13 +73,53 @@ private:
 };
 
 
-// torch.save's file of an IValue, which Python's torch.load reads (weights_only too).
+// torch.save's file of an IValue (a zip of data.pkl and data/{i}, one record
+// per tensor), which Python's torch.load reads with weights_only: unlike
+// torch::pickle_save, its dicts and lists carry no type tags
+// (torch.jit._pickle.restore_type_tag, a global weights_only refuses).
 std::string pickled(const c10::IValue& value) {
-    const auto bytes = torch::pickle_save(value);
-    return std::string(bytes.begin(), bytes.end());
+    std::string pickle;
+    torch::jit::Pickler pickler([&pickle](const char* data, std::size_t size) { pickle.append(data, size); },
+                                nullptr, nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
+    pickler.protocol();
+    pickler.pushIValue(value);
+    pickler.stop();
+    std::string bytes;
+    caffe2::serialize::PyTorchStreamWriter writer([&bytes](const void* data, std::size_t size) -> std::size_t {
+        bytes.append(static_cast<const char*>(data), size);
+        return size;
+    });
+    std::size_t i = 0;
+    for (const auto& tensor : pickler.tensorData()) {
+        const auto data = torch::jit::getWriteableTensorData(tensor);
+        writer.writeRecord("data/" + std::to_string(i++), data.data(), data.sizeInBytes());
+    }
+    writer.writeRecord("data.pkl", pickle.data(), pickle.size());
+    writer.writeEndOfFile();
+    return bytes;
 }
 
 c10::impl::GenericDict string_dict() { return c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get()); }
+
+// A list the pickler writes as a plain Python list (a c10::List<int64_t> or
+// <double> becomes torch.jit._pickle.build_intlist(...), which weights_only refuses).
+c10::impl::GenericList plain_list() { return c10::impl::GenericList(c10::AnyType::get()); }
+
+// A parameter's state in LibTorch's optimizer, keyed by its TensorImpl: the
+// pointer (LibTorch 2.x) or its text as a stream writes it (1.13).
+template <class Map>
+const torch::optim::OptimizerParamState* state_of(const Map& map, const torch::Tensor& p) {
+    using Key = typename Map::key_type;
+    typename Map::const_iterator found;
+    if constexpr (std::is_same_v<Key, std::string>) {
+        std::ostringstream key;
+        key << p.unsafeGetTensorImpl();
+        found = map.find(Key(key.str()));
+    } else {
+        found = map.find(p.unsafeGetTensorImpl());
+    }
+    return found == map.end() ? nullptr : found->second.get();
+}
 
 // The optimizer's parameters in Python's groups: the engine's groups, but in a
 // Trainer run always the Trainer's two (decay, no decay: Trainer.create_optimizer),
@@ -113,23 +157,22 @@ c10::IValue python_optimizer_state(const CheckpointParts& parts, const RunConfig
     auto& impl = parts.optimizer.impl();
     const auto& engine_state = impl.state();
     c10::impl::GenericDict state(c10::IntType::get(), c10::AnyType::get());
-    c10::impl::GenericList param_groups(c10::AnyType::get());
+    auto param_groups = plain_list();
     auto cpu = [](const torch::Tensor& t) { return t.detach().to(torch::kCPU).clone(); };
     const double lr = parts.lr_scheduler.current_lr();
     std::int64_t index = 0;
     for (const auto& group : groups) {
         auto g = string_dict();
-        c10::List<std::int64_t> indices;
+        auto indices = plain_list();
         for (const auto& p : group.params) {
-            const auto found = engine_state.find(p.unsafeGetTensorImpl());
-            if (found != engine_state.end()) {
+            if (const auto* param_state = state_of(engine_state, p)) {
                 auto s = string_dict();
-                if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(found->second.get())) {
+                if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(param_state)) {
                     s.insert("step", torch::tensor(static_cast<float>(a->step()), torch::kFloat32));
                     s.insert("exp_avg", cpu(a->exp_avg()));
                     s.insert("exp_avg_sq", cpu(a->exp_avg_sq()));
                     if (a->max_exp_avg_sq().defined()) s.insert("max_exp_avg_sq", cpu(a->max_exp_avg_sq()));
-                } else if (const auto* m = dynamic_cast<const torch::optim::SGDParamState*>(found->second.get())) {
+                } else if (const auto* m = dynamic_cast<const torch::optim::SGDParamState*>(param_state)) {
                     if (m->momentum_buffer().defined()) s.insert("momentum_buffer", cpu(m->momentum_buffer()));
                 }
                 if (!s.empty()) state.insert(index, s);
@@ -179,8 +222,7 @@ c10::IValue python_optimizer_state(const CheckpointParts& parts, const RunConfig
 c10::IValue python_scheduler_state(const CheckpointParts& parts, const RunConfig& config, std::size_t groups) {
     const auto steps = parts.lr_scheduler.step_count();
     const bool plain_function = config.scheduler == SchedulerKind::Constant && config.warmup_steps == 0;
-    c10::List<double> base_lrs, last_lr;
-    c10::impl::GenericList lambdas(c10::AnyType::get());
+    auto base_lrs = plain_list(), last_lr = plain_list(), lambdas = plain_list();
     for (std::size_t i = 0; i < groups; ++i) {
         base_lrs.push_back(config.learning_rate);
         last_lr.push_back(parts.lr_scheduler.current_lr());

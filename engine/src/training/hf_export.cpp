@@ -111,6 +111,7 @@ HfMetadata read_hf_metadata(const std::string& module_file) {
         throw refuse(module_file, "hf/model.json: auto_class \"" + meta.auto_class +
                                       "\" is not a Transformers Auto class (AutoModelForSequenceClassification, …)");
     meta.config_json = std::move(config);
+    meta.module_file = module_file;
     return meta;
 }
 
@@ -146,7 +147,9 @@ std::vector<std::pair<std::string, std::string>> hf_model_files(Model& model, co
     const auto parameters = entries.size();
     for (const auto& b : model.named_buffers()) take(b.key(), b.value());
     if (parameters == 0)
-        throw std::runtime_error("hf/model.json's parameter_prefix \"" + prefix + "\" begins no parameter's name");
+        throw refuse(meta.module_file, "hf/model.json's parameter_prefix \"" + prefix +
+                                           "\" begins no parameter's name (a module parameter's name minus the "
+                                           "prefix is its Hugging Face name)");
     return {{"model.safetensors", safetensors_bytes(entries)}, {"config.json", meta.config_json}};
 }
 

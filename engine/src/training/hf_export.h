@@ -25,6 +25,7 @@ struct HfMetadata {
     std::string config_json;      // hf/config.json, as it is
     std::string auto_class;       // hf/model.json "auto_class"
     std::string parameter_prefix; // hf/model.json "parameter_prefix"
+    std::string module_file;      // the archive they came from
     bool present() const { return !config_json.empty(); }
 };
 
@@ -38,7 +39,7 @@ HfMetadata read_hf_metadata(const std::string& module_file);
 // (the model's parameters and persistent buffers under parameter_prefix, the
 // prefix removed; a tied tensor once, under the first name the module gives it,
 // as save_pretrained keeps one of tied weights) and config.json. Throws
-// std::runtime_error when no parameter carries the prefix.
+// ConfigError naming the module file when no parameter carries the prefix.
 std::vector<std::pair<std::string, std::string>> hf_model_files(Model& model, const HfMetadata& meta);
 
 // For each of model.named_parameters(), in order: trainer_no_decay of its name,
