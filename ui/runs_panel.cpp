@@ -184,9 +184,7 @@ void RunsPanel::add_run(const RunResult& r, bool ticked) {
     Entry e;
     e.run = r;
     e.ticked = ticked;
-    e.started = QDateTime::currentDateTime();
-    if (!r.folder.isEmpty() && r.source != QLatin1String("live") && r.source != QLatin1String("lab"))
-        e.started = read_listed_run(r.folder).started; // a directory opened from disk
+    e.started = r.folder.isEmpty() ? QDateTime::currentDateTime() : run_started(r.folder);
     entries_.push_back(std::move(e));
     table_->insertRow(table_->rowCount());
     fill_row(run_count() - 1);
@@ -268,7 +266,8 @@ void RunsPanel::fill_row(int row) {
     cells[K] = known(QString::number(c.accumulation_steps));
     cells[Effective] = known(QString::number(c.effective_batch()));
     cells[Status] = e.problem.isEmpty() ? status_name(r) : tr("Damaged");
-    cells[FinalLoss] = num(r.final_loss(), 4);
+    // A listed run without summary.json: its last whole step's loss, read from metrics.jsonl's end.
+    cells[FinalLoss] = num(!r.has_summary && r.steps.empty() ? r.summary.final_loss : r.final_loss(), 4);
     cells[Accuracy] = num(r.final_accuracy(), 4);
     cells[PeakMemory] = r.summary.peak_memory_bytes > 0 ? format_bytes(r.summary.peak_memory_bytes) : unknown;
     cells[SamplesPerSecond] = r.summary.samples_per_second > 0 ? num(r.summary.samples_per_second, 0) : unknown;
