@@ -133,7 +133,7 @@ make_picture() {
       local home="$WORK/runs-home" shape
       rm -rf "$home"
       mkdir -p "$home"
-      for shape in "64 4" "256 1"; do
+      for shape in "64 4" "64 1"; do
         set -- $shape
         SHOT_HOME="$home" shot "runs-$1x$2" "$PROJECTOR" --autorun --config "$(config "runs-$1x$2" "{\"model\": \"mlp\",
           \"batch-size\": $1, \"accumulation-steps\": $2, \"epochs\": 1}")"

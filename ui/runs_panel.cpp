@@ -123,11 +123,13 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
 
     table_ = new QTableWidget(0, Columns);
     table_->setObjectName(QStringLiteral("runs_table"));
-    table_->setHorizontalHeaderLabels({tr("Run"), tr("Source"), tr("Style"), tr("B"), tr("K"), tr("Effective"),
-                                       tr("Status"), tr("Final loss"), tr("Accuracy"), tr("Peak memory"),
-                                       tr("Samples/s"), tr("Model"), tr("Data"), tr("Date")});
+    table_->setHorizontalHeaderLabels({tr("Run"), tr("Source"), tr("Date"), tr("Style"), tr("B"), tr("K"),
+                                       tr("Effective"), tr("Status"), tr("Final loss"), tr("Accuracy"),
+                                       tr("Peak memory"), tr("Samples/s"), tr("Model"), tr("Data")});
+    // Every column as wide as its text (the table scrolls sideways when narrow),
+    // the last one taking what is left.
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    table_->horizontalHeader()->setStretchLastSection(true);
     table_->verticalHeader()->setVisible(false);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
