@@ -364,8 +364,12 @@ void RunsPanel::update_hint() {
                           "Tick runs to overlay their curves."));
         hint_->setToolTip({});
     } else {
+        // Under the home folder, shown from ~ (the rest is what tells folders apart).
+        const auto home = QDir::homePath();
+        const bool in_home = runs_folder_.startsWith(home + QLatin1Char('/'));
+        const auto shown = in_home ? QStringLiteral("~") + runs_folder_.mid(home.size()) : runs_folder_;
         hint_->setText(tr("This session's runs and those saved in %1. Tick runs to overlay their curves.")
-                           .arg(QDir::toNativeSeparators(runs_folder_)));
+                           .arg(QDir::toNativeSeparators(shown)));
         hint_->setToolTip(QDir::toNativeSeparators(runs_folder_));
     }
 }
