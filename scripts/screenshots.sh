@@ -2,7 +2,7 @@
 # Regenerates the README's pictures (docs/*.png) from the current build, each
 # under its own Xvfb screen, with the studio's own options (--demo, --lesson-step,
 # --presentation, --screenshot, --quit-after-run, ...). Every picture starts from
-# a fresh, temporary settings and data folder (XDG_CONFIG_HOME, XDG_DATA_HOME), so
+# a fresh, temporary settings and home folder (XDG_CONFIG_HOME, HOME), so
 # the user's saved settings and runs are neither read nor written, and one
 # picture's lesson or demo cannot set up the next.
 #
@@ -65,7 +65,7 @@ shot() {
   rm -f "$file"
   echo "== $name ($screen): accum-studio $*"
   local rc=0
-  XDG_CONFIG_HOME="$home" XDG_DATA_HOME="$home/data" XDG_RUNTIME_DIR="$home" timeout "$LIMIT" \
+  env -u XDG_DATA_HOME HOME="$home" XDG_CONFIG_HOME="$home" XDG_RUNTIME_DIR="$home" timeout "$LIMIT" \
     xvfb-run -a -s "-screen 0 ${screen}x24" "$STUDIO" "$@" --screenshot "$file" --quit-after-run \
     >"$WORK/$name.log" 2>&1 || rc=$?
   if [[ $rc -ne 0 || ! -s "$file" ]]; then
@@ -133,13 +133,13 @@ make_picture() {
       local home="$WORK/runs-home" shape
       rm -rf "$home"
       mkdir -p "$home"
-      for shape in "64 4" "256 1"; do
+      for shape in "64 4" "64 1"; do
         set -- $shape
         SHOT_HOME="$home" shot "runs-$1x$2" "$PROJECTOR" --autorun --config "$(config "runs-$1x$2" "{\"model\": \"mlp\",
-          \"batch-size\": $1, \"accumulation-steps\": $2, \"epochs\": 1}")"
+          \"batch-size\": $1, \"accumulation-steps\": $2, \"epochs\": 0, \"max-steps\": 100}")"
         rm -f "$OUT/runs-$1x$2.png"
       done
-      SHOT_HOME="$home" shot screenshot-runs "$PROJECTOR" --screenshot-after 4000 "$home"/data/accum-studio/runs/* ;;
+      SHOT_HOME="$home" shot screenshot-runs "$PROJECTOR" --screenshot-after 4000 "$home"/.local/share/accum-studio/runs/* ;;
     lesson-step1) shot "$1" "$PROJECTOR" --presentation --lesson-step 1 ;;
     lesson-step1-vi) shot "$1" "$PROJECTOR" --presentation --language vi --lesson-step 1 ;;
     lesson-step2-build-up) # the mechanism mid-run, its loop built up to the update's condition

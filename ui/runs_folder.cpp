@@ -132,17 +132,21 @@ ListedRun read_listed_run(const QString& dir_path) {
         }
     }
     listed.problem = problems.join(QStringLiteral("; "));
+    listed.started = run_started(dir_path);
+    return listed;
+}
 
+QDateTime run_started(const QString& dir_path) {
     // The run writer names a directory after the local time its run started.
     static const QRegularExpression stamp(QStringLiteral("^(\\d{8}-\\d{6})(-\\d+)?$"));
+    const QDir dir(dir_path);
     const auto match = stamp.match(dir.dirName());
-    if (match.hasMatch())
-        listed.started = QDateTime::fromString(match.captured(1), QStringLiteral("yyyyMMdd-HHmmss"));
-    if (!listed.started.isValid()) {
-        const QFileInfo config_info(config_path);
-        listed.started = (config_info.exists() ? config_info : QFileInfo(dir.absolutePath())).lastModified();
+    if (match.hasMatch()) {
+        const auto started = QDateTime::fromString(match.captured(1), QStringLiteral("yyyyMMdd-HHmmss"));
+        if (started.isValid()) return started;
     }
-    return listed;
+    const QFileInfo config_info(dir.filePath(QStringLiteral("config.json")));
+    return (config_info.exists() ? config_info : QFileInfo(dir.absolutePath())).lastModified();
 }
 
 bool delete_run_directory(const QString& dir, QString* error) {

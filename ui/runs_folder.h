@@ -46,6 +46,9 @@ QStringList run_directories_in(const QString& folder);
 // is said in `problem`. A run without summary.json (killed, or still running)
 // has has_summary false and its last step's loss as final loss.
 ListedRun read_listed_run(const QString& dir);
+// When the run of `dir` started: from the directory's name (20261201-101530, as
+// the run writer names it), else config.json's time.
+QDateTime run_started(const QString& dir);
 // Removes a run directory and everything in it, after checking it holds
 // config.json. False, with `error` naming the directory, otherwise.
 bool delete_run_directory(const QString& dir, QString* error);

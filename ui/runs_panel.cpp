@@ -123,11 +123,13 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
 
     table_ = new QTableWidget(0, Columns);
     table_->setObjectName(QStringLiteral("runs_table"));
-    table_->setHorizontalHeaderLabels({tr("Run"), tr("Source"), tr("Style"), tr("B"), tr("K"), tr("Effective"),
-                                       tr("Status"), tr("Final loss"), tr("Accuracy"), tr("Peak memory"),
-                                       tr("Samples/s"), tr("Model"), tr("Data"), tr("Date")});
+    table_->setHorizontalHeaderLabels({tr("Run"), tr("Source"), tr("Date"), tr("Style"), tr("B"), tr("K"),
+                                       tr("Effective"), tr("Status"), tr("Final loss"), tr("Accuracy"),
+                                       tr("Peak memory"), tr("Samples/s"), tr("Model"), tr("Data")});
+    // Every column as wide as its text (the table scrolls sideways when narrow),
+    // the last one taking what is left.
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    table_->horizontalHeader()->setStretchLastSection(true);
     table_->verticalHeader()->setVisible(false);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -184,9 +186,7 @@ void RunsPanel::add_run(const RunResult& r, bool ticked) {
     Entry e;
     e.run = r;
     e.ticked = ticked;
-    e.started = QDateTime::currentDateTime();
-    if (!r.folder.isEmpty() && r.source != QLatin1String("live") && r.source != QLatin1String("lab"))
-        e.started = read_listed_run(r.folder).started; // a directory opened from disk
+    e.started = r.folder.isEmpty() ? QDateTime::currentDateTime() : run_started(r.folder);
     entries_.push_back(std::move(e));
     table_->insertRow(table_->rowCount());
     fill_row(run_count() - 1);
@@ -268,7 +268,8 @@ void RunsPanel::fill_row(int row) {
     cells[K] = known(QString::number(c.accumulation_steps));
     cells[Effective] = known(QString::number(c.effective_batch()));
     cells[Status] = e.problem.isEmpty() ? status_name(r) : tr("Damaged");
-    cells[FinalLoss] = num(r.final_loss(), 4);
+    // A listed run without summary.json: its last whole step's loss, read from metrics.jsonl's end.
+    cells[FinalLoss] = num(!r.has_summary && r.steps.empty() ? r.summary.final_loss : r.final_loss(), 4);
     cells[Accuracy] = num(r.final_accuracy(), 4);
     cells[PeakMemory] = r.summary.peak_memory_bytes > 0 ? format_bytes(r.summary.peak_memory_bytes) : unknown;
     cells[SamplesPerSecond] = r.summary.samples_per_second > 0 ? num(r.summary.samples_per_second, 0) : unknown;
@@ -363,8 +364,12 @@ void RunsPanel::update_hint() {
                           "Tick runs to overlay their curves."));
         hint_->setToolTip({});
     } else {
+        // Under the home folder, shown from ~ (the rest is what tells folders apart).
+        const auto home = QDir::homePath();
+        const bool in_home = runs_folder_.startsWith(home + QLatin1Char('/'));
+        const auto shown = in_home ? QStringLiteral("~") + runs_folder_.mid(home.size()) : runs_folder_;
         hint_->setText(tr("This session's runs and those saved in %1. Tick runs to overlay their curves.")
-                           .arg(QDir::toNativeSeparators(runs_folder_)));
+                           .arg(QDir::toNativeSeparators(shown)));
         hint_->setToolTip(QDir::toNativeSeparators(runs_folder_));
     }
 }

@@ -30,8 +30,8 @@ public:
     // What the plot shows for each step of a ticked run.
     enum class Quantity { Loss, PeakMemory, Throughput };
     // The table's columns.
-    enum Column { Name, Source, Style, B, K, Effective, Status, FinalLoss, Accuracy, PeakMemory, SamplesPerSecond,
-                  Model, Data, Date, Columns };
+    enum Column { Name, Source, Date, Style, B, K, Effective, Status, FinalLoss, Accuracy, PeakMemory,
+                  SamplesPerSecond, Model, Data, Columns };
 
     explicit RunsPanel(QWidget* parent = nullptr);
 
