@@ -170,6 +170,7 @@ std::string metavar(const std::string& option) {
         {"seed", "N"},              {"device", "DEVICE"},         {"threads", "N"},
         {"memory-budget", "SIZE"},  {"output-dir", "DIR"},        {"metrics", "FILE"},
         {"resume", "DIR"},          {"micro-step-delay", "SECONDS"}, {"warmup-ratio", "R"},
+        {"report-to", "WHERE"},
     };
     const auto it = m.find(option);
     return it == m.end() ? "VALUE" : it->second;
