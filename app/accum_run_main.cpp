@@ -25,3 +25,4 @@ int main(int argc, char** argv) {
     return accum::cli::run(args, std::cout, std::cerr, &g_interrupted, ec ? std::string(argv[0]) : self.string(),
                            isatty(STDOUT_FILENO) != 0);
 }
+// SPDX-License-Identifier: GPL-3.0-or-later

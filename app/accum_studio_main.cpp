@@ -194,3 +194,4 @@ int main(int argc, char** argv) {
     }
     return app.exec();
 }
+// SPDX-License-Identifier: GPL-3.0-or-later

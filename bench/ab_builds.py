@@ -99,3 +99,4 @@ if __name__ == "__main__":
         sys.exit(main())
     except RuntimeError as e:  # a run failed: say which, without a traceback
         sys.exit(f"ab_builds.py: {e}")
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -25,3 +25,4 @@ ma, mb = statistics.median(a), statistics.median(b)
 print(f"median counting {ma:.0f} samples/s (range {min(a):.0f}-{max(a):.0f}), "
       f"plain {mb:.0f} samples/s (range {min(b):.0f}-{max(b):.0f}), ratio {ma / mb:.3f}")
 PY
+# SPDX-License-Identifier: GPL-3.0-or-later

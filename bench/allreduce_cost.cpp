@@ -131,3 +131,4 @@ int main(int argc, char** argv) {
     if (result.exit_code != 0) std::fprintf(stderr, "allreduce_cost: %s\n", result.message.c_str());
     return result.exit_code;
 }
+// SPDX-License-Identifier: GPL-3.0-or-later

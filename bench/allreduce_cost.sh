@@ -16,3 +16,4 @@ for i in $(seq "$ROUNDS"); do
   "$ROOT/build/bench/allreduce_cost" "$RANKS" 300
   /usr/bin/python3 "$ROOT/bench/allreduce_reference.py" "$RANKS" 300
 done
+# SPDX-License-Identifier: GPL-3.0-or-later

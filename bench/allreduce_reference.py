@@ -71,3 +71,4 @@ if __name__ == "__main__":
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     mp.spawn(worker, args=(ranks, port, syncs), nprocs=ranks)
+# SPDX-License-Identifier: GPL-3.0-or-later

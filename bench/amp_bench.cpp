@@ -217,3 +217,4 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: amp_bench probe | amp_bench speed THREADS>=1 ROUNDS>=1\n");
     return 2;
 }
+// SPDX-License-Identifier: GPL-3.0-or-later

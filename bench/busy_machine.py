@@ -205,3 +205,4 @@ if __name__ == "__main__":
         sys.exit(main())
     except RuntimeError as e:  # a run failed: say which, without a traceback
         sys.exit(f"busy_machine.py: {e}")
+# SPDX-License-Identifier: GPL-3.0-or-later

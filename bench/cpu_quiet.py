@@ -25,3 +25,4 @@ def wait_for_idle(threshold, limit_s=600):
     while idle < threshold and time.monotonic() - start < limit_s:
         idle = cpu_idle()
     return idle
+# SPDX-License-Identifier: GPL-3.0-or-later

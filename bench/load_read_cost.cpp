@@ -28,3 +28,4 @@ int main(int argc, char** argv) {
     std::printf("%ld readings, %.1f µs each\n", n, us / static_cast<double>(n));
     return 0;
 }
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -23,3 +23,4 @@ for _ in range(12):
     dt = (time.perf_counter() - t) / 5
     best = max(best, 2 * n ** 3 / dt / 1e9)
 print(f"{best:.2f}")
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -435,3 +435,4 @@ if __name__ == "__main__":
     except (RuntimeError, subprocess.CalledProcessError) as e:  # a run failed: say which, without a traceback
         print(f"run_bench.py: {e}", file=sys.stderr)
         sys.exit(1)
+# SPDX-License-Identifier: GPL-3.0-or-later

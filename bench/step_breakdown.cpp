@@ -171,3 +171,4 @@ int main(int argc, char** argv) try {
     std::fprintf(stderr, "step_breakdown: %s\n", e.what());
     return 1;
 }
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -167,3 +167,4 @@ def accum_run_timed(program, options, threads, log=None):
         if log is not None:
             log.extend(done.stdout.splitlines())
         return rate_after_warmup(steps), others, summary, steps
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -341,3 +341,4 @@ if(FORMAT STREQUAL "bash")
 endif()
 
 message(FATAL_ERROR "help_to_docs.cmake: FORMAT must be man or bash, not '${FORMAT}'")
+# SPDX-License-Identifier: GPL-3.0-or-later

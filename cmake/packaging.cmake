@@ -31,3 +31,4 @@ side, with one-click demos of the classic pitfalls.
 
 The package also contains accum-run, the same engine headless.")
 include(CPack)
+# SPDX-License-Identifier: GPL-3.0-or-later

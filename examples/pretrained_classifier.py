@@ -130,3 +130,4 @@ if __name__ == "__main__":
           "(%s sentences of %d tokens)" %
           (args.model, sum(p.numel() for p in module.parameters()), args.data,
            " / ".join("%d %s" % (len(v["label"]), k) for k, v in data.items()), args.max_length))
+# SPDX-License-Identifier: GPL-3.0-or-later

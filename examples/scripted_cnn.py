@@ -43,3 +43,4 @@ if __name__ == "__main__":
     module.save(args.output)
     print("wrote %s: SmallCnn, %d parameters, forward(x) → logits" %
           (args.output, sum(p.numel() for p in module.parameters())))
+# SPDX-License-Identifier: GPL-3.0-or-later

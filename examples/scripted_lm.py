@@ -65,3 +65,4 @@ if __name__ == "__main__":
     module.save(args.output)
     print("wrote %s: TinyCausalLm, %d parameters, forward(input_ids, attention_mask, labels) → (loss, logits)" %
           (args.output, sum(p.numel() for p in module.parameters())))
+# SPDX-License-Identifier: GPL-3.0-or-later

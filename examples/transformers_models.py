@@ -130,3 +130,4 @@ if __name__ == "__main__":
           (args.model, "BertForSequenceClassification" if args.kind == "bert" else "GPT2LMHeadModel",
            sum(p.numel() for p in module.parameters()), args.data, len(data["labels"]), len(data["eval_labels"]),
            MAX_LENGTH))
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -17,3 +17,4 @@ fi
 "$ROOT/scripts/install-packages.sh"
 PREFIX="$("$ROOT/scripts/setup-libtorch2.sh" | tail -1)"
 "$ROOT/scripts/cmake-build.sh" "$BUILD_DIR" -DCMAKE_PREFIX_PATH="$PREFIX"
+# SPDX-License-Identifier: GPL-3.0-or-later

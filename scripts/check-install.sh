@@ -131,3 +131,4 @@ if ((failures)); then
   exit 1
 fi
 echo "check-install: all checks passed"
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -25,3 +25,4 @@ cmake -S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release "$
 if [[ "${ACCUM_CONFIGURE_ONLY:-0}" != 1 ]]; then
   cmake --build "$BUILD_DIR" --parallel "$(nproc)"
 fi
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -291,3 +291,4 @@ else
   say "no CUDA device here (${DEVICES//$'\n'/; }): the CPU parts passed, the CUDA tests skipped; the CUDA path is untested"
 fi
 exit 0
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -21,3 +21,4 @@ cp "$FASHION"/*-ubyte.gz "$DIR.tmp/fashion-mnist/"
 rm -rf "$DIR"
 mv "$DIR.tmp" "$DIR"
 echo "gpu-deps: $DIR ($(du -sh "$DIR" | cut -f1))"
+# SPDX-License-Identifier: GPL-3.0-or-later

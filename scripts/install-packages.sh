@@ -26,3 +26,4 @@ if command -v update-alternatives >/dev/null; then
     echo "setup: note: libblas.so.3 points to $current; OpenBLAS (libopenblas0-pthread) is much faster"
   fi
 fi
+# SPDX-License-Identifier: GPL-3.0-or-later

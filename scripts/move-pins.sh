@@ -34,3 +34,4 @@ HEAD
   "$WORK/venv/bin/python" -m pip freeze --disable-pip-version-check
 } >"$OUT"
 grep -E '^(torch|accelerate|transformers)==' "$OUT"
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -12,3 +12,4 @@ fi
 echo "No display: running the default experiment with accum-run (results under runs/)."
 exec "$ROOT/build/app/accum-run" --mode pytorch --dataset fashion-mnist --model mlp \
   --batch-size 64 --accumulation-steps 4 --epochs 3 --lr 0.05 --optimizer sgd --momentum 0.9 --seed 0 "$@"
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -142,3 +142,4 @@ if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then
   (cd "$ROOT/build-asan" && "${CTEST[@]}" -R "^($(alternation $SAN_TESTS))\$")
 fi
 echo "run-tests: that part took $((SECONDS - leg_start)) s; all parts passed in $SECONDS s"
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -156,3 +156,4 @@ make_picture() {
 
 for name in "${WANTED[@]}"; do make_picture "$name"; done
 echo "screenshots.sh: ${#WANTED[@]} picture(s) in $OUT"
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -84,3 +84,4 @@ else
   say "CMAKE_PREFIX_PATH=$PREFIX"
   echo "$PREFIX"
 fi
+# SPDX-License-Identifier: GPL-3.0-or-later

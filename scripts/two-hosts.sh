@@ -226,3 +226,4 @@ case "${1:-}" in
   leftovers) shift; cmd_leftovers "$@" ;;
   *) sed -n '2,/^set -uo/p' "$SELF" | sed '$d' | sed 's/^# \{0,1\}//'; [[ -z "${1:-}" ]] && exit 2; say "unknown command '$1'"; exit 2 ;;
 esac
+# SPDX-License-Identifier: GPL-3.0-or-later

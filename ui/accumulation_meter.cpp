@@ -137,3 +137,4 @@ void AccumulationMeter::paintEvent(QPaintEvent*) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -47,3 +47,4 @@ private:
 };
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -327,3 +327,4 @@ ChapterListing chapter_listing(const ChapterOptions& options) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -53,3 +53,4 @@ struct ChapterListing {
 ChapterListing chapter_listing(const ChapterOptions& options);
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -130,3 +130,4 @@ CodeListing load_listing(const QString& style, const QString& language) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -70,3 +70,4 @@ CodeListing listing_from_source(const QString& source, const QString& comment, c
 CodeListing load_listing(const QString& style, const QString& language);
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

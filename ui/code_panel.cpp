@@ -547,3 +547,4 @@ void CodePanel::apply_highlight() {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

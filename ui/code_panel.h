@@ -146,3 +146,4 @@ private:
 };
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -699,3 +699,4 @@ void ConfigPanel::choose_output_dir() {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

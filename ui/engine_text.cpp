@@ -346,3 +346,4 @@ bool spread_includes_one(const QString& spread) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

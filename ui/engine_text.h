@@ -46,3 +46,4 @@ struct OutOfMemoryText {
 std::optional<OutOfMemoryText> out_of_memory_text(const accum::SummaryRecord& summary);
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

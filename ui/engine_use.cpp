@@ -52,3 +52,4 @@ bool engine_refused_as_busy(const accum::SummaryRecord& summary) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

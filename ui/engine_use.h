@@ -53,3 +53,4 @@ QString engine_refusal(const EngineState& state);
 bool engine_refused_as_busy(const accum::SummaryRecord& summary);
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

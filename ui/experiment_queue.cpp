@@ -65,3 +65,4 @@ void ExperimentQueue::on_finished(const accum::SummaryRecord& summary) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -56,3 +56,4 @@ private:
 } // namespace studio
 
 Q_DECLARE_METATYPE(studio::RunResult)
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -113,3 +113,4 @@ const ExperimentInfo* find_experiment(const QString& id) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

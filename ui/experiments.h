@@ -58,3 +58,4 @@ const ExperimentInfo* find_experiment(const QString& id);
 inline constexpr double kOverflowLossScale = 3.4e38;
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

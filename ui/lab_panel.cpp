@@ -1041,3 +1041,4 @@ void LabPanel::set_presentation_scale(double scale) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

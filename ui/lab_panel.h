@@ -155,3 +155,4 @@ QString with_spread(double value, double low, double high);
 std::int64_t skipped_updates(const RunResult& run);
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

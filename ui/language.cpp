@@ -50,3 +50,4 @@ bool install_translators(QCoreApplication& app, const QString& code) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

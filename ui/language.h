@@ -28,3 +28,4 @@ QString translations_directory();
 bool install_translators(QCoreApplication& app, const QString& code);
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -429,3 +429,4 @@ int lesson_step_index(const QString& key) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -65,3 +65,4 @@ inline constexpr double kVisibleBatchNormDifference = 1e-3;
 inline constexpr double kVisibleLossScaleDifference = 1e-2;
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -223,3 +223,4 @@ void LessonPanel::update_buttons() {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

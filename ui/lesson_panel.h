@@ -101,3 +101,4 @@ private:
 };
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

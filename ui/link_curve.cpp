@@ -136,3 +136,4 @@ void draw_link_curve(QCustomPlot* plot, const LinkCurve& curve, const QFont& fon
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

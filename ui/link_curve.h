@@ -51,3 +51,4 @@ QString link_curve_sentence(const LinkCurve& curve);
 void draw_link_curve(QCustomPlot* plot, const LinkCurve& curve, const QFont& font);
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -352,3 +352,4 @@ void LossPlot::write_csv(QTextStream& out) const {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

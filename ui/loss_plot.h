@@ -91,3 +91,4 @@ private:
 };
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -1096,3 +1096,4 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

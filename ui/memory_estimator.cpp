@@ -75,3 +75,4 @@ void MemoryEstimator::work() {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

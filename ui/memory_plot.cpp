@@ -430,3 +430,4 @@ void MemoryPlot::write_csv(QTextStream& out) const {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -100,3 +100,4 @@ void OomBanner::render() {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -140,3 +140,4 @@ QCPRange decades_around(double lowest, double highest) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

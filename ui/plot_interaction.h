@@ -70,3 +70,4 @@ bool legend_covers_a_point(QCustomPlot* plot);
 QCPRange decades_around(double lowest, double highest);
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -179,3 +179,4 @@ void PlotLook::apply(double scale) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

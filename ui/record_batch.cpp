@@ -9,3 +9,4 @@ void register_record_types() {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

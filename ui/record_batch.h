@@ -40,3 +40,4 @@ void register_record_types();
 Q_DECLARE_METATYPE(studio::RecordBatch)
 Q_DECLARE_METATYPE(accum::SummaryRecord)
 Q_DECLARE_METATYPE(accum::RunConfig)
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -41,3 +41,4 @@ double thread_cpu_seconds() {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -44,3 +44,4 @@ private:
 double thread_cpu_seconds();
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -77,3 +77,4 @@ void RunController::on_worker_finished(const accum::SummaryRecord& summary) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -124,3 +124,4 @@ std::optional<RunResult> load_run_directory(const QString& dir_path, QString* er
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

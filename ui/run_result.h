@@ -56,3 +56,4 @@ std::optional<RunResult> load_run_directory(const QString& dir, QString* error =
 
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -149,3 +149,4 @@ void RunWorker::flush() {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -74,3 +74,4 @@ private:
 };
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

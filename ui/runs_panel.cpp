@@ -469,3 +469,4 @@ void RunsPanel::rebuild_plot() {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -37,3 +37,4 @@ double presentation_scale(int screen_height, double desk_font_pixels) {
 }
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -29,3 +29,4 @@ inline constexpr double kPresentationTextFraction = 40.0; // text at least scree
 double presentation_scale(int screen_height, double desk_font_pixels);
 
 } // namespace studio
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -339,3 +339,4 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
 }
 
 } // namespace accum::cli
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -26,3 +26,4 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args);
 std::string usage();
 
 } // namespace accum::cli
+// SPDX-License-Identifier: GPL-3.0-or-later

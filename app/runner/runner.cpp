@@ -299,3 +299,4 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 }
 
 } // namespace accum::cli
+// SPDX-License-Identifier: GPL-3.0-or-later

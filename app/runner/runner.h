@@ -20,3 +20,4 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         const std::atomic<bool>* interrupt = nullptr, const std::string& program = {}, bool out_is_terminal = false);
 
 } // namespace accum::cli
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -191,3 +191,4 @@ bool remove_tree_quietly(const std::string& path) noexcept {
 }
 
 } // namespace accum::io
+// SPDX-License-Identifier: GPL-3.0-or-later

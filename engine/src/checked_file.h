@@ -50,3 +50,4 @@ void remove_tree(const std::string& path, const std::string& shown = {});
 bool remove_tree_quietly(const std::string& path) noexcept;
 
 } // namespace accum::io
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -91,3 +91,4 @@ std::string english_text(const EngineMessage& message) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

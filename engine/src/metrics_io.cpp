@@ -275,3 +275,4 @@ std::vector<std::string> records_through_step(const std::string& metrics_path, s
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -48,3 +48,4 @@ double OtherLoadMeter::take(double at_least_s) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

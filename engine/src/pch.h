@@ -15,3 +15,4 @@
 #include <memory>
 #include <string>
 #include <vector>
+// SPDX-License-Identifier: GPL-3.0-or-later

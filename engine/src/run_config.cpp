@@ -616,3 +616,4 @@ RunConfig read_config_text(const std::string& text, const RunConfig& base, std::
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

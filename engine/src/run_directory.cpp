@@ -148,3 +148,4 @@ std::string create_run_directory(const std::string& parent, std::string& error) 
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -136,3 +136,4 @@ void RunWriter::on_summary(const SummaryRecord& r) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

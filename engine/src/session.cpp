@@ -279,3 +279,4 @@ std::string engine_version() {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -35,3 +35,4 @@ SummaryRecord failed_summary(RunStatus status, int code, EngineMessage message, 
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -23,3 +23,4 @@ EngineMessage config_message(const std::string& text);
 SummaryRecord failed_summary(RunStatus status, int code, EngineMessage message, int world_size = 1);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -37,3 +37,4 @@ inline bool switched_off(const char* name) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -112,3 +112,4 @@ inline void set_autocast_dtype(c10::DeviceType device, c10::ScalarType dtype) {
 }
 
 } // namespace accum::compat
+// SPDX-License-Identifier: GPL-3.0-or-later

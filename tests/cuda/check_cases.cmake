@@ -10,3 +10,4 @@ if(NOT listed STREQUAL EXPECTED)
   message(FATAL_ERROR "test_cuda has the cases [${listed}], tests/cuda/CMakeLists.txt registers [${EXPECTED}]")
 endif()
 message(STATUS "test_cuda cases: ${listed}")
+# SPDX-License-Identifier: GPL-3.0-or-later

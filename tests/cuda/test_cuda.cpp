@@ -634,3 +634,4 @@ int main(int argc, char** argv) {
     std::cout << verdict << std::endl;
     return code;
 }
+// SPDX-License-Identifier: GPL-3.0-or-later

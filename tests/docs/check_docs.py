@@ -164,3 +164,4 @@ def main(argv):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -187,3 +187,4 @@ inline double largest_loss_difference(const std::vector<StepRecord>& a, const st
 }
 
 } // namespace accum::testing
+// SPDX-License-Identifier: GPL-3.0-or-later

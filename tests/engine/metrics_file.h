@@ -76,3 +76,4 @@ inline std::vector<StepRecord> read_steps(const QString& path, FileState state =
 }
 
 } // namespace accum::testing
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -77,3 +77,4 @@ inline std::vector<pid_t> children_of(pid_t parent) {
 }
 
 } // namespace accum::testing
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -567,3 +567,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestAmpTraining)
 #include "test_amp_training.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

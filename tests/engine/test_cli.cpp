@@ -468,3 +468,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestCli)
 #include "test_cli.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -357,3 +357,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestConfig)
 #include "test_config.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

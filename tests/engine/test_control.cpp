@@ -136,3 +136,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestControl)
 #include "test_control.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -778,3 +778,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestDataParallel)
 #include "test_data_parallel.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -1170,3 +1170,4 @@ int main(int argc, char** argv) {
 }
 
 #include "test_distributed.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -400,3 +400,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestInvariants)
 #include "test_invariants.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

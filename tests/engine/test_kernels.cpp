@@ -525,3 +525,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestKernels)
 #include "test_kernels.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

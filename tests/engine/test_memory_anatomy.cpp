@@ -994,3 +994,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestMemoryAnatomy)
 #include "test_memory_anatomy.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -515,3 +515,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestMemoryRuns)
 #include "test_memory_runs.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

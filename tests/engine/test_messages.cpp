@@ -400,3 +400,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestMessages)
 #include "test_messages.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -443,3 +443,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestMixedPrecision)
 #include "test_mixed_precision.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

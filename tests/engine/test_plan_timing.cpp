@@ -96,3 +96,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestPlanTiming)
 #include "test_plan_timing.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -186,3 +186,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestReaders)
 #include "test_readers.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -121,3 +121,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestSoak)
 #include "test_soak.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -613,3 +613,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestStyles)
 #include "test_styles.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -231,3 +231,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestThreadTuner)
 #include "test_thread_tuner.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

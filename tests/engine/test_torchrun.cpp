@@ -261,3 +261,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestTorchrun)
 #include "test_torchrun.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -371,3 +371,4 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestWriteFailures)
 #include "test_write_failures.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

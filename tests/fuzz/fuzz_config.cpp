@@ -20,3 +20,4 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)accum::parse_json_line(text, error);
     return 0;
 }
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -15,3 +15,4 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -52,3 +52,4 @@ for target in idx csv config safetensors; do
   fi
 done
 exit $status
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -63,3 +63,4 @@ expect "$tmp/run-a $tmp/run-b.json" accum-run --config "$tmp/run-"
 
 ((failures == 0)) && echo "PASS: ${#options[@]} options in the manual page and the completion; the completion completes"
 ((failures == 0))
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -68,3 +68,4 @@ class CustomLoss(nn.Module):
     def forward(self, input_ids, labels) -> Tuple[torch.Tensor, torch.Tensor]:
         logits = self.l(input_ids.float().unsqueeze(-1).expand(-1, -1, 4))
         return (logits ** 2).mean(), logits
+# SPDX-License-Identifier: GPL-3.0-or-later

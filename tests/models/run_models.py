@@ -1118,3 +1118,4 @@ if __name__ == "__main__":
     print("torch %s, accum-run %s" % (torch.__version__, program), flush=True)
     CASES[case](work)
     print("PASS", flush=True)
+# SPDX-License-Identifier: GPL-3.0-or-later

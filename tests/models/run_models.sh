@@ -13,3 +13,4 @@ fi
 export ACCUM_MAKER_PYTHON="$maker" OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 \
        TRANSFORMERS_NO_ADVISORY_WARNINGS=1 PYTHONDONTWRITEBYTECODE=1 PYTHONWARNINGS=ignore
 exec "$python" "$script" "$case" "$engine" "$work"
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -570,3 +570,4 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
+# SPDX-License-Identifier: GPL-3.0-or-later

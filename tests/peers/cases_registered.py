@@ -13,3 +13,4 @@ registered = sorted(sys.argv[1:])
 if defined != registered:
     sys.exit("tests/peers: run_case.py defines %s, CMakeLists.txt registers %s" % (defined, registered))
 print("%d cases registered" % len(defined))
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -78,3 +78,4 @@ if __name__ == "__main__":
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+# SPDX-License-Identifier: GPL-3.0-or-later

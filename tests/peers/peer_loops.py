@@ -342,3 +342,4 @@ def trainer_run(cfg, data, init, out_dir, vocab=0, accepts_loss_kwargs=None, res
 
 def compute_metrics_for(vocab):
     return peers.compute_metrics
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -465,3 +465,4 @@ class Report:
 def expect_count(what, records, expected):
     if len(records) != expected:
         raise AssertionError("%s: %d records, expected %d" % (what, len(records), expected))
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -15,3 +15,4 @@ rm -rf "$work"
 export ACCUM_RUN="$engine" OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 \
        TRANSFORMERS_NO_ADVISORY_WARNINGS=1 PYTHONDONTWRITEBYTECODE=1 PYTHONWARNINGS=ignore
 exec "$venv/bin/python" "$script" "$case" --work "$work"
+# SPDX-License-Identifier: GPL-3.0-or-later

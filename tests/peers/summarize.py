@@ -31,3 +31,4 @@ for d in sys.argv[1:]:
 for _, label in KINDS:
     if label in worst:
         print("%-22s %.2g   (%s)" % (label, worst[label][0], worst[label][1]))
+# SPDX-License-Identifier: GPL-3.0-or-later

@@ -22,3 +22,4 @@ if(all_count GREATER 0)
   message(FATAL_ERROR "${all_count} user-visible strings have no Vietnamese translation in ${name}")
 endif()
 message(STATUS "every string of ${SOURCES} is translated in ${name}")
+# SPDX-License-Identifier: GPL-3.0-or-later

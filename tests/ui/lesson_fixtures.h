@@ -38,3 +38,4 @@ inline accum::SummaryRecord lesson_step1_out_of_memory() {
 }
 
 } // namespace test_fixtures
+// SPDX-License-Identifier: GPL-3.0-or-later

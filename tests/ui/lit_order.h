@@ -42,3 +42,4 @@ inline QString order_problem(const studio::CodeListing& listing, const std::vect
 }
 
 } // namespace test_lit
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -47,3 +47,4 @@ inline QScreen* screen_of_size(int width, int height) {
 }
 
 } // namespace test_screens
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -325,3 +325,4 @@ void TestChapterView::litLinesFollowTheEngine() {
 QTEST_MAIN(TestChapterView)
 
 #include "test_chapter_view.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

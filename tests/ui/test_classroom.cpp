@@ -550,3 +550,4 @@ int main(int argc, char** argv) {
 }
 
 #include "test_classroom.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -270,3 +270,4 @@ void TestEngineText::fieldErrorsInVietnamese() {
 
 QTEST_MAIN(TestEngineText)
 #include "test_engine_text.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

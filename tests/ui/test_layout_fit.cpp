@@ -579,3 +579,4 @@ int main(int argc, char** argv) {
 }
 
 #include "test_layout_fit.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -159,3 +159,4 @@ private Q_SLOTS:
 
 QTEST_MAIN(TestMemoryPlot)
 #include "test_memory_plot.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

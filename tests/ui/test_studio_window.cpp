@@ -948,3 +948,4 @@ void TestStudioWindow::runLogFollowsNewLines() {
 
 QTEST_MAIN(TestStudioWindow)
 #include "test_studio_window.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -802,3 +802,4 @@ void TestTeachingLab::speedsLeaveOutTheWarmUp() {
 
 QTEST_MAIN(TestTeachingLab)
 #include "test_teaching_lab.moc"
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -72,3 +72,4 @@ LaunchOutcome launch_ranks(const RunConfig& config, const std::string& program,
                            const std::vector<std::string>& arguments);
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

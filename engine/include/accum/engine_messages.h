@@ -243,3 +243,4 @@ inline void set_message(SummaryRecord& summary, EngineMessage message) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

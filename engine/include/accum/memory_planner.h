@@ -121,3 +121,4 @@ inline constexpr double kMaxTimedSeconds = 1.0;
 std::string ratio_text(double ratio, double low, double high);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

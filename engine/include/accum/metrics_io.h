@@ -30,3 +30,4 @@ std::optional<RunStatus> parse_run_status(const std::string& text);
 std::vector<std::string> records_through_step(const std::string& metrics_path, std::int64_t step);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

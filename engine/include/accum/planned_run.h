@@ -27,3 +27,4 @@ namespace accum {
 SummaryRecord run_planned(Session& session, const RunConfig& config, Sink& sink, std::stop_token stop = {});
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -142,3 +142,4 @@ inline constexpr int interrupted = 130;
 } // namespace exit_code
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -184,3 +184,4 @@ RunConfig from_json_text(const std::string& text, const RunConfig& base,
                          std::vector<ConfigProblem>& problems);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -40,3 +40,4 @@ bool clear_run(const std::string& dir, std::string& error);
 std::string create_run_directory(const std::string& parent, std::string& error);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

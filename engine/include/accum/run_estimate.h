@@ -90,3 +90,4 @@ std::string to_json_text(const RunMemoryEstimate& estimate);
 std::int64_t training_samples(const RunConfig& config);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -81,3 +81,4 @@ private:
 bool write_file_atomically(const std::string& path, const std::string& text, std::string* error = nullptr);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

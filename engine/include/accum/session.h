@@ -79,3 +79,4 @@ std::vector<DeviceInfo> list_devices();
 std::string engine_version(); // "accum engine 0.1.0, LibTorch 1.13.1, CUDA: no"
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

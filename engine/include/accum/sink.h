@@ -25,3 +25,4 @@ public:
 };
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

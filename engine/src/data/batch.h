@@ -33,3 +33,4 @@ struct Batch {
 inline constexpr std::int64_t kIgnoreIndex = -100;
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -170,3 +170,4 @@ CsvTable read_csv_file(const std::string& path, const std::string& label_column)
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -22,3 +22,4 @@ CsvTable parse_csv(const std::string& text, const std::string& label_column, con
 CsvTable read_csv_file(const std::string& path, const std::string& label_column);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

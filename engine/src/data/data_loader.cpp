@@ -68,3 +68,4 @@ std::int64_t DataLoader::items_in(std::int64_t first, std::int64_t last) const {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

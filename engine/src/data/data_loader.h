@@ -47,3 +47,4 @@ private:
 };
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

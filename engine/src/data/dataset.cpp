@@ -283,3 +283,4 @@ DataSplits load_dataset(const RunConfig& config) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

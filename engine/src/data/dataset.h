@@ -57,3 +57,4 @@ DataSplits load_fashion_mnist(const std::string& directory);
 DataSplits load_csv_dataset(const std::string& path, const std::string& label_column, std::uint64_t seed);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -116,3 +116,4 @@ IdxArray read_idx_file(const std::string& path) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

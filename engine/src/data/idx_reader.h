@@ -22,3 +22,4 @@ IdxArray read_idx_file(const std::string& path);
 std::vector<std::uint8_t> read_maybe_gzip(const std::string& path);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

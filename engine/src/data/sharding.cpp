@@ -30,3 +30,4 @@ std::vector<std::int64_t> shard(const std::vector<std::int64_t>& order, int rank
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -21,3 +21,4 @@ std::int64_t shard_length(std::int64_t n, int world_size);
 std::vector<std::int64_t> shard(const std::vector<std::int64_t>& order, int rank, int world_size);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

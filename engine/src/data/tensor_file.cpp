@@ -334,3 +334,4 @@ void count_label_items(TensorDataset& data, std::int64_t from) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

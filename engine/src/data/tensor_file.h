@@ -48,3 +48,4 @@ void count_label_items(TensorDataset& data, std::int64_t from = 0);
 void for_row_chunks(const torch::Tensor& t, const std::function<void(std::int64_t, const torch::Tensor&)>& fn);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -32,3 +32,4 @@ inline std::string dtype_text(const torch::Tensor& t) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

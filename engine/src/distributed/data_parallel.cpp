@@ -63,3 +63,4 @@ ModelOutput DistributedDataParallel::operator()(const Batch& batch) {
 }
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -187,3 +187,4 @@ void broadcast_tensors(ProcessGroup& group, const std::vector<at::Tensor>& tenso
 }
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

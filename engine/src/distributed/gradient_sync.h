@@ -89,3 +89,4 @@ void broadcast_tensors(ProcessGroup& group, const std::vector<at::Tensor>& tenso
                        std::size_t bucket_bytes = kDefaultBucketBytes);
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

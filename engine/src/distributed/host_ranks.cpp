@@ -188,3 +188,4 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
 
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -49,3 +49,4 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
                          const TrainRank& train);
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -411,3 +411,4 @@ LaunchOutcome launch_ranks(const RunConfig& config, const std::string& program,
 }
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

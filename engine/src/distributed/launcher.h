@@ -76,3 +76,4 @@ LaunchResult launch_workers(const LaunchOptions& options);
 std::string signal_name(int signal);
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -787,3 +787,4 @@ bool ProcessGroup::all_agree(std::uint64_t value) {
 }
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

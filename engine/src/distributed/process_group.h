@@ -133,3 +133,4 @@ private:
 };
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -211,3 +211,4 @@ std::vector<torch::Tensor> RankAgreement::gather_rng_states(const torch::Tensor&
 }
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -96,3 +96,4 @@ private:
 std::uint64_t fingerprint(const std::string& text);
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

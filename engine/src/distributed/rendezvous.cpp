@@ -692,3 +692,4 @@ void announce_failure(const WorldInfo& world, double dist_timeout_s, const std::
 }
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

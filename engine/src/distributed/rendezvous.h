@@ -95,3 +95,4 @@ c10::intrusive_ptr<c10d::Store> make_abandonable_store(c10::intrusive_ptr<c10d::
                                                        std::function<bool()> abandon);
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

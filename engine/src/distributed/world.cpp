@@ -203,3 +203,4 @@ std::string rank_with_host(const WorldInfo& w) {
 }
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

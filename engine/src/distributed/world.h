@@ -61,3 +61,4 @@ bool is_loopback_host(const std::string& host);
 std::string rank_with_host(const WorldInfo& world);
 
 } // namespace accum::dist
+// SPDX-License-Identifier: GPL-3.0-or-later

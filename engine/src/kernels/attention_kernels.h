@@ -28,3 +28,4 @@ void backward(const Tile& tile, const float* q, const float* k, const float* v, 
               float* dq, float* dk, float* dv, float* scratch);
 
 } // namespace accum::attention
+// SPDX-License-Identifier: GPL-3.0-or-later

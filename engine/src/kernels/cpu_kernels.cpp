@@ -148,3 +148,4 @@ void backward(std::int64_t begin, std::int64_t end, std::int64_t h, std::int64_t
 } // namespace pool
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -8,3 +8,4 @@ namespace accum {
 void use_portable_kernels(bool portable);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

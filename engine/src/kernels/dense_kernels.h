@@ -55,3 +55,4 @@ void backward_weight(std::int64_t n, std::int64_t k, std::int64_t m, const float
 void backward_bias(std::int64_t n, std::int64_t m, const float* gt, float* db, bool accumulate);
 
 } // namespace accum::dense
+// SPDX-License-Identifier: GPL-3.0-or-later

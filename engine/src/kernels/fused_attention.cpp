@@ -92,3 +92,4 @@ at::Tensor fused_attention(const at::Tensor& qkv, const at::Tensor& bias, std::i
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -25,3 +25,4 @@ bool fused_attention_available(const at::Tensor& qkv, bool attention_dropout);
 at::Tensor fused_attention(const at::Tensor& qkv, const at::Tensor& bias, std::int64_t heads, double scale);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

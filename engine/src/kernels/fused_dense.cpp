@@ -340,3 +340,4 @@ at::Tensor fused_dense_bf16(const at::Tensor& input, const std::vector<at::Tenso
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

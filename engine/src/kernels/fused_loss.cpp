@@ -97,3 +97,4 @@ std::pair<at::Tensor, at::Tensor> fused_cross_entropy(const at::Tensor& logits, 
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

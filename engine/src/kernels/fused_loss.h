@@ -29,3 +29,4 @@ std::pair<at::Tensor, at::Tensor> fused_cross_entropy(const at::Tensor& logits, 
                                                       std::int64_t ignore_index, double divisor);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -70,3 +70,4 @@ bool relu_max_pool_available(const at::Tensor& input) {
 at::Tensor relu_max_pool2x2(const at::Tensor& input) { return ReluMaxPool::apply(input); }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -25,3 +25,4 @@ bool relu_max_pool_available(const at::Tensor& input);
 at::Tensor relu_max_pool2x2(const at::Tensor& input);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

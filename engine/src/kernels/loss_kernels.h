@@ -23,3 +23,4 @@ void cross_entropy_backward(std::int64_t classes, const float* x, const std::int
                             std::int64_t row_begin, std::int64_t row_end);
 
 } // namespace accum::loss
+// SPDX-License-Identifier: GPL-3.0-or-later

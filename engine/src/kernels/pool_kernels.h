@@ -20,3 +20,4 @@ void backward(std::int64_t begin, std::int64_t end, std::int64_t h, std::int64_t
               const std::uint8_t* argmax, const float* g, float* dx);
 
 } // namespace accum::pool
+// SPDX-License-Identifier: GPL-3.0-or-later

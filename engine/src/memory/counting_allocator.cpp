@@ -230,3 +230,4 @@ std::int64_t process_rss_bytes() {
 }
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

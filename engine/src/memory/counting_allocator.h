@@ -58,3 +58,4 @@ void reset_window_peak();
 std::int64_t process_rss_bytes();
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -79,3 +79,4 @@ void cuda_empty_cache() {}
 #endif
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -29,3 +29,4 @@ void cuda_set_memory_fraction(double fraction, int device);
 void cuda_empty_cache();
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -38,3 +38,4 @@ EstimateInProgress::~EstimateInProgress() { g_estimate.unlock(); }
 bool EstimateInProgress::run_elsewhere() const { return g_running.load(); }
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

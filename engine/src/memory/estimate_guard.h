@@ -42,3 +42,4 @@ public:
 };
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -190,3 +190,4 @@ ActivationPeakMeter::StepPeak ActivationPeakMeter::take_step() {
 }
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -149,3 +149,4 @@ private:
 };
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

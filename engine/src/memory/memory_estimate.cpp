@@ -161,3 +161,4 @@ std::string MemoryEstimate::describe() const {
 }
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -111,3 +111,4 @@ MemoryEstimate estimate_memory(const StaticEstimate& fixed, const LinearFit& act
                                std::int64_t accumulation_steps);
 
 } // namespace accum::memory
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -59,3 +59,4 @@ void find_executable_batch_size(const std::function<void(std::int64_t)>& fn, std
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

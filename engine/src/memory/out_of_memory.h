@@ -39,3 +39,4 @@ void find_executable_batch_size(const std::function<void(std::int64_t)>& fn, std
                                 const std::function<void(std::int64_t, const std::string&)>& on_retry = {});
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

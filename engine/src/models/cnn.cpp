@@ -215,3 +215,4 @@ std::shared_ptr<Model> make_cnn(const RunConfig& config, const TensorDataset& da
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

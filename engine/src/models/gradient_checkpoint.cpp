@@ -476,3 +476,4 @@ at::Tensor checkpoint(const torch::nn::Module& module, std::function<at::Tensor(
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

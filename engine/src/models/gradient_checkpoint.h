@@ -110,3 +110,4 @@ std::vector<at::Tensor> run_in_chunks(const CheckpointBlock& block, const std::v
                                       std::int64_t chunks);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

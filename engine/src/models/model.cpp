@@ -61,3 +61,4 @@ std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& 
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

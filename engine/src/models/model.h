@@ -96,3 +96,4 @@ std::int64_t checkpoint_chunks(std::int64_t batch_size, std::int64_t bytes_per_s
 std::shared_ptr<Model> make_model(const RunConfig& config, const TensorDataset& data, KernelSet kernels);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -572,3 +572,4 @@ std::shared_ptr<Model> load_script_model(const RunConfig& config, const TensorDa
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

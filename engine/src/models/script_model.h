@@ -35,3 +35,4 @@ namespace accum {
 std::shared_ptr<Model> load_script_model(const RunConfig& config, const TensorDataset& data, KernelSet kernels);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -119,3 +119,4 @@ std::shared_ptr<Model> make_transformer(const RunConfig& config, const TensorDat
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

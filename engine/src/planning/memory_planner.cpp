@@ -446,3 +446,4 @@ std::string to_json_text(const MemoryPlan& p) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -154,3 +154,4 @@ SummaryRecord run_planned(Session& session, const RunConfig& config, Sink& sink,
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -249,3 +249,4 @@ std::string to_json_text(const RunMemoryEstimate& e) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -204,3 +204,4 @@ void run_accelerator_style(RunContext& ctx) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

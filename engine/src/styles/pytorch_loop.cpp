@@ -123,3 +123,4 @@ void run_pytorch_loop(RunContext& ctx) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -18,3 +18,4 @@ void run_style(RunContext& ctx) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -22,3 +22,4 @@ void run_trainer_style(RunContext& ctx);
 // its own train(), as Transformers does.
 void run_style(RunContext& ctx);
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -256,3 +256,4 @@ void run_trainer_style(RunContext& ctx) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

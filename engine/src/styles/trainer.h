@@ -58,3 +58,4 @@ private:
 };
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -477,3 +477,4 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

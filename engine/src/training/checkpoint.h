@@ -91,3 +91,4 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
                          std::int64_t micro_batches_per_epoch, const std::string& checkpoint_dir);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -79,3 +79,4 @@ EvalResult evaluate_model(Model& model, DataLoader& loader, const torch::Device&
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -29,3 +29,4 @@ struct EvalResult {
 EvalResult evaluate_model(Model& model, DataLoader& loader, const torch::Device& device);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -211,3 +211,4 @@ void GradScaler::load_state_dict(const GradScalerState& state) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

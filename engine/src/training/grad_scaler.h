@@ -132,3 +132,4 @@ private:
 };
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

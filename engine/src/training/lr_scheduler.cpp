@@ -46,3 +46,4 @@ double LrScheduler::current_lr() const {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -37,3 +37,4 @@ private:
 };
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -113,3 +113,4 @@ AutocastScope::~AutocastScope() {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -114,3 +114,4 @@ double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -90,3 +90,4 @@ std::unique_ptr<LossScaler> make_loss_scaler(const RunConfig& config);
 double clip_grad_norm_(const std::vector<torch::Tensor>& parameters, double max_norm);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

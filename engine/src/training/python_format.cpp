@@ -53,3 +53,4 @@ double python_round(double value, int digits) {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

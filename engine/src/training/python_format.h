@@ -13,3 +13,4 @@ std::string python_float(double value);
 double python_round(double value, int digits);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -562,3 +562,4 @@ EvalRecord RunContext::evaluate() {
 void RunContext::log(const std::string& line) { sink_.on_log(line); }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -52,3 +52,4 @@ public:
 std::unique_ptr<RunLog> make_plain_log(std::int64_t logging_steps);
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -60,3 +60,4 @@ struct RunParts {
 std::unique_ptr<RunParts> build_run_parts(const RunConfig& config, ShardOf shard = {});
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -148,3 +148,4 @@ ThreadDecision ThreadTuner::end_trial() {
 }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

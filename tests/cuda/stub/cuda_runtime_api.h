@@ -36,3 +36,4 @@ cudaError_t cudaStreamGetPriority(cudaStream_t, int*);
 cudaError_t cudaDeviceGetStreamPriorityRange(int*, int*);
 cudaError_t cudaGetDeviceProperties(void*, int);
 }
+// SPDX-License-Identifier: GPL-3.0-or-later
