@@ -29,6 +29,10 @@ OTHER_PROGRAMS = {
     "torchrun": {"max-restarts", "monitor-interval", "no-python", "rdzv-backend", "rdzv-endpoint",
                  "rdzv-id"},
     "tests/versions/compare_builds.py": {"tolerance"},
+    # examples/hf_to_accum.py's own options (docs/own-model.md), beside accum-run's.
+    "examples/hf_to_accum.py": {"task", "tokenizer", "num-labels", "attn", "train", "validation", "text-column",
+                                "text-pair-column", "tokens-column", "tags-column", "max-length", "output-model",
+                                "output-data", "no-tokenizer-files", "set"},
 }
 OTHER_OPTIONS = set().union(*OTHER_PROGRAMS.values())
 # A word that ends a command in a code block: the options after it are not accum-run's.
