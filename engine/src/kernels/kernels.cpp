@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <dlfcn.h>
 
+#include <ATen/Parallel.h>
 #include <ATen/ops/thnn_conv2d.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
@@ -93,16 +94,28 @@ bool dense_stack_trains_fused(const RunConfig& config) {
            config.cpu_kernels == CpuKernels::Fused && config.mixed_precision != MixedPrecision::Fp16;
 }
 
+int libtorch_default_threads() {
+    // Read once, before the first apply_threads changes it: LibTorch's own
+    // default, the physical cores the process may use, as eager PyTorch has it.
+    static const int count = std::max(1, at::get_num_threads());
+    return count;
+}
+
 ComputeThreads choose_threads(const RunConfig& config, bool cuda, int cores) {
+    const int own_default = libtorch_default_threads();
     const int all = config.threads > 0 ? config.threads : std::clamp(cores, 1, 4);
     ComputeThreads t;
-    if (cuda || config.model == ModelKind::Cnn || dense_stack_trains_fused(config) ||
+    if (config.model == ModelKind::File && config.threads <= 0) {
+        // A user's module: eager PyTorch's default, up to this process's share
+        // of the machine, no cap; its own GEMMs and attention fill the pool.
+        t.intra_op = std::clamp(own_default, 1, std::max(1, cores));
+    } else if (cuda || config.model == ModelKind::Cnn || dense_stack_trains_fused(config) ||
         (config.model == ModelKind::Mlp && config.mixed_precision != MixedPrecision::No)) {
         t.intra_op = all;
     } else if (config.model == ModelKind::Mlp) {
         t.blas = all;
     } else if (config.threads > 0) {
-        t.intra_op = all; // asked for: the measured default is one of each
+        t.intra_op = all; // asked for (the built-in transformer's default is one of each)
     }
     return t;
 }
@@ -122,3 +135,4 @@ void apply_threads(const ComputeThreads& t) {
 ComputeThreads applied_threads() { return applied; }
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later

@@ -90,6 +90,9 @@ bool dense_stack_trains_fused(const RunConfig& config);
 //  - the MLP as LibTorch operators: one intra-op thread and OpenBLAS on all cores
 //    (its GEMMs are its whole cost; two pools oversubscribed the cores);
 //  - the transformer: one of each;
+//  - a user's module (--model FILE.pt): LibTorch's own default, the physical
+//    cores, as eager PyTorch trains it, up to `cores` and without the cap of 4
+//    (bench/OWN_MODEL_THREADS.md);
 //  - on CUDA: the intra-op pool on all cores (up to 4) for the batches' gathering.
 // `cores` is the share of the machine this process may use. --threads N gives the
 // run N cores, split the same way (the transformer: N intra-op threads, one BLAS
@@ -100,6 +103,9 @@ struct ComputeThreads {
     int blas = 1;
 };
 ComputeThreads choose_threads(const RunConfig& config, bool cuda, int cores);
+// LibTorch's intra-op default as the process started (the physical cores it may
+// use), read before any apply_threads.
+int libtorch_default_threads();
 // Sets LibTorch's intra-op pool and, where the process has OpenBLAS, its pool
 // (OpenBLAS ignores LibTorch's setting and would take every core).
 void apply_threads(const ComputeThreads& threads);
@@ -107,3 +113,4 @@ void apply_threads(const ComputeThreads& threads);
 ComputeThreads applied_threads();
 
 } // namespace accum
+// SPDX-License-Identifier: GPL-3.0-or-later
