@@ -42,21 +42,32 @@ std::vector<torch::optim::OptimizerParamGroup> parameter_groups(const RunConfig&
     return out;
 }
 
+// The optimizer over its groups, each with the options it was given. LibTorch
+// 2.15's constructor merges a group's options with the optimizer's defaults and
+// takes any value equal to the options' own default (weight_decay 0, the
+// no-decay group's) from the optimizer's: every group would decay. Setting the
+// groups' options again after construction keeps them, on every version.
+template <typename Torch, typename Options>
+std::unique_ptr<Optimizer> make(const RunConfig& config, Model& model, const Options& options) {
+    auto groups = parameter_groups(config, model, options);
+    std::vector<std::unique_ptr<torch::optim::OptimizerOptions>> wanted;
+    for (auto& group : groups) wanted.push_back(group.options().clone());
+    auto impl = std::make_unique<Torch>(std::move(groups), options);
+    for (std::size_t i = 0; i < wanted.size(); ++i) impl->param_groups()[i].set_options(std::move(wanted[i]));
+    return std::make_unique<Optimizer>(std::move(impl));
+}
+
 } // namespace
 
 std::unique_ptr<Optimizer> make_optimizer(const RunConfig& config, Model& model) {
     switch (config.optimizer) {
-    case OptimizerKind::AdamW: {
-        const auto options = torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay);
-        return std::make_unique<Optimizer>(
-            std::make_unique<torch::optim::AdamW>(parameter_groups(config, model, options), options));
-    }
-    case OptimizerKind::Sgd: {
-        const auto options =
-            torch::optim::SGDOptions(config.learning_rate).momentum(config.momentum).weight_decay(config.weight_decay);
-        return std::make_unique<Optimizer>(
-            std::make_unique<torch::optim::SGD>(parameter_groups(config, model, options), options));
-    }
+    case OptimizerKind::AdamW:
+        return make<torch::optim::AdamW>(
+            config, model, torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay));
+    case OptimizerKind::Sgd:
+        return make<torch::optim::SGD>(
+            config, model,
+            torch::optim::SGDOptions(config.learning_rate).momentum(config.momentum).weight_decay(config.weight_decay));
     }
     throw std::invalid_argument("make_optimizer: an optimizer kind it does not know");
 }
