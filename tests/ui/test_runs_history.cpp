@@ -27,26 +27,15 @@
 #include "config_panel.h"
 #include "main_window.h"
 #include "runs_folder.h"
+#include "tiny_config.h"
 #include "runs_panel.h"
 
 using studio::MainWindow;
 using studio::RunsPanel;
 
-namespace {
+using test_fixtures::tiny_config;
 
-accum::RunConfig tiny_config(std::int64_t batch, std::int64_t k, std::int64_t max_steps) {
-    accum::RunConfig c;
-    c.dataset = accum::DatasetKind::SyntheticPairs;
-    c.model = accum::ModelKind::Mlp;
-    c.batch_size = batch;
-    c.accumulation_steps = k;
-    c.epochs = 0;
-    c.max_steps = max_steps;
-    c.seed = 7;
-    c.device = "cpu";
-    c.memory_budget = "0";
-    return c;
-}
+namespace {
 
 void write_file(const QString& path, const QByteArray& text) {
     QDir().mkpath(QFileInfo(path).absolutePath());
