@@ -2,7 +2,7 @@
 // The equivalence lab's experiments: the one table of them. The lab's buttons,
 // the Lab menu, --demo NAME (and its list in --help), the lesson's steps and the
 // tests all take the experiments from experiments(); a new experiment is a value
-// of Experiment, a row here and a case of plan_experiment() (lab_panel.h). No
+// of Experiment, a row here and a case of plan_experiment() (lab_plan.h). No
 // widgets here.
 
 #include <QString>

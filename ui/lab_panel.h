@@ -14,6 +14,7 @@
 #include "accum/run_config.h"
 #include "experiment_queue.h"
 #include "experiments.h"
+#include "lab_plan.h"
 #include "plot_look.h"
 #include "run_result.h"
 
@@ -40,9 +41,6 @@ struct MemoryBands {
 };
 MemoryBands memory_bands(const RunResult& run);
 
-// The runs an experiment makes from the studio's configuration: at least two,
-// the first the reference the others are measured against.
-std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& base);
 
 class LabPanel : public QWidget {
     Q_OBJECT

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The runs an experiment of the lab makes: which configurations, in which order,
+// from the studio's own. Plain functions, tested without a window.
+
+#include <vector>
+
+#include "experiment_queue.h"
+#include "experiments.h"
+
+namespace studio {
+
+// The runs an experiment makes from the studio's configuration: at least two,
+// the first the reference the others are measured against.
+std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& base);
+
+} // namespace studio
