@@ -19,6 +19,7 @@ accum::RunConfig lab_base(const accum::RunConfig& c) {
     b.record_micro_steps = false;
     b.micro_step_delay_s = 0.0;
     b.quiet = true;
+    b.keep_threads = true; // runs compared side by side: one thread count each, start to end
     b.output_dir.clear();
     b.metrics_file.clear();
     b.resume_from.clear();

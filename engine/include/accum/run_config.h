@@ -128,6 +128,10 @@ struct RunConfig {
     bool sync_each_micro_batch = false;
     bool quiet = false;
     bool record_micro_steps = false;       // emit a record per micro-batch (GUI)
+    // The studio's compared runs (the lab, the lesson's experiments): the thread
+    // count chosen at the start stays to the end, so runs compared side by side
+    // sum in one order whatever the neighbours do. No option: never in a file.
+    bool keep_threads = false;
     double micro_step_delay_s = 0.0;       // teaching pace: sleep after each micro-batch
     bool disable_tqdm = false;             // accum-run: no progress bar on a terminal
 

@@ -122,8 +122,9 @@ void RunContext::start_threads() {
     // changed mid-run changes the order of sums, and hundreds of steps later
     // the losses), since their neighbours in a parallel test run are load.
     static const bool adaptive_off = switched_off("ACCUM_ADAPTIVE_THREADS");
-    const bool adapts = config_.threads == 0 && device().is_cpu() && world_size() == 1 &&
-                        config_.micro_step_delay_s <= 0 && most > 1 && !adaptive_off;
+    const bool tunable = config_.threads == 0 && device().is_cpu() && world_size() == 1 &&
+                         config_.micro_step_delay_s <= 0 && most > 1 && !adaptive_off;
+    const bool adapts = tunable && !config_.keep_threads;
     std::string reason = "threads: " + pools(threads_now_);
     if (config_.threads > 0) {
         reason += ", as --threads " + std::to_string(config_.threads) + " asks";
@@ -131,6 +132,7 @@ void RunContext::start_threads() {
         reason += ", the default for this model on " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
         if (world_size() > 1) reason += " shared by this machine's processes";
         if (adapts) reason += "; fewer while other programs take cores and fewer run faster";
+        else if (tunable) reason += ", kept to the end: the compared runs add in one order";
     }
     if (is_main_process()) log(reason);
     if (!adapts) return;
