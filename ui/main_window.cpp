@@ -67,6 +67,7 @@ QString format_duration(double seconds) {
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("Accumulate Studio — gradient accumulation, live"));
     controller_ = new RunController(this);
+    director_ = new RunDirector(*this, this);
     build_layout();
     build_actions();
 
@@ -85,8 +86,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     code_panel_->preview_accumulation_steps(static_cast<int>(config_panel_->config().accumulation_steps));
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
-    lab_panel_->set_base_config_provider(
-        [this] { return experiment_config_ ? *experiment_config_ : config_panel_->config(); });
+    lab_panel_->set_base_config_provider([this] { return director_->lab_base_config(); });
     connect(lab_panel_, &LabPanel::experiment_requested, this, &MainWindow::run_experiment);
     connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) {
         if (!engine_refused_as_busy(r.summary)) runs_panel_->add_run(r); // a refused run never ran
@@ -95,10 +95,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // The lesson asks; the window decides and answers (engine_use.h). The lesson
     // hears of a run's end first: its verdict is on screen when the command line's
     // screenshot is taken.
-    connect(lesson_panel_, &LessonPanel::live_run_requested, this, &MainWindow::run_lesson_live);
-    connect(lesson_panel_, &LessonPanel::experiment_requested, this, &MainWindow::run_lesson_experiment);
-    connect(lesson_panel_, &LessonPanel::stop_requested, this, &MainWindow::stop_lesson_run);
-    connect(lesson_panel_, &LessonPanel::closed, this, &MainWindow::leave_lesson);
+    connect(lesson_panel_, &LessonPanel::live_run_requested, director_, &RunDirector::run_lesson_live);
+    connect(lesson_panel_, &LessonPanel::experiment_requested, director_, &RunDirector::run_lesson_experiment);
+    connect(lesson_panel_, &LessonPanel::stop_requested, director_, &RunDirector::stop_lesson_run);
+    connect(lesson_panel_, &LessonPanel::closed, director_, &RunDirector::leave_lesson);
+    connect(director_, &RunDirector::lesson_run_started, lesson_panel_, &LessonPanel::on_run_started);
+    connect(director_, &RunDirector::lesson_run_refused, lesson_panel_, &LessonPanel::on_run_refused);
     connect(this, &MainWindow::run_finished, lesson_panel_, [this] { lesson_panel_->on_live_run_finished(live_run_); });
     connect(this, &MainWindow::experiment_finished, lesson_panel_,
             [this] { lesson_panel_->on_experiment_finished(lab_panel_->results()); });
@@ -118,8 +120,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(lab_panel_, &LabPanel::experiment_finished, config_panel_, &ConfigPanel::refresh_estimate_a_run_held);
 
     // At most 10 replots a second: live enough to watch, and it leaves the CPU to
-    // training (faster replots cost the engine a fifth of its speed on 2 cores:
-    // bench/RESULTS.md, "Figures quoted in the code").
+    // training (faster replots cost the engine a good part of its speed on 2
+    // cores: bench/RESULTS.md, "Figures quoted in the code").
     // During a run the interval stretches if drawing costs more than its budget
     // (refresh_budget.h).
     refresh_timer_.setInterval(RefreshBudget::kFastestMs);
@@ -608,7 +610,7 @@ void MainWindow::update_actions() {
                                                                                   : QStyle::SP_MediaPause));
     config_panel_->setEnabled(allowed.configure);
     reset_defaults_action_->setEnabled(allowed.configure);
-    undo_reset_action_->setEnabled(allowed.configure && config_before_reset_.has_value());
+    undo_reset_action_->setEnabled(allowed.configure && director_->can_undo_reset());
     undo_reset_button_->setEnabled(allowed.configure);
     if (state.live_running) status_label_->setText(state.live_paused ? tr("Paused") : tr("Running"));
 }

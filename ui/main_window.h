@@ -21,6 +21,7 @@
 #include "lesson.h"
 #include "record_batch.h"
 #include "refresh_budget.h"
+#include "run_director.h"
 #include "run_result.h"
 
 class QAction;
@@ -48,7 +49,7 @@ class OomBanner;
 class RunController;
 class RunsPanel;
 
-class MainWindow : public QMainWindow {
+class MainWindow : public QMainWindow, private RunSurface {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget* parent = nullptr);
@@ -85,7 +86,7 @@ public:
     QPushButton* undo_reset_button() const { return undo_reset_button_; }
     // While the lesson has the form: the configuration the user had before it,
     // which the saved settings keep and leaving the lesson brings back.
-    const std::optional<accum::RunConfig>& user_config() const { return user_config_; }
+    const std::optional<accum::RunConfig>& user_config() const { return director_->user_config(); }
     const accum::SummaryRecord& last_summary() const { return last_summary_; }
     // The last live run (configuration, step records, summary) once it has ended.
     const RunResult& last_live_run() const { return live_run_; }
@@ -104,7 +105,9 @@ public:
     // What the engine is busy with now: the live run's and the lab's engine threads,
     // and whether the lesson's step is what runs. Every enabled action and every
     // refused start is derived from it (engine_use.h).
-    EngineState engine_state() const;
+    EngineState engine_state() const override;
+    // Who holds the engine and what starts (run_director.h).
+    RunDirector* director() const { return director_; }
 
 public Q_SLOTS:
     // Starts the live run with the configuration panel's configuration. While the
@@ -149,24 +152,23 @@ private:
     void build_actions();
     void build_layout();
     void update_actions();
-    // A start refused: `why` in the status bar, visible from every tab.
-    void show_refusal(const QString& why);
-    // Starts a live run of `config`; a run the user set up (`users`) is remembered
-    // in the saved settings, a demo's is not.
-    bool start_live(const accum::RunConfig& config, bool users);
-    // The lesson takes the form: what the user had is kept aside (once), and the
-    // saved settings keep it; leave_lesson() gives it back.
-    void borrow_form_for_lesson(const accum::RunConfig& config);
-    void leave_lesson();
+    // RunSurface: what the director drives.
+    accum::RunConfig form_config() const override;
+    void set_form_config(const accum::RunConfig& config) override;
+    bool form_valid() const override;
+    QString form_problems() const override;
+    void start_live_run(const accum::RunConfig& config, const QString& label) override;
+    void stop_live_run() override { stop_run(); }
+    bool start_lab_experiment(Experiment experiment) override;
+    void cancel_lab_experiment() override;
+    void show_live_tab() override;
+    void show_live(LiveFocus focus, bool build_up) override;
+    void show_refusal(const QString& why) override;
+    void store_settings() override;
     void update_config_problems();
     // The field being typed in stays where it is on screen when the form's layout
     // changes above it (an estimate, an error row): the form scrolls by as much.
     void keep_focus_in_place();
-    // The lesson's requests: the step's configuration, then its run.
-    bool lesson_may_start();
-    void run_lesson_live(const accum::RunConfig& config, LiveFocus focus);
-    void run_lesson_experiment(const accum::RunConfig& config, Experiment experiment);
-    void stop_lesson_run();
     void on_records(const studio::RecordBatch& batch);
     void on_finished(const accum::SummaryRecord& summary);
     void on_refresh_timer();
@@ -175,7 +177,6 @@ private:
     // window's per-tick cost, and nobody reads numbers changing faster.
     void refresh_views(bool final);
     void restore_settings();
-    void store_settings() const;
     void save_config_dialog();
     void show_threads(const QString& log_line);
     void load_config_dialog();
@@ -218,10 +219,6 @@ private:
     QAction* undo_reset_action_ = nullptr;
     QPushButton* undo_reset_button_ = nullptr;
     QTimer undo_reset_timer_;
-    std::optional<accum::RunConfig> config_before_reset_;
-    std::optional<accum::RunConfig> user_config_;
-    // A demo's lab experiment runs on this instead of the form's configuration.
-    std::optional<accum::RunConfig> experiment_config_;
     QPointer<QWidget> focus_anchor_;
     int focus_anchor_y_ = 0;
     bool log_follow_ = true; // the run log follows new lines while the user is at its end
@@ -242,8 +239,8 @@ private:
     bool desk_maximized_ = false;
     QFont log_font_;
     RunResult live_run_;
-    int live_run_count_ = 0;
     RunController* controller_ = nullptr;
+    RunDirector* director_ = nullptr;
     QTimer refresh_timer_;
     QElapsedTimer status_clock_;
     RefreshBudget refresh_budget_;

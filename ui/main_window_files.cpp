@@ -174,11 +174,12 @@ void MainWindow::fit_to_screen(QScreen* target) {
          available.top() + (available.height() - size.height() - frame_extra.height()) / 2);
 }
 
-void MainWindow::store_settings() const {
+void MainWindow::store_settings() {
     auto settings = studio_settings();
     // During the lesson, the configuration the user had before it: the lesson's own
     // never becomes the next start's.
-    const auto config = user_config_ ? *user_config_ : config_panel_->config();
+    const auto& mine = director_->user_config();
+    const auto config = mine ? *mine : config_panel_->config();
     settings.setValue(QStringLiteral("last_config"), QString::fromStdString(accum::to_json_text(config)));
     // In presentation mode, the desk geometry the window returns to.
     settings.setValue(QStringLiteral("geometry"), presentation_ ? desk_geometry_ : saveGeometry());

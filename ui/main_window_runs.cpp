@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// MainWindow, its runs: the live run's start, pause, stop and single step, the
-// demos, the lesson's and the lab's runs, and the form they borrow and give back
-// (reset to defaults and its undo). The window's layout is in main_window.cpp.
+// MainWindow, its runs: what the run director (run_director.h, which decides who
+// holds the engine and what starts) asks of the window — the live run's views
+// cleared and its start, the lab's tab, the form — and the live run's pause,
+// stop and single step. The window's layout is in main_window.cpp.
 #include "main_window.h"
 
 #include <QAction>
@@ -57,22 +58,17 @@
 
 namespace studio {
 
-bool MainWindow::start_run() {
-    QString why = engine_refusal(engine_state());
-    if (why.isEmpty() && !config_panel_->is_valid())
-        why = config_panel_->problems_text().replace(QLatin1Char('\n'), QStringLiteral("; "));
-    if (!why.isEmpty()) {
-        show_refusal(why);
-        return false;
-    }
-    return start_live(config_panel_->config(), true);
+bool MainWindow::start_run() { return director_->start_run(); }
+
+accum::RunConfig MainWindow::form_config() const { return config_panel_->config(); }
+void MainWindow::set_form_config(const accum::RunConfig& config) { config_panel_->set_config(config); }
+bool MainWindow::form_valid() const { return config_panel_->is_valid(); }
+QString MainWindow::form_problems() const {
+    return config_panel_->problems_text().replace(QLatin1Char('\n'), QStringLiteral("; "));
 }
 
-bool MainWindow::start_live(const accum::RunConfig& config, bool users) {
+void MainWindow::start_live_run(const accum::RunConfig& config, const QString& label) {
     running_config_ = config;
-    running_config_.record_micro_steps = true; // the faint per-micro-batch curve
-    running_config_.quiet = true;
-    if (users) store_settings();
     loss_plot_->set_micro_batch_size(running_config_.batch_size);
     loss_plot_->set_loss_scaling(running_config_.uses_loss_scaler());
     loss_plot_->clear();
@@ -100,13 +96,12 @@ bool MainWindow::start_live(const accum::RunConfig& config, bool users) {
     live_run_ = RunResult{};
     live_run_.config = running_config_;
     live_run_.source = QStringLiteral("live");
-    live_run_.label = tr("run %1").arg(++live_run_count_);
+    live_run_.label = label;
     controller_->start(running_config_);
     refresh_timer_.setInterval(RefreshBudget::kFastestMs);
     refresh_budget_.start();
     refresh_timer_.start();
     update_actions();
-    return true;
 }
 
 void MainWindow::toggle_pause() {
@@ -128,55 +123,37 @@ void MainWindow::step_once() {
     if (controller_->is_running() && controller_->is_paused()) controller_->step_once();
 }
 
-QStringList MainWindow::demo_names() {
-    QStringList names{QStringLiteral("code-panel")};
-    for (const auto& info : experiments()) names << QLatin1String(info.id);
-    return names;
-}
+QStringList MainWindow::demo_names() { return RunDirector::demo_names(); }
 
-bool MainWindow::run_demo(const QString& name) {
-    if (name == QLatin1String("code-panel")) {
-        tabs_->setCurrentIndex(0);
-        start_run();
-        return true;
-    }
-    const auto* info = find_experiment(name);
-    if (!info) return false;
-    run_experiment(info->experiment);
-    return true;
-}
+bool MainWindow::run_demo(const QString& name) { return director_->run_demo(name); }
 
 bool MainWindow::run_demo(const QString& name, const accum::RunConfig& config) {
-    const bool live = name == QLatin1String("code-panel");
-    const auto* info = live ? nullptr : find_experiment(name);
-    if (!live && !info) return false;
-    if (const auto why = engine_refusal(engine_state()); !why.isEmpty()) {
-        show_refusal(why);
-        return true;
-    }
-    if (const auto problems = accum::validate(config); !problems.empty()) {
-        show_refusal(QString::fromStdString(problems.front().to_string()));
-        return true;
-    }
-    if (live) {
-        tabs_->setCurrentIndex(0);
-        start_live(config, false);
-        return true;
-    }
-    // The lab reads its base configuration when the experiment starts: the demo's, this once.
-    experiment_config_ = config;
-    run_experiment(info->experiment);
-    experiment_config_.reset();
-    return true;
+    return director_->run_demo(name, config);
+}
+
+bool MainWindow::run_experiment(Experiment experiment) { return director_->run_experiment(experiment); }
+
+bool MainWindow::start_lab_experiment(Experiment experiment) {
+    tabs_->setCurrentWidget(lab_panel_);
+    lab_panel_->run_experiment(experiment);
+    return lab_panel_->is_running();
+}
+
+void MainWindow::cancel_lab_experiment() { lab_panel_->cancel(); }
+
+void MainWindow::show_live_tab() { tabs_->setCurrentIndex(0); }
+
+void MainWindow::show_live(LiveFocus focus, bool build_up) {
+    show_live_tab();
+    set_live_focus(focus);
+    if (build_up)
+        code_panel_->start_build_up();
+    else
+        code_panel_->end_build_up();
 }
 
 void MainWindow::reset_to_defaults() {
-    if (!engine_actions(engine_state(), config_panel_->is_valid()).configure) return;
-    config_before_reset_ = config_panel_->config();
-    config_panel_->set_config(accum::RunConfig{});
-    // During the lesson the defaults are what leaving it brings back.
-    if (user_config_) user_config_ = accum::RunConfig{};
-    store_settings();
+    if (!director_->reset_to_defaults()) return;
     status_label_->setText(tr("Configuration reset to defaults."));
     undo_reset_button_->show();
     undo_reset_timer_.start();
@@ -184,27 +161,11 @@ void MainWindow::reset_to_defaults() {
 }
 
 void MainWindow::undo_reset() {
-    if (!config_before_reset_) return;
-    config_panel_->set_config(*config_before_reset_);
-    if (user_config_) user_config_ = *config_before_reset_;
-    config_before_reset_.reset();
-    store_settings();
+    if (!director_->undo_reset()) return;
     status_label_->setText(tr("Configuration restored."));
     undo_reset_button_->hide();
     undo_reset_timer_.stop();
     update_actions();
-}
-
-void MainWindow::borrow_form_for_lesson(const accum::RunConfig& config) {
-    if (!user_config_) user_config_ = config_panel_->config();
-    config_panel_->set_config(config);
-}
-
-void MainWindow::leave_lesson() {
-    if (!user_config_) return;
-    const auto mine = *user_config_;
-    user_config_.reset();
-    config_panel_->set_config(mine);
 }
 
 void MainWindow::keep_focus_in_place() {
@@ -230,55 +191,5 @@ void MainWindow::update_config_problems() {
     config_problems_->setToolTip(problems.isEmpty() ? QString() : tr("Click a problem to show its field"));
     config_problems_->setVisible(!problems.isEmpty());
 }
-
-bool MainWindow::run_experiment(Experiment experiment) {
-    if (const auto why = engine_refusal(engine_state()); !why.isEmpty()) {
-        show_refusal(why);
-        return false;
-    }
-    tabs_->setCurrentWidget(lab_panel_);
-    lab_panel_->run_experiment(experiment);
-    return lab_panel_->is_running();
-}
-
-bool MainWindow::lesson_may_start() {
-    // Asked before the step's configuration replaces the one a run started by hand
-    // goes with.
-    const auto why = engine_refusal(engine_state());
-    if (!why.isEmpty()) lesson_panel_->on_run_refused(why);
-    return why.isEmpty();
-}
-
-void MainWindow::run_lesson_live(const accum::RunConfig& config, LiveFocus focus) {
-    if (!lesson_may_start()) return;
-    borrow_form_for_lesson(config);
-    tabs_->setCurrentIndex(0);
-    set_live_focus(focus);
-    // The mechanism's step builds the loop up a line at a time while it runs.
-    if (focus == LiveFocus::Code)
-        code_panel_->start_build_up();
-    else
-        code_panel_->end_build_up();
-    if (start_run())
-        lesson_panel_->on_run_started();
-    else
-        lesson_panel_->on_run_refused(config_panel_->problems_text());
-}
-
-void MainWindow::run_lesson_experiment(const accum::RunConfig& config, Experiment experiment) {
-    if (!lesson_may_start()) return;
-    borrow_form_for_lesson(config);
-    if (run_experiment(experiment))
-        lesson_panel_->on_run_started();
-    else
-        lesson_panel_->on_run_refused(engine_refusal(engine_state()));
-}
-
-void MainWindow::stop_lesson_run() {
-    // The lesson asks only while its own run goes, and only one run goes at a time.
-    if (controller_->is_running()) stop_run();
-    if (lab_panel_->is_running()) lab_panel_->cancel();
-}
-
 
 } // namespace studio
