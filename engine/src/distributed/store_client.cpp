@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -194,7 +195,7 @@ private:
     std::thread thread_;
     std::chrono::milliseconds answer_;
     std::function<bool()> cancelled_;
-    bool gone_ = false; // a question went unanswered: the thread may be blocked for good
+    std::atomic<bool> gone_{false}; // a question went unanswered: the thread may be blocked for good
 };
 
 // c10d's client greets the store when it is made (2.x: a validation and a
