@@ -596,11 +596,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
             const std::string detail = message_of(e);
             Kind kind = classify_failure(e, Clock::now() - begun >= options.timeout);
             const int stage = join->stage;
+            // (A port in use is the rendezvous' DistributedError, told by errno.)
             std::string message = rank_with_host(w) + ": ";
-            if (kind == Kind::AddressInUse) {
-                message += "cannot listen on port " + std::to_string(w.master_port) +
-                           " (MASTER_PORT / --master-port): the address is already in use";
-            } else if (stage == 0) {
+            if (stage == 0) {
                 if (kind == Kind::Timeout || kind == Kind::Failed) kind = Kind::Unreachable;
                 message += "cannot reach the master at " + master + " within " + seconds_text(options.timeout) +
                            " (--dist-timeout)";
@@ -609,8 +607,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
             } else {
                 message += "connecting " + to_string(options.backend) + " to the other ranks failed";
             }
-            throw DistributedError(kind, w.rank, kind == Kind::AddressInUse || kind == Kind::Unreachable ? 0 : -1,
-                                   message + ": " + detail);
+            throw DistributedError(kind, w.rank, kind == Kind::Unreachable ? 0 : -1, message + ": " + detail);
         }
     }
 
