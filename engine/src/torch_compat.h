@@ -5,7 +5,7 @@
 // tests TORCH_VERSION. Where a difference is a class's shape (a virtual to
 // override, a base class) the file names it through this header's ACCUM_*
 // macros: memory/counting_allocator.cpp, distributed/process_group.cpp and
-// distributed/rendezvous.cpp.
+// distributed/store_client.cpp.
 //
 //   autocast     2.4 made the functions device-generic (is/set_autocast_enabled
 //                and get/set_autocast_dtype take a device type); 1.13-2.3 have
@@ -22,7 +22,8 @@
 //                VALIDATE first, the queries numbered anew), which 1.13's client
 //                and server do not: a 1.13 build cannot join torchrun 2.x's store.
 //                2.x throws typed errors (c10::DistNetworkError, DistStoreError,
-//                DistBackendError); 1.13 only c10d::TimeoutError, else text.
+//                DistBackendError); 1.13 only c10d::TimeoutError (distributed/
+//                failures.cpp tells the rest by the store client's and Gloo's types).
 #include <exception>
 
 #include <ATen/autocast_mode.h>

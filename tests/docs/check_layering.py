@@ -14,6 +14,11 @@ Rules (ARCHITECTURE.md §1.3, §1.4):
       `x/y.h`, or a top-level header `y.h`), every entry of the table is one the code uses,
       and the graph has no circle
   R4  no file but engine/src/torch_compat.h tests TORCH_VERSION
+  R5  inside distributed/, no circle between its files: a file is x.h with x.cpp, and it uses
+      another when either includes the other's header (the process group uses the rendezvous,
+      which uses the store client, never the other way). Other folders have such pairs (a
+      data set and its factory, a model and its TorchScript form): R5_FOLDERS names the
+      folders held to it.
 A part is a folder of engine/src/ (`memory/`) or a file at its top (`session.cpp`,
 `other_load.cpp` with its header). `accum/` (the public API) may be included by any part.
 """
@@ -124,6 +129,43 @@ def check(root):
     for node in sorted(graph):
         if node not in state:
             visit(node, [node])
+    problems += file_circles(root)
+    return problems
+
+
+R5_FOLDERS = ("distributed",)
+
+
+def file_circles(root):
+    """R5: the circles between the files (x.h with x.cpp) of each folder of R5_FOLDERS."""
+    graph = {}
+    for path, text in sources(root, "engine/src"):
+        inside = path[len("engine/src/"):]
+        if "/" not in inside:
+            continue
+        folder, name = inside.rsplit("/", 1)
+        if folder not in R5_FOLDERS:
+            continue
+        unit = folder + "/" + os.path.splitext(name)[0]
+        for inc in QUOTED.findall(text):
+            if inc.startswith(folder + "/") and inc.count("/") == folder.count("/") + 1:
+                other = os.path.splitext(inc)[0]
+                if other != unit:
+                    graph.setdefault(unit, set()).add(other)
+    problems, state = [], {}
+
+    def visit(node, trail):
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                problems.append("engine/src: R5: a circle between files: " + " -> ".join(trail[trail.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
     return problems
 
 
@@ -141,9 +183,10 @@ def breaks(root):
         append("engine/src/session.cpp", "#include <QString>")
         append("engine/src/memory/out_of_memory.cpp", '#include "training/run_context.h"')
         append("engine/src/data/dataset.cpp", "#if TORCH_VERSION_MAJOR > 1\n#endif")
+        append("engine/src/distributed/rendezvous.cpp", '#include "distributed/process_group.h"')
         expected = ["ui/main_window.cpp: R1", "engine/src/session.cpp: R2",
                     "engine/src/memory/out_of_memory.cpp: R3", "engine/src/data/dataset.cpp: R4",
-                    "R3: a circle of includes"]
+                    "R3: a circle of includes", "R5: a circle between files"]
         found = check(work)
         missing = [e for e in expected if not any(p.startswith(e) or e in p for p in found)]
         for p in found:

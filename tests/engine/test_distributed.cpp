@@ -667,90 +667,20 @@ private Q_SLOTS:
         QCOMPARE(parse_dist_timeout(0.25).count(), 250LL);
     }
 
-    // ------------------------------------------------ failures by their wording
+    // ------------------------------------------------ failures by their type
 
-    // classify_failure on the messages LibTorch's c10d and Gloo give, recorded
-    // verbatim (an exception's text, without backtrace) by provoking each failure
-    // for real on this machine, 2026-12-02, through torch.distributed's own
-    // bindings of the same library: TCPStore, PrefixStore and ProcessGroupGloo
-    // created directly (as rendezvous.cpp and process_group.cpp do), between local
-    // processes over loopback, the victim ended with SIGKILL.
-    //  - 1.13: Debian's python3-torch 1.13.1, which runs the libtorch 1.13 and
-    //    libgloo this build links;
-    //  - 2.11: torch 2.11.0 in the virtual environment of scripts/setup-libtorch2.sh,
-    //    whose LibTorch the 2.x build uses.
-    // The port numbers are those of the recording.
-    void classifierOnRecordedMessages_data() {
-        QTest::addColumn<QString>("message");
-        QTest::addColumn<QString>("kind");
-        auto row = [](const char* name, const char* message, DistributedError::Kind kind) {
-            QTest::newRow(name) << QString::fromUtf8(message) << QString(failure_kind_name(kind));
+    // A failure's kind comes from the exception's type, never its wording:
+    // c10d's client with nothing listening throws c10d::TimeoutError (both
+    // LibTorch lines); the store client's own errors (store_client.h) say
+    // which they are; 2.x's typed c10 errors go by their type; an exception of
+    // no known type is Failed whatever its text says. Gloo's I/O errors, which
+    // have one type for a timeout and a lost connection, are told apart by
+    // whether the operation had waited its timeout out: stalledPeerIsATimeout
+    // and killedPeerSurfacesAsTypedError provoke both.
+    void classifierGoesByType() {
+        auto kind = [](const std::exception& e, bool waited_out = false) {
+            return QString(failure_kind_name(classify_failure(e, waited_out)));
         };
-        using K = DistributedError::Kind;
-        // Rank 0's store on a port another socket holds (TCPStore as server).
-        row("1.13: store server, port taken",
-            "The server socket has failed to listen on any local network address. The server socket has failed to "
-            "bind to [::]:55221 (errno: 98 - Address already in use). The server socket has failed to bind to "
-            "0.0.0.0:55221 (errno: 98 - Address already in use).",
-            K::AddressInUse);
-        row("2.11: store server, port taken",
-            "The server socket has failed to listen on any local network address. port: 48221, useIpv6: false, "
-            "code: -98, name: EADDRINUSE, message: address already in use",
-            K::AddressInUse);
-        // A TCPStore client with nothing listening, 2 s. (The ranks reach rank 0's
-        // store with this program's client, but a c10d client words it so.)
-        row("1.13: store client, nothing listening",
-            "The client socket has timed out after 2s while trying to connect to (127.0.0.1, 35995).", K::Timeout);
-        row("poll wait", "the store: wait timed out after 2000 ms for accum/pg/0/1", K::Timeout);
-        row("2.11: store client, nothing listening",
-            "The client socket has timed out after 2000ms while trying to connect to (127.0.0.1, 42017).",
-            K::Timeout);
-        // Rank 0 connecting Gloo while rank 1 never publishes its address: the
-        // store's wait for it ends (2 s).
-        row("1.13: Gloo connecting, the peer's address never comes", "Socket Timeout", K::Timeout);
-        row("2.11: Gloo connecting, the peer's address never comes", "wait timeout after 2000ms, keys: /accum/pg/0/1",
-            K::Timeout);
-        // Rank 1 killed while rank 0 waits in an all-reduce (or a broadcast) it
-        // has not joined: its sockets close with nothing in flight.
-        row("1.13: peer killed, this rank waiting",
-            "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:16532", K::PeerLost);
-        row("2.11: peer killed, this rank waiting",
-            "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:547] Connection closed by peer [127.0.0.1]:10945",
-            K::PeerLost);
-        // One rank killed while both all-reduce the MLP's gradients (235,146 floats) in a loop.
-        row("1.13: rank 1 killed mid-all-reduce",
-            "[./gloo/transport/tcp/pair.cc:589] Read error [127.0.0.1]:54415: Connection reset by peer", K::PeerLost);
-        row("1.13: rank 0 killed mid-all-reduce",
-            "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:30637", K::PeerLost);
-        row("2.11: rank 1 killed mid-all-reduce",
-            "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:538] Read error [127.0.0.1]:36054: Connection "
-            "reset by peer",
-            K::PeerLost);
-        row("2.11: rank 0 killed mid-all-reduce",
-            "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:538] Read error [127.0.0.1]:40362: Connection "
-            "reset by peer",
-            K::PeerLost);
-        // Rank 1 alive but never joining the all-reduce (or the barrier), timeout 2 s.
-        row("1.13: peer stalled",
-            "[./gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 2000ms for recv operation to complete",
-            K::Timeout);
-        row("2.11: peer stalled",
-            "[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 2000ms for recv "
-            "operation to complete",
-            K::Timeout);
-        // Nothing the table knows.
-        row("unknown wording", "something else went wrong", K::Failed);
-    }
-    void classifierOnRecordedMessages() {
-        QFETCH(QString, message);
-        QFETCH(QString, kind);
-        QCOMPARE(QString(failure_kind_name(classify_failure(message.toStdString()))), kind);
-    }
-
-    // An exception's type decides before its text: c10d's client with nothing
-    // listening throws c10d::TimeoutError (both LibTorch lines), a timeout by
-    // its type; an untyped exception goes by its text.
-    void classifierTakesTheTypeFirst() {
         c10d::TCPStoreOptions so;
         so.port = static_cast<std::uint16_t>(pick_free_port());
         so.isServer = false;
@@ -761,11 +691,25 @@ private Q_SLOTS:
             QFAIL("connected to a port nobody listens on");
         } catch (const std::exception& e) {
             QVERIFY2(compat::c10d_error_type(e) == compat::C10dErrorType::Timeout, e.what());
-            QCOMPARE(QString(failure_kind_name(classify_failure(e))), QString("timeout"));
+            QCOMPARE(kind(e), QString("timeout"));
         }
-        const std::runtime_error reset("Read error [127.0.0.1]:1: Connection reset by peer");
-        QCOMPARE(QString(failure_kind_name(classify_failure(static_cast<const std::exception&>(reset)))),
-                 QString("peer-lost"));
+        QCOMPARE(kind(StoreError(StoreError::Kind::Timeout, "the store did not answer within 3 s")), QString("timeout"));
+        QCOMPARE(kind(StoreError(StoreError::Kind::Closed, "the store: Broken pipe")), QString("peer-lost"));
+        const std::runtime_error worded("Read error [127.0.0.1]:1: Connection reset by peer; timed out");
+        QCOMPARE(kind(worded), QString("failed"));
+        QCOMPARE(kind(worded, true), QString("failed"));
+#if ACCUM_TORCH_AT_LEAST(2, 0)
+        try {
+            C10_THROW_ERROR(DistNetworkError, "Connection reset by peer");
+        } catch (const std::exception& e) {
+            QCOMPARE(kind(e), QString("peer-lost"));
+        }
+        try {
+            C10_THROW_ERROR(DistStoreError, "Socket Timeout");
+        } catch (const std::exception& e) {
+            QCOMPARE(kind(e), QString("timeout"));
+        }
+#endif
     }
 
     // ------------------------------------------------ sharding
@@ -1029,6 +973,36 @@ private Q_SLOTS:
                 QVERIFY2(o.out.contains(named), o.out.constData());
             }
         }
+    }
+
+    // A peer that stops (SIGSTOP) mid-all-reduce keeps its sockets open: the
+    // survivor's collective waits the timeout out and fails as a timeout (Gloo's
+    // I/O error after the whole timeout), naming the stalled rank, well within
+    // the timeout + 10 s. Rank 0 stopped stops the store too: the survivor's
+    // look for a published failure gets no answer, and waits for it at most
+    // the answer timeout (store_client.h).
+    void stalledPeerIsATimeout_data() {
+        QTest::addColumn<int>("victim");
+        QTest::newRow("rank 1 stopped") << 1;
+        QTest::newRow("rank 0 (the store) stopped") << 0;
+    }
+    void stalledPeerIsATimeout() {
+        QFETCH(int, victim);
+        const int port = pick_free_port();
+        const double timeout_s = 2;
+        std::vector<std::unique_ptr<Rank>> ranks;
+        for (int i = 0; i < 2; ++i) ranks.push_back(start_rank(i, 2, port, {"loop", QString::number(timeout_s)}));
+        for (auto& r : ranks) QVERIFY2(wait_for_line(*r, "RUNNING", 20000), "the ranks did not start all-reducing");
+        const auto stopped = static_cast<pid_t>(ranks[victim]->process->processId());
+        QCOMPARE(::kill(stopped, SIGSTOP), 0);
+        const auto o = finish(*ranks[1 - victim], static_cast<int>((timeout_s + 10) * 1000));
+        ::kill(stopped, SIGKILL);
+        ::kill(stopped, SIGCONT);
+        QVERIFY2(o.finished, "the survivor hung");
+        QVERIFY2(o.exit_code == 6, o.out.constData());
+        QCOMPARE(o.fields.at("kind"), std::string("timeout"));
+        QVERIFY2(o.out.contains("did not complete within"), o.out.constData());
+        QVERIFY2(std::stod(o.fields.at("seconds")) < timeout_s + 10, o.out.constData());
     }
 
     void portInUseIsAClearError() {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
@@ -26,6 +25,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include "accum/data_parallel.h"
 #include "accum/errors.h"
 #include "distributed/rendezvous.h"
 #include "torch_compat.h"
@@ -87,58 +87,6 @@ struct Completion {
 // While a collective waits longer, the store is asked every this often whether
 // a peer has left its failure there (one round trip).
 constexpr auto kFailureLook = std::chrono::milliseconds(200);
-
-std::string seconds_text(std::chrono::milliseconds t) {
-    std::ostringstream s;
-    s << static_cast<double>(t.count()) / 1000.0 << " s";
-    return s.str();
-}
-
-std::string lower(std::string_view text) {
-    std::string s(text);
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
-
-// The wordings of c10d's, Gloo's and the store client's messages (lower case)
-// and the failure each names, in the order they are looked for: the first
-// found in a message decides. The order matters where a message has two: a
-// port that is taken says "address already in use" beside "failed to listen",
-// a lost peer's "read error" comes before anything about a timeout, and a
-// timeout while connecting is a timeout (connect() says when it was the
-// master that was out of reach). The messages these were taken from, verbatim
-// for LibTorch 1.13 and 2.11, are in test_distributed's classifierOnRecordedMessages.
-struct Wording {
-    std::string_view text;
-    Kind kind;
-};
-constexpr Wording kWordings[] = {
-    // A store that cannot listen: 1.13 "failed to bind … (errno: 98 - Address
-    // already in use)"; 2.x's libuv server "name: EADDRINUSE, message: address already in use".
-    {"address already in use", Kind::AddressInUse},
-    {"eaddrinuse", Kind::AddressInUse},
-    // A peer gone (its sockets closed): Gloo's "Read error …: Connection reset by
-    // peer" while data flow, "Connection closed by peer" while this rank waits;
-    // the store client's "closed the connection (end of file)".
-    {"reset by peer", Kind::PeerLost},
-    {"closed by peer", Kind::PeerLost},
-    {"connection closed", Kind::PeerLost},
-    {"broken pipe", Kind::PeerLost},
-    {"read error", Kind::PeerLost},
-    {"write error", Kind::PeerLost},
-    {"end of file", Kind::PeerLost},
-    {"eof", Kind::PeerLost},
-    // A peer that does not answer: Gloo's "Timed out waiting …ms for recv
-    // operation", 1.13's store "Socket Timeout", 2.x's "wait timeout after …ms".
-    {"timed out", Kind::Timeout},
-    {"timeout", Kind::Timeout},
-    // Nobody there.
-    {"connection refused", Kind::Unreachable},
-    {"failed to connect", Kind::Unreachable},
-    {"no route", Kind::Unreachable},
-    {"unreachable", Kind::Unreachable},
-    {"name or service not known", Kind::Unreachable},
-};
 
 // Threads that finish, off their caller's thread, work nobody waits for: a
 // join its caller gave up, the destruction of a group that failed. Each is
@@ -226,33 +174,6 @@ struct Joined {
 
 } // namespace
 
-std::string message_of(const std::exception& e) {
-    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
-    return e.what();
-}
-
-Kind classify_failure(std::string_view message) {
-    const std::string m = lower(message);
-    for (const auto& w : kWordings)
-        if (m.find(w.text) != std::string::npos) return w.kind;
-    return Kind::Failed;
-}
-
-Kind classify_failure(const std::exception& e) {
-    const Kind by_text = classify_failure(message_of(e));
-    switch (compat::c10d_error_type(e)) {
-    case compat::C10dErrorType::Timeout: return Kind::Timeout;
-    // A socket that failed: the text says whether nothing listened, the port
-    // was taken or the peer went; a socket error it does not name is a lost peer.
-    case compat::C10dErrorType::Network: return by_text == Kind::Failed ? Kind::PeerLost : by_text;
-    // A store's wait that ran out ("Socket Timeout", "wait timeout after …").
-    case compat::C10dErrorType::Store: return by_text == Kind::Failed ? Kind::Timeout : by_text;
-    case compat::C10dErrorType::Backend:
-    case compat::C10dErrorType::Unknown: break;
-    }
-    return by_text;
-}
-
 bool backend_built(Backend backend) {
     switch (backend) {
     case Backend::Auto: return true;
@@ -290,22 +211,20 @@ Backend resolve_backend(Backend requested, bool on_cuda) {
     return requested;
 }
 
-const char* failure_kind_name(DistributedError::Kind kind) {
-    switch (kind) {
-    case Kind::PeerLost: return "peer-lost";
-    case Kind::Timeout: return "timeout";
-    case Kind::AddressInUse: return "address-in-use";
-    case Kind::Unreachable: return "unreachable";
-    case Kind::PeerFailed: return "peer-failed";
-    case Kind::Failed: return "failed";
-    }
-    return "failed";
-}
-
 std::chrono::milliseconds parse_dist_timeout(double seconds) {
     if (!std::isfinite(seconds) || seconds <= 0 || seconds > 1e6)
         throw ConfigError("--dist-timeout must be a positive number of seconds (got " + std::to_string(seconds) + ")");
     return std::chrono::milliseconds(std::max<long long>(1, std::llround(seconds * 1000.0)));
+}
+
+void announce_failure(const WorldInfo& world, double dist_timeout_s, const std::string& message) {
+    std::chrono::milliseconds timeout(std::chrono::seconds(60));
+    try {
+        timeout = parse_dist_timeout(dist_timeout_s);
+    } catch (const ConfigError&) {
+        // an invalid --dist-timeout is the failure itself: the default
+    }
+    announce_failure_before_joining(world, timeout, message);
 }
 
 struct ProcessGroup::Impl {
@@ -326,6 +245,11 @@ struct ProcessGroup::Impl {
     // for up to a second. With three ranks or more, a rank that saw the loss
     // first and has already ended is among them.
     std::vector<int> find_lost_peers() const {
+        // Across machines alone there is nothing to look at: no wait.
+        bool any_here = false;
+        for (std::size_t r = 0; r < meeting.peers.size(); ++r)
+            any_here = any_here || (static_cast<int>(r) != rank() && meeting.peers[r].host == self_host);
+        if (!any_here) return {};
         const auto until = Clock::now() + std::chrono::seconds(1);
         for (;;) {
             std::vector<int> gone;
@@ -379,7 +303,8 @@ struct ProcessGroup::Impl {
     [[noreturn]] void fail(const std::string& what, const std::string& detail, Kind kind) {
         // A peer that failed for a reason of its own may have said which (it
         // is the cause; the lost connection only its consequence).
-        const auto said = kind == Kind::PeerLost || kind == Kind::Timeout
+        // (A store that stopped answering is not asked again: the link to it is gone.)
+        const auto said = (kind == Kind::PeerLost || kind == Kind::Timeout) && !store_silent
                               ? published_failure(meeting, rank(), options.world.world_size)
                               : std::nullopt;
         if (said) fail_for_peer(*said, what);
@@ -428,12 +353,13 @@ struct ProcessGroup::Impl {
         check_usable();
         std::string detail;
         Kind kind = Kind::Failed;
+        // Before the work starts: a failure at least the timeout after it has waited the timeout out.
+        const auto start = Clock::now();
         try {
             const c10::intrusive_ptr<c10d::Work> work = make_work();
             // Yield (kYieldingWait), then wait in slices of a millisecond (ended
             // early by Gloo's completion), looking between them whether the
             // caller gives up (options.abort).
-            const auto start = Clock::now();
             while (!work->isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
             // Gloo's work completes its future on Gloo's thread; NCCL's is waited for by slices alone.
             std::shared_ptr<Completion> completion;
@@ -475,7 +401,7 @@ struct ProcessGroup::Impl {
             throw; // fail_for_peer: a peer's own failure, said as it is
         } catch (const std::exception& e) {
             detail = message_of(e);
-            kind = classify_failure(e);
+            kind = classify_failure(e, Clock::now() - start >= options.timeout);
         }
         fail(what, detail, kind);
     }
@@ -504,19 +430,18 @@ Joined join_group(const GroupOptions& o, Join& join) {
     std::function<bool()> cancelled = [flag = join.cancelled] { return flag->load(); };
     // The store (rank 0's own, or torchrun's agent's) and every rank of this
     // launch in it (rendezvous.h).
-    Meeting meeting = meet(o, join.stage, cancelled);
+    Meeting meeting = meet(MeetingOptions{o.world, o.timeout}, join.stage, cancelled);
     join.stage = 2;
 
     c10::intrusive_ptr<C10dBackend> backend;
     if (o.backend == Backend::Gloo) {
 #ifdef ACCUM_WITH_GLOO
-        // Gloo waits in the store for its peers' addresses: through a store that
-        // gives up when the join is cancelled. Its connection to each peer once
+        // Gloo waits in the store for its peers' addresses: the meeting's store
+        // polls, and gives up when the join is cancelled. Its connection to each peer once
         // it has the address cannot be interrupted; Gloo bounds it by its
         // timeout (--dist-timeout), and a peer that has published its address
         // is already listening, so that takes moments unless it dies meanwhile.
-        auto scoped = c10::make_intrusive<c10d::PrefixStore>(meeting.prefix + "/pg",
-                                                             make_abandonable_store(meeting.store, cancelled));
+        auto scoped = c10::make_intrusive<c10d::PrefixStore>(meeting.prefix + "/pg", meeting.store);
         auto go = c10d::ProcessGroupGloo::Options::create(o.timeout);
         // As torch.distributed picks Gloo's interface: loopback for a run on this
         // machine, GLOO_SOCKET_IFNAME when set, else the address of the host name.
@@ -581,6 +506,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
     }
 
     const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
+    const auto begun = Clock::now();
     auto join = std::make_shared<Join>();
     // The thread's own copy of the options without the caller's callbacks,
     // which may refer to what the caller's frame holds: it never calls them,
@@ -668,13 +594,11 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
             throw;
         } catch (const std::exception& e) {
             const std::string detail = message_of(e);
-            Kind kind = classify_failure(e);
+            Kind kind = classify_failure(e, Clock::now() - begun >= options.timeout);
             const int stage = join->stage;
+            // (A port in use is the rendezvous' DistributedError, told by errno.)
             std::string message = rank_with_host(w) + ": ";
-            if (kind == Kind::AddressInUse) {
-                message += "cannot listen on port " + std::to_string(w.master_port) +
-                           " (MASTER_PORT / --master-port): the address is already in use";
-            } else if (stage == 0) {
+            if (stage == 0) {
                 if (kind == Kind::Timeout || kind == Kind::Failed) kind = Kind::Unreachable;
                 message += "cannot reach the master at " + master + " within " + seconds_text(options.timeout) +
                            " (--dist-timeout)";
@@ -683,8 +607,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
             } else {
                 message += "connecting " + to_string(options.backend) + " to the other ranks failed";
             }
-            throw DistributedError(kind, w.rank, kind == Kind::AddressInUse || kind == Kind::Unreachable ? 0 : -1,
-                                   message + ": " + detail);
+            throw DistributedError(kind, w.rank, kind == Kind::Unreachable ? 0 : -1, message + ": " + detail);
         }
     }
 

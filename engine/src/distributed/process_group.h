@@ -16,7 +16,8 @@
 // timeout — and a group destroyed after a failure is freed on a thread of its
 // own, its Gloo threads ending within the timeout. Every failure
 // of c10d or Gloo surfaces as accum::DistributedError (accum/errors.h) naming
-// this rank and, when it can be told, the rank at fault; once one collective
+// this rank and, when it can be told, the rank at fault, its kind told by the
+// exception's type (failures.h); once one collective
 // has failed, every later call throws the same error. Not thread-safe: one
 // thread (the training loop) makes every call, in the same order on every rank.
 
@@ -33,6 +34,7 @@
 
 #include "accum/errors.h"
 #include "accum/run_config.h"
+#include "distributed/failures.h"
 #include "distributed/world.h"
 
 namespace accum::dist {
@@ -52,22 +54,6 @@ Backend resolve_backend(Backend requested, bool on_cuda);
 std::chrono::milliseconds parse_dist_timeout(double seconds);
 
 enum class ReduceOp { Sum, Max, Min };
-
-// "peer-lost", "timeout", "address-in-use", "unreachable", "failed".
-const char* failure_kind_name(DistributedError::Kind kind);
-
-// An exception's message: c10::Error's what() carries a C++ backtrace, left out.
-std::string message_of(const std::exception& e);
-
-// Which kind of failure a message of c10d or Gloo describes (an exception's
-// text, without a backtrace), by its wording: one table in process_group.cpp,
-// the first entry found in the message wins; Failed when none is.
-// test_distributed feeds it messages recorded from LibTorch 1.13 and 2.11.
-DistributedError::Kind classify_failure(std::string_view message);
-// The same for an exception: its type first where the LibTorch gives one
-// (torch_compat.h: a c10d timeout is a timeout whatever it says), else its text.
-// The process group reports what it catches by it.
-DistributedError::Kind classify_failure(const std::exception& e);
 
 struct GroupOptions {
     WorldInfo world;                  // rank, world_size, master_addr, master_port

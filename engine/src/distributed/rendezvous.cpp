@@ -1,32 +1,17 @@
 #include "distributed/rendezvous.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <condition_variable>
-#include <filesystem>
-#include <map>
 #include <fstream>
-#include <mutex>
-#include <random>
-#include <set>
 #include <sstream>
 #include <thread>
 
-#include <c10/util/Exception.h>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
-#include "accum/data_parallel.h"
 #include "accum/errors.h"
+#include "distributed/failures.h"
+#include "distributed/store_client.h"
 #include "torch_compat.h"
 
 namespace accum::dist {
@@ -43,19 +28,6 @@ constexpr auto kAnswer = std::chrono::seconds(3);
 
 const std::string kLeader = "accum/leader";
 
-std::string seconds_text(std::chrono::milliseconds t) {
-    std::ostringstream s;
-    s << static_cast<double>(t.count()) / 1000.0 << " s";
-    return s.str();
-}
-
-std::string random_token() {
-    std::random_device device;
-    std::ostringstream s;
-    s << std::hex << device() << device() << "-" << ::getpid();
-    return s.str();
-}
-
 Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
 std::string text_of(const Bytes& b) { return std::string(b.begin(), b.end()); }
 
@@ -63,231 +35,6 @@ std::string text_of(const Bytes& b) { return std::string(b.begin(), b.end()); }
 std::optional<std::string> read_if_present(c10d::Store& store, const std::string& key) {
     if (!store.check({key})) return std::nullopt;
     return text_of(store.get(key));
-}
-
-std::chrono::milliseconds answer_timeout(std::chrono::milliseconds timeout) {
-    return std::clamp<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(200), kAnswer);
-}
-
-// Why a store could not be joined, as meet() reports it.
-class StoreFailure : public std::runtime_error {
-public:
-    enum class Kind {
-        Refused,   // nothing answered at host:port by the deadline
-        NotAStore, // something accepted the connection but did not answer this build's client
-        Closed,    // the store closed the connection (its process ended)
-        Failed,    // the caller stopped waiting
-    };
-    StoreFailure(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
-    Kind kind() const { return kind_; }
-
-private:
-    Kind kind_;
-};
-
-// c10d's TCPStore client blocks without a bound where the peer does not
-// answer in its protocol (a silent program on the port; a store of another
-// torch generation: 1.13's client and a 2.x server wait on each other). Its
-// sockets are found by their peer's port among those it opened (not in a
-// snapshot taken before): a question that takes longer than the answer
-// timeout ends by shutting them down, and every later question is bounded by
-// a receive timeout on them.
-
-// The sockets this process has open: descriptor → "socket:[inode]" (a
-// socket is told by its inode, which a descriptor number reused is not).
-std::map<int, std::string> open_sockets() {
-    std::map<int, std::string> sockets;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-        std::error_code link_error;
-        const auto target = std::filesystem::read_symlink(entry.path(), link_error).string();
-        if (link_error || target.rfind("socket:", 0) != 0) continue;
-        try {
-            sockets.emplace(std::stoi(entry.path().filename().string()), target);
-        } catch (const std::exception&) {
-        }
-    }
-    return sockets;
-}
-
-std::set<std::string> socket_ids() {
-    std::set<std::string> ids;
-    for (const auto& [fd, id] : open_sockets()) ids.insert(id);
-    return ids;
-}
-
-std::vector<int> sockets_to_port(const std::set<std::string>& before, int port) {
-    std::vector<int> found;
-    for (const auto& [fd, id] : open_sockets()) {
-        if (before.count(id)) continue;
-        sockaddr_storage peer{};
-        socklen_t size = sizeof peer;
-        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &size) != 0) continue;
-        int peer_port = -1;
-        if (peer.ss_family == AF_INET) peer_port = ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
-        if (peer.ss_family == AF_INET6) peer_port = ntohs(reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port);
-        if (peer_port == port) found.push_back(fd);
-    }
-    return found;
-}
-
-void set_receive_timeout(const std::vector<int>& fds, std::chrono::milliseconds timeout) {
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
-    for (const int fd : fds) ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-}
-
-// Runs `question` (which opens its sockets to `port`); past `limit` without an
-// answer, or once `cancelled` says so, the sockets it has connected are shut
-// down, so that it throws instead of waiting on; `cut` says whether it had to.
-void bounded_question(const std::set<std::string>& before, int port, std::chrono::milliseconds limit,
-                      const std::function<bool()>& cancelled, const std::function<void()>& question, bool& cut) {
-    std::mutex mutex;
-    std::condition_variable answered_cv;
-    bool answered = false;
-    cut = false;
-    std::thread watchdog([&] {
-        std::unique_lock<std::mutex> lock(mutex);
-        const auto until = Clock::now() + limit;
-        while (!answered) {
-            // Past the limit (or cancelled) a question still unanswered is cut,
-            // and so is every socket c10d connects again while it retries,
-            // until the question returns (its own connect timeout ends it).
-            if (Clock::now() >= until || (cancelled && cancelled()))
-                for (const int fd : sockets_to_port(before, port)) cut = ::shutdown(fd, SHUT_RDWR) == 0 || cut;
-            answered_cv.wait_for(lock, std::chrono::milliseconds(50));
-        }
-    });
-    auto finish = [&] {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            answered = true;
-        }
-        answered_cv.notify_all();
-        watchdog.join();
-    };
-    try {
-        question();
-    } catch (...) {
-        finish();
-        throw;
-    }
-    finish();
-}
-
-// Whether something accepts a TCP connection at host:port now (within a second);
-// `why` says what stopped it otherwise. Nothing is sent.
-bool accepts_connections(const std::string& host, int port, std::string& why) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-        why = host + ": " + ::gai_strerror(rc);
-        return false;
-    }
-    bool accepted = false;
-    why = "nothing listens there";
-    for (const addrinfo* a = found; a && !accepted; a = a->ai_next) {
-        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) continue;
-        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-            accepted = true;
-        } else if (errno == EINPROGRESS) {
-            pollfd p{fd, POLLOUT, 0};
-            if (::poll(&p, 1, 1000) == 1) {
-                int error = 0;
-                socklen_t size = sizeof error;
-                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
-                accepted = error == 0;
-                if (error != 0) why = std::strerror(error);
-            } else {
-                why = "the connection was not accepted in time";
-            }
-        } else {
-            why = std::strerror(errno);
-        }
-        ::close(fd);
-    }
-    ::freeaddrinfo(found);
-    return accepted;
-}
-
-// A client of the store at the world's master (c10d's own TCPStore client),
-// once it has answered one question; until `deadline` while nothing listens.
-c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                             Clock::time_point deadline, const std::function<bool()>& cancelled = {}) {
-    const auto answer = answer_timeout(timeout);
-    std::string last_reason = "nothing listens there";
-    for (;;) {
-        if (cancelled && cancelled()) throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (left.count() <= 0) throw StoreFailure(StoreFailure::Kind::Refused, last_reason);
-        // c10d retries a refused connection itself, sleeping between tries
-        // longer than a caller who stops waiting should wait: it is asked only
-        // once something accepts connections there.
-        if (std::string why; !accepts_connections(w.master_addr, w.master_port, why)) {
-            last_reason = why;
-            std::this_thread::sleep_for(kPoll);
-            continue;
-        }
-        c10d::TCPStoreOptions so;
-        so.port = static_cast<std::uint16_t>(w.master_port);
-        so.isServer = false;
-        so.waitWorkers = false;
-        // c10d's own bound on connecting and greeting (it retries a greeting
-        // that failed, as one the watch below cut does, until then): a second,
-        // so that a join given up ends within about one.
-        so.timeout = std::chrono::seconds(1);
-        const auto before = socket_ids();
-        c10::intrusive_ptr<c10d::TCPStore> store;
-        bool connected = false, cut = false;
-        try {
-            bounded_question(
-                before, w.master_port, answer, cancelled,
-                [&] {
-                    store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
-                    connected = true;
-                    // A counter of its own, asked twice: a store of another
-                    // protocol may answer one question by chance, not these.
-                    const std::string probe = "accum/probe/" + random_token();
-                    if (store->add(probe, 7) != 7 || store->add(probe, 0) != 7)
-                        throw std::runtime_error("its answers do not follow this build's store protocol");
-                },
-                cut);
-            // Answered just as the limit passed: the watch cut the sockets after all.
-            if (cut) throw std::runtime_error("the answer came as the answer timeout passed");
-            set_receive_timeout(sockets_to_port(before, w.master_port), answer);
-            store->setTimeout(timeout);
-            return store;
-        } catch (const std::exception& e) {
-            if (cancelled && cancelled())
-                throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
-            const std::string reason = message_of(e);
-            if (cut)
-                throw StoreFailure(StoreFailure::Kind::NotAStore,
-                                   "no answer within " + seconds_text(answer) + " to " +
-                                       (connected ? "its first question" : "the connection's greeting"));
-            if (connected)
-                throw StoreFailure(compat::c10d_error_type(e) == compat::C10dErrorType::Timeout
-                                       ? StoreFailure::Kind::NotAStore
-                                       : StoreFailure::Kind::Closed,
-                                   reason);
-            last_reason = reason; // nothing listens (yet): try again
-        }
-    }
-}
-
-// Rank 0's own store, listening on MASTER_PORT on every interface.
-c10::intrusive_ptr<c10d::Store> served_store(const WorldInfo& w, std::chrono::milliseconds timeout) {
-    c10d::TCPStoreOptions so;
-    so.port = static_cast<std::uint16_t>(w.master_port);
-    so.isServer = true;
-    so.numWorkers = static_cast<std::size_t>(w.world_size);
-    so.waitWorkers = false; // arrivals are awaited in meet(), with a deadline and the missing ranks named
-    so.timeout = timeout;
-    return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
 }
 
 // "accum/leader": rank 0's token and its TORCHELASTIC_RESTART_COUNT.
@@ -370,7 +117,7 @@ void end_if_cancelled(const std::function<bool()>& cancelled, int rank) {
 }
 
 // Rank 0: opens the meeting under a fresh token and waits for every rank.
-std::vector<Identity> gather(c10d::Store& store, Meeting& m, const GroupOptions& o, const Identity& me,
+std::vector<Identity> gather(c10d::Store& store, Meeting& m, const MeetingOptions& o, const Identity& me,
                              Clock::time_point deadline, const std::function<bool()>& cancelled) {
     const int world = o.world.world_size;
     const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
@@ -413,7 +160,7 @@ std::vector<Identity> gather(c10d::Store& store, Meeting& m, const GroupOptions&
 }
 
 // Rank r > 0: registers under rank 0's current token until rank 0 lists it.
-std::vector<Identity> join(c10d::Store& store, Meeting& m, const GroupOptions& o, const Identity& me,
+std::vector<Identity> join(c10d::Store& store, Meeting& m, const MeetingOptions& o, const Identity& me,
                            Clock::time_point deadline, const std::function<bool()>& cancelled) {
     const int rank = o.world.rank, world = o.world.world_size;
     const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
@@ -491,64 +238,16 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const GroupOptions& o
     case StoreFailure::Kind::Closed:
         throw DistributedError(Kind::PeerLost, w.rank, w.agent_store ? -1 : 0,
                                who + server + " at " + master + " closed the connection: " + e.what());
+    case StoreFailure::Kind::AddressInUse:
+        throw DistributedError(Kind::AddressInUse, w.rank, 0,
+                               who + "cannot listen on port " + std::to_string(w.master_port) +
+                                   " (MASTER_PORT / --master-port): the address is already in use: " + e.what());
     case StoreFailure::Kind::Failed: break;
     }
     throw DistributedError(Kind::Failed, w.rank, -1, who + "cannot use " + server + " at " + master + ": " + e.what());
 }
 
-// Waits for `keys` by asking check() every 1 … 10 ms: a wait that can end
-// between two questions, when the timeout passes ("timed out") or `abandon`
-// says so.
-void poll_until_present(c10d::Store& store, const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
-                        const std::function<bool()>& abandon) {
-    const auto deadline = timeout == c10d::Store::kNoTimeout ? Clock::time_point::max() : Clock::now() + timeout;
-    for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(10))) {
-        if (store.check(keys)) return;
-        if (abandon && abandon()) throw std::runtime_error("stopped waiting for the store");
-        if (Clock::now() >= deadline)
-            throw std::runtime_error("the store: wait timed out after " + std::to_string(timeout.count()) +
-                                     " ms for " + keys.front() +
-                                     (keys.size() > 1 ? " and " + std::to_string(keys.size() - 1) + " more" : ""));
-        std::this_thread::sleep_for(pause);
-    }
-}
-
-// Gloo's waits for its peers' addresses, made to give up when the join does.
-class AbandonableStore final : public c10d::Store {
-public:
-    AbandonableStore(c10::intrusive_ptr<c10d::Store> store, std::function<bool()> abandon)
-        : c10d::Store(store->getTimeout()), store_(std::move(store)), abandon_(std::move(abandon)) {}
-
-    void set(const std::string& key, const std::vector<uint8_t>& value) override { store_->set(key, value); }
-    std::vector<uint8_t> get(const std::string& key) override {
-        wait({key}, timeout_);
-        return store_->get(key);
-    }
-    int64_t add(const std::string& key, int64_t value) override { return store_->add(key, value); }
-    bool deleteKey(const std::string& key) override { return store_->deleteKey(key); }
-    bool check(const std::vector<std::string>& keys) override { return store_->check(keys); }
-    int64_t getNumKeys() override { return store_->getNumKeys(); }
-    void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
-    void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
-        poll_until_present(*store_, keys, timeout, abandon_);
-    }
-#if ACCUM_C10D_STORE_CLONE
-    c10::intrusive_ptr<c10d::Store> clone() override {
-        return c10::make_intrusive<AbandonableStore>(store_->clone(), abandon_);
-    }
-#endif
-
-private:
-    c10::intrusive_ptr<c10d::Store> store_;
-    std::function<bool()> abandon_;
-};
-
 } // namespace
-
-c10::intrusive_ptr<c10d::Store> make_abandonable_store(c10::intrusive_ptr<c10d::Store> store,
-                                                       std::function<bool()> abandon) {
-    return c10::make_intrusive<AbandonableStore>(std::move(store), std::move(abandon));
-}
 
 std::string host_identity() {
     char name[256] = {};
@@ -578,13 +277,13 @@ bool process_alive(int pid) {
     return state != 'Z' && state != 'X';
 }
 
-Meeting meet(const GroupOptions& o, std::atomic<int>& stage, const std::function<bool()>& cancelled) {
+Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::function<bool()>& cancelled) {
     const auto& w = o.world;
     const auto deadline = Clock::now() + o.timeout;
     Meeting m;
     m.serves_store = w.rank == 0 && !w.agent_store;
     try {
-        m.store = m.serves_store ? served_store(w, o.timeout) : client_store(w, o.timeout, deadline, cancelled);
+        m.store = m.serves_store ? served_store(w, o.timeout, cancelled) : client_store(w, o.timeout, deadline, cancelled);
     } catch (const StoreFailure& e) {
         end_if_cancelled(cancelled, w.rank);
         unreachable(w, o.timeout, e);
@@ -679,16 +378,6 @@ void announce_failure_before_joining(const WorldInfo& w, std::chrono::millisecon
     } catch (const std::exception&) {
         // Best effort: the port taken, no store, a store that does not answer.
     }
-}
-
-void announce_failure(const WorldInfo& world, double dist_timeout_s, const std::string& message) {
-    std::chrono::milliseconds timeout(std::chrono::seconds(60));
-    try {
-        timeout = parse_dist_timeout(dist_timeout_s);
-    } catch (const ConfigError&) {
-        // an invalid --dist-timeout is the failure itself: the default
-    }
-    announce_failure_before_joining(world, timeout, message);
 }
 
 } // namespace accum::dist

@@ -6,9 +6,9 @@
 // when torchrun says TORCHELASTIC_USE_AGENT_STORE=True — the one its agent
 // serves there, which every rank, rank 0 too, joins with c10d's own TCPStore
 // client, as torch.distributed's env:// does. Every question to it is bounded
-// (a receive timeout on the client's sockets), and one the store does not
-// answer — another program on the port, or torchrun 2.x's store under a
-// LibTorch 1.13 build, whose protocols differ — ends within seconds, saying so. An agent's store
+// (store_client.h: at most 3 s for its answer), and one the store does not
+// answer — a link gone, another program on the port, or torchrun 2.x's store
+// under a LibTorch 1.13 build, whose protocols differ — ends so, saying so. An agent's store
 // outlives its workers: after a restart it still holds the keys of the last
 // attempt (and torchrun's restart counts, TORCHELASTIC_RESTART_COUNT, can
 // differ between agents). So every meeting has keys of its own: rank 0 opens
@@ -34,7 +34,7 @@
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
-#include "distributed/process_group.h"
+#include "distributed/world.h"
 
 namespace accum::dist {
 
@@ -54,6 +54,12 @@ std::string host_identity();
 // False once the process is gone or a zombie (its parent has not reaped it yet).
 bool process_alive(int pid);
 
+// What a meeting needs of the process group's options.
+struct MeetingOptions {
+    WorldInfo world;
+    std::chrono::milliseconds timeout{std::chrono::seconds(60)}; // --dist-timeout
+};
+
 struct Meeting {
     c10::intrusive_ptr<c10d::Store> store;
     std::string prefix;       // "accum/<token>": this meeting's keys
@@ -68,9 +74,10 @@ struct Meeting {
 // `cancelled` (may be empty) is looked at between every two questions to the
 // store and while one waits for its answer (every 50 ms at most): true ends
 // the meeting within moments (DistributedError Failed), for a caller that has
-// stopped waiting; a client store made here keeps looking at it (the store's
-// waits for the backend's keys too), so it must stay false once joined.
-Meeting meet(const GroupOptions& options, std::atomic<int>& stage, const std::function<bool()>& cancelled = {});
+// stopped waiting; the store made here keeps looking at it (its waits for the
+// backend's keys too, which poll: store_client.h), so it must stay false once
+// joined. Every question to the store is bounded (store_client.h).
+Meeting meet(const MeetingOptions& options, std::atomic<int>& stage, const std::function<bool()>& cancelled = {});
 
 // For a rank that cannot train: leaves `message` where the others look
 // (opening the meeting itself when it is rank 0), so that they stop within
@@ -86,13 +93,6 @@ void publish_failure(const Meeting& meeting, int rank, int world_size, const std
 // A failure another rank published: its rank and its message. Marks it read.
 // Bounded by the store's answer (a store that is gone: nullopt).
 std::optional<std::pair<int, std::string>> published_failure(const Meeting& meeting, int self, int world_size);
-
-// Another store whose get() and wait() poll it (check(), every 1 … 10 ms) and
-// give up as soon as `abandon` says so, instead of blocking in the store for up
-// to the timeout: for Gloo's connection, which waits there for its peers'
-// addresses. Every other call goes straight through.
-c10::intrusive_ptr<c10d::Store> make_abandonable_store(c10::intrusive_ptr<c10d::Store> store,
-                                                       std::function<bool()> abandon);
 
 } // namespace accum::dist
 // SPDX-License-Identifier: GPL-3.0-or-later

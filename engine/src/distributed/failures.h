@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// What a failure of c10d, Gloo or the store is, told by the exception's type
+// (and, for Gloo, by whether the operation had waited out its timeout), never
+// by its wording: the rendezvous and the process group both report through it.
+
+#include <chrono>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+#include "accum/errors.h"
+
+namespace accum::dist {
+
+// "peer-lost", "timeout", "address-in-use", "unreachable", "failed".
+const char* failure_kind_name(DistributedError::Kind kind);
+
+// "1.5 s": a duration as the messages say it.
+std::string seconds_text(std::chrono::milliseconds t);
+
+// An exception's message: c10::Error's what() carries a C++ backtrace, left out.
+std::string message_of(const std::exception& e);
+
+// A question to the store that failed, as the store client of this engine
+// (store_client.h) reports it whatever the LibTorch: Timeout when no answer
+// came in time, Closed when the connection failed (the store's process ended).
+class StoreError : public std::runtime_error {
+public:
+    enum class Kind { Timeout, Closed };
+    StoreError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+    Kind kind() const { return kind_; }
+
+private:
+    Kind kind_;
+};
+
+// The kind of a failure caught from c10d, Gloo or the store. By type:
+// StoreError as it says; c10d's TimeoutError and (2.x) DistStoreError a
+// timeout, DistNetworkError a lost peer; Gloo's I/O error a timeout when the
+// operation had waited its whole timeout (`waited_out`), else a lost peer
+// (its connection failed before); anything else Failed.
+DistributedError::Kind classify_failure(const std::exception& e, bool waited_out = false);
+
+} // namespace accum::dist
