@@ -226,10 +226,7 @@ struct Joined {
 
 } // namespace
 
-std::string message_of(const std::exception& e) {
-    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
-    return e.what();
-}
+std::string message_of(const std::exception& e) { return error_text(e); }
 
 Kind classify_failure(std::string_view message) {
     const std::string m = lower(message);
