@@ -62,8 +62,8 @@ struct Option {
 
 using Complete = OptionDoc::Complete;
 
-// A value: its placeholder in --help (FILE, PATH and DIR also say what the
-// completion offers), then what it does.
+// A value: its placeholder in --help, what it does, and what the completion
+// offers for it (file or directory names, or nothing).
 Option value(std::string metavar, std::string help, Complete complete = Complete::Nothing) {
     return {OptionDoc{{}, std::move(metavar), std::move(help), {}, complete, {}}, nullptr, "true"};
 }
