@@ -26,6 +26,8 @@
 #include <QThreadPool>
 #include <QTimer>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include "accum/records.h"
 #include "code_panel.h"
@@ -34,6 +36,45 @@
 #include "lesson.h"
 #include "main_window.h"
 #include "runs_panel.h"
+#include "runner/cli_docs.h"
+
+namespace {
+
+std::string text(const QString& s) { return s.toStdString(); }
+
+// The studio's command line as the manual page describes it: the options the
+// parser reads, less the hidden ones (a build step writes the page with
+// --manual-page; resources/CMakeLists.txt).
+accum::cli::ProgramDoc studio_doc(const QCommandLineParser& parser, const QList<QCommandLineOption>& options,
+                                  const QString& positional, const QString& positional_syntax,
+                                  const QString& positional_help) {
+    accum::cli::ProgramDoc doc;
+    doc.name = "accum-studio";
+    doc.summary = "a desktop studio for gradient accumulation";
+    doc.synopsis = {"[options] " + text(positional_syntax)};
+    for (const QString& paragraph : parser.applicationDescription().split(QStringLiteral("\n\n")))
+        doc.description.push_back(text(QString(paragraph).replace('\n', ' ')));
+    accum::cli::OptionSection section{"Options", "", {}};
+    for (const QCommandLineOption& o : options) {
+        if (o.flags() & QCommandLineOption::HiddenFromHelp) continue;
+        accum::cli::OptionDoc entry;
+        for (const QString& name : o.names()) entry.names.push_back(text(name));
+        entry.metavar = text(o.valueName());
+        entry.help = text(o.description());
+        if (o.valueName() == QLatin1String("FILE")) entry.complete = accum::cli::OptionDoc::Complete::File;
+        section.options.push_back(std::move(entry));
+    }
+    accum::cli::OptionDoc run_dirs;
+    run_dirs.metavar = text(positional);
+    run_dirs.help = text(positional_help);
+    doc.sections = {section, {"Arguments", "", {run_dirs}}};
+    doc.exit_codes = {{0, "the window was closed"},
+                      {1, "an unknown option, or an option without its value (Qt's parser)"},
+                      {2, "a value or a run directory that cannot be used; the message on stderr names it"}};
+    return doc;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
@@ -62,8 +103,11 @@ int main(int argc, char** argv) {
                        "an Accelerator, a Trainer) and watch the loss, memory and speed of a real training\n"
                        "run, with the loop's code lit line by line. The Equivalence lab runs the styles and\n"
                        "batch shapes side by side; the Runs tab compares runs, also accum-run's."));
-    parser.addHelpOption();
-    parser.addVersionOption();
+    const QCommandLineOption help_option = parser.addHelpOption();
+    // addHelpOption also adds --help-all (Qt's own options too), which it does not return.
+    const QCommandLineOption help_all_option(QStringLiteral("help-all"),
+                                             QStringLiteral("Displays help including Qt specific options."));
+    const QCommandLineOption version_option = parser.addVersionOption();
     const QCommandLineOption config_option(QStringLiteral("config"), QStringLiteral("Load a configuration JSON."),
                                            QStringLiteral("FILE"));
     QCommandLineOption autorun_option(QStringLiteral("autorun"), QStringLiteral("Start the run at once."));
@@ -95,12 +139,45 @@ int main(int argc, char** argv) {
                                        QStringLiteral("Show the code panel's build-up at its first N lines."),
                                        QStringLiteral("N"));
     build_up_option.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({config_option, autorun_option, screenshot_option, quit_option, demo_option, after_option,
-                       language_option, lesson_option, lesson_step_option, presentation_option, build_up_option});
-    parser.addPositionalArgument(QStringLiteral("run-dir"),
-                                 QStringLiteral("accum-run output directories to open in the Runs tab."),
-                                 QStringLiteral("[run-dir...]"));
+    // Build steps: the manual page from these options, with hand-written sections appended.
+    QCommandLineOption manual_option(QStringLiteral("manual-page"), QStringLiteral("Write the manual page to FILE."),
+                                     QStringLiteral("FILE"));
+    QCommandLineOption manual_extra_option(QStringLiteral("manual-page-extra"),
+                                           QStringLiteral("Append FILE's roff sections to the manual page."),
+                                           QStringLiteral("FILE"));
+    manual_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    manual_extra_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    const QList<QCommandLineOption> options{config_option,   autorun_option,      screenshot_option, quit_option,
+                                            demo_option,     after_option,        language_option,   lesson_option,
+                                            lesson_step_option, presentation_option, build_up_option, manual_option,
+                                            manual_extra_option};
+    parser.addOptions(options);
+    const QString run_dir = QStringLiteral("run-dir"), run_dirs = QStringLiteral("[run-dir...]");
+    const QString run_dirs_help = QStringLiteral("accum-run output directories to open in the Runs tab.");
+    parser.addPositionalArgument(run_dir, run_dirs_help, run_dirs);
     parser.process(app);
+    if (parser.isSet(manual_option)) {
+        std::string extra;
+        if (parser.isSet(manual_extra_option)) {
+            std::ifstream in(text(parser.value(manual_extra_option)), std::ios::binary);
+            extra.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+            if (!in && !in.eof()) {
+                std::fprintf(stderr, "accum-studio: --manual-page-extra: cannot read %s\n",
+                             qPrintable(parser.value(manual_extra_option)));
+                return 2;
+            }
+        }
+        const auto doc = studio_doc(parser, QList<QCommandLineOption>{help_option, help_all_option, version_option} + options,
+                                    run_dir, run_dirs, run_dirs_help);
+        std::ofstream out(text(parser.value(manual_option)), std::ios::binary | std::ios::trunc);
+        out << accum::cli::manual_page(doc, ACCUM_RELEASE_DATE, "Accumulate Studio " ACCUM_VERSION, extra);
+        out.close();
+        if (!out) {
+            std::fprintf(stderr, "accum-studio: --manual-page: cannot write %s\n", qPrintable(parser.value(manual_option)));
+            return 2;
+        }
+        return 0;
+    }
     if (parser.isSet(demo_option) && !studio::MainWindow::demo_names().contains(parser.value(demo_option))) {
         std::fprintf(stderr, "accum-studio: --demo: unknown demo '%s' (choose %s)\n",
                      qPrintable(parser.value(demo_option)),

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "accum/engine_messages.h"
+#include "accum/errors.h"
 #include "accum/planned_run.h"
 #include "accum/run_directory.h"
 
@@ -84,7 +85,7 @@ void RunWorker::run(const accum::RunConfig& config) {
         summary = accum::run_planned(session_, run_config, *this, stop); // with the advice after an out-of-memory run
     } catch (const std::exception& e) {
         summary.status = accum::RunStatus::Error;
-        accum::set_message(summary, accum::make_message(accum::message_code::internal_error, {{"error", e.what()}}));
+        accum::set_message(summary, accum::make_message(accum::message_code::internal_error, {{"error", accum::error_text(e)}}));
         summary.exit_code = accum::exit_code::failure;
     }
     writer_.reset();

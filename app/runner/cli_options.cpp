@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accum/config_text.h"
+#include "accum/records.h"
 #include "accum/run_writer.h"
 
 namespace accum::cli {
@@ -48,96 +49,133 @@ bool to_int(const std::string& text, std::int64_t& out) {
     return !text.empty() && r.ec == std::errc() && r.ptr == text.data() + text.size();
 }
 
-// The command line's options: a help text each. A value option sets the config
-// key of its name through accum::set_option (the same table and checks as the
-// JSON form); a flag sets a true/false key.
+// The command line's options: the one table the parser, --help, the manual page
+// and the bash completion are made from (cli_docs.h). A value option sets the
+// config key of its name through accum::set_option (the same table and checks as
+// the JSON form); a flag sets a true/false key.
 struct Option {
-    std::string help;
+    OptionDoc doc;                    // names[0] is the option's name; metavar "" for a flag
     const char* flag_key = nullptr;   // set for flags: the key they set...
     const char* flag_value = "true";  // ...and to what
     bool takes_value() const { return flag_key == nullptr; }
 };
 
-Option value(std::string help) { return {std::move(help)}; }
+using Complete = OptionDoc::Complete;
+
+// A value: its placeholder in --help, what it does, and what the completion
+// offers for it (file or directory names, or nothing).
+Option value(std::string metavar, std::string help, Complete complete = Complete::Nothing) {
+    return {OptionDoc{{}, std::move(metavar), std::move(help), {}, complete, {}}, nullptr, "true"};
+}
+// A value among fixed words (completed), possibly beside a free form.
+Option words(std::string metavar, std::vector<std::string> values, const std::string& more, const std::string& help) {
+    std::string names;
+    for (const auto& n : values) names += (names.empty() ? "" : " | ") + n;
+    return {OptionDoc{{}, std::move(metavar), names + more + (help.empty() ? "" : " (" + help + ")"),
+                      std::move(values), Complete::Nothing, {}},
+            nullptr, "true"};
+}
 // An enumerated option: its values, from the option table, then what it does.
 template <typename E>
-Option choice(const std::string& help) {
-    std::string names;
-    for (const auto& n : choice_names<E>()) names += (names.empty() ? "" : " | ") + n;
-    return {names + (help.empty() ? "" : " (" + help + ")")};
+Option choice(std::string metavar, const std::string& help) {
+    return words(std::move(metavar), choice_names<E>(), "", help);
 }
-Option flag(std::string help, const char* key, const char* to = "true") { return {std::move(help), key, to}; }
+Option flag(std::string help, const char* key, const char* to = "true") {
+    return {OptionDoc{{}, {}, std::move(help), {}, Complete::Nothing, {}}, key, to};
+}
 
-const std::map<std::string, Option>& options() {
-    static const std::map<std::string, Option> o{
-        {"mode", choice<Mode>("default pytorch")},
-        {"dataset", choice<DatasetKind>("default fashion-mnist")},
-        {"data", value("data directory (fashion-mnist), CSV file (csv) or file of named tensors, .pt or "
-                       ".safetensors (tensors; a .safetensors file is mapped, not read)")},
-        {"label-column", value("CSV column that holds the labels (default label)")},
-        {"model", value("mlp | cnn | transformer | FILE.pt: a TorchScript module made with torch.jit.script or "
-                        "torch.jit.trace (default mlp)")},
+std::map<std::string, Option> make_options() {
+    std::map<std::string, Option> o{
+        {"mode", choice<Mode>("MODE", "default pytorch")},
+        {"dataset", choice<DatasetKind>("DATASET", "default fashion-mnist")},
+        {"data", value("PATH", "data directory (fashion-mnist), CSV file (csv) or file of named tensors, .pt or "
+                               ".safetensors (tensors; a .safetensors file is mapped, not read)", Complete::File)},
+        {"label-column", value("NAME", "CSV column that holds the labels (default label)")},
+        {"model", words("MODEL", {"mlp", "cnn", "transformer"}, " | FILE.pt: a TorchScript module made with "
+                        "torch.jit.script or torch.jit.trace (default mlp)", "")},
         {"batch-norm", flag("add BatchNorm layers (pitfall demo)", "batch-norm")},
         {"scheduler-per-micro-batch", flag("pitfall demo: step the scheduler after every micro-batch (pytorch mode)",
                                            "scheduler-per-micro-batch")},
-        {"dropout", value("dropout probability (default 0)")},
-        {"transformer-layers", value("encoder layers of the transformer (default 2)")},
-        {"batch-size", value("micro-batch size B (default 64)")},
-        {"accumulation-steps", value("gradient-accumulation steps K (default 4)")},
-        {"epochs", value("epochs (default 3)")},
-        {"max-steps", value("optimizer steps; overrides --epochs")},
+        {"dropout", value("P", "dropout probability (default 0)")},
+        {"transformer-layers", value("N", "encoder layers of the transformer (default 2)")},
+        {"batch-size", value("B", "micro-batch size B (default 64)")},
+        {"accumulation-steps", value("K", "gradient-accumulation steps K (default 4)")},
+        {"epochs", value("N", "epochs (default 3)")},
+        {"max-steps", value("N", "optimizer steps; overrides --epochs")},
         {"gradient-checkpointing", flag("recompute each layer's (block's) activations in backward instead of keeping them",
                                         "gradient-checkpointing")},
-        {"lr", value("learning rate (default 0.05)")},
-        {"optimizer", choice<OptimizerKind>("default sgd")},
-        {"momentum", value("SGD momentum (default 0.9)")},
-        {"weight-decay", value("weight decay (default 0)")},
-        {"scheduler", choice<SchedulerKind>("default constant")},
-        {"warmup-steps", value("linear warm-up, in optimizer steps")},
-        {"warmup-ratio", value("with --warmup-steps 0: warm up over ceil(R x the run's optimizer steps)")},
-        {"max-grad-norm", value("clip the gradient norm once per window (0 = off)")},
+        {"lr", value("RATE", "learning rate (default 0.05)")},
+        {"optimizer", choice<OptimizerKind>("OPTIMIZER", "default sgd")},
+        {"momentum", value("M", "SGD momentum (default 0.9)")},
+        {"weight-decay", value("W", "weight decay (default 0)")},
+        {"scheduler", choice<SchedulerKind>("SCHEDULER", "default constant")},
+        {"warmup-steps", value("N", "linear warm-up, in optimizer steps")},
+        {"warmup-ratio", value("R", "with --warmup-steps 0: warm up over ceil(R x the run's optimizer steps)")},
+        {"max-grad-norm", value("NORM", "clip the gradient norm once per window (0 = off)")},
         {"skip-nonfinite", flag("skip an update whose loss or gradient is not finite instead of stopping", "skip-nonfinite")},
-        {"mixed-precision", choice<MixedPrecision>("default no; the forward under autocast; fp16 needs CUDA")},
+        {"mixed-precision", choice<MixedPrecision>("VALUE", "default no; the forward under autocast; fp16 needs CUDA")},
         {"bf16", flag("the Trainer's bf16=True: --mixed-precision bf16", "mixed-precision", "bf16")},
         {"fp16", flag("the Trainer's fp16=True: --mixed-precision fp16", "mixed-precision", "fp16")},
-        {"loss-scaling", choice<LossScaling>("default none; dynamic scales the loss as GradScaler (on for fp16)")},
-        {"loss-scale-init", value("the loss scaler's first scale (default 65536 = 2^16)")},
+        {"loss-scaling", choice<LossScaling>("VALUE", "default none; dynamic scales the loss as GradScaler (on for fp16)")},
+        {"loss-scale-init", value("VALUE", "the loss scaler's first scale (default 65536 = 2^16)")},
         {"scaler-per-micro-batch", flag("pitfall demo: unscale_ and update() the loss scaler after every micro-batch",
                                         "scaler-per-micro-batch")},
-        {"loss-normalization", choice<LossNormalization>("default mean; tokens divides by the window's label tokens")},
-        {"eval-strategy", choice<Strategy>("default epoch")},
-        {"eval-steps", value("evaluate every N optimizer steps")},
-        {"logging-steps", value("log every N optimizer steps (default 10)")},
-        {"save-strategy", choice<Strategy>("checkpoints; default epoch; the last step is always saved, unless no")},
-        {"save-steps", value("checkpoint every N optimizer steps")},
-        {"save-total-limit", value("keep at most N checkpoints (0 = all)")},
+        {"loss-normalization", choice<LossNormalization>("MODE", "default mean; tokens divides by the window's label tokens")},
+        {"eval-strategy", choice<Strategy>("WHEN", "default epoch")},
+        {"eval-steps", value("N", "evaluate every N optimizer steps")},
+        {"logging-steps", value("N", "log every N optimizer steps (default 10)")},
+        {"save-strategy", choice<Strategy>("WHEN", "checkpoints; default epoch; the last step is always saved, unless no")},
+        {"save-steps", value("N", "checkpoint every N optimizer steps")},
+        {"save-total-limit", value("N", "keep at most N checkpoints (0 = all)")},
         {"auto-find-batch-size", flag("on out of memory, retry with a smaller micro-batch", "auto-find-batch-size")},
-        {"seed", value("random seed (default 0)")},
+        {"seed", value("N", "random seed (default 0)")},
         {"shuffle", flag("shuffle every epoch (default)", "shuffle")},
         {"no-shuffle", flag("keep the data order", "shuffle", "false")},
-        {"device", value("auto | cpu | cuda | cuda:N")},
-        {"threads", value("threads for the run, kept (0 = chosen by measurement, adapted to other programs' load)")},
-        {"cpu-kernels", choice<CpuKernels>("default fused: the engine's CPU kernels; aten: LibTorch's operators")},
-        {"memory-budget", value("tensor-memory budget, e.g. 512MiB (0 = none)")},
-        {"output-dir", value("where config.json, metrics.jsonl, summary.json go (default runs/<time>)")},
+        {"device", words("DEVICE", {"auto", "cpu", "cuda"}, " | cuda:N", "")},
+        {"threads", value("N", "threads for the run, kept (0 = chosen by measurement, adapted to other programs' load)")},
+        {"cpu-kernels", choice<CpuKernels>("VALUE", "default fused: the engine's CPU kernels; aten: LibTorch's operators")},
+        {"memory-budget", value("SIZE", "tensor-memory budget, e.g. 512MiB (0 = none)")},
+        {"output-dir", value("DIR", "where config.json, metrics.jsonl, summary.json go (default runs/<time>)",
+                             Complete::Directory)},
         {"overwrite-output-dir", flag("replace the run already in --output-dir (its files and checkpoints)",
                                       "overwrite-output-dir")},
-        {"metrics", value("metrics JSON Lines file (default <output-dir>/metrics.jsonl)")},
-        {"resume", value("continue from a checkpoint directory")},
-        {"nproc-per-node", value("processes on this machine, data parallel like torchrun (default 1)")},
-        {"nnodes", value("machines in a data-parallel run (default 1)")},
-        {"node-rank", value("this machine's index among --nnodes (default 0)")},
-        {"master-addr", value("host of rank 0 (default 127.0.0.1)")},
-        {"master-port", value("port of rank 0's rendezvous (default 29500)")},
-        {"backend", choice<Backend>("default auto: NCCL on CUDA where the build has it, else Gloo")},
-        {"dist-timeout", value("seconds a rendezvous or an all-reduce may wait for a peer (default 60)")},
+        {"metrics", value("FILE", "metrics JSON Lines file (default <output-dir>/metrics.jsonl)", Complete::File)},
+        {"resume", value("DIR", "continue from a checkpoint directory, or a run directory's newest checkpoint",
+                         Complete::Directory)},
+        {"nproc-per-node", value("VALUE", "processes on this machine, data parallel like torchrun (default 1)")},
+        {"nnodes", value("VALUE", "machines in a data-parallel run (default 1)")},
+        {"node-rank", value("VALUE", "this machine's index among --nnodes (default 0)")},
+        {"master-addr", value("VALUE", "host of rank 0 (default 127.0.0.1)")},
+        {"master-port", value("VALUE", "port of rank 0's rendezvous (default 29500)")},
+        {"backend", choice<Backend>("VALUE", "default auto: NCCL on CUDA where the build has it, else Gloo")},
+        {"dist-timeout", value("VALUE", "seconds a rendezvous or an all-reduce may wait for a peer (default 60)")},
         {"sync-each-micro-batch", flag("pitfall demo: all-reduce the gradients after every backward, not once per window",
                                        "sync-each-micro-batch")},
         {"quiet", flag("print only the summary", "quiet")},
-        {"micro-step-delay", value("seconds to wait after each micro-batch (teaching pace)")},
-        {"report-to", value("none | tensorboard (default none; tensorboard: also TensorBoard event files, with the "
-                            "Trainer's tags, in <output-dir>/runs/)")},
+        {"micro-step-delay", value("SECONDS", "seconds to wait after each micro-batch (teaching pace)")},
+        {"report-to", words("WHERE", {"none", "tensorboard"}, "",
+                            "default none; tensorboard: also TensorBoard event files, with the Trainer's tags, in "
+                            "<output-dir>/runs/")},
         {"disable-tqdm", flag("no progress bar on a terminal (the log's lines instead)", "disable-tqdm")},
+    };
+    // A --model file: the values above, or a TorchScript file (.pt) or a directory on the way to one.
+    o.at("model").doc.complete = Complete::File;
+    o.at("model").doc.file_extension = "pt";
+    for (auto& [name, option] : o) option.doc.names = {name};
+    return o;
+}
+
+const std::map<std::string, Option>& options() {
+    static const std::map<std::string, Option> o = make_options();
+    return o;
+}
+
+// The runner's own options, which are no config keys: one per command.
+const std::vector<OptionDoc>& runner_options() {
+    static const std::vector<OptionDoc> o{
+        {{"config"}, "FILE.json", "options as a JSON object", {}, Complete::File, {}},
+        {{"target-batch"}, "N", "(plan) effective batch to reach", {}, Complete::Nothing, {}},
+        {{"json"}, "", "(estimate) print the estimate as a JSON object", {}, Complete::Nothing, {}},
     };
     return o;
 }
@@ -153,50 +191,65 @@ std::string read_file(const std::string& path, std::string& error) {
     return s.str();
 }
 
-// The placeholder --help shows for an option's value. The man page and the bash
-// completion are generated from --help and read it: FILE, PATH and FILE.json
-// complete file names, DIR directories. Options not listed show VALUE.
-std::string metavar(const std::string& option) {
-    static const std::map<std::string, std::string> m{
-        {"mode", "MODE"},           {"dataset", "DATASET"},       {"data", "PATH"},
-        {"label-column", "NAME"},   {"model", "MODEL"},           {"dropout", "P"},
-        {"transformer-layers", "N"},
-        {"batch-size", "B"},        {"accumulation-steps", "K"},  {"epochs", "N"},
-        {"max-steps", "N"},         {"lr", "RATE"},               {"optimizer", "OPTIMIZER"},
-        {"momentum", "M"},          {"weight-decay", "W"},        {"scheduler", "SCHEDULER"},
-        {"warmup-steps", "N"},      {"max-grad-norm", "NORM"},    {"loss-normalization", "MODE"},
-        {"eval-strategy", "WHEN"},  {"eval-steps", "N"},          {"logging-steps", "N"},
-        {"save-strategy", "WHEN"},  {"save-steps", "N"},          {"save-total-limit", "N"},
-        {"seed", "N"},              {"device", "DEVICE"},         {"threads", "N"},
-        {"memory-budget", "SIZE"},  {"output-dir", "DIR"},        {"metrics", "FILE"},
-        {"resume", "DIR"},          {"micro-step-delay", "SECONDS"}, {"warmup-ratio", "R"},
-        {"report-to", "WHERE"},
-    };
-    const auto it = m.find(option);
-    return it == m.end() ? "VALUE" : it->second;
-}
-
 } // namespace
 
+ProgramDoc program_doc() {
+    ProgramDoc doc;
+    doc.name = "accum-run";
+    doc.summary = "train a model with gradient accumulation, headless";
+    doc.synopsis = {"[train] [options]", "plan --target-batch N --memory-budget SIZE [options]",
+                    "estimate [--json] [options]", "devices | --version | --help"};
+    doc.commands = {"train", "plan", "estimate", "devices"};
+    doc.description = {
+        "Trains with gradient accumulation and writes config.json, metrics.jsonl and summary.json.\n"
+        "plan proposes a micro-batch and K (with or without gradient checkpointing) under a memory budget;\n"
+        "estimate predicts the run's memory by category without training."};
+    OptionSection section{"Options", "also read from --config FILE.json with the same keys; flags win", {}};
+    section.options.push_back(runner_options()[0]);
+    for (const auto& [name, o] : options()) section.options.push_back(o.doc);
+    section.options.push_back(runner_options()[1]);
+    section.options.push_back(runner_options()[2]);
+    doc.sections = {section};
+    doc.exit_codes = {{exit_code::completed, "completed"},
+                      {exit_code::invalid_arguments, "invalid arguments"},
+                      {exit_code::out_of_memory, "out of memory"},
+                      {exit_code::data_error, "data missing or corrupt, or a checkpoint that cannot be resumed"},
+                      {exit_code::diverged, "diverged"},
+                      {exit_code::distributed_failure,
+                       "distributed failure (a peer lost, a rendezvous timed out, a port in use)"},
+                      {exit_code::write_failed,
+                       "a file of the run could not be written (disk full, I/O error, read-only or vanished "
+                       "directory; the message names the file and the reason)"},
+                      {exit_code::interrupted, "interrupted"}};
+    return doc;
+}
+
 std::string usage() {
+    const ProgramDoc doc = program_doc();
     std::ostringstream out;
-    out << "usage: accum-run [train] [options]\n"
-           "       accum-run plan --target-batch N --memory-budget SIZE [options]\n"
-           "       accum-run estimate [--json] [options]\n"
-           "       accum-run devices | --version | --help\n\n"
-           "Trains with gradient accumulation and writes config.json, metrics.jsonl and summary.json.\n"
-           "plan proposes a micro-batch and K (with or without gradient checkpointing) under a memory budget;\n"
-           "estimate predicts the run's memory by category without training.\n"
-           "Options (also read from --config FILE.json with the same keys; flags win):\n";
-    out << "  --config FILE.json\n      options as a JSON object\n";
-    for (const auto& [name, o] : options())
-        out << "  --" << name << (o.takes_value() ? " " + metavar(name) : "") << "\n      " << o.help << "\n";
-    out << "  --target-batch N\n      (plan) effective batch to reach\n";
-    out << "  --json\n      (estimate) print the estimate as a JSON object\n";
-    out << "\nExit codes: 0 completed, 2 invalid arguments, 3 out of memory, 4 data missing or corrupt,\n"
-           "5 diverged, 6 distributed failure (a peer lost, a rendezvous timed out, a port in use),\n"
-           "7 a file of the run could not be written (disk full, I/O error, read-only or vanished directory;\n"
-           "the message names the file and the reason), 130 interrupted.\n";
+    for (std::size_t i = 0; i < doc.synopsis.size(); ++i)
+        out << (i == 0 ? "usage: " : "       ") << doc.name << " " << doc.synopsis[i] << "\n";
+    for (const auto& paragraph : doc.description) out << "\n" << paragraph << "\n";
+    for (const auto& section : doc.sections) {
+        out << section.title << (section.note.empty() ? "" : " (" + section.note + ")") << ":\n";
+        for (const auto& o : section.options)
+            out << "  --" << o.names.at(0) << (o.metavar.empty() ? "" : " " + o.metavar) << "\n      " << o.help << "\n";
+    }
+    // The exit codes as one paragraph, wrapped before 100 columns.
+    std::string line = "Exit codes:";
+    out << "\n";
+    for (std::size_t i = 0; i < doc.exit_codes.size(); ++i) {
+        std::istringstream words(std::to_string(doc.exit_codes[i].first) + " " + doc.exit_codes[i].second +
+                                 (i + 1 < doc.exit_codes.size() ? "," : "."));
+        for (std::string w; words >> w;) {
+            if (line.size() + 1 + w.size() > 100) {
+                out << line << "\n";
+                line.clear();
+            }
+            line += (line.empty() ? "" : " ") + w;
+        }
+    }
+    out << line << "\n";
     return out.str();
 }
 

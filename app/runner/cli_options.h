@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "accum/run_config.h"
+#include "runner/cli_docs.h"
 
 namespace accum::cli {
 
@@ -24,6 +25,9 @@ struct ParsedArguments {
 
 ParsedArguments parse_arguments(const std::vector<std::string>& args);
 std::string usage();
+// The command line as data: the option table --help prints, for the manual page
+// and the bash completion (cli_docs.h; accum-run-docs writes them at build time).
+ProgramDoc program_doc();
 
 } // namespace accum::cli
 // SPDX-License-Identifier: GPL-3.0-or-later

@@ -71,6 +71,16 @@ std::string latest_checkpoint(const std::string& dir) {
     return {};
 }
 
+std::string checkpoint_to_resume(const std::string& requested) {
+    fs::path path = fs::path(requested).lexically_normal();
+    if (path.filename().empty()) path = path.parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) return {};
+    if (checkpoint_number(path) >= 0 || fs::exists(path / "trainer_state.json", ec)) return path.string();
+    const auto all = checkpoints_in(path.string());
+    return all.empty() ? std::string() : all.back();
+}
+
 std::int64_t checkpoint_global_step(const std::string& checkpoint_dir) {
     if (checkpoint_dir.empty()) return -1;
     try {

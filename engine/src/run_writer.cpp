@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -40,8 +41,12 @@ bool RunWriter::open(const RunConfig& config, std::string& error) {
     metrics_path_ = config.metrics_file.empty() ? (dir / "metrics.jsonl").string() : config.metrics_file;
     std::vector<std::string> kept;
     std::error_code ec;
-    if (!config.resume_from.empty() && fs::exists(metrics_path_, ec))
-        kept = records_through_step(metrics_path_, checkpoint_global_step(latest_checkpoint(config.resume_from)));
+    if (!config.resume_from.empty() && fs::exists(metrics_path_, ec)) {
+        // The records up to the step the run resumes from. A checkpoint whose step
+        // cannot be read is refused by the run (checkpoint.cpp): its records stay.
+        const auto step = checkpoint_global_step(checkpoint_to_resume(config.resume_from));
+        kept = records_through_step(metrics_path_, step >= 0 ? step : std::numeric_limits<std::int64_t>::max());
+    }
     std::string text;
     for (const auto& line : kept) text += line + '\n';
     try {

@@ -51,7 +51,7 @@ void checkpoint_on_the_way_out(RunContext& ctx, std::map<std::string, std::strin
     try {
         if (auto saved = ctx.save_checkpoint(); !saved.empty()) args["checkpoint"] = std::move(saved);
     } catch (const std::exception& e) {
-        args["checkpoint_error"] = first_line(e.what());
+        args["checkpoint_error"] = first_line(error_text(e));
     }
 }
 
@@ -164,7 +164,7 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
             // budget) is the planning layer's (accum/planned_run.h).
             summary.status = RunStatus::OutOfMemory;
             summary.exit_code = exit_code::out_of_memory;
-            OutOfMemoryFacts oom{budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(e.what())};
+            OutOfMemoryFacts oom{budget, ctx ? ctx->run_peak_memory_bytes() : 0, first_line(error_text(e))};
             if (ctx && !ctx->device().is_cuda()) { // the counting allocator's refusal
                 const auto denied = memory::last_denied_allocation();
                 oom.requested = denied.bytes;
@@ -174,10 +174,10 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
         } else {
             summary.status = RunStatus::Error;
             summary.exit_code = exit_code::failure;
-            // A true bug: LibTorch's message whole (without its C++ backtrace), so it can be reported.
-            std::string error = dist::message_of(e);
-            while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
-            set_message(summary, make_message(message_code::internal_error, {{"error", error}}));
+            // A true bug: LibTorch's message whole, so it can be reported; its C++
+            // backtrace in the run's log only.
+            sink.on_log(std::string("internal error (with LibTorch's backtrace): ") + e.what());
+            set_message(summary, make_message(message_code::internal_error, {{"error", error_text(e)}}));
         }
     }
     summarise(ctx.get(), wall_start, summary);

@@ -259,6 +259,73 @@ private Q_SLOTS:
         QVERIFY2(same.within(1e-5), same.what().c_str());
     }
 
+    // A damaged newest checkpoint given to --resume (the run's directory, or the
+    // checkpoint itself) is refused with exit 4: the message names the checkpoint,
+    // the file and what is wrong, and the newest intact checkpoint, and carries no
+    // LibTorch backtrace (that goes to the run's log). Resuming from the one it
+    // names then completes.
+    void damagedCheckpointNamesTheIntactOne_data() {
+        QTest::addColumn<QStringList>("damage"); // "checkpoint-N/file:how", how = truncate | garble | remove
+        QTest::addColumn<QString>("file");       // the file the message names
+        QTest::addColumn<int>("intact");         // the checkpoint it names
+        QTest::newRow("truncated model.pt") << QStringList{"checkpoint-6/model.pt:truncate"} << "model.pt" << 4;
+        QTest::newRow("damaged accum_state.json")
+            << QStringList{"checkpoint-6/accum_state.json:garble"} << "accum_state.json" << 4;
+        QTest::newRow("damaged trainer_state.json")
+            << QStringList{"checkpoint-6/trainer_state.json:truncate"} << "trainer_state.json" << 4;
+        QTest::newRow("missing optimizer.pt") << QStringList{"checkpoint-6/optimizer.pt:remove"} << "optimizer.pt" << 4;
+        QTest::newRow("two damaged")
+            << QStringList{"checkpoint-6/model.pt:truncate", "checkpoint-4/rng_state.pt:garble"} << "model.pt" << 2;
+    }
+    void damagedCheckpointNamesTheIntactOne() {
+        QFETCH(QStringList, damage);
+        QFETCH(QString, file);
+        QFETCH(int, intact);
+        QTemporaryDir dir;
+        const QStringList common{"--dataset", "synthetic-pairs", "--batch-size", "16", "--accumulation-steps", "2",
+                                 "--save-strategy", "steps", "--save-steps", "2", "--eval-strategy", "no",
+                                 "--output-dir", dir.path()};
+        const auto first = run_cli(common + QStringList{"--max-steps", "6", "--quiet"});
+        QVERIFY2(first.exit_code == 0, qPrintable(first.err));
+        for (const QString& d : damage) {
+            const QString path = dir.filePath(d.section(':', 0, 0)), how = d.section(':', 1);
+            QFile f(path);
+            QVERIFY2(f.exists(), qPrintable(path));
+            if (how == "remove") {
+                QVERIFY(f.remove());
+            } else if (how == "truncate") {
+                QVERIFY(f.resize(f.size() / 2));
+            } else { // garble: the first bytes overwritten, the size kept
+                QVERIFY(f.open(QIODevice::ReadWrite));
+                QVERIFY(f.write(QByteArray(64, '#')) == 64);
+            }
+        }
+        const QString newest = dir.filePath("checkpoint-6");
+        const QString named = dir.filePath("checkpoint-" + QString::number(intact));
+        for (const QString& resume : {dir.path(), newest}) {
+            const auto r = run_cli(common + QStringList{"--max-steps", "8", "--resume", resume});
+            QCOMPARE(r.exit_code, 4);
+            for (const QString& part : {newest + " is not a usable checkpoint: " + file,
+                                        "the newest intact checkpoint is " + named + " (step " +
+                                            QString::number(intact) + "): continue from it with --resume " + named})
+                QVERIFY2(r.err.contains(part), qPrintable(r.err + "\nwanted: " + part));
+            for (const char* backtrace : {"frame #", "Exception raised from"})
+                QVERIFY2(!r.err.contains(backtrace), qPrintable(r.err));
+            const auto records = read_records(dir.filePath("metrics.jsonl"));
+            QVERIFY(!records.empty());
+            const auto* summary = std::get_if<SummaryRecord>(&records.back());
+            QVERIFY(summary);
+            QCOMPARE(summary->exit_code, 4);
+            QVERIFY2(QString::fromStdString(summary->message).contains(named), summary->message.c_str());
+            QVERIFY2(!QString::fromStdString(summary->message).contains("frame #"), summary->message.c_str());
+        }
+        const auto resumed = run_cli(common + QStringList{"--max-steps", "8", "--resume", named, "--quiet"});
+        QVERIFY2(resumed.exit_code == 0, qPrintable(resumed.err));
+        const auto steps = read_steps(dir.filePath("metrics.jsonl"));
+        QCOMPARE(steps.size(), std::size_t(8));
+        QCOMPARE(steps.back().step, std::int64_t(8));
+    }
+
     void divergedExit5KeepsLastGoodCheckpoint() {
         if (!have_fashion_mnist()) QSKIP("no dataset");
         QTemporaryDir dir;

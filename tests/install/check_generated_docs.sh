@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # check_generated_docs.sh ACCUM_RUN MAN_PAGE COMPLETION
-# The generated manual page and bash completion against the program's --help.
+# The manual page and bash completion that accum-run-docs writes from the option
+# table, against the program's --help (printed from the same table by other code):
+# every option an entry of the page and offered by the completion, and every
+# enumerated value ("--mode pytorch | accelerator | trainer") completed.
 set -euo pipefail
 program=$1 page=$2 completion=$3
 for f in "$page" "$completion"; do
@@ -31,8 +34,11 @@ if [[ ! -r $main ]]; then
   ((failures == 0)) && exit 77
   exit 1
 fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/cwd" # completions that also offer file names run in an empty directory
 complete_line() { # words of a command line → what the completion offers for the last one
-  bash --norc --noprofile -c '
+  (cd "$tmp/cwd" && bash --norc --noprofile -c '
     source "$1"; source "$2"; shift 2
     COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
     COMP_WORDS=() # as bash splits them: "--opt=value" is "--opt" "=" "value"
@@ -41,7 +47,7 @@ complete_line() { # words of a command line → what the completion offers for t
     done
     COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
     _accum_run accum-run "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-    printf "%s\n" "${COMPREPLY[@]}"' _ "$main" "$completion" "$@"
+    printf "%s\n" "${COMPREPLY[@]}"' _ "$main" "$completion" "$@")
 }
 expect() { # expected-output words...
   local want=$1; shift
@@ -55,12 +61,30 @@ expect "cosine" accum-run --scheduler=cos
 expect "plan" accum-run pl
 expect "--batch-norm --batch-size" accum-run --batch
 expect "" accum-run --batch-size ""
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/run-a" && touch "$tmp/run-b.json"
 expect "$tmp/run-a" accum-run --resume "$tmp/run-"
 expect "$tmp/run-a $tmp/run-b.json" accum-run --config "$tmp/run-"
 
-((failures == 0)) && echo "PASS: ${#options[@]} options in the manual page and the completion; the completion completes"
+# Every enumerated option completes to its values: the help's "a | b | c" words
+# (a pattern such as cuda:N or FILE.pt is no value).
+enumerated=0
+while read -r option values; do
+  want=$(tr ' ' '\n' <<<"$values" | { grep -v -e '[A-Z]' -e '^$' || true; } | sort | tr '\n' ' ' | sed 's/ $//')
+  expect "$want" accum-run "$option" ""
+  enumerated=$((enumerated + 1))
+done < <("$program" --help | awk '/^  --[a-z0-9-]+ [A-Z]/ { option = $1; next }
+  option != "" && /^      [a-z0-9:.-]+( \| [A-Za-z0-9:.-]+)+/ {
+    sub(/^ +/, ""); line = $0; values = ""
+    while (match(line, /^[A-Za-z0-9:.-]+/)) {
+      word = substr(line, 1, RLENGTH); line = substr(line, RLENGTH + 1)
+      sub(/[:.]$/, "", word); values = values " " word
+      if (line !~ /^ \| /) break
+      line = substr(line, 4)
+    }
+    print option values }
+  { option = "" }')
+((enumerated >= 10)) || fail "only $enumerated enumerated options found in $program --help"
+
+((failures == 0)) && echo "PASS: ${#options[@]} options in the manual page and the completion; the completion completes, $enumerated enumerated options to their values"
 ((failures == 0))
 # SPDX-License-Identifier: GPL-3.0-or-later

@@ -115,5 +115,13 @@ private:
     int peer_;
 };
 
+// The text of an exception as a person reads it: LibTorch's message without
+// its C++ backtrace (c10::Error::what_without_backtrace()), and any text that
+// embeds one cut before it ("Exception raised from …", "frame #N: …" lines).
+// Every torch exception that reaches stderr, the studio or the metrics goes
+// through it; the whole what() belongs in the run's log only.
+std::string error_text(const std::exception& e);
+std::string without_backtrace(const std::string& text);
+
 } // namespace accum
 // SPDX-License-Identifier: GPL-3.0-or-later

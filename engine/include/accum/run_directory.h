@@ -16,6 +16,11 @@ namespace accum {
 std::vector<std::string> checkpoints_in(const std::string& dir);
 // The newest complete checkpoint-N in `dir`, or `dir` itself if it is one; "" if none.
 std::string latest_checkpoint(const std::string& dir);
+// The checkpoint --resume `requested` means: `requested` itself when it is one
+// (named checkpoint-N, or holding trainer_state.json), else the newest
+// checkpoint-N in it, complete or not (a damaged one is refused, not skipped);
+// "" when there is none.
+std::string checkpoint_to_resume(const std::string& requested);
 // The global_step recorded in a checkpoint directory; -1 if unreadable.
 std::int64_t checkpoint_global_step(const std::string& checkpoint_dir);
 

@@ -105,7 +105,7 @@ c10::IValue read_pickle(const std::string& path) {
     try {
         return torch::pickle_load(bytes);
     } catch (const std::exception& e) {
-        std::string why = e.what();
+        std::string why = error_text(e);
         why = why.substr(0, why.find('\n'));
         // LibTorch's unpickler knows SETITEMS but not SETITEM, which Python's pickle
         // writes for a dict of one entry.

@@ -8,6 +8,7 @@
 #include <gloo/common/error.h>
 #endif
 
+#include "accum/errors.h"
 #include "torch_compat.h"
 
 namespace accum::dist {
@@ -32,10 +33,7 @@ std::string seconds_text(std::chrono::milliseconds t) {
     return s.str();
 }
 
-std::string message_of(const std::exception& e) {
-    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
-    return e.what();
-}
+std::string message_of(const std::exception& e) { return error_text(e); }
 
 Kind classify_failure(const std::exception& e, bool waited_out) {
     if (const auto* store = dynamic_cast<const StoreError*>(&e))

@@ -10,6 +10,7 @@
 #include <torch/cuda.h>
 
 #include "accum/engine_messages.h"
+#include "accum/errors.h"
 #include "checked_file.h"
 #include "distributed/data_parallel.h"
 #include "distributed/launcher.h"
@@ -58,7 +59,7 @@ EngineMessage distributed_message(const DistributedError& e) {
     auto message = make_message(message_code::distributed_failure,
                                 {{"rank", std::to_string(e.rank())},
                                  {"kind", failure_kind_name(e.kind())},
-                                 {"detail", e.what()}});
+                                 {"detail", error_text(e)}});
     if (e.peer() >= 0) message.args["peer"] = std::to_string(e.peer());
     return message;
 }
@@ -116,7 +117,7 @@ SummaryRecord run_rank(const RunConfig& given, const WorldInfo& world, Sink& sin
             state->group().barrier();
         } catch (const DistributedError& e) {
             // The work is done and saved; a peer that ended early is reported, not fatal.
-            sink.on_log(std::string("note: the ranks did not meet at the end: ") + e.what());
+            sink.on_log(std::string("note: the ranks did not meet at the end: ") + error_text(e));
         }
     }
     summary.world_size = world.world_size;
@@ -149,7 +150,7 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
         return failed_summary(RunStatus::Error, exit_code::write_failed, e.detail(), world_size);
     } catch (const std::exception& e) {
         return failed_summary(RunStatus::Error, exit_code::failure,
-                              make_message(message_code::internal_error, {{"error", e.what()}}), world_size);
+                              make_message(message_code::internal_error, {{"error", error_text(e)}}), world_size);
     }
     options.executable = program;
     options.arguments = {"train", "--config", file->path(), "--quiet"};
@@ -165,7 +166,7 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
             launched = launch_workers(options);
         } catch (const std::exception& e) {
             launched.exit_code = exit_code::invalid_arguments;
-            launched.message = e.what();
+            launched.message = error_text(e);
         }
         workers_done = true;
     });

@@ -309,7 +309,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::functi
             }
             const bool given_up = cancelled && cancelled();
             if (waiting > 0)
-                publish_failure(m, 0, w.world_size, e.what(),
+                publish_failure(m, 0, w.world_size, error_text(e),
                                 given_up ? std::chrono::milliseconds(0) : std::chrono::milliseconds(3000), waiting);
         }
         throw;

@@ -5,6 +5,7 @@
 #include <c10/util/Exception.h>
 
 #include "accum/engine_messages.h"
+#include "accum/errors.h"
 
 namespace accum {
 
@@ -53,7 +54,7 @@ void find_executable_batch_size(const std::function<void(std::int64_t)>& fn, std
         } catch (const std::exception& e) {
             if (!is_out_of_memory_error(e)) throw;
             batch_size = static_cast<std::int64_t>(static_cast<double>(batch_size) * 0.9);
-            if (on_retry && batch_size > 0) on_retry(batch_size, e.what());
+            if (on_retry && batch_size > 0) on_retry(batch_size, error_text(e));
         }
     }
 }

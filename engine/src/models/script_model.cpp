@@ -45,8 +45,7 @@ std::string joined(const std::set<std::string>& names) {
 // The line of a torch error that says what went wrong: the first, or the last
 // where TorchScript's interpreter puts its traceback first.
 std::string first_line(const std::exception& e) {
-    const auto* c10 = dynamic_cast<const c10::Error*>(&e);
-    const std::string what = c10 ? c10->what_without_backtrace() : e.what();
+    const std::string what = error_text(e);
     if (what.find("Traceback of TorchScript") == std::string::npos) {
         // The first paragraph that says something: a TorchScript error may
         // open with an empty line ("\nUnknown builtin op: …").
@@ -436,8 +435,7 @@ private:
 
     // Throws the failure on `batch`, naming it and, where one sample fails alone, that sample.
     [[noreturn]] void fail_on(const Batch& batch, const std::exception& e) {
-        const auto* c10 = dynamic_cast<const c10::Error*>(&e);
-        const std::string full = c10 ? c10->what_without_backtrace() : e.what();
+        const std::string full = error_text(e);
         const std::string reason = first_line(e);
         const bool data = dynamic_cast<const c10::IndexError*>(&e) != nullptr ||
                           reason.find("out of bounds") != std::string::npos ||

@@ -206,7 +206,7 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
         e.error = ex.what();
         e.exit_code = exit_code::invalid_arguments;
     } catch (const std::exception& ex) {
-        const std::string what = ex.what();
+        const std::string what = error_text(ex);
         const bool oom = is_out_of_memory_error(ex);
         e.error = (oom ? "out of memory while probing: " : "") + what.substr(0, what.find('\n'));
         e.exit_code = oom ? exit_code::out_of_memory : exit_code::failure;

@@ -386,62 +386,136 @@ CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFa
     return saved;
 }
 
+namespace {
+
+json read_json(const fs::path& file) {
+    std::ifstream f(file);
+    if (!f) throw std::runtime_error("cannot be opened");
+    return json::parse(f);
+}
+
+// "F is missing" for the first file a complete checkpoint has that `dir` lacks, or "".
+std::string missing_file(const fs::path& dir) {
+    std::error_code ec;
+    for (const char* f : {"model.pt", "optimizer.pt", "rng_state.pt", "trainer_state.json"})
+        if (!fs::exists(dir / f, ec)) return std::string(f) + " is missing";
+    return {};
+}
+
+// Why the checkpoint in `dir` cannot be resumed from, or "" when it is intact:
+// a file missing, a JSON state that does not parse or lacks its step, a torch
+// archive whose records cannot all be read (a truncated or overwritten file).
+// Reads every record and loads nothing, so an older checkpoint can be judged
+// without touching the run's model.
+std::string checkpoint_problem(const fs::path& dir) {
+    if (auto missing = missing_file(dir); !missing.empty()) return missing;
+    std::error_code ec;
+    std::string file = "trainer_state.json";
+    try {
+        (void)read_json(dir / file).at("global_step").get<std::int64_t>();
+        file = kEngineStateFile;
+        if (fs::exists(dir / file, ec)) (void)read_json(dir / file).at("progress").at("epoch").get<std::int64_t>();
+        for (const char* archive : {"model.pt", kEngineOptimizerFile, "optimizer.pt", "rng_state.pt"}) {
+            file = archive;
+            if (!fs::exists(dir / file, ec)) continue;
+            caffe2::serialize::PyTorchStreamReader reader((dir / file).string());
+            for (const auto& record : reader.getAllRecords()) (void)reader.getRecord(record);
+        }
+    } catch (const std::exception& e) {
+        return file + ": " + error_text(e);
+    }
+    return {};
+}
+
+// The refusal of a damaged checkpoint: what is wrong with it, and the newest
+// intact checkpoint before it in the same run directory, to resume from instead.
+DataError unusable_checkpoint(const fs::path& dir, const std::string& problem) {
+    std::string reason = problem; // LibTorch's may end with a full stop
+    while (!reason.empty() && (reason.back() == '.' || reason.back() == ' ')) reason.pop_back();
+    std::string message = "--resume: " + dir.string() + " is not a usable checkpoint: " + reason;
+    const auto all = checkpoints_in(dir.parent_path().string()); // oldest first
+    std::string intact;
+    bool older = false; // checkpoints after `dir` in the list are newer than it
+    for (auto it = all.rbegin(); it != all.rend() && intact.empty(); ++it) {
+        if (fs::path(*it).filename() == dir.filename()) {
+            older = true;
+            continue;
+        }
+        if (older && checkpoint_problem(*it).empty()) intact = *it;
+    }
+    if (intact.empty())
+        message += "; no earlier checkpoint in " + dir.parent_path().string() + " is intact";
+    else
+        message += "; the newest intact checkpoint is " + intact + " (step " +
+                   std::to_string(checkpoint_global_step(intact)) + "): continue from it with --resume " + intact;
+    return DataError(message);
+}
+
+} // namespace
+
 Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, int rank, int world_size,
                          std::int64_t micro_batches_per_epoch, const std::string& requested) {
-    const std::string dir = latest_checkpoint(requested);
+    const fs::path dir = checkpoint_to_resume(requested);
     if (dir.empty())
-        throw DataError("--resume: " + requested + " holds no complete checkpoint (checkpoint-N with model.pt, "
+        throw DataError("--resume: " + requested + " holds no checkpoint (checkpoint-N with model.pt, "
                         "optimizer.pt, rng_state.pt, trainer_state.json)");
+    if (const auto missing = missing_file(dir); !missing.empty()) throw unusable_checkpoint(dir, missing);
+    std::string reading = "trainer_state.json"; // the file the reason belongs to
     json state;
     try {
-        std::ifstream f(fs::path(dir) / "trainer_state.json");
-        const json trainer = json::parse(f);
+        const json trainer = read_json(dir / "trainer_state.json");
         // The engine's own keys: accum_state.json; a checkpoint written before
         // it existed kept them in trainer_state.json.
-        const bool own_file = fs::exists(fs::path(dir) / kEngineStateFile);
+        const bool own_file = fs::exists(dir / kEngineStateFile);
+        reading = own_file ? kEngineStateFile : "trainer_state.json";
         if (own_file) {
-            std::ifstream g(fs::path(dir) / kEngineStateFile);
-            state = json::parse(g);
+            state = read_json(dir / kEngineStateFile);
             state["global_step"] = trainer.at("global_step");
         } else {
             state = trainer;
         }
         if (state.at("gradient_accumulation_steps").get<std::int64_t>() != config.accumulation_steps ||
             state.at("train_batch_size").get<std::int64_t>() != config.batch_size)
-            throw ConfigError("--resume: " + dir + " was written with micro-batch " +
+            throw ConfigError("--resume: " + dir.string() + " was written with micro-batch " +
                             std::to_string(state.at("train_batch_size").get<std::int64_t>()) + " × " +
                             std::to_string(state.at("gradient_accumulation_steps").get<std::int64_t>()) +
                             "; resume with the same --batch-size and --accumulation-steps");
         const auto saved_world = state.contains("world_size") ? state.at("world_size").get<int>() : 1;
         if (saved_world != world_size)
-            throw ConfigError("--resume: " + dir + " was written by a run of " + std::to_string(saved_world) +
+            throw ConfigError("--resume: " + dir.string() + " was written by a run of " + std::to_string(saved_world) +
                               (saved_world == 1 ? " process" : " processes") + ", this one has " +
                               std::to_string(world_size) +
                               "; resume with the same number (--nproc-per-node × --nnodes), as its data order and "
                               "RNG states belong to it");
+        reading = "model.pt";
         torch::serialize::InputArchive model_archive;
-        model_archive.load_from((fs::path(dir) / "model.pt").string(), parts.device);
+        model_archive.load_from((dir / "model.pt").string(), parts.device);
         parts.model.load(model_archive);
         torch::serialize::InputArchive optimizer_archive;
-        const auto engine_optimizer = fs::path(dir) / kEngineOptimizerFile;
-        optimizer_archive.load_from(
-            (fs::exists(engine_optimizer) ? engine_optimizer : fs::path(dir) / "optimizer.pt").string(), parts.device);
+        const auto engine_optimizer = dir / kEngineOptimizerFile;
+        const auto optimizer_file = fs::exists(engine_optimizer) ? engine_optimizer : dir / "optimizer.pt";
+        reading = optimizer_file.filename().string();
+        optimizer_archive.load_from(optimizer_file.string(), parts.device);
         parts.optimizer.impl().load(optimizer_archive);
         torch::Tensor rng;
-        const auto own = fs::path(dir) / ("rng_state_" + std::to_string(rank) + ".pt");
-        torch::load(rng, (rank > 0 && fs::exists(own) ? own : fs::path(dir) / "rng_state.pt").string());
+        const auto own = dir / ("rng_state_" + std::to_string(rank) + ".pt");
+        const auto rng_file = rank > 0 && fs::exists(own) ? own : dir / "rng_state.pt";
+        reading = rng_file.filename().string();
+        torch::load(rng, rng_file.string());
         auto gen = at::detail::getDefaultCPUGenerator();
         {
             std::lock_guard<std::mutex> lock(gen.mutex());
             gen.set_state(rng);
         }
-        if (parts.device.is_cuda() && fs::exists(fs::path(dir) / "cuda_rng_state.pt")) {
+        if (parts.device.is_cuda() && fs::exists(dir / "cuda_rng_state.pt")) {
+            reading = "cuda_rng_state.pt";
             torch::Tensor cuda_rng;
-            torch::load(cuda_rng, (fs::path(dir) / "cuda_rng_state.pt").string());
+            torch::load(cuda_rng, (dir / "cuda_rng_state.pt").string());
             auto cuda_gen = at::globalContext().defaultGenerator(parts.device);
             std::lock_guard<std::mutex> lock(cuda_gen.mutex());
             cuda_gen.set_state(cuda_rng);
         }
+        reading = own_file ? kEngineStateFile : "trainer_state.json";
         const auto& p = state.at("progress");
         Progress progress;
         progress.epoch = p.at("epoch").get<std::int64_t>();
@@ -472,7 +546,10 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
     } catch (const ConfigError&) {
         throw;
     } catch (const std::exception& e) {
-        throw DataError("--resume: " + dir + " is not a usable checkpoint: " + e.what());
+        // The reason without LibTorch's C++ backtrace; the whole text goes to the run's log.
+        auto refusal = unusable_checkpoint(dir, reading + ": " + error_text(e));
+        refusal.set_log_text("--resume: reading " + (dir / reading).string() + ": " + e.what());
+        throw refusal;
     }
 }
 

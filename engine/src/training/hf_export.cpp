@@ -85,7 +85,7 @@ HfMetadata read_hf_metadata(const std::string& module_file) {
         if (reader.hasRecord(kModelRecord)) model = record(reader, kModelRecord);
     } catch (const c10::Error& e) {
         throw refuse(module_file, std::string("cannot read its Hugging Face metadata (hf/config.json, hf/model.json): ") +
-                                      e.what_without_backtrace());
+                                      error_text(e));
     }
     if (config.empty() && model.empty()) return meta;
     if (config.empty() || model.empty())
