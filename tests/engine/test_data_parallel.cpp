@@ -332,7 +332,8 @@ private Q_SLOTS:
     }
 
     // Acceptance 2: kill -9 of rank 1 mid-run ends rank 0 and the launcher with
-    // exit 6 within the timeout, naming rank 1; --resume from the last
+    // exit 6 naming rank 1 and its signal (noticed, not the 300 s timeout run
+    // out: the test waits a minute); --resume from the last
     // checkpoint with 2 ranks then gives the same losses as an uninterrupted
     // 2-rank run (1e-5).
     void killedRankThenResume() {

@@ -617,7 +617,7 @@ private Q_SLOTS:
         QCOMPARE(summary.status, RunStatus::Stopped);
         QCOMPARE(summary.exit_code, 130);
         QVERIFY(summary.optimizer_steps >= 1);
-        std::printf("BENCH styles.stop_latency_ms %.0f\n",
+        std::printf("BENCH styles.stop %.0f ms\n",
                     std::chrono::duration<double, std::milli>(returned - asked).count());
     }
 };

@@ -285,7 +285,7 @@ void TestStudioWindow::stopEndsTheRun() {
     timer.start();
     window_->stop_action()->trigger();
     QVERIFY(finished.wait(60000));
-    std::printf("BENCH studio.stop_ms %lld ms\n", static_cast<long long>(timer.elapsed()));
+    std::printf("BENCH studio.stop %lld ms\n", static_cast<long long>(timer.elapsed()));
     const auto summary = finished.takeFirst().at(0).value<accum::SummaryRecord>();
     QCOMPARE(int(summary.status), int(accum::RunStatus::Stopped));
     QVERIFY(window_->run_action()->isEnabled());
