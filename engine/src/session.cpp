@@ -37,6 +37,7 @@ void Session::pause() { control_->control.pause(); }
 void Session::resume() { control_->control.resume(); }
 void Session::step_once() { control_->control.step_once(); }
 bool Session::is_paused() const { return control_->control.paused(); }
+std::int64_t Session::times_held() const { return control_->control.times_held(); }
 void Session::set_worker_program(std::string program) { control_->worker_program = std::move(program); }
 
 namespace {

@@ -76,5 +76,15 @@ inline std::vector<pid_t> children_of(pid_t parent) {
     return out;
 }
 
+// A process's state letter from /proc (R, S, T when stopped, Z); '?' when it is gone.
+inline char process_state(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(f, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) return '?';
+    return stat[close + 2];
+}
+
 } // namespace accum::testing
 // SPDX-License-Identifier: GPL-3.0-or-later

@@ -37,6 +37,7 @@
 
 #include "capture.h"
 #include "processes.h"
+#include "wait_until.h"
 
 using namespace accum;
 
@@ -132,7 +133,7 @@ public:
 // run(), for the test to read once `over` is set or the thread is joined.
 class HostedRun {
 public:
-    explicit HostedRun(const std::function<void(RunConfig&)>& adjust = {}) {
+    explicit HostedRun(const std::function<void(RunConfig&)>& adjust = {}, const std::string& worker = ACCUM_RUN_EXE) {
         config.dataset = DatasetKind::SyntheticPairs;
         config.batch_size = 32;
         config.epochs = 0;
@@ -143,7 +144,7 @@ public:
         config.threads = 1;
         config.micro_step_delay_s = 0.01;
         if (adjust) adjust(config);
-        session.set_worker_program(ACCUM_RUN_EXE);
+        session.set_worker_program(worker);
         engine = std::thread([this] {
             try {
                 summary = session.run(config, sink, stop.get_token());
@@ -167,12 +168,20 @@ public:
     }
     HostedRun(const HostedRun&) = delete;
     HostedRun& operator=(const HostedRun&) = delete;
-    // Asks the run to stop and waits for it: the seconds that took.
-    double stop_and_join() {
+    // Waits (bounded) for the run to end by itself: false when it has not.
+    bool wait_over(int ms) {
+        if (!testing::wait_until([this] { return over.load(); }, std::chrono::milliseconds(ms))) return false;
+        join();
+        return true;
+    }
+    // Asks the run to stop and waits (bounded) for it to end: false when it has
+    // not. The seconds it took are printed as `name`'s figure for bench/latencies.py.
+    bool stop_and_wait(int ms, const char* name) {
         const auto asked = Clock::now();
         stop.request_stop();
-        join();
-        return std::chrono::duration<double>(Clock::now() - asked).count();
+        if (!wait_over(ms)) return false;
+        std::printf("BENCH %s %.2f s\n", name, std::chrono::duration<double>(Clock::now() - asked).count());
+        return true;
     }
     // Why the run is over already, for a check that it is not; empty while it
     // runs (the engine thread writes the summary until `over` is set).
@@ -323,7 +332,8 @@ private Q_SLOTS:
     }
 
     // Acceptance 2: kill -9 of rank 1 mid-run ends rank 0 and the launcher with
-    // exit 6 within the timeout, naming rank 1; --resume from the last
+    // exit 6 naming rank 1 and its signal (noticed, not the 300 s timeout run
+    // out: the test waits a minute); --resume from the last
     // checkpoint with 2 ranks then gives the same losses as an uninterrupted
     // 2-rank run (1e-5).
     void killedRankThenResume() {
@@ -331,7 +341,7 @@ private Q_SLOTS:
         // Teaching pace slows the run (40 ms a micro-batch) so that it is killed mid-way.
         const QStringList common = tiny("pytorch", "sgd", 32, 16) +
                                    QStringList{"--save-strategy", "steps", "--save-steps", "2", "--nproc-per-node", "2",
-                                               "--master-port", "0", "--dist-timeout", "10"};
+                                               "--master-port", "0", "--dist-timeout", "300"};
         QProcess launcher;
         launcher.start(ACCUM_RUN_EXE,
                        common + QStringList{"--micro-step-delay", "0.04", "--output-dir", killed.path()});
@@ -344,15 +354,16 @@ private Q_SLOTS:
         QVERIFY(rank1 > 0);
         const auto killed_at = Clock::now();
         QCOMPARE(::kill(rank1, SIGKILL), 0);
-        const bool ended = launcher.waitForFinished(25000);
-        const double took = std::chrono::duration<double>(Clock::now() - killed_at).count();
+        // Noticed, not waited out: the wait ends long before --dist-timeout (300 s).
+        const bool ended = launcher.waitForFinished(60000);
+        std::printf("BENCH data_parallel.killed_rank_noticed %.2f s\n",
+                    std::chrono::duration<double>(Clock::now() - killed_at).count());
         if (!ended) {
             for (const auto pid : children_of(static_cast<pid_t>(launcher.processId()))) ::kill(pid, SIGKILL);
             launcher.kill();
             launcher.waitForFinished();
             QFAIL("the launcher did not end after rank 1 was killed");
         }
-        QVERIFY2(took <= 10 + 10, qPrintable(QString::number(took)));
         QCOMPARE(launcher.exitCode(), 6);
         const auto err = QString::fromUtf8(launcher.readAllStandardError());
         QVERIFY2(err.contains("rank 1") && err.contains("SIGKILL"), qPrintable(err));
@@ -519,12 +530,12 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const auto busy = run_cli(tiny("pytorch", "sgd", 32) + QStringList{"--nproc-per-node", "2", "--master-port",
                                                                             QString::number(taken.port()),
-                                                                            "--dist-timeout", "5", "--output-dir",
-                                                                            dir.path()});
+                                                                            "--dist-timeout", "600", "--output-dir",
+                                                                            dir.path()},
+                                 60000); // a failure, not the 600 s of --dist-timeout: killed (-1) past a minute
         QCOMPARE(busy.exit_code, 6);
         QVERIFY2(busy.err.contains("already in use") && busy.err.contains(QString::number(taken.port())),
                  qPrintable(busy.err));
-        QVERIFY2(busy.seconds < 5 + 10, qPrintable(QString::number(busy.seconds)));
 
         const auto against = run_cli(tiny("pytorch", "sgd", 32) + QStringList{"--nproc-per-node", "4"}, 60000,
                                      {"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1"});
@@ -543,11 +554,11 @@ private Q_SLOTS:
     }
 
     // A rank that fails before the rendezvous is noticed fast.
-    // Ranks started by hand (no launcher to stop the rest), --dist-timeout 60:
+    // Ranks started by hand (no launcher to stop the rest), --dist-timeout 600:
     // rank 0 refusing its output directory (a check only rank 0 makes) or unable
     // to listen (another program holds the port), or rank 1 with an option
     // against its environment — the other rank stops within seconds, naming the
-    // failure where it can learn it, instead of after the 60 s.
+    // failure where it can learn it, instead of after the 600 s.
     void failureBeforeTheRendezvousIsSeenFast_data() {
         QTest::addColumn<QString>("what");
         QTest::newRow("rank 0: output directory holds a run") << "output-dir";
@@ -573,7 +584,7 @@ private Q_SLOTS:
             e.insert("MASTER_PORT", QString::number(port));
             p.setProcessEnvironment(e);
             p.start(ACCUM_RUN_EXE, tiny("pytorch", "sgd", 32) + extra +
-                                       QStringList{"--dist-timeout", "60", "--output-dir", dir.path()});
+                                       QStringList{"--dist-timeout", "600", "--output-dir", dir.path()});
         };
         QProcess r0, r1;
         const auto started = Clock::now();
@@ -582,8 +593,10 @@ private Q_SLOTS:
         // The one that did not fail by itself: it must end within seconds.
         QProcess& waiting = what == "rank1-option" ? r0 : r1;
         QProcess& failing = what == "rank1-option" ? r1 : r0;
-        const bool ended = waiting.waitForFinished(30000);
-        const double took = std::chrono::duration<double>(Clock::now() - started).count();
+        // Within the wait (a minute), long before --dist-timeout (600 s).
+        const bool ended = waiting.waitForFinished(60000);
+        std::printf("BENCH data_parallel.failure_before_rendezvous %.2f s\n",
+                    std::chrono::duration<double>(Clock::now() - started).count());
         failing.waitForFinished(30000);
         for (QProcess* p : {&r0, &r1})
             if (p->state() != QProcess::NotRunning) {
@@ -593,7 +606,6 @@ private Q_SLOTS:
         const auto waiting_err = QString::fromUtf8(waiting.readAllStandardError());
         const auto failing_err = QString::fromUtf8(failing.readAllStandardError());
         QVERIFY2(ended, "the other rank waited out --dist-timeout");
-        QVERIFY2(took < 15, qPrintable(QString::number(took)));
         QCOMPARE(waiting.exitCode(), 6);
         if (what == "output-dir") {
             QCOMPARE(failing.exitCode(), 2);
@@ -615,7 +627,9 @@ private Q_SLOTS:
     // The studio's way: a Session trains as rank 0 on its own thread and starts
     // rank 1 as accum-run. A pause holds both ranks (agreed at the next sync)
     // for longer than --dist-timeout, one micro-batch is stepped, and the run
-    // then completes; no process is left behind.
+    // then completes; no process is left behind. The ranks agree every so often
+    // to go on waiting (Session::times_held() grows each time): that is the
+    // event waited on, not a span of time.
     void sessionHostsRanksAndPausesTogether() {
         HostedRun run([](RunConfig& c) {
             c.accumulation_steps = 4;
@@ -631,17 +645,28 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(sink.steps.load() >= 2 || over.load(), 60000);
         QVERIFY2(!over.load(), run.why_over().c_str());
         session.pause();
-        // The pause is agreed at the next sync: then nothing moves, past the 2 s timeout.
-        QTest::qWait(600);
+        // The pause is agreed at the next sync: then nothing moves.
+        QTRY_VERIFY_WITH_TIMEOUT(session.times_held() >= 1 || over.load(), 60000);
+        QVERIFY2(!over.load(), run.why_over().c_str());
         const int held = sink.micro_steps.load();
-        QTest::qWait(3000);
+        // Held together past the 2 s timeout: the ranks still agree to wait after it.
+        const auto past_timeout = Clock::now() + std::chrono::duration<double>(run.config.dist_timeout_s + 1);
+        const auto agreements = session.times_held();
+        QTRY_VERIFY_WITH_TIMEOUT((session.times_held() > agreements && Clock::now() > past_timeout) || over.load(),
+                                 60000);
+        QVERIFY2(!over.load(), run.why_over().c_str());
+        const auto after_timeout = session.times_held();
+        QTRY_VERIFY_WITH_TIMEOUT(session.times_held() > after_timeout || over.load(), 60000);
+        QVERIFY2(!over.load(), run.why_over().c_str());
         QCOMPARE(sink.micro_steps.load(), held);
         session.step_once();
         QTRY_COMPARE_WITH_TIMEOUT(sink.micro_steps.load(), held + 1, 10000);
-        QTest::qWait(300);
+        // Held again after the one micro-batch: it cannot move, so none came after it.
+        const auto after_step = session.times_held();
+        QTRY_VERIFY_WITH_TIMEOUT(session.times_held() > after_step, 10000);
         QCOMPARE(sink.micro_steps.load(), held + 1);
         session.resume();
-        run.join();
+        QVERIFY2(run.wait_over(120000), "the run did not end after the resume");
         QVERIFY2(run.error.empty(), run.error.c_str());
         QCOMPARE(summary.status, RunStatus::Completed);
         QCOMPARE(summary.optimizer_steps, std::int64_t(30));
@@ -662,7 +687,7 @@ private Q_SLOTS:
         HostedRun run;
         QTRY_VERIFY_WITH_TIMEOUT(run.sink.steps.load() >= 1 || run.over.load(), 60000);
         QVERIFY2(!run.over.load(), run.why_over().c_str());
-        QVERIFY(run.stop_and_join() < 10);
+        QVERIFY2(run.stop_and_wait(60000, "data_parallel.session_stop"), "the run did not end after the stop");
         QVERIFY2(run.error.empty(), run.error.c_str());
         QCOMPARE(run.summary.status, RunStatus::Stopped);
         QVERIFY(run.summary.optimizer_steps < 1000);
@@ -670,18 +695,18 @@ private Q_SLOTS:
     }
 
     // Stop while a rank is stalled (SIGSTOP): the studio does not wait out the
-    // timeout (60 s, the default): rank 0 gives the sync up 2 s after the stop, the
+    // timeout (600 s here): rank 0 gives the sync up soon after the stop, the
     // stopped worker is killed, and nothing is left behind.
     void sessionStopWithStalledRank() {
-        HostedRun run;
+        HostedRun run([](RunConfig& c) { c.dist_timeout_s = 600; });
         QTRY_VERIFY_WITH_TIMEOUT(run.sink.steps.load() >= 1 || run.over.load(), 60000);
         QVERIFY2(!run.over.load(), run.why_over().c_str());
         const auto workers = children_of(::getpid());
         QCOMPARE(int(workers.size()), 1);
         QCOMPARE(::kill(workers.front(), SIGSTOP), 0);
-        QTest::qWait(300);
-        const double took = run.stop_and_join();
-        QVERIFY2(took < 15, qPrintable(QString::number(took)));
+        QTRY_COMPARE_WITH_TIMEOUT(testing::process_state(workers.front()), 'T', 10000); // stopped
+        QVERIFY2(run.stop_and_wait(60000, "data_parallel.stop_with_stalled_rank"),
+                 "the run waited for the stalled rank");
         QVERIFY2(run.error.empty(), run.error.c_str());
         QVERIFY(run.summary.status == RunStatus::Error || run.summary.status == RunStatus::Stopped);
         QVERIFY(children_of(::getpid()).empty());
@@ -701,10 +726,10 @@ private Q_SLOTS:
     }
 
     // The studio lives on after a run that could not start: a worker program
-    // that ends at once makes rank 0 give its join up (within a second, not
-    // after the 20 s of --dist-timeout), and the join's thread ends with it.
-    // Three in a row: each time, within 2 s of the summary, the process has no
-    // more threads than before the first.
+    // that ends at once makes rank 0 give its join up (within the wait of a
+    // minute, not after the 600 s of --dist-timeout), and the join's thread ends
+    // with it. Three in a row: each time, once the process has no more threads
+    // than before the first (waited for, bounded), it is counted.
     void failedJoinsLeaveNoThread() {
         auto count_threads = [] {
             int n = 0;
@@ -714,28 +739,23 @@ private Q_SLOTS:
         const int before = count_threads();
         std::vector<int> after;
         for (int round = 0; round < 3; ++round) {
-            RunConfig c;
-            c.dataset = DatasetKind::SyntheticPairs;
-            c.nproc_per_node = 2;
-            c.threads = 1;
-            c.dist_timeout_s = 20;
-            c.eval_strategy = Strategy::No;
-            c.save_strategy = Strategy::No;
-            Session session;
-            session.set_worker_program("/bin/false");
-            RecordingSink sink;
-            const auto start = Clock::now();
-            const auto summary = session.run(c, sink);
-            const double took = std::chrono::duration<double>(Clock::now() - start).count();
-            QCOMPARE(summary.status, RunStatus::Error);
-            QCOMPARE(summary.exit_code, exit_code::distributed_failure);
-            QVERIFY2(took < 10, qPrintable(QString::number(took)));
-            const auto until = Clock::now() + std::chrono::seconds(2);
-            int n = count_threads();
-            while (n > before && Clock::now() < until) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                n = count_threads();
+            {
+                HostedRun run(
+                    [](RunConfig& c) {
+                        c.dist_timeout_s = 600;
+                        c.micro_step_delay_s = 0;
+                    },
+                    "/bin/false");
+                const auto start = Clock::now();
+                QVERIFY2(run.wait_over(60000), "rank 0 waited for a worker that had ended");
+                std::printf("BENCH data_parallel.failed_join %.2f s\n",
+                            std::chrono::duration<double>(Clock::now() - start).count());
+                QVERIFY2(run.error.empty(), run.error.c_str());
+                QCOMPARE(run.summary.status, RunStatus::Error);
+                QCOMPARE(run.summary.exit_code, exit_code::distributed_failure);
             }
+            int n = count_threads();
+            testing::wait_until([&] { return (n = count_threads()) <= before; }, std::chrono::seconds(10));
             after.push_back(n);
         }
         std::ostringstream text;

@@ -35,6 +35,7 @@
 #include "data/sharding.h"
 #include "distributed/world.h"
 #include "torch_compat.h"
+#include "wait_until.h"
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -58,12 +59,8 @@ int thread_count() {
 
 // Waits (bounded) until this process has at most `target` threads: the count then.
 int threads_settle(int target, int ms) {
-    const auto until = Clock::now() + std::chrono::milliseconds(ms);
     int n = thread_count();
-    while (n > target && Clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        n = thread_count();
-    }
+    testing::wait_until([&] { return (n = thread_count()) <= target; }, std::chrono::milliseconds(ms));
     return n;
 }
 
@@ -315,11 +312,12 @@ int worker_main(int argc, char** argv) {
     if ((scenario == "exit" || scenario == "signal") && argc >= 4) {
         // argv: CODE-or-SIGNAL, FAILING_RANK, DELAY_MS; the other ranks wait to be stopped.
         if (rank == argv[2]) {
+            // not-a-wait: the failure comes a moment into the run, as a real one would
             std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(argv[3])));
             if (scenario == "exit") return std::atoi(argv[1]);
             ::raise(std::atoi(argv[1]));
         }
-        std::this_thread::sleep_for(std::chrono::seconds(60));
+        std::this_thread::sleep_for(std::chrono::seconds(60)); // not-a-wait: busy until the launcher stops it
         return 0;
     }
     if ((scenario == "trap" || scenario == "ignore") && argc >= 2) {
@@ -333,12 +331,13 @@ int worker_main(int argc, char** argv) {
         const std::string dir = argv[1];
         write_file(dir + "/ready-" + rank, "ready\n");
         if (scenario == "ignore" && rank == "0") {
-            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            // Fails once rank 1 ignores SIGTERM (its ready file follows its sigaction).
+            if (!testing::wait_until([&] { return std::filesystem::exists(dir + "/ready-1"); },
+                                     std::chrono::seconds(60)))
+                return 4;
             return 3;
         }
-        const auto until = Clock::now() + std::chrono::seconds(60);
-        while (g_worker_signal == 0 && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        if (g_worker_signal == 0) return 0;
+        if (!testing::wait_until([] { return g_worker_signal != 0; }, std::chrono::seconds(60))) return 0;
         write_file(dir + "/got-" + rank, std::to_string(g_worker_signal) + "\n");
         return 128 + g_worker_signal;
     }
@@ -437,6 +436,13 @@ Outcome finish(Rank& r, int ms) {
         }
     }
     return o;
+}
+
+// How long the rank took to see its failure, from its ERROR line: a figure for
+// bench/latencies.py, not a check (the kind of failure is the check).
+void bench_figure(const char* name, const Outcome& o) {
+    const auto seconds = o.fields.find("seconds");
+    if (seconds != o.fields.end()) std::printf("BENCH %s %s s\n", name, seconds->second.c_str());
 }
 
 // A socket that listens on 127.0.0.1 and never accepts or answers.
@@ -796,10 +802,10 @@ private Q_SLOTS:
         verify_all_reaped(r);
     }
 
+    // The other ranks would run for a minute: stopped by the launcher's SIGTERM,
+    // they did not run out their time.
     void launcherStopsTheRestWhenOneFails() {
-        const auto start = Clock::now();
         const auto r = launch_workers(worker_launch(3, {"exit", "3", "1", "200"}));
-        QVERIFY2(seconds_since(start) < 10, "the launcher waited for the sleeping ranks");
         QCOMPARE(r.exit_code, 3);
         QCOMPARE(r.failed_rank, 1);
         QCOMPARE(r.workers[1].exit_code, 3);
@@ -827,9 +833,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         auto o = worker_launch(2, {"ignore", dir.path()});
         o.stop_grace = std::chrono::milliseconds(500);
-        const auto start = Clock::now();
         const auto r = launch_workers(o);
-        QVERIFY(seconds_since(start) < 10);
         QCOMPARE(r.exit_code, 3);
         QCOMPARE(r.failed_rank, 0);
         QCOMPARE(r.workers[1].signal, SIGKILL);
@@ -854,14 +858,11 @@ private Q_SLOTS:
         // Once both workers are ready, SIGTERM to this process (the launcher's).
         std::atomic<bool> sent{false};
         std::thread sender([&] {
-            const auto until = Clock::now() + std::chrono::seconds(20);
-            while (Clock::now() < until) {
-                if (QFile::exists(dir.filePath("ready-0")) && QFile::exists(dir.filePath("ready-1"))) {
-                    ::kill(::getpid(), SIGTERM);
-                    sent = true;
-                    return;
-                }
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (testing::wait_until(
+                    [&] { return QFile::exists(dir.filePath("ready-0")) && QFile::exists(dir.filePath("ready-1")); },
+                    std::chrono::seconds(20))) {
+                ::kill(::getpid(), SIGTERM);
+                sent = true;
             }
         });
         const auto r = launch_workers(o);
@@ -896,8 +897,11 @@ private Q_SLOTS:
         for (int attempt = 0; attempt < 2; ++attempt) {
             const QStringList env{"TORCHELASTIC_USE_AGENT_STORE=True",
                                   "TORCHELASTIC_RESTART_COUNT=" + QString::number(attempt)};
+            // Rank 1 first: rank 0 starts once rank 1 is at the store (its probe
+            // key is there), where the first attempt's leader key still is.
+            const auto keys = agent->getNumKeys();
             auto r1 = start_rank(1, 2, port, {"allreduce", "20"}, env);
-            QTest::qWait(attempt == 1 ? 500 : 0);
+            if (attempt == 1) QTRY_VERIFY_WITH_TIMEOUT(agent->getNumKeys() > keys, 30000);
             auto r0 = start_rank(0, 2, port, {"allreduce", "20"}, env);
             for (auto* r : {r0.get(), r1.get()}) {
                 const auto o = finish(*r, 60000);
@@ -937,8 +941,8 @@ private Q_SLOTS:
     }
 
     // kill -9 of one rank while all-reduces run: every survivor gets a
-    // DistributedError naming the lost rank, at once (its sockets close), well
-    // within the timeout + 10 s.
+    // DistributedError naming the lost rank, as a lost peer (its sockets
+    // close), not as a timeout (300 s; the survivors are waited for a minute).
     void killedPeerSurfacesAsTypedError_data() {
         QTest::addColumn<int>("world");
         QTest::addColumn<int>("victim");
@@ -950,19 +954,19 @@ private Q_SLOTS:
         QFETCH(int, world);
         QFETCH(int, victim);
         const int port = pick_free_port();
-        const double timeout_s = 10;
+        const double timeout_s = 300;
         std::vector<std::unique_ptr<Rank>> ranks;
         for (int i = 0; i < world; ++i) ranks.push_back(start_rank(i, world, port, {"loop", QString::number(timeout_s)}));
         for (auto& r : ranks) QVERIFY2(wait_for_line(*r, "RUNNING", 20000), "the ranks did not start all-reducing");
         ranks[victim]->process->kill(); // SIGKILL
         for (int i = 0; i < world; ++i) {
             if (i == victim) continue;
-            const auto o = finish(*ranks[i], static_cast<int>((timeout_s + 10) * 1000));
+            const auto o = finish(*ranks[i], 60000);
             QVERIFY2(o.finished, "a survivor hung");
             QVERIFY2(o.exit_code == 6, o.out.constData());
             QCOMPARE(o.fields.at("kind"), std::string("peer-lost"));
             QCOMPARE(o.fields.at("rank"), std::to_string(i));
-            QVERIFY2(std::stod(o.fields.at("seconds")) < timeout_s + 10, o.out.constData());
+            bench_figure("distributed.peer_lost", o);
             const QByteArray named = QByteArray::number(victim) + " (pid " +
                                      QByteArray::number(static_cast<qint64>(ranks[victim]->process->processId()));
             if (world == 2) {
@@ -1014,7 +1018,7 @@ private Q_SLOTS:
         QVERIFY2(o.exit_code == 6, o.out.constData());
         QCOMPARE(o.fields.at("kind"), std::string("address-in-use"));
         QVERIFY2(o.out.contains("cannot listen on port " + QByteArray::number(taken.port())), o.out.constData());
-        QVERIFY(std::stod(o.fields.at("seconds")) < 5);
+        bench_figure("distributed.port_in_use", o);
     }
 
     void silentMasterEndsWithinTheTimeout() {
@@ -1026,7 +1030,7 @@ private Q_SLOTS:
         QVERIFY2(o.finished, "the rank hung on a silent master");
         QVERIFY2(o.exit_code == 6, (o.out + o.err).constData());
         QCOMPARE(o.fields.at("kind"), std::string("unreachable"));
-        QVERIFY2(std::stod(o.fields.at("seconds")) < timeout_s + 10, o.out.constData());
+        bench_figure("distributed.silent_master", o);
     }
 
     void noMasterListeningEndsWithinTheTimeout() {
@@ -1036,7 +1040,7 @@ private Q_SLOTS:
         QVERIFY2(o.finished, "the rank hung without a master");
         QVERIFY2(o.exit_code == 6, (o.out + o.err).constData());
         QCOMPARE(o.fields.at("kind"), std::string("unreachable"));
-        QVERIFY2(std::stod(o.fields.at("seconds")) < timeout_s + 10, o.out.constData());
+        bench_figure("distributed.no_master", o);
     }
 
     void missingRankIsNamed() {
@@ -1048,7 +1052,7 @@ private Q_SLOTS:
         QCOMPARE(o.fields.at("kind"), std::string("timeout"));
         QCOMPARE(o.fields.at("peer"), std::string("1"));
         QVERIFY2(o.out.contains("ranks 1, 2 did not arrive"), o.out.constData());
-        QVERIFY2(std::stod(o.fields.at("seconds")) < timeout_s + 10, o.out.constData());
+        bench_figure("distributed.missing_rank", o);
     }
 
     // ------------------------------------------------ a process that lives on
@@ -1083,7 +1087,6 @@ private Q_SLOTS:
                 } catch (const DistributedError& e) {
                     QVERIFY2(e.kind() == DistributedError::Kind::Failed, e.what());
                 }
-                QVERIFY(seconds_since(start) < 5);
                 after.push_back(threads_settle(before, 2000));
             }
         }
@@ -1127,7 +1130,7 @@ private Q_SLOTS:
             QVERIFY(group->failed());
             const auto destroyed = Clock::now();
             group.reset();
-            QVERIFY2(seconds_since(destroyed) < 1, "destroying a failed group blocked its caller");
+            std::printf("BENCH distributed.destroy_failed_group %.3f s\n", seconds_since(destroyed));
             after.push_back(threads_settle(before, 3000));
         }
         const std::string counts = counts_text(before, after);

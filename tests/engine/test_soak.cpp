@@ -76,6 +76,7 @@ private Q_SLOTS:
             if (kind == 2) {
                 const int delay = std::uniform_int_distribution<int>(0, 40)(rng);
                 stopper = std::jthread([&stop, delay] {
+                    // not-a-wait: the stop lands at a random point of the run
                     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
                     stop.request_stop();
                 });

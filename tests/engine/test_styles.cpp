@@ -16,6 +16,7 @@
 #include "accum/session.h"
 
 #include "capture.h"
+#include "wait_until.h"
 
 using namespace accum;
 
@@ -536,9 +537,10 @@ private Q_SLOTS:
     }
 
     // Pause holds the run at a micro-batch boundary; Step one micro-batch lets
-    // exactly one more through; resume runs it to its end. The run's thread is a
-    // std::jthread given the run's stop token: when a check fails before the
-    // join, its destructor stops the paused run and joins it.
+    // exactly one more through; resume runs it to its end. "Not one more" is read
+    // once the run waits again (Session::times_held() grew): held, it cannot
+    // move. The run's thread is a std::jthread given the run's stop token: when a
+    // check fails before the join, its destructor stops the paused run and joins it.
     void pauseAndStepOneMicroBatch() {
         RunConfig c = tiny();
         c.record_micro_steps = true;
@@ -550,14 +552,14 @@ private Q_SLOTS:
         session.pause(); // before the run starts: it waits before its first micro-batch
         std::string error;
         std::jthread runner([&](std::stop_token stop) { error = run_catching([&] { session.run(c, sink, stop); }); });
-        auto settle = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(400)); };
-        settle();
+        QTRY_VERIFY_WITH_TIMEOUT(session.times_held() >= 1, 30000);
         QCOMPARE(sink.micro.load(), 0);
         QVERIFY(session.is_paused());
         for (int expected = 1; expected <= 3; ++expected) {
+            const auto held = session.times_held();
             session.step_once();
-            QTRY_COMPARE_WITH_TIMEOUT(sink.micro.load(), expected, 10000);
-            settle();
+            // One micro-batch, then held again at the next boundary.
+            QTRY_VERIFY_WITH_TIMEOUT(session.times_held() > held, 10000);
             QCOMPARE(sink.micro.load(), expected); // and not one more
         }
         session.resume();
@@ -585,29 +587,38 @@ private Q_SLOTS:
         QCOMPARE(session.run(c, capture, next.get_token()).status, RunStatus::Completed);
     }
 
-    // Stop from another thread ends the run promptly as "stopped". The stopping
-    // thread only notes when it asked; the latency is taken after the join (a
-    // std::jthread: joined also when run() throws).
+    // Stop from another thread, asked once the run has made its first update,
+    // ends it as "stopped" before its 50 epochs. How long the stop takes is a
+    // figure of bench/latencies.py (this test prints it), not a check here.
     void stopFromAnotherThread() {
         RunConfig c = tiny();
         c.max_steps = 0;
         c.epochs = 50;
-        Capture capture;
+        struct Counting : Capture {
+            std::atomic<int> updates{0};
+            void on_step(const StepRecord& r) override {
+                Capture::on_step(r);
+                ++updates;
+            }
+        } capture;
         Session session;
         std::stop_source stop;
-        std::chrono::steady_clock::time_point asked, returned;
+        std::atomic<bool> asked_in_time{false};
+        std::chrono::steady_clock::time_point asked;
         std::jthread stopper([&] {
-            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            asked_in_time = testing::wait_until([&] { return capture.updates.load() >= 1; }, std::chrono::seconds(60));
             asked = std::chrono::steady_clock::now();
             stop.request_stop();
         });
         const auto summary = session.run(c, capture, stop.get_token());
-        returned = std::chrono::steady_clock::now();
+        const auto returned = std::chrono::steady_clock::now();
         stopper.join();
+        QVERIFY2(asked_in_time, "the run made no update to stop after");
         QCOMPARE(summary.status, RunStatus::Stopped);
         QCOMPARE(summary.exit_code, 130);
-        const auto latency = std::chrono::duration_cast<std::chrono::milliseconds>(returned - asked).count();
-        QVERIFY2(latency < 1000, std::to_string(latency).c_str());
+        QVERIFY(summary.optimizer_steps >= 1);
+        std::printf("BENCH styles.stop %.0f ms\n",
+                    std::chrono::duration<double, std::milli>(returned - asked).count());
     }
 };
 

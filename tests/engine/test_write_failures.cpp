@@ -25,6 +25,7 @@
 #include "capture.h"
 #include "checked_file.h"
 #include "processes.h"
+#include "wait_until.h"
 
 using namespace accum;
 
@@ -96,14 +97,16 @@ public:
     // The kernel refuses (EBUSY) while a file is open for writing: retried for
     // up to `patience` (the run opens its files for a record at a time).
     bool remount(bool read_only, int patience_ms = 10000) {
-        QElapsedTimer timer;
-        timer.start();
         const unsigned long flags = MS_REMOUNT | (read_only ? MS_RDONLY : 0);
-        while (::mount("tmpfs", dir_.path().toLocal8Bit().constData(), "tmpfs", flags, options_.c_str()) != 0) {
-            if (errno != EBUSY || timer.elapsed() > patience_ms) return false;
-            QThread::usleep(500);
-        }
-        return true;
+        bool done = false, busy = true;
+        testing::wait_until(
+            [&] {
+                done = ::mount("tmpfs", dir_.path().toLocal8Bit().constData(), "tmpfs", flags, options_.c_str()) == 0;
+                busy = !done && errno == EBUSY;
+                return !busy; // mounted, or refused for another reason: no use trying again
+            },
+            std::chrono::milliseconds(patience_ms));
+        return done;
     }
 
 private:

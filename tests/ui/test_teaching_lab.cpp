@@ -3,7 +3,6 @@
 // Tiny seeded runs: synthetic-pairs + mlp, a dozen optimizer steps.
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QTabWidget>
 #include <QAction>
 #include <QFile>
@@ -291,18 +290,23 @@ void TestTeachingLab::codePanelLightsLinesAtTeachingPace() {
     QSignalSpy finished(&window, &studio::MainWindow::run_finished);
     auto* panel = window.code_panel();
     window.run_action()->trigger();
-    // Some time during the run a forward line and, at a sync, the step line light up.
+    // Some time during the run a forward line and, at a sync, the step line light
+    // up: the panel's history holds every line it lit. What it shows while a
+    // line is lit is looked at as the run goes.
+    bool unhighlighted = false;
+    QTimer look;
+    connect(&look, &QTimer::timeout, this, [&] {
+        if (!panel->lit_roles().empty() && panel->highlighted_lines(QStringLiteral("py")).isEmpty()) unhighlighted = true;
+    });
+    look.start(20);
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 20000);
+    look.stop();
+    QVERIFY2(!unhighlighted, "a line was lit with no Python line highlighted");
     bool saw_forward = false, saw_step = false;
-    QElapsedTimer timer;
-    timer.start();
-    while (finished.isEmpty() && timer.elapsed() < 20000) {
-        QTest::qWait(20);
-        const auto lit = panel->lit_roles();
-        if (!lit.empty() && lit.front() == LineRole::Forward) saw_forward = true;
-        if (!lit.empty() && lit.front() == LineRole::OptimizerStep) saw_step = true;
-        if (!lit.empty()) QVERIFY(!panel->highlighted_lines(QStringLiteral("py")).isEmpty());
+    for (const auto& lit : panel->lit_history()) {
+        saw_forward = saw_forward || lit.role == LineRole::Forward;
+        saw_step = saw_step || lit.role == LineRole::OptimizerStep;
     }
-    QVERIFY(!finished.isEmpty());
     QVERIFY(saw_forward);
     QVERIFY(saw_step);
     QVERIFY(panel->meter()->window_size() == 3);
@@ -582,19 +586,25 @@ void TestTeachingLab::liveRunWithTwoProcesses() {
     QSignalSpy finished(&window, &studio::MainWindow::run_finished);
     auto* panel = window.code_panel();
     window.run_action()->trigger();
-    bool saw_no_sync = false, saw_all_reduce = false;
-    QElapsedTimer timer;
-    timer.start();
-    while (finished.isEmpty() && timer.elapsed() < 60000) {
-        QTest::qWait(20);
+    // Every line lit is in the panel's history; the counter beside a lit
+    // all-reduce is looked at as the run goes.
+    QString counter_beside_all_reduce;
+    QTimer look;
+    connect(&look, &QTimer::timeout, this, [&] {
         const auto lit = panel->lit_roles();
-        if (!lit.empty() && lit.front() == LineRole::NoSync) saw_no_sync = true;
-        if (!lit.empty() && lit.front() == LineRole::AllReduce) {
-            saw_all_reduce = true;
-            QVERIFY2(panel->allreduce_counter()->text().contains(QStringLiteral(": 1 ")), qPrintable(panel->allreduce_counter()->text()));
-        }
+        const auto text = panel->allreduce_counter()->text();
+        if (!lit.empty() && lit.front() == LineRole::AllReduce && !text.contains(QStringLiteral(": 1 ")))
+            counter_beside_all_reduce = text;
+    });
+    look.start(20);
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+    look.stop();
+    QVERIFY2(counter_beside_all_reduce.isEmpty(), qPrintable(counter_beside_all_reduce));
+    bool saw_no_sync = false, saw_all_reduce = false;
+    for (const auto& lit : panel->lit_history()) {
+        saw_no_sync = saw_no_sync || lit.role == LineRole::NoSync;
+        saw_all_reduce = saw_all_reduce || lit.role == LineRole::AllReduce;
     }
-    QVERIFY(!finished.isEmpty());
     const auto summary = finished.takeFirst().at(0).value<accum::SummaryRecord>();
     QVERIFY2(summary.status == accum::RunStatus::Completed, summary.message.c_str());
     QCOMPARE(summary.world_size, 2);

@@ -61,6 +61,11 @@ public:
     // While paused: let exactly one more micro-batch run, then pause again.
     void step_once();
     bool is_paused() const;
+    // How often a run of this Session has been held at a micro-batch boundary
+    // while paused; it grows only while held (once a data-parallel run's ranks
+    // agree again to wait). Waiting for it to grow past the value read after a
+    // step is how a caller knows that the step has ended and the run waits again.
+    std::int64_t times_held() const;
 
 private:
     struct Control;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 
 namespace accum {
@@ -54,6 +55,13 @@ public:
     }
     bool stop_requested() const { return stop_.load(); }
     bool paused() const { return paused_.load(); }
+    // How often the run has been held while paused: once each time proceed()
+    // starts to wait, and once each time the ranks of a data-parallel run agree
+    // again to wait together (note_held()). It only grows, and it grows only
+    // while the run is held: an event for a caller that must know the run has
+    // come back to a micro-batch boundary and waits there.
+    std::int64_t times_held() const { return held_.load(); }
+    void note_held() { held_.fetch_add(1); }
     void reset() {
         {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -79,7 +87,11 @@ public:
         if (stop_.load()) return false;
         if (!paused_.load()) return true;
         std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [this] { return stop_.load() || !paused_.load() || tokens_.load() > 0; });
+        const auto go_on = [this] { return stop_.load() || !paused_.load() || tokens_.load() > 0; };
+        if (!go_on()) {
+            held_.fetch_add(1);
+            cv_.wait(lock, go_on);
+        }
         if (stop_.load()) return false;
         if (paused_.load() && tokens_.load() > 0) tokens_.fetch_sub(1);
         return true;
@@ -90,6 +102,7 @@ private:
     std::atomic<std::chrono::steady_clock::rep> stop_at_{0};
     std::atomic<bool> paused_{false};
     std::atomic<int> tokens_{0};
+    std::atomic<std::int64_t> held_{0};
     std::mutex mutex_;
     std::condition_variable cv_;
 };

@@ -83,6 +83,7 @@ RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
         hooks.paused = [this] { return control_.paused(); };
         hooks.take_step = [this] { return control_.take_step(); };
         hooks.while_waiting = [this] {
+            control_.note_held();
             if (std::chrono::steady_clock::now() - last_memory_record_ >= std::chrono::milliseconds(250))
                 emit_memory_record();
         };
