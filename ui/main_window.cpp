@@ -394,6 +394,7 @@ void MainWindow::build_actions() {
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open configuration…"), QKeySequence::Open, this, &MainWindow::load_config_dialog);
     file->addAction(tr("&Save configuration…"), QKeySequence::Save, this, &MainWindow::save_config_dialog);
+    file->addAction(tr("Open &lesson…"), this, &MainWindow::open_lesson_dialog)->setObjectName(QStringLiteral("open_lesson_action"));
     file->addSeparator();
     file->addAction(tr("Export loss plot (PNG/PDF)…"), this, [this] { export_plot_dialog(true); });
     file->addAction(tr("Export memory plot (PNG/PDF)…"), this, [this] { export_plot_dialog(false); });
@@ -716,7 +717,8 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     }
     if (summary.status == accum::RunStatus::OutOfMemory) {
         memory_plot_->mark_out_of_memory(summary.peak_memory_bytes);
-        oom_banner_->show_for(summary, running_config_.batch_size, running_config_.accumulation_steps);
+        oom_banner_->show_for(summary, running_config_.batch_size, running_config_.accumulation_steps,
+                              lesson_panel_->running_lever());
     }
     refresh_views(true); // the last records
     if (summary.status == accum::RunStatus::Completed) progress_->setValue(progress_->maximum());
