@@ -407,7 +407,11 @@ void MainWindow::build_actions() {
     run->addAction(stop_action_);
     run->addAction(step_action_);
     auto* lab = menuBar()->addMenu(tr("&Lab"));
-    auto* lesson = lab->addAction(tr("&Lesson"), this, [this] { start_lesson(0); });
+    auto* lesson = lab->addAction(tr("&Lesson"), this, [this] {
+        // The built-in lesson, after a lesson file too (File › Open lesson…).
+        if (&lesson_panel_->lesson() != &builtin_lesson()) lesson_panel_->set_lesson(builtin_lesson_shared());
+        start_lesson(0);
+    });
     lesson->setObjectName(QStringLiteral("lesson_action"));
     lesson->setToolTip(tr("The chapter on gradient accumulation, step by step"));
     // The experiments by group, a separator before each, in the table's order.

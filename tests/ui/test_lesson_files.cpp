@@ -5,6 +5,7 @@
 // test_classroom's). A damaged file is refused with its line and its field. Inside
 // a lesson, the out-of-memory advice leads with the step's lever.
 
+#include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QFile>
@@ -401,6 +402,14 @@ void TestLessonFiles::chapterLessonWalksItsSteps() {
         if (i + 1 < count) QTest::mouseClick(lesson->next_button(), Qt::LeftButton);
     }
     window.set_presentation_mode(false);
+    // Lab › Lesson goes back to the built-in lesson.
+    auto* builtin = window.findChild<QAction*>(QStringLiteral("lesson_action"));
+    QVERIFY(builtin);
+    builtin->trigger();
+    QCOMPARE(&lesson->lesson(), &studio::builtin_lesson());
+    QCOMPARE(lesson->current(), 0);
+    lesson->close_lesson();
+    QTRY_VERIFY_WITH_TIMEOUT(!lesson->is_running(), 60000);
 }
 
 int main(int argc, char** argv) {
