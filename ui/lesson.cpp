@@ -213,9 +213,9 @@ LessonVerdict eval_log_check(const std::vector<RunResult>& runs, const CheckPara
                      .arg(evals[i].eval_loss, 0, 'f', 4)
                      .arg(evals[i].eval_accuracy, 0, 'f', 3);
     }
-    const bool ok = rising && double(evals.size()) >= p.at("evaluations") && std::all_of(evals.begin(), evals.end(), [](const auto& e) {
-                        return std::isfinite(e.eval_loss);
-                    });
+    const bool finite =
+        std::all_of(evals.begin(), evals.end(), [](const auto& e) { return std::isfinite(e.eval_loss); });
+    const bool ok = rising && finite && double(evals.size()) >= p.at("evaluations");
     return {ok, Tr::tr("%1 updates; the Trainer's log: %2.")
                     .arg(runs[0].summary.optimizer_steps)
                     .arg(lines.isEmpty() ? Tr::tr("no evaluation") : lines.join(QStringLiteral("; ")))};
@@ -275,7 +275,8 @@ int Lesson::step_index(const QString& key) const {
 }
 
 QStringList shipped_lessons() {
-    return {QStringLiteral(":/lessons/gradient-accumulation.json"), QStringLiteral(":/lessons/chapter-text-classifier.json")};
+    return {QStringLiteral(":/lessons/gradient-accumulation.json"),
+            QStringLiteral(":/lessons/chapter-text-classifier.json")};
 }
 
 std::shared_ptr<const Lesson> builtin_lesson_shared() {

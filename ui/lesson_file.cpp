@@ -84,7 +84,8 @@ private:
     }
     void expect(char c, const QString& field, const char* what) {
         skip_space();
-        if (peek() != c) fail(field, QStringLiteral("not JSON: expected %1, found %2").arg(QLatin1String(what), found()));
+        if (peek() != c)
+            fail(field, QStringLiteral("not JSON: expected %1, found %2").arg(QLatin1String(what), found()));
         advance();
     }
 
@@ -191,7 +192,10 @@ private:
         int v = 0;
         for (int i = 0; i < 4; ++i) {
             const char c = peek();
-            const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            const int d = c >= '0' && c <= '9'   ? c - '0'
+                          : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                 : -1;
             if (d < 0) fail(field, QStringLiteral("not JSON: \\u needs four hexadecimal digits"));
             v = v * 16 + d;
             advance();
@@ -214,7 +218,8 @@ private:
                 advance();
                 break;
             }
-            if (c == '\n' || c == '\r') fail(field, QStringLiteral("not JSON: the text has no closing quote on its line"));
+            if (c == '\n' || c == '\r')
+                fail(field, QStringLiteral("not JSON: the text has no closing quote on its line"));
             if (static_cast<unsigned char>(c) < 0x20)
                 fail(field, QStringLiteral("not JSON: a control character inside quotes (write \\t)"));
             if (c != '\\') {
@@ -312,6 +317,18 @@ QString option_name(QString key) {
     return key;
 }
 
+// Refuses the engine's `problem` at the key of `config` it names (accum-run's
+// option names, '_' spellings and aliases included), else at `at`.
+[[noreturn]] void refuse_config(const Node* config, const Node& at, const QString& field,
+                                const accum::ConfigProblem& problem) {
+    const QString option = QString::fromStdString(problem.option);
+    if (config)
+        for (const auto& [key, value] : config->members)
+            if (option_name(key) == option)
+                refuse(value, field + QLatin1Char('.') + key, QString::fromStdString(problem.message));
+    refuse(at, field, QString::fromStdString(problem.to_string()));
+}
+
 // `config`'s keys on top of `base`, through accum-run's own --config reader.
 accum::RunConfig apply_config(const QByteArray& file, const Node& config, const QString& field,
                               const accum::RunConfig& base) {
@@ -319,13 +336,7 @@ accum::RunConfig apply_config(const QByteArray& file, const Node& config, const 
     std::vector<accum::ConfigProblem> problems;
     const auto text = file.mid(config.begin, config.end - config.begin).toStdString();
     const auto result = accum::from_json_text(text, base, problems);
-    if (!problems.empty()) {
-        const QString option = QString::fromStdString(problems.front().option);
-        for (const auto& [key, value] : config.members)
-            if (option_name(key) == option)
-                refuse(value, field + QLatin1Char('.') + key, QString::fromStdString(problems.front().message));
-        refuse(config, field, QString::fromStdString(problems.front().to_string()));
-    }
+    if (!problems.empty()) refuse_config(&config, config, field, problems.front());
     return result;
 }
 
@@ -358,7 +369,9 @@ std::function<LessonVerdict(const std::vector<RunResult>&)> read_check(const Nod
         if (kind_node.string == QLatin1String(k.name)) kind = &k;
         names << QLatin1String(k.name);
     }
-    if (!kind) refuse(kind_node, kind_field, QStringLiteral("unknown check \"%1\" (known: %2)").arg(kind_node.string, join(names)));
+    if (!kind)
+        refuse(kind_node, kind_field,
+               QStringLiteral("unknown check \"%1\" (known: %2)").arg(kind_node.string, join(names)));
     CheckParameters parameters = kind->defaults;
     QStringList takes;
     for (const auto& [name, value] : kind->defaults) takes << QString::fromStdString(name);
@@ -385,7 +398,8 @@ LessonStep read_step(const QByteArray& file, const Node& n, const QString& field
     step.line = n.line;
     const Node& key = require(n, "key", field);
     const QString key_text = text_value(key, field + QStringLiteral(".key"));
-    if (keys.contains(key_text)) refuse(key, field + QStringLiteral(".key"), QStringLiteral("\"%1\" names an earlier step too").arg(key_text));
+    if (keys.contains(key_text))
+        refuse(key, field + QStringLiteral(".key"), QStringLiteral("\"%1\" names an earlier step too").arg(key_text));
     step.key_storage = std::make_shared<const std::string>(key_text.toStdString());
     step.key = step.key_storage->c_str();
     step.title = read_text(require(n, "title", field), field + QStringLiteral(".title"), languages);
@@ -405,21 +419,18 @@ LessonStep read_step(const QByteArray& file, const Node& n, const QString& field
         refuse(run, run_field, QStringLiteral("unknown run \"%1\" (choose %2)").arg(run.string, join(names)));
     }
     if (const Node* focus = n.member("focus")) {
-        if (step.run != LessonRun::Live) refuse(*focus, field + QStringLiteral(".focus"), QStringLiteral("only a live step has a focus"));
-        step.focus = choice<LiveFocus>(*focus, field + QStringLiteral(".focus"),
-                                       {{"balanced", LiveFocus::Balanced}, {"memory", LiveFocus::Memory}, {"code", LiveFocus::Code}});
+        if (step.run != LessonRun::Live)
+            refuse(*focus, field + QStringLiteral(".focus"), QStringLiteral("only a live step has a focus"));
+        step.focus = choice<LiveFocus>(
+            *focus, field + QStringLiteral(".focus"),
+            {{"balanced", LiveFocus::Balanced}, {"memory", LiveFocus::Memory}, {"code", LiveFocus::Code}});
     }
 
     accum::RunConfig config = base;
     if (const Node* c = n.member("config")) config = apply_config(file, *c, field + QStringLiteral(".config"), base);
     if (const auto problems = accum::validate(config); !problems.empty()) {
-        const QString option = QString::fromStdString(problems.front().option);
         const Node* c = n.member("config");
-        if (c)
-            for (const auto& [k, value] : c->members)
-                if (option_name(k) == option)
-                    refuse(value, field + QStringLiteral(".config.") + k, QString::fromStdString(problems.front().message));
-        refuse(c ? *c : n, field + QStringLiteral(".config"), QString::fromStdString(problems.front().to_string()));
+        refuse_config(c, c ? *c : n, field + QStringLiteral(".config"), problems.front());
     }
     step.config = [config] { return config; };
     step.check = read_check(require(n, "check", field), field + QStringLiteral(".check"));
@@ -431,7 +442,8 @@ LessonStep read_step(const QByteArray& file, const Node& n, const QString& field
             if (m->string == QLatin1String(name)) step.measured = sentence;
             names << QLatin1String(name);
         }
-        if (!step.measured) refuse(*m, m_field, QStringLiteral("unknown figures \"%1\" (known: %2)").arg(m->string, join(names)));
+        if (!step.measured)
+            refuse(*m, m_field, QStringLiteral("unknown figures \"%1\" (known: %2)").arg(m->string, join(names)));
     }
     step.lever = lever;
     if (const Node* l = n.member("lever")) step.lever = read_lever(*l, field + QStringLiteral(".lever"));
@@ -466,8 +478,8 @@ Lesson read_lesson(const QByteArray& file, const Node& root) {
     if (steps.items.empty()) refuse(steps, QStringLiteral("steps"), QStringLiteral("has no step"));
     QStringList keys;
     for (std::size_t i = 0; i < steps.items.size(); ++i) {
-        lesson.steps.push_back(
-            read_step(file, steps.items[i], QStringLiteral("steps[%1]").arg(i + 1), lesson.languages, base, lever, keys));
+        lesson.steps.push_back(read_step(file, steps.items[i], QStringLiteral("steps[%1]").arg(i + 1), lesson.languages,
+                                         base, lever, keys));
         keys << QLatin1String(lesson.steps.back().key);
     }
     return lesson;
@@ -482,7 +494,11 @@ std::optional<Lesson> parse_lesson(const QByteArray& text, const QString& name, 
         lesson.file = name;
         return lesson;
     } catch (const Refusal& r) {
-        if (error) *error = QStringLiteral("%1, line %2: %3: %4").arg(QFileInfo(name).fileName()).arg(r.line).arg(r.field, r.reason);
+        if (error)
+            *error = QStringLiteral("%1, line %2: %3: %4")
+                         .arg(QFileInfo(name).fileName())
+                         .arg(r.line)
+                         .arg(r.field, r.reason);
         return std::nullopt;
     }
 }

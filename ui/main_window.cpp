@@ -394,7 +394,8 @@ void MainWindow::build_actions() {
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open configuration…"), QKeySequence::Open, this, &MainWindow::load_config_dialog);
     file->addAction(tr("&Save configuration…"), QKeySequence::Save, this, &MainWindow::save_config_dialog);
-    file->addAction(tr("Open &lesson…"), this, &MainWindow::open_lesson_dialog)->setObjectName(QStringLiteral("open_lesson_action"));
+    file->addAction(tr("Open &lesson…"), this, &MainWindow::open_lesson_dialog)
+        ->setObjectName(QStringLiteral("open_lesson_action"));
     file->addSeparator();
     file->addAction(tr("Export loss plot (PNG/PDF)…"), this, [this] { export_plot_dialog(true); });
     file->addAction(tr("Export memory plot (PNG/PDF)…"), this, [this] { export_plot_dialog(false); });

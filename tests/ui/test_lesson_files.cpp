@@ -155,7 +155,8 @@ void TestLessonFiles::shippedLessonsLoad() {
             for (const auto& language : lesson->languages) {
                 QVERIFY2(!step.title.in(language).isEmpty(), qPrintable(where));
                 const int n = sentences(step.text.in(language));
-                QVERIFY2(n >= 2 && n <= 4, qPrintable(where + QStringLiteral(" (%1): %2 sentences").arg(language).arg(n)));
+                QVERIFY2(n >= 2 && n <= 4,
+                         qPrintable(where + QStringLiteral(" (%1): %2 sentences").arg(language).arg(n)));
             }
             QVERIFY2(step.title.in(QStringLiteral("vi")) != step.title.in(QStringLiteral("en")), qPrintable(where));
             QVERIFY(step.config && step.check);
@@ -191,7 +192,7 @@ void TestLessonFiles::aLessonOfOneStep() {
     QCOMPARE(step.line, 7);
     QCOMPARE(step.title.in(QStringLiteral("vi")), QStringLiteral("Một"));
     QCOMPARE(step.title.in(QStringLiteral("fr")), QStringLiteral("One")); // English when the language is missing
-    QCOMPARE(int(step.lever), int(studio::MemoryLever::Planner));          // no lever named: the planner's
+    QCOMPARE(int(step.lever), int(studio::MemoryLever::Planner));         // no lever named: the planner's
     // The lesson's settings, then the step's, on the engine's defaults.
     const auto c = step.config();
     QCOMPARE(int(c.dataset), int(accum::DatasetKind::SyntheticPairs));
@@ -216,15 +217,15 @@ void TestLessonFiles::damagedFileIsRefused_data() {
         "not JSON: expected ',' or '}'");
     row("syntax: no closing quote", damaged("\"vi\": \"Một\"}", "\"vi\": \"Một}"), 9, "steps[1].title.vi",
         "no closing quote");
-    row("syntax: text after the end", QByteArray(kLesson) + "}\n", 17, "(the file)", "text after the lesson's closing }");
+    row("syntax: text after the end", QByteArray(kLesson) + "}\n", 17, "(the file)",
+        "text after the lesson's closing }");
     row("syntax: empty file", QByteArray(), 1, "(the file)", "expected a value");
     row("unknown field", damaged("\"run\": \"live\",", "\"run\": \"live\", \"pause\": true,"), 11, "steps[1].pause",
         "unknown field");
     row("unknown check", damaged("\"kind\": \"accumulates\"", "\"kind\": \"acumulates\""), 13, "steps[1].check.kind",
         "unknown check \"acumulates\"");
-    row("unknown check parameter",
-        damaged("\"kind\": \"accumulates\"", "\"kind\": \"same-loss\", \"tolerence\": 1e-5"), 13,
-        "steps[1].check.tolerence", "takes tolerance");
+    row("unknown check parameter", damaged("\"kind\": \"accumulates\"", "\"kind\": \"same-loss\", \"tolerence\": 1e-5"),
+        13, "steps[1].check.tolerence", "takes tolerance");
     row("unknown run", damaged("\"run\": \"live\"", "\"run\": \"pitfall-nothing\""), 11, "steps[1].run",
         "unknown run \"pitfall-nothing\"");
     row("unknown option", damaged("\"batch-size\": 4", "\"batch-sise\": 4"), 12, "steps[1].config.batch-sise",
@@ -248,8 +249,9 @@ void TestLessonFiles::damagedFileIsRefused_data() {
     row("missing field", damaged("\"check\": {\"kind\": \"accumulates\"}", "\"lever\": \"accumulation\""), 7,
         "steps[1].check", "missing");
     row("two steps, one key",
-        damaged("    }\n  ]", "    },\n    {\"key\": \"one\", \"title\": {\"en\": \"1\", \"vi\": \"1\"}, \"text\": "
-                             "{\"en\": \"1\", \"vi\": \"1\"}, \"run\": \"live\", \"check\": {\"kind\": \"accumulates\"}}\n  ]"),
+        damaged("    }\n  ]",
+                "    },\n    {\"key\": \"one\", \"title\": {\"en\": \"1\", \"vi\": \"1\"}, \"text\": "
+                "{\"en\": \"1\", \"vi\": \"1\"}, \"run\": \"live\", \"check\": {\"kind\": \"accumulates\"}}\n  ]"),
         15, "steps[2].key", "names an earlier step too");
     row("unknown lever", damaged("\"format\": 1,", "\"format\": 1, \"lever\": \"sharding\","), 2, "lever",
         "unknown value \"sharding\"");
@@ -386,8 +388,7 @@ void TestLessonFiles::chapterLessonWalksItsSteps() {
         }
         if (step.run == studio::LessonRun::Live) {
             QCOMPARE(int(runs[0].config.mode), int(step.config().mode));
-            QCOMPARE(runs[0].summary.micro_steps,
-                     runs[0].config.accumulation_steps * runs[0].summary.optimizer_steps);
+            QCOMPARE(runs[0].summary.micro_steps, runs[0].config.accumulation_steps * runs[0].summary.optimizer_steps);
         }
         if (QLatin1String(step.key) == QLatin1String("trainer")) {
             // The Trainer's epoch log: one evaluation at the end of each epoch.
@@ -398,7 +399,10 @@ void TestLessonFiles::chapterLessonWalksItsSteps() {
         QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
         const QSize minimum = window.minimumSizeHint();
         QVERIFY2(minimum.width() <= 1280 && minimum.height() <= 720,
-                 qPrintable(QStringLiteral("%1: the window needs %2x%3").arg(QLatin1String(step.key)).arg(minimum.width()).arg(minimum.height())));
+                 qPrintable(QStringLiteral("%1: the window needs %2x%3")
+                                .arg(QLatin1String(step.key))
+                                .arg(minimum.width())
+                                .arg(minimum.height())));
         if (i + 1 < count) QTest::mouseClick(lesson->next_button(), Qt::LeftButton);
     }
     window.set_presentation_mode(false);
