@@ -8,6 +8,7 @@
 //                       configuration (the defaults, or --config FILE's), not the saved one
 //   --language CODE     en or vi for this session (the setting is under Settings › Language)
 //   --lesson            open the guided lesson (Lab › Lesson) at its first step
+//   --lesson-file FILE  open a lesson file (File › Open lesson…, docs/lessons.md) at its first step
 //   --presentation      start in presentation mode (View › Presentation, F11)
 // Hidden options for demos and screenshots:
 //   --autorun           start the run as soon as the window is shown
@@ -34,6 +35,7 @@
 #include "config_panel.h"
 #include "language.h"
 #include "lesson.h"
+#include "lesson_panel.h"
 #include "main_window.h"
 #include "runs_panel.h"
 #include "runner/cli_docs.h"
@@ -131,6 +133,9 @@ int main(int argc, char** argv) {
     QCommandLineOption lesson_step_option(QStringLiteral("lesson-step"),
                                           QStringLiteral("Open the lesson at STEP (1-based, or its name)."),
                                           QStringLiteral("STEP"));
+    QCommandLineOption lesson_file_option(QStringLiteral("lesson-file"),
+                                          QStringLiteral("Open a lesson file (docs/lessons.md) at its first step."),
+                                          QStringLiteral("FILE"));
     QCommandLineOption presentation_option(QStringLiteral("presentation"),
                                            QStringLiteral("Start in presentation mode (F11 leaves it)."));
     after_option.setFlags(QCommandLineOption::HiddenFromHelp);
@@ -149,8 +154,8 @@ int main(int argc, char** argv) {
     manual_extra_option.setFlags(QCommandLineOption::HiddenFromHelp);
     const QList<QCommandLineOption> options{config_option,   autorun_option,      screenshot_option, quit_option,
                                             demo_option,     after_option,        language_option,   lesson_option,
-                                            lesson_step_option, presentation_option, build_up_option, manual_option,
-                                            manual_extra_option};
+                                            lesson_step_option, presentation_option, build_up_option, lesson_file_option,
+                                            manual_option, manual_extra_option};
     parser.addOptions(options);
     const QString run_dir = QStringLiteral("run-dir"), run_dirs = QStringLiteral("[run-dir...]");
     const QString run_dirs_help = QStringLiteral("accum-run output directories to open in the Runs tab.");
@@ -190,20 +195,32 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "accum-studio: no translation for '%s' in %s\n", qPrintable(language),
                      qPrintable(studio::translations_directory()));
 
+    // The lesson: the built-in one, or --lesson-file's.
+    auto lesson = studio::builtin_lesson_shared();
+    if (parser.isSet(lesson_file_option)) {
+        QString error;
+        auto read = studio::read_lesson_file(parser.value(lesson_file_option), &error);
+        if (!read) {
+            std::fprintf(stderr, "accum-studio: --lesson-file: %s\n", qPrintable(error));
+            return 2;
+        }
+        lesson = std::make_shared<const studio::Lesson>(std::move(*read));
+    }
     int lesson_index = -1; // the lesson's step to open, if any
-    if (parser.isSet(lesson_option) || parser.isSet(lesson_step_option)) {
+    if (parser.isSet(lesson_option) || parser.isSet(lesson_step_option) || parser.isSet(lesson_file_option)) {
         const QString step = parser.value(lesson_step_option);
         bool numeric = false;
         const int number = step.toInt(&numeric);
-        lesson_index = step.isEmpty() ? 0 : numeric ? number - 1 : studio::lesson_step_index(step);
-        if (lesson_index < 0 || lesson_index >= int(studio::lesson_steps().size())) {
-            std::fprintf(stderr, "accum-studio: --lesson-step: no step '%s' (1 to %d, or a name such as problem)\n",
-                         qPrintable(step), int(studio::lesson_steps().size()));
+        lesson_index = step.isEmpty() ? 0 : numeric ? number - 1 : lesson->step_index(step);
+        if (lesson_index < 0 || lesson_index >= int(lesson->steps.size())) {
+            std::fprintf(stderr, "accum-studio: --lesson-step: no step '%s' (1 to %d, or a name such as %s)\n",
+                         qPrintable(step), int(lesson->steps.size()), lesson->steps.front().key);
             return 2;
         }
     }
 
     studio::MainWindow window;
+    window.lesson_panel()->set_lesson(lesson);
     if (parser.isSet(config_option)) {
         QString error;
         if (!window.load_config(parser.value(config_option), &error)) {

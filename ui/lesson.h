@@ -1,13 +1,23 @@
 #pragma once
-// The guided lesson: the chapter on gradient accumulation as steps a teacher
-// clicks through. Each step is data: a title and two or three sentences (English
-// source, translated through the "studio::Lesson" context), the configuration the
-// studio is set to, what runs (a live run, or an experiment of the equivalence
-// lab), and the check that says whether it ended as the step says. A new step
-// (the distributed sync counter, memory bands, loss scale…) is one more entry in
-// lesson_steps(). No widgets here: lesson_panel.h shows and drives the steps.
+// The guided lesson: a chapter as steps a teacher clicks through. A lesson is a
+// file (docs/lessons.md): per step a title and two or three sentences in each of
+// the lesson's languages, the configuration the studio is set to (accum-run's
+// --config keys), what runs (a live run, or an experiment of the equivalence
+// lab), the check that says whether it ended as the step says, and the memory
+// lever the out-of-memory advice leads with. The checks and the measured
+// sentences are named kinds, implemented here; the file gives their parameters.
+// The studio ships its lessons compiled in (resources/lessons/); File › Open
+// lesson… reads a teacher's own. No widgets here: lesson_panel.h shows and
+// drives the steps.
 
 #include <QString>
+#include <QStringList>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "accum/run_config.h"
@@ -28,37 +38,87 @@ enum class LessonRun {
     Experiment, // the configuration is the base of an equivalence-lab experiment
 };
 
+// What the out-of-memory advice offers first (oom_banner.h): the planner's
+// measured choice, or the lever the lesson teaches, the other one second.
+enum class MemoryLever { Planner, Accumulation, Checkpointing };
+
 struct LessonVerdict {
     bool as_expected = false;
     QString text; // one line, translated: what happened, with the numbers
 };
 
+// A text in each of a lesson's languages.
+struct LessonText {
+    std::vector<std::pair<QString, QString>> by_language; // ("en", "…"), ("vi", "…")
+    // The text in `language`, else in English, else in the lesson's first language.
+    QString in(const QString& language) const;
+};
+
 struct LessonStep {
-    const char* key = "";   // stable name: "problem", "mechanism", … (tests, --lesson-step)
-    const char* title = ""; // QT_TRANSLATE_NOOP("studio::Lesson", …)
-    const char* text = "";  // two or three sentences, same context
+    const char* key = ""; // stable name: "problem", "mechanism", … (tests, --lesson-step)
+    LessonText title;
+    LessonText text; // two or three sentences
     LessonRun run = LessonRun::Live;
-    LiveFocus focus = LiveFocus::Balanced; // with LessonRun::Live
+    LiveFocus focus = LiveFocus::Balanced;             // with LessonRun::Live
     Experiment experiment = Experiment::CompareStyles; // with LessonRun::Experiment
-    accum::RunConfig (*config)() = nullptr;
+    MemoryLever lever = MemoryLever::Planner;
+    std::function<accum::RunConfig()> config;
     // The runs the step made (one for a live run, the lab's runs for an experiment).
-    LessonVerdict (*check)(const std::vector<RunResult>& runs) = nullptr;
+    std::function<LessonVerdict(const std::vector<RunResult>&)> check;
     // A sentence of measured figures, from a benchmark's results compiled into
     // the studio, after the text (none when they are missing).
-    QString (*measured)() = nullptr;
+    std::function<QString()> measured;
+    int line = 0; // where the step starts in its file
+    std::shared_ptr<const std::string> key_storage; // what `key` points into, shared by copies
 
+    // In the interface's language (interface_language()).
     QString title_text() const;
     QString body_text() const;
 };
 
-const std::vector<LessonStep>& lesson_steps();
-// The index of the step named `key`, or -1.
+struct Lesson {
+    QString file; // what it was read from (":/lessons/…" for a shipped lesson)
+    LessonText title;
+    QStringList languages;
+    std::vector<LessonStep> steps;
+
+    int step_index(const QString& key) const; // -1 when no step is named `key`
+};
+
+// Reads a lesson file. On a bad file: nothing, and `error` says where and what:
+// "FILE, line N: FIELD: reason" (the field as "steps[3].check.kind", steps
+// counted from 1).
+std::optional<Lesson> read_lesson_file(const QString& path, QString* error);
+std::optional<Lesson> parse_lesson(const QByteArray& text, const QString& name, QString* error);
+
+// The lessons the studio ships (compiled in), the built-in one first.
+QStringList shipped_lessons();
+// The built-in lesson: the chapter on gradient accumulation.
+const Lesson& builtin_lesson();
+std::shared_ptr<const Lesson> builtin_lesson_shared();
+const std::vector<LessonStep>& lesson_steps(); // builtin_lesson().steps
+// The index of the built-in lesson's step named `key`, or -1.
 int lesson_step_index(const QString& key);
 
-// Thresholds of the checks. Same update, different arithmetic order: the runs differ
-// only by rounding, well inside kSameLossTolerance. A pitfall must be visible from
-// the back of the room: each kVisible… threshold sits well below the gap its step
-// measured. The measured gaps: bench/STUDIO_MEASUREMENTS.md.
+// The language of the interface's installed translation ("en" without one).
+QString interface_language();
+
+// The kinds of check a lesson file names, with their parameters and defaults.
+using CheckParameters = std::map<std::string, double>;
+struct CheckKind {
+    const char* name;
+    CheckParameters defaults; // every parameter the kind takes
+    LessonVerdict (*check)(const std::vector<RunResult>& runs, const CheckParameters& p);
+};
+const std::vector<CheckKind>& check_kinds();
+// The measured sentences a step may add (kind name → the sentence, "" without figures).
+const std::vector<std::pair<const char*, QString (*)()>>& measured_kinds();
+
+// Thresholds of the built-in lesson's checks (the defaults of their kinds' parameters).
+// Same update, different arithmetic order: the runs differ only by rounding, well
+// inside kSameLossTolerance. A pitfall must be visible from the back of the room:
+// each kVisible… threshold sits well below the gap its step measured. The measured
+// gaps: bench/STUDIO_MEASUREMENTS.md.
 inline constexpr double kSameLossTolerance = 1e-5;
 inline constexpr double kVisibleTokenDifference = 1e-2;
 inline constexpr double kVisibleBatchNormDifference = 1e-3;

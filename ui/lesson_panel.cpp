@@ -120,6 +120,18 @@ void LessonPanel::go_to(int index) {
     run_step();
 }
 
+void LessonPanel::set_lesson(std::shared_ptr<const Lesson> lesson) {
+    if (!lesson || lesson->steps.empty()) return;
+    close_lesson();
+    lesson_ = std::move(lesson);
+    index_ = -1;
+}
+
+MemoryLever LessonPanel::running_lever() const {
+    if (!is_running() || index_ < 0) return MemoryLever::Planner;
+    return lesson_->steps[static_cast<std::size_t>(index_)].lever;
+}
+
 void LessonPanel::run_again() {
     if (index_ < 0) return;
     go_to(index_);
@@ -138,7 +150,7 @@ void LessonPanel::stop_current() {
 }
 
 void LessonPanel::show_step() {
-    const auto& step = lesson_steps()[static_cast<std::size_t>(index_)];
+    const auto& step = lesson_->steps[static_cast<std::size_t>(index_)];
     counter_->setText(tr("Step %1 of %2").arg(index_ + 1).arg(step_count()));
     title_->setText(step.title_text());
     text_->setText(step.body_text());
@@ -146,7 +158,7 @@ void LessonPanel::show_step() {
 }
 
 void LessonPanel::run_step() {
-    const auto& step = lesson_steps()[static_cast<std::size_t>(index_)];
+    const auto& step = lesson_->steps[static_cast<std::size_t>(index_)];
     verdict_ = LessonVerdict{};
     results_.clear();
     set_verdict_colour(QColor(0x555555));
@@ -201,7 +213,7 @@ void LessonPanel::finish(const std::vector<RunResult>& runs) {
         return;
     }
     results_ = runs;
-    const auto& step = lesson_steps()[static_cast<std::size_t>(index_)];
+    const auto& step = lesson_->steps[static_cast<std::size_t>(index_)];
     const auto refused =
         std::find_if(runs.begin(), runs.end(), [](const RunResult& r) { return engine_refused_as_busy(r.summary); });
     // The engine refused the step's run (another run of this process trains): the

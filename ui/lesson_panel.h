@@ -9,6 +9,7 @@
 // lesson.h.
 
 #include <QFrame>
+#include <memory>
 #include <vector>
 
 #include "accum/run_config.h"
@@ -32,7 +33,13 @@ public:
     void close_lesson();       // stops the step's run and hides the bar
 
     int current() const { return index_; }
-    int step_count() const { return int(lesson_steps().size()); }
+    int step_count() const { return int(lesson_->steps.size()); }
+    // The lesson the bar walks: the built-in one until another is set (which
+    // stops the step that runs and hides the bar; start() walks the new one).
+    const Lesson& lesson() const { return *lesson_; }
+    void set_lesson(std::shared_ptr<const Lesson> lesson);
+    // The memory lever of the step that runs (MemoryLever::Planner when none does).
+    MemoryLever running_lever() const;
     // The step's run started and has not ended.
     bool is_running() const { return waiting_ != Waiting::Nothing; }
     // The last finished step's verdict and runs.
@@ -83,6 +90,7 @@ private:
     void fit_fonts();
     void set_verdict_colour(const QColor& colour);
 
+    std::shared_ptr<const Lesson> lesson_ = builtin_lesson_shared();
     int index_ = -1;
     int pending_ = -1; // the step to run once the stopped one has ended
     bool closing_ = false;

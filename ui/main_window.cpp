@@ -396,6 +396,8 @@ void MainWindow::build_actions() {
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open configuration…"), QKeySequence::Open, this, &MainWindow::load_config_dialog);
     file->addAction(tr("&Save configuration…"), QKeySequence::Save, this, &MainWindow::save_config_dialog);
+    file->addAction(tr("Open &lesson…"), this, &MainWindow::open_lesson_dialog)
+        ->setObjectName(QStringLiteral("open_lesson_action"));
     file->addSeparator();
     file->addAction(tr("Export loss plot (PNG/PDF)…"), this, [this] { export_plot_dialog(true); });
     file->addAction(tr("Export memory plot (PNG/PDF)…"), this, [this] { export_plot_dialog(false); });
@@ -408,7 +410,11 @@ void MainWindow::build_actions() {
     run->addAction(stop_action_);
     run->addAction(step_action_);
     auto* lab = menuBar()->addMenu(tr("&Lab"));
-    auto* lesson = lab->addAction(tr("&Lesson"), this, [this] { start_lesson(0); });
+    auto* lesson = lab->addAction(tr("&Lesson"), this, [this] {
+        // The built-in lesson, after a lesson file too (File › Open lesson…).
+        if (&lesson_panel_->lesson() != &builtin_lesson()) lesson_panel_->set_lesson(builtin_lesson_shared());
+        start_lesson(0);
+    });
     lesson->setObjectName(QStringLiteral("lesson_action"));
     lesson->setToolTip(tr("The chapter on gradient accumulation, step by step"));
     // The experiments by group, a separator before each, in the table's order.
@@ -718,7 +724,8 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     }
     if (summary.status == accum::RunStatus::OutOfMemory) {
         memory_plot_->mark_out_of_memory(summary.peak_memory_bytes);
-        oom_banner_->show_for(summary, running_config_.batch_size, running_config_.accumulation_steps);
+        oom_banner_->show_for(summary, running_config_.batch_size, running_config_.accumulation_steps,
+                              lesson_panel_->running_lever());
     }
     refresh_views(true); // the last records
     if (summary.status == accum::RunStatus::Completed) progress_->setValue(progress_->maximum());

@@ -133,6 +133,10 @@ public Q_SLOTS:
     bool run_experiment(Experiment experiment);
     // The guided lesson from step `index` (Lab › Lesson, accum-studio --lesson).
     void start_lesson(int index = 0);
+    // A lesson file (File › Open lesson…, accum-studio --lesson-file): the lesson's
+    // bar walks it from its first step. A bad file changes nothing and `error`
+    // names its line and field (lesson.h).
+    bool open_lesson(const QString& path, QString* error = nullptr);
     // Presentation mode: text and plot text enlarged (presentation_scale()), loss and
     // memory lines thicker, the configuration folded to a one-line summary, full
     // screen. Leaving it restores the font, the panels and the window's geometry.
@@ -180,6 +184,7 @@ private:
     void save_config_dialog();
     void show_threads(const QString& log_line);
     void load_config_dialog();
+    void open_lesson_dialog();
     void export_plot_dialog(bool loss);
     void export_csv_dialog();
     void build_language_menu();

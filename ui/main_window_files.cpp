@@ -119,6 +119,21 @@ void MainWindow::load_config_dialog() {
     if (!load_config(path, &error)) QMessageBox::warning(this, tr("Open configuration"), error);
 }
 
+void MainWindow::open_lesson_dialog() {
+    const auto path = QFileDialog::getOpenFileName(this, tr("Open lesson"), QString(), tr("Lesson (*.json)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!open_lesson(path, &error)) QMessageBox::warning(this, tr("Open lesson"), error);
+}
+
+bool MainWindow::open_lesson(const QString& path, QString* error) {
+    auto lesson = read_lesson_file(path, error);
+    if (!lesson) return false;
+    lesson_panel_->set_lesson(std::make_shared<const Lesson>(std::move(*lesson)));
+    start_lesson(0);
+    return true;
+}
+
 void MainWindow::export_plot_dialog(bool loss) {
     const auto path = QFileDialog::getSaveFileName(this, loss ? tr("Export loss plot") : tr("Export memory plot"),
                                                    loss ? QStringLiteral("loss.png") : QStringLiteral("memory.png"),

@@ -1629,72 +1629,8 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Gọi sau mỗi micro-batch, tốc độ học bằng 0 từ lần cập nhật %1 trên %2; gọi sau mỗi lần cập nhật, nó vẫn là %3 ở lần cuối.</translation>
     </message>
     <message>
-        <source>The problem: a big batch does not fit</source>
-        <translation>Vấn đề: một batch lớn không vừa bộ nhớ</translation>
-    </message>
-    <message>
-        <source>We want 256 images per update. One batch of 256 through the CNN needs more tensor memory than this device&apos;s 40 MiB budget. Watch the memory plot: the run stops with out of memory at the first batch.</source>
-        <translation>Ta muốn 256 ảnh cho mỗi lần cập nhật. Một batch 256 ảnh qua CNN cần nhiều bộ nhớ tensor hơn ngân sách 40 MiB của thiết bị này. Hãy xem biểu đồ bộ nhớ: lần chạy dừng vì hết bộ nhớ ngay ở batch đầu tiên.</translation>
-    </message>
-    <message>
-        <source>The mechanism: K micro-batches add up in .grad</source>
-        <translation>Cơ chế: K micro-batch cộng dồn trong .grad</translation>
-    </message>
-    <message>
-        <source>Split the 256 into K = 4 micro-batches of 64. Each runs forward and backward and adds its gradient to .grad; after the fourth, the optimizer steps once and .grad is zeroed. Space pauses, F10 runs one micro-batch: the code panel lights the line that runs.</source>
-        <translation>Chia 256 thành K = 4 micro-batch, mỗi cái 64 ảnh. Mỗi micro-batch chạy forward và backward rồi cộng gradient của nó vào .grad; sau micro-batch thứ tư, optimizer bước một lần và .grad được xóa về 0. Space để tạm dừng, F10 chạy một micro-batch: khung mã nguồn tô sáng dòng đang chạy.</translation>
-    </message>
-    <message>
-        <source>The proof: the same losses, less memory</source>
-        <translation>Bằng chứng: cùng loss, ít bộ nhớ hơn</translation>
-    </message>
-    <message>
-        <source>One batch of 256, 64 × 4 and 32 × 8 see the same samples in every update, so their loss curves lie on top of each other; the lower panel shows |Δ loss| at rounding level. The table shows what changes: peak memory falls with the micro-batch.</source>
-        <translation>Một batch 256, 64 × 4 và 32 × 8 thấy cùng các mẫu trong mỗi lần cập nhật, nên các đường loss trùng nhau; khung dưới cho thấy |Δ loss| chỉ ở mức sai số làm tròn. Bảng cho thấy điều thay đổi: bộ nhớ đỉnh giảm theo micro-batch.</translation>
-    </message>
-    <message>
-        <source>Three APIs, one idea</source>
-        <translation>Ba API, một ý tưởng</translation>
-    </message>
-    <message>
-        <source>The same training written three ways: the plain PyTorch loop, Hugging Face Accelerate and the Transformers Trainer. Their curves coincide update for update; only the spelling of the loop differs.</source>
-        <translation>Cùng một quá trình huấn luyện viết theo ba cách: vòng lặp PyTorch thuần, Hugging Face Accelerate và Trainer của Transformers. Các đường cong trùng nhau qua từng lần cập nhật; chỉ cách viết vòng lặp là khác.</translation>
-    </message>
-    <message>
-        <source>Pitfall: mean loss vs token loss</source>
-        <translation>Cạm bẫy: loss trung bình vs loss theo token</translation>
-    </message>
-    <message>
-        <source>Sequences of different lengths, one per micro-batch, K = 16. Averaging each micro-batch&apos;s mean loss gives a short sequence as much weight as a long one, and training drifts from the big batch. Dividing the summed token losses by the window&apos;s token count (num_items_in_batch) matches it.</source>
-        <translation>Các chuỗi dài ngắn khác nhau, mỗi micro-batch một chuỗi, K = 16. Lấy trung bình loss trung bình của từng micro-batch khiến một chuỗi ngắn nặng ngang một chuỗi dài, và việc huấn luyện trôi khỏi batch lớn. Chia tổng loss các token cho số token của cả cửa sổ (num_items_in_batch) thì khớp với batch lớn.</translation>
-    </message>
-    <message>
-        <source>Pitfall: BatchNorm</source>
-        <translation>Cạm bẫy: BatchNorm</translation>
-    </message>
-    <message>
-        <source>BatchNorm normalises each micro-batch with its own mean and variance, so four batches of 64 are not one batch of 256. The |Δ loss| panel shows the accumulated run leaving the big-batch curve.</source>
-        <translation>BatchNorm chuẩn hóa mỗi micro-batch bằng trung bình và phương sai riêng của nó, nên bốn batch 64 không phải là một batch 256. Khung |Δ loss| cho thấy lần chạy tích lũy rời khỏi đường của batch lớn.</translation>
-    </message>
-    <message>
-        <source>Pitfall: the scheduler per micro-batch</source>
-        <translation>Cạm bẫy: gọi scheduler sau mỗi micro-batch</translation>
-    </message>
-    <message>
-        <source>lr_scheduler.step() after every micro-batch runs the schedule K times too fast: the learning rate reaches zero after a quarter of the run and training stalls. Step it once per update, beside optimizer.step().</source>
-        <translation>Gọi lr_scheduler.step() sau mỗi micro-batch làm lịch học chạy nhanh gấp K lần: tốc độ học về 0 sau một phần tư lần chạy và việc huấn luyện đứng lại. Hãy gọi nó một lần cho mỗi lần cập nhật, cạnh optimizer.step().</translation>
-    </message>
-    <message>
         <source>Once per window, the scaler skipped %1 of %2 updates for overflow and halved S once for each (%3 → %4). Per micro-batch, each update kept about its last micro-batch&apos;s gradient: |Δ loss| up to %5.</source>
         <translation>Một lần mỗi cửa sổ: bộ co giãn bỏ qua %1 trên %2 cập nhật do tràn số và giảm S một nửa cho mỗi lần (%3 → %4). Sau mỗi micro-batch: mỗi cập nhật chỉ giữ khoảng gradient của micro-batch cuối cùng, |Δ loss| lên tới %5.</translation>
-    </message>
-    <message>
-        <source>Pitfall: the loss scaler per micro-batch</source>
-        <translation>Cạm bẫy: gọi loss scaler sau mỗi micro-batch</translation>
-    </message>
-    <message>
-        <source>Mixed precision multiplies each micro-batch&apos;s loss by a scale S so that small gradients survive; once per window, just before clipping and the step, .grad is divided by S, and an inf or NaN gradient skips that update and halves S. Here S starts at float32&apos;s largest, so gradient spikes overflow: the plot shows S per update and a cross where an update was skipped. Unscaling and updating after every micro-batch divides what .grad holds again and again, so each update keeps only its last micro-batch.</source>
-        <translation>Độ chính xác hỗn hợp nhân loss của mỗi micro-batch với hệ số S để các gradient nhỏ không bị mất; mỗi cửa sổ một lần, ngay trước khi cắt gradient và bước optimizer, .grad được chia cho S, và một gradient inf hoặc NaN khiến lần cập nhật đó bị bỏ qua và S giảm một nửa. Ở đây S bắt đầu ở giá trị lớn nhất của float32, nên các gradient đột biến bị tràn số: biểu đồ cho thấy S ở mỗi cập nhật và một dấu chéo nơi cập nhật bị bỏ qua. Unscale và update sau mỗi micro-batch chia những gì .grad đang giữ hết lần này đến lần khác, nên mỗi cập nhật chỉ còn giữ micro-batch cuối cùng.</translation>
     </message>
     <message>
         <source>Largest |Δ loss| %1. Peak activations %2 at 256 × 1, %3 at 64 × 4; with checkpointing %4 and %5. Parameters, gradients and optimizer state: %6 in all four.</source>
@@ -1705,14 +1641,6 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>không như nhau (%1 → %2)</translation>
     </message>
     <message>
-        <source>Memory bands: what accumulation shrinks</source>
-        <translation>Các dải bộ nhớ: tích lũy thu nhỏ phần nào</translation>
-    </message>
-    <message>
-        <source>Memory has four bands: parameters, gradients, optimizer state and activations. Accumulation shrinks only the activations, which grow with the micro-batch; the other three belong to the model and the optimizer. Gradient checkpointing is the second lever: it recomputes each block&apos;s activations in backward, for the same losses with less memory, at some cost in speed.</source>
-        <translation>Bộ nhớ có bốn dải: tham số, gradient, trạng thái optimizer và activation. Tích lũy chỉ thu nhỏ activation, phần tăng theo micro-batch; ba dải còn lại thuộc về mô hình và optimizer. Gradient checkpointing là đòn bẩy thứ hai: nó tính lại activation của mỗi khối trong backward, cho cùng loss với ít bộ nhớ hơn, đổi lại chậm hơn một chút.</translation>
-    </message>
-    <message>
         <source>The engine suggests %1 × %2 with gradient checkpointing: the same %3 samples per update.</source>
         <translation>Engine gợi ý %1 × %2 với gradient checkpointing: vẫn %3 mẫu cho mỗi lần cập nhật.</translation>
     </message>
@@ -1721,12 +1649,21 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Loss như nhau (|Δ| %1). All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
     </message>
     <message>
-        <source>Several processes: no_sync</source>
-        <translation>Nhiều tiến trình: no_sync</translation>
+        <source>epoch %1: eval loss %2, accuracy %3</source>
+        <translation>epoch %1: loss đánh giá %2, độ chính xác %3</translation>
     </message>
     <message>
-        <source>Two processes each run micro-batches of 64 and average their gradients: the effective batch is 64 × 4 × 2. Inside no_sync() the gradients add up locally, and one all-reduce per update averages them; syncing after every micro-batch gives the same losses with four times the communication. This is what accelerator.accumulate() is for.</source>
-        <translation>Hai tiến trình, mỗi tiến trình chạy các micro-batch 64 rồi lấy trung bình gradient: batch hiệu dụng là 64 × 4 × 2. Bên trong no_sync() gradient được cộng dồn tại chỗ, và một all-reduce mỗi cập nhật lấy trung bình chúng; đồng bộ sau mỗi micro-batch cho cùng loss nhưng trao đổi gấp bốn lần. Đó là lý do accelerator.accumulate() tồn tại.</translation>
+        <source>%1 updates; the Trainer&apos;s log: %2.</source>
+        <translation>%1 lần cập nhật; nhật ký của Trainer: %2.</translation>
+    </message>
+    <message>
+        <source>no evaluation</source>
+        <translation>không có lần đánh giá nào</translation>
+    </message>
+    <message>
+        <source>en</source>
+        <comment>the code of this translation&apos;s language</comment>
+        <translation>vi</translation>
     </message>
 </context>
 <context>
@@ -2188,6 +2125,18 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <source>%1 threads</source>
         <translation>%1 luồng</translation>
     </message>
+    <message>
+        <source>Open &amp;lesson…</source>
+        <translation>Mở &amp;bài học…</translation>
+    </message>
+    <message>
+        <source>Open lesson</source>
+        <translation>Mở bài học</translation>
+    </message>
+    <message>
+        <source>Lesson (*.json)</source>
+        <translation>Bài học (*.json)</translation>
+    </message>
 </context>
 <context>
     <name>studio::MemoryPlot</name>
@@ -2333,6 +2282,30 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>&lt;br&gt;Suggestion: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; accumulation steps with &lt;b&gt;gradient checkpointing&lt;/b&gt; — the same effective batch (%3), less memory per pass.</source>
         <translation>&lt;br&gt;Gợi ý: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; bước tích lũy với &lt;b&gt;gradient checkpointing&lt;/b&gt; — cùng batch hiệu dụng (%3), ít bộ nhớ hơn mỗi lượt.</translation>
+    </message>
+    <message>
+        <source>For this lesson: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; accumulation steps with &lt;b&gt;gradient checkpointing&lt;/b&gt; — the same effective batch (%3), less memory per pass.</source>
+        <translation>Cho bài học này: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; bước tích lũy với &lt;b&gt;gradient checkpointing&lt;/b&gt; — cùng batch hiệu dụng (%3), ít bộ nhớ hơn mỗi lượt.</translation>
+    </message>
+    <message>
+        <source>For this lesson: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; accumulation steps — the same effective batch (%3), less memory per pass.</source>
+        <translation>Cho bài học này: micro-batch &lt;b&gt;%1&lt;/b&gt; × &lt;b&gt;%2&lt;/b&gt; bước tích lũy — cùng batch hiệu dụng (%3), ít bộ nhớ hơn mỗi lượt.</translation>
+    </message>
+    <message>
+        <source>at the same speed</source>
+        <translation>với cùng tốc độ</translation>
+    </message>
+    <message>
+        <source>%1 × faster</source>
+        <translation>nhanh hơn %1 ×</translation>
+    </message>
+    <message>
+        <source>Also measured to fit: %1 × %2 with gradient checkpointing, %3.</source>
+        <translation>Cũng đã đo là vừa: %1 × %2 với gradient checkpointing, %3.</translation>
+    </message>
+    <message>
+        <source>Also measured to fit: %1 × %2 without checkpointing, %3.</source>
+        <translation>Cũng đã đo là vừa: %1 × %2 không checkpointing, %3.</translation>
     </message>
 </context>
 <context>

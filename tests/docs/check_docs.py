@@ -24,7 +24,7 @@ OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 # Options of other programs that the manual names in a bare code span (`--demo`); a span that
 # starts with the program's name (`torchrun --max-restarts 1`) needs no entry here.
 OTHER_PROGRAMS = {
-    "accum-studio": {"autorun", "demo", "language", "lesson", "lesson-step", "presentation",
+    "accum-studio": {"autorun", "demo", "language", "lesson", "lesson-step", "lesson-file", "presentation",
                      "quit-after-run", "screenshot", "screenshot-after"},
     "torchrun": {"max-restarts", "monitor-interval", "no-python", "rdzv-backend", "rdzv-endpoint",
                  "rdzv-id"},
