@@ -11,6 +11,7 @@
 #include <QFont>
 #include <QMainWindow>
 #include <QTimer>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "lesson.h"
 #include "record_batch.h"
 #include "refresh_budget.h"
+#include "retranslate.h"
 #include "run_result.h"
 
 class QAction;
@@ -136,6 +138,9 @@ public Q_SLOTS:
     void set_presentation_mode(bool on);
     // Gives the room of the Live run tab to the plots, the memory plot or the code.
     void set_live_focus(LiveFocus focus);
+    // Sets every text again in the language installed now (language.h); the window
+    // does it on QEvent::LanguageChange, after its children.
+    void retranslate();
 
 Q_SIGNALS:
     void run_finished(const accum::SummaryRecord& summary);
@@ -143,6 +148,7 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    bool event(QEvent* event) override;
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
@@ -151,6 +157,8 @@ private:
     void update_actions();
     // A start refused: `why` in the status bar, visible from every tab.
     void show_refusal(const QString& why);
+    // The status line's text (and tooltip), computed again when the language changes.
+    void set_status(std::function<QString()> text, std::function<QString()> tooltip = {});
     // Starts a live run of `config`; a run the user set up (`users`) is remembered
     // in the saved settings, a demo's is not.
     bool start_live(const accum::RunConfig& config, bool users);
@@ -182,10 +190,15 @@ private:
     void export_plot_dialog(bool loss);
     void export_csv_dialog();
     void build_language_menu();
+    void build_help_menu(); // Help › Keyboard shortcuts…, listed from the window's actions
     void apply_presentation_scale(double scale);
     void fit_status_labels();
     void update_config_summary();
 
+    Retexts texts_; // every fixed text the window sets, for a live change of language
+    std::function<QString()> status_text_;
+    std::function<QString()> status_tip_;
+    int threads_count_ = 0; // the run's thread count, once the engine said it
     ConfigPanel* config_panel_ = nullptr;
     LossPlot* loss_plot_ = nullptr;
     MemoryPlot* memory_plot_ = nullptr;

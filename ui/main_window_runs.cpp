@@ -121,7 +121,7 @@ void MainWindow::toggle_pause() {
 void MainWindow::stop_run() {
     if (!controller_->is_running()) return;
     controller_->stop(); // thread-safe (the run's stop token); takes effect at the next micro-batch
-    status_label_->setText(tr("Stopping…"));
+    set_status([] { return tr("Stopping…"); });
 }
 
 void MainWindow::step_once() {
@@ -177,7 +177,7 @@ void MainWindow::reset_to_defaults() {
     // During the lesson the defaults are what leaving it brings back.
     if (user_config_) user_config_ = accum::RunConfig{};
     store_settings();
-    status_label_->setText(tr("Configuration reset to defaults."));
+    set_status([] { return tr("Configuration reset to defaults."); });
     undo_reset_button_->show();
     undo_reset_timer_.start();
     update_actions();
@@ -189,7 +189,7 @@ void MainWindow::undo_reset() {
     if (user_config_) user_config_ = *config_before_reset_;
     config_before_reset_.reset();
     store_settings();
-    status_label_->setText(tr("Configuration restored."));
+    set_status([] { return tr("Configuration restored."); });
     undo_reset_button_->hide();
     undo_reset_timer_.stop();
     update_actions();
