@@ -350,9 +350,9 @@ void CodePanel::changeEvent(QEvent* event) {
 void CodePanel::retranslate() {
     texts_.apply();
     title_->setText(style_title(style_));
-    set_model_file(model_file_);
+    if (!model_line_->text().isEmpty()) set_model_file(model_file_);
     if (caption_text_) caption_->setText(caption_text_());
-    show_allreduces(allreduces_this_update_);
+    if (!allreduces_->text().isEmpty()) show_allreduces(allreduces_this_update_);
     rebuild_chapter(); // the Chapter view's notes (and the build-up's line) in the new language
 }
 

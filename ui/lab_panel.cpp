@@ -413,6 +413,7 @@ void LabPanel::changeEvent(QEvent* event) {
 void LabPanel::retranslate() {
     texts_.apply();
     set_texts(verdict_text_, explanation_text_);
+    if (shown_.empty()) return; // no experiment yet: the plot's axes are unnamed
     fill_table();
     rebuild_plot();
 }

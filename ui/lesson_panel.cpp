@@ -84,11 +84,17 @@ void LessonPanel::changeEvent(QEvent* event) {
 }
 
 void LessonPanel::retranslate() {
-    back_->setText(tr("Back"));
+    // QAbstractButton::setText sets the shortcut to the text's mnemonic: the keys are kept.
+    const auto set_text = [](QPushButton* button, const QString& text) {
+        const auto keys = button->shortcut();
+        button->setText(text);
+        button->setShortcut(keys);
+    };
+    set_text(back_, tr("Back"));
     back_->setToolTip(tr("The previous step (Alt+Left)"));
-    again_->setText(tr("Run again"));
+    set_text(again_, tr("Run again"));
     again_->setToolTip(tr("Set the step's configuration again and run it"));
-    next_->setText(tr("Next"));
+    set_text(next_, tr("Next"));
     next_->setToolTip(tr("The next step (Alt+Right)"));
     close_->setToolTip(tr("Close the lesson"));
     if (index_ < 0) return;

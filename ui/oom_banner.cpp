@@ -68,7 +68,7 @@ void OomBanner::changeEvent(QEvent* event) {
 void OomBanner::retranslate() {
     apply_->setText(tr("Apply suggestion"));
     dismiss_->setText(tr("Dismiss"));
-    if (failed_batch_size_ > 0) render(); // once a run has run out
+    render();
 }
 
 void OomBanner::render() {
