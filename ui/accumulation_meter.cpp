@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include <QEvent>
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
@@ -30,6 +31,11 @@ QSize AccumulationMeter::sizeHint() const { return {360, std::max(minimumSizeHin
 QString AccumulationMeter::title() const {
     return synced_ ? tr("Window full (%1 / %2): update %3 applied, .grad zeroed").arg(filled_).arg(window_size_).arg(updates_)
                    : tr("Window: %1 / %2 micro-batches in .grad").arg(filled_).arg(window_size_);
+}
+
+void AccumulationMeter::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::LanguageChange) setToolTip(footer()); // the rest is painted in it
 }
 
 QString AccumulationMeter::footer() { return tr("bars: ‖.grad‖ after each backward (it adds up)"); }

@@ -31,6 +31,7 @@ public:
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    void changeEvent(QEvent* event) override; // a language switched live: the tooltip again
 
 private:
     QString title() const;

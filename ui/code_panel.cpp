@@ -103,30 +103,37 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     code_font_ = cpp_->font();
     tabs_ = new QTabWidget;
     tabs_->setObjectName(QStringLiteral("code_tabs"));
-    tabs_->addTab(chapter_edit_, tr("Chapter"));
-    tabs_->setTabToolTip(0, tr("The loop as the chapter writes it; shaded lines are added by this configuration"));
-    tabs_->addTab(py_, tr("Python"));
-    tabs_->setTabToolTip(1, tr("A script that runs with the real library"));
-    tabs_->addTab(cpp_, tr("C++"));
-    tabs_->setTabToolTip(2, tr("The loop the engine runs, in C++"));
+    tabs_->addTab(chapter_edit_, QString());
+    tabs_->addTab(py_, QString());
+    tabs_->addTab(cpp_, QString());
+    texts_.add([this] {
+        tabs_->setTabText(0, tr("Chapter"));
+        tabs_->setTabToolTip(0, tr("The loop as the chapter writes it; shaded lines are added by this configuration"));
+        tabs_->setTabText(1, tr("Python"));
+        tabs_->setTabToolTip(1, tr("A script that runs with the real library"));
+        tabs_->setTabText(2, tr("C++"));
+        tabs_->setTabToolTip(2, tr("The loop the engine runs, in C++"));
+    });
 
     auto* style = QApplication::style();
     build_up_ = new QPushButton(style->standardIcon(QStyle::SP_FileDialogListView), QString());
     build_up_->setObjectName(QStringLiteral("build_up_button"));
     build_up_->setCheckable(true);
-    build_up_->setAccessibleName(tr("Build up"));
-    build_up_->setToolTip(tr("Build up: reveal the chapter's loop a line at a time, each with why"));
     // Icons only: beside the tabs they leave the tabs their room; the tooltips name them.
     previous_line_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowUp), QString());
     previous_line_->setObjectName(QStringLiteral("previous_line_button"));
-    previous_line_->setAccessibleName(tr("Previous line"));
-    previous_line_->setToolTip(tr("Previous line: hide the last line shown (Alt+Up)"));
     previous_line_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
     next_line_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowDown), QString());
     next_line_->setObjectName(QStringLiteral("next_line_button"));
-    next_line_->setAccessibleName(tr("Next line"));
-    next_line_->setToolTip(tr("Next line: show the loop's next line and why it is there (Alt+Down)"));
     next_line_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
+    texts_.add([this] {
+        build_up_->setAccessibleName(tr("Build up"));
+        build_up_->setToolTip(tr("Build up: reveal the chapter's loop a line at a time, each with why"));
+        previous_line_->setAccessibleName(tr("Previous line"));
+        previous_line_->setToolTip(tr("Previous line: hide the last line shown (Alt+Up)"));
+        next_line_->setAccessibleName(tr("Next line"));
+        next_line_->setToolTip(tr("Next line: show the loop's next line and why it is there (Alt+Down)"));
+    });
     connect(build_up_, &QPushButton::toggled, this, [this](bool on) {
         if (on != building_up()) on ? start_build_up() : end_build_up();
     });
@@ -142,8 +149,9 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     blue.setColor(QPalette::Window, QColor(0xe3eeff));
     why_->setPalette(blue);
     why_->setVisible(false);
-    caption_ = new QLabel(tr("Set a teaching pace (e.g. 800 ms) and press Run: the executing lines light up."));
+    caption_ = new QLabel;
     caption_->setObjectName(QStringLiteral("code_caption"));
+    set_caption([] { return tr("Set a teaching pace (e.g. 800 ms) and press Run: the executing lines light up."); });
     caption_->setWordWrap(true);
     caption_->setMinimumHeight(40);
     // A palette, not a style sheet, so the caption follows the window's font.
@@ -154,15 +162,18 @@ CodePanel::CodePanel(QWidget* parent) : QWidget(parent) {
     yellow.setColor(QPalette::Window, QColor(0xfff7d6));
     caption_->setPalette(yellow);
     meter_ = new AccumulationMeter;
-    step_button_ = new QPushButton(tr("Step one micro-batch"));
+    step_button_ = new QPushButton;
     step_button_->setObjectName(QStringLiteral("step_once_button"));
-    step_button_->setToolTip(tr("While paused: run exactly one more micro-batch, then pause again"));
     step_button_->setEnabled(false);
     connect(step_button_, &QPushButton::clicked, this, &CodePanel::step_once_requested);
     allreduces_ = new QLabel;
     allreduces_->setObjectName(QStringLiteral("allreduce_counter"));
-    allreduces_->setToolTip(tr("Gradient all-reduces since the last optimizer step: 1 with no_sync, K when every "
-                               "micro-batch syncs"));
+    texts_.add([this] {
+        step_button_->setText(tr("Step one micro-batch"));
+        step_button_->setToolTip(tr("While paused: run exactly one more micro-batch, then pause again"));
+        allreduces_->setToolTip(tr("Gradient all-reduces since the last optimizer step: 1 with no_sync, K when every "
+                                   "micro-batch syncs"));
+    });
     allreduces_->setVisible(false);
 
     auto* layout = new QVBoxLayout(this);
@@ -319,10 +330,30 @@ void CodePanel::update_build_up() {
 }
 
 void CodePanel::set_model_file(const QString& file) {
+    model_file_ = file;
     model_line_->setText(
         tr("model = torch.jit.load(\"%1\")   # your module: the loop below trains it as it trains the built-in ones")
             .arg(QFileInfo(file).fileName()));
     model_line_->setVisible(!file.isEmpty());
+}
+
+void CodePanel::set_caption(std::function<QString()> text) {
+    caption_text_ = std::move(text);
+    caption_->setText(caption_text_());
+}
+
+void CodePanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::LanguageChange) retranslate();
+}
+
+void CodePanel::retranslate() {
+    texts_.apply();
+    title_->setText(style_title(style_));
+    if (!model_line_->text().isEmpty()) set_model_file(model_file_);
+    if (caption_text_) caption_->setText(caption_text_());
+    if (!allreduces_->text().isEmpty()) show_allreduces(allreduces_this_update_);
+    rebuild_chapter(); // the Chapter view's notes (and the build-up's line) in the new language
 }
 
 void CodePanel::preview_accumulation_steps(int accumulation_steps) {
@@ -346,8 +377,10 @@ void CodePanel::start_run(int accumulation_steps, int pace_ms, int world_size) {
         rebuild_chapter();
     }
     meter_->reset(accumulation_steps);
-    caption_->setText(pace_ms > 0 ? tr("Running at teaching pace: %1 ms per micro-batch.").arg(pace_ms)
-                                  : tr("Running at full speed: the lines of the latest micro-batch are shown."));
+    set_caption([pace_ms] {
+        return pace_ms > 0 ? tr("Running at teaching pace: %1 ms per micro-batch.").arg(pace_ms)
+                           : tr("Running at full speed: the lines of the latest micro-batch are shown.");
+    });
     apply_highlight();
 }
 
@@ -428,11 +461,13 @@ void CodePanel::show_phase() {
     lit_.clear();
     lit_.push_back(role);
     for (int i = phase_ - 1; i >= 0; --i) lit_.push_back(current_roles_[static_cast<std::size_t>(i)]);
-    caption_->setText(tr("Micro-batch %1 (%2 of %3 in this window): %4")
-                          .arg(current_.micro_step)
-                          .arg(current_.window_index)
-                          .arg(current_.window_size)
-                          .arg(role_caption(role, current_, world_size_)));
+    set_caption([record = current_, role, world = world_size_] {
+        return tr("Micro-batch %1 (%2 of %3 in this window): %4")
+            .arg(record.micro_step)
+            .arg(record.window_index)
+            .arg(record.window_size)
+            .arg(role_caption(role, record, world));
+    });
     apply_highlight();
     // Spread the phases over the pace, a little faster so the queue drains.
     const int phases = int(current_roles_.size());

@@ -15,12 +15,14 @@
 #include <QTimer>
 #include <QWidget>
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include "accum/run_config.h"
 #include "chapter_listing.h"
 #include "code_listing.h"
 #include "record_batch.h"
+#include "retranslate.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -43,6 +45,9 @@ public:
     // The run's model when it comes from a TorchScript file (empty for a built-in
     // one): a line above the listing says where `model` comes from.
     void set_model_file(const QString& file);
+    // Every text again in the language installed now, the Chapter view's notes
+    // included: on QEvent::LanguageChange.
+    void retranslate();
     // Between runs: the meter shows the form's K (0 / K), not the window of a run
     // with another K (nor 0 / 1 before the first run).
     void preview_accumulation_steps(int accumulation_steps);
@@ -97,8 +102,11 @@ Q_SIGNALS:
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
+    // The caption under the code, computed again when the language changes.
+    void set_caption(std::function<QString()> text);
     void rebuild_chapter();
     void show_chapter_text();
     void fit_chapter_font();
@@ -111,6 +119,9 @@ private:
     QString style_;
     QFont code_font_; // the listings' desk font
     QLabel* title_ = nullptr;
+    Retexts texts_;
+    std::function<QString()> caption_text_;
+    QString model_file_;
     QLabel* model_line_ = nullptr; // model = torch.jit.load(…), for a model from a file
     QLabel* caption_ = nullptr;
     QTabWidget* tabs_ = nullptr;

@@ -30,15 +30,20 @@ namespace studio {
 
 namespace {
 
-QComboBox* make_combo(const QString& name, const std::vector<std::string>& values,
-                      const QMap<QString, QString>& labels = {}) {
+QComboBox* make_combo(const QString& name, const std::vector<std::string>& values) {
     auto* combo = new QComboBox;
     combo->setObjectName(name);
     for (const auto& v : values) {
         const auto key = QString::fromStdString(v);
-        combo->addItem(labels.value(key, key), key);
+        combo->addItem(key, key);
     }
     return combo;
+}
+
+// The words shown for the value `key` (the option's own name stays its data).
+void set_item_text(QComboBox* combo, const char* key, const QString& text) {
+    const int index = combo->findData(QString::fromLatin1(key));
+    if (index >= 0) combo->setItemText(index, text);
 }
 
 QSpinBox* make_spin(const QString& name, int minimum, int maximum) {
@@ -75,49 +80,58 @@ void select_choice(QComboBox* combo, E value) {
 } // namespace
 
 ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
-    mode_ = make_combo(QStringLiteral("mode"), accum::choice_names<accum::Mode>(),
-                       {{"pytorch", tr("PyTorch loop")}, {"accelerator", tr("Accelerator")}, {"trainer", tr("Trainer")}});
-    mode_->setToolTip(tr("The API style: the explicit PyTorch loop, Hugging Face Accelerate, or the Transformers Trainer"));
+    mode_ = make_combo(QStringLiteral("mode"), accum::choice_names<accum::Mode>());
     dataset_ = make_combo(QStringLiteral("dataset"), accum::choice_names<accum::DatasetKind>());
     data_path_ = new QLineEdit;
     data_path_->setObjectName(QStringLiteral("data_path"));
-    data_path_->setPlaceholderText(tr("default location"));
-    model_ = make_combo(QStringLiteral("model"), accum::choice_names<accum::ModelKind>(), {{"file", tr("from file…")}});
-    model_->setToolTip(tr("A built-in model, or your own: a TorchScript file made with torch.jit.script or "
-                          "torch.jit.trace (examples/ shows how)"));
+    model_ = make_combo(QStringLiteral("model"), accum::choice_names<accum::ModelKind>());
     model_file_ = new QLineEdit;
     model_file_->setObjectName(QStringLiteral("model_file"));
-    model_file_->setPlaceholderText(tr("model.pt (TorchScript)"));
-    model_file_->setToolTip(tr("The TorchScript module to train. Its forward gets the batch's input_ids (or inputs), "
-                               "attention_mask and labels by argument name, and returns logits, a loss, or a "
-                               "Transformers model's (loss, logits)."));
-    model_file_row_ = browse_row(model_file_, QStringLiteral("browse_model_file"), tr("Choose a TorchScript file"),
+    texts_.add([this] {
+        set_item_text(mode_, "pytorch", tr("PyTorch loop"));
+        set_item_text(mode_, "accelerator", tr("Accelerator"));
+        set_item_text(mode_, "trainer", tr("Trainer"));
+        mode_->setToolTip(tr("The API style: the explicit PyTorch loop, Hugging Face Accelerate, or the Transformers Trainer"));
+        data_path_->setPlaceholderText(tr("default location"));
+        set_item_text(model_, "file", tr("from file…"));
+        model_->setToolTip(tr("A built-in model, or your own: a TorchScript file made with torch.jit.script or "
+                              "torch.jit.trace (examples/ shows how)"));
+        model_file_->setPlaceholderText(tr("model.pt (TorchScript)"));
+        model_file_->setToolTip(tr("The TorchScript module to train. Its forward gets the batch's input_ids (or inputs), "
+                                   "attention_mask and labels by argument name, and returns logits, a loss, or a "
+                                   "Transformers model's (loss, logits)."));
+    });
+    model_file_row_ = browse_row(model_file_, QStringLiteral("browse_model_file"), QT_TR_NOOP("Choose a TorchScript file"),
                                  &ConfigPanel::choose_model_file);
     model_file_row_->setObjectName(QStringLiteral("model_file_row"));
     auto* data_row = browse_row(data_path_, QStringLiteral("browse_data"),
-                                tr("Choose the data: a folder for Fashion-MNIST, a file for csv and tensors"),
+                                QT_TR_NOOP("Choose the data: a folder for Fashion-MNIST, a file for csv and tensors"),
                                 &ConfigPanel::choose_data);
 
     // The spin boxes take any value a user may type, 0 and too large ones too: the
     // form explains what is out of range (field_problems(), accum::validate()) where
     // a narrower range would silently refuse the keystroke or revert the value.
     batch_size_ = make_spin(QStringLiteral("batch_size"), 0, 99999999);
-    batch_size_->setToolTip(tr("Micro-batch size B: samples per forward/backward pass. Memory grows with B."));
     accumulation_steps_ = make_spin(QStringLiteral("accumulation_steps"), 0, 99999999);
-    accumulation_steps_->setToolTip(tr("K: micro-batches whose gradients add up in .grad before one optimizer step"));
     processes_ = make_spin(QStringLiteral("nproc_per_node"), 0, 9999);
-    processes_->setToolTip(tr("Data parallel: N processes on this machine, each with its own micro-batches of B; "
-                              "their gradients are averaged (all-reduce) once per update. The effective batch is "
-                              "B × K × N."));
     effective_batch_ = new QLabel;
     effective_batch_->setObjectName(QStringLiteral("effective_batch"));
     effective_batch_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 13pt; color: #1f4e99;"));
     effective_batch_->setWordWrap(true);
     effective_batch_->setTextFormat(Qt::RichText);
-    gradient_checkpointing_ = new QCheckBox(tr("Gradient checkpointing"));
+    gradient_checkpointing_ = new QCheckBox;
     gradient_checkpointing_->setObjectName(QStringLiteral("gradient_checkpointing"));
-    gradient_checkpointing_->setToolTip(tr("Keep fewer activations in the forward and recompute them in backward (or run "
-                                           "a block in slices of the batch): less activation memory, some extra time"));
+    texts_.add([this] {
+        batch_size_->setToolTip(tr("Micro-batch size B: samples per forward/backward pass. Memory grows with B."));
+        accumulation_steps_->setToolTip(tr("K: micro-batches whose gradients add up in .grad before one optimizer step"));
+        processes_->setToolTip(tr("Data parallel: N processes on this machine, each with its own micro-batches of B; "
+                                  "their gradients are averaged (all-reduce) once per update. The effective batch is "
+                                  "B × K × N."));
+        gradient_checkpointing_->setText(tr("Gradient checkpointing"));
+        gradient_checkpointing_->setToolTip(tr("Keep fewer activations in the forward and recompute them in backward (or "
+                                               "run a block in slices of the batch): less activation memory, some extra "
+                                               "time"));
+    });
     estimate_ = new QLabel;
     estimate_->setObjectName(QStringLiteral("memory_estimate"));
     estimate_->setWordWrap(true);
@@ -145,12 +159,14 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     momentum_->setSingleStep(0.05);
     scheduler_ = make_combo(QStringLiteral("scheduler"), accum::choice_names<accum::SchedulerKind>());
     epochs_ = make_spin(QStringLiteral("epochs"), 0, 99999999);
-    epochs_->setSpecialValueText(tr("unset"));
     max_steps_ = make_spin(QStringLiteral("max_steps"), 0, INT_MAX);
-    max_steps_->setSpecialValueText(tr("unset"));
-    max_steps_->setToolTip(tr("Optimizer steps; 0 = decided by the epochs"));
     loss_normalization_ = make_combo(QStringLiteral("loss_normalization"), accum::choice_names<accum::LossNormalization>());
-    loss_normalization_->setToolTip(tr("tokens: divide by the token count of the whole window (num_items_in_batch)"));
+    texts_.add([this] {
+        epochs_->setSpecialValueText(tr("unset"));
+        max_steps_->setSpecialValueText(tr("unset"));
+        max_steps_->setToolTip(tr("Optimizer steps; 0 = decided by the epochs"));
+        loss_normalization_->setToolTip(tr("tokens: divide by the token count of the whole window (num_items_in_batch)"));
+    });
     seed_ = make_spin(QStringLiteral("seed"), 0, INT_MAX);
 
     device_ = new QComboBox;
@@ -158,7 +174,8 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     // Device descriptions are long: the field keeps a width that fits small screens.
     device_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     device_->setMinimumContentsLength(14);
-    device_->addItem(tr("Automatic"), QStringLiteral("auto"));
+    device_->addItem(QString(), QStringLiteral("auto"));
+    texts_.add([this] { device_->setItemText(0, tr("Automatic")); });
     auto* device_model = qobject_cast<QStandardItemModel*>(device_->model());
     for (const auto& d : accum::list_devices()) {
         have_cuda_ = have_cuda_ || (d.available && d.name != "cpu");
@@ -167,92 +184,112 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         auto* item = device_model->item(device_->count() - 1);
         if (!d.available) {
             item->setFlags(item->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
-            item->setToolTip(tr("Unavailable: %1").arg(QString::fromStdString(d.reason)));
+            texts_.add([item, reason = QString::fromStdString(d.reason)] {
+                item->setToolTip(tr("Unavailable: %1").arg(reason));
+            });
         } else {
             item->setToolTip(QString::fromStdString(d.description));
         }
     }
-    precision_ = make_combo(QStringLiteral("mixed_precision"), accum::choice_names<accum::MixedPrecision>(),
-                            {{"no", tr("fp32")}, {"bf16", tr("bf16 (autocast)")}, {"fp16", tr("fp16 (autocast, CUDA)")}});
-    precision_->setToolTip(tr("Mixed precision: the forward and the loss under autocast in bf16 or fp16; the weights, "
-                              "their gradients and the optimizer stay fp32. fp16 needs CUDA and brings a loss scaler."));
+    precision_ = make_combo(QStringLiteral("mixed_precision"), accum::choice_names<accum::MixedPrecision>());
+    texts_.add([this] {
+        set_item_text(precision_, "no", tr("fp32"));
+        set_item_text(precision_, "bf16", tr("bf16 (autocast)"));
+        set_item_text(precision_, "fp16", tr("fp16 (autocast, CUDA)"));
+        precision_->setToolTip(tr("Mixed precision: the forward and the loss under autocast in bf16 or fp16; the "
+                                  "weights, their gradients and the optimizer stay fp32. fp16 needs CUDA and brings a "
+                                  "loss scaler."));
+    });
     if (!have_cuda_) {
         // As the engine refuses it: fp16 autocast is CUDA's (LibTorch's CPU autocast is bf16).
         auto* fp16 = qobject_cast<QStandardItemModel*>(precision_->model())->item(precision_->findData("fp16"));
         fp16->setFlags(fp16->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
-        fp16->setToolTip(tr("Unavailable: fp16 needs CUDA; use bf16 on the CPU"));
+        texts_.add([fp16] { fp16->setToolTip(tr("Unavailable: fp16 needs CUDA; use bf16 on the CPU")); });
     }
-    loss_scaling_ = make_combo(QStringLiteral("loss_scaling"), accum::choice_names<accum::LossScaling>(),
-                               {{"none", tr("none")}, {"dynamic", tr("dynamic (GradScaler)")}});
-    loss_scaling_->setToolTip(tr("A dynamic loss scaler: each micro-batch's loss × S before backward; once per window "
-                                 "the gradients are divided by S, a window with inf/NaN gradients is skipped and S "
-                                 "halves. Always on with fp16."));
+    loss_scaling_ = make_combo(QStringLiteral("loss_scaling"), accum::choice_names<accum::LossScaling>());
     memory_budget_ = new QLineEdit;
     memory_budget_->setObjectName(QStringLiteral("memory_budget"));
-    memory_budget_->setToolTip(tr("Tensor memory the run may use, e.g. 40MiB or 2GiB; 0 = no limit. "
-                                  "Going over it ends the run with out-of-memory."));
     pace_ms_ = make_spin(QStringLiteral("pace_ms"), 0, 5000);
-    pace_ms_->setSuffix(tr(" ms"));
-    pace_ms_->setSpecialValueText(tr("full speed"));
-    pace_ms_->setToolTip(tr("Teaching pace: pause after every micro-batch so a class can follow"));
-
     output_dir_ = new QLineEdit;
     output_dir_->setObjectName(QStringLiteral("output_dir"));
-    output_dir_->setPlaceholderText(tr("none (nothing written)"));
-    output_dir_->setToolTip(tr("Each run gets a new folder in here, named after the time it started, with its "
-                               "config.json, metrics.jsonl, summary.json and checkpoints"));
     auto* output_row = browse_row(output_dir_, QStringLiteral("browse_output_dir"),
-                                  tr("Choose a directory for metrics and checkpoints"), &ConfigPanel::choose_output_dir);
-    report_tensorboard_ = new QCheckBox(tr("Report to TensorBoard"));
+                                  QT_TR_NOOP("Choose a directory for metrics and checkpoints"),
+                                  &ConfigPanel::choose_output_dir);
+    report_tensorboard_ = new QCheckBox;
     report_tensorboard_->setObjectName(QStringLiteral("report_to_tensorboard"));
-    report_tensorboard_->setToolTip(tr("Also write TensorBoard event files, with the Trainer's tags, into each run's "
-                                       "folder under runs/ (the Trainer's report_to; needs a folder to save runs in)"));
     // Runs are saved unless the box is unticked (runs_folder.h): unticked, the
     // field reads "none" and nothing is written; the folder is kept for later.
     save_runs_ = new QCheckBox;
     save_runs_->setObjectName(QStringLiteral("save_runs"));
-    save_runs_->setAccessibleName(tr("Save runs"));
-    save_runs_->setToolTip(tr("Untick to save nothing: runs are then not written to disk"));
+    texts_.add([this] {
+        set_item_text(loss_scaling_, "none", tr("none"));
+        set_item_text(loss_scaling_, "dynamic", tr("dynamic (GradScaler)"));
+        loss_scaling_->setToolTip(tr("A dynamic loss scaler: each micro-batch's loss × S before backward; once per "
+                                     "window the gradients are divided by S, a window with inf/NaN gradients is "
+                                     "skipped and S halves. Always on with fp16."));
+        memory_budget_->setToolTip(tr("Tensor memory the run may use, e.g. 40MiB or 2GiB; 0 = no limit. "
+                                      "Going over it ends the run with out-of-memory."));
+        pace_ms_->setSuffix(tr(" ms"));
+        pace_ms_->setSpecialValueText(tr("full speed"));
+        pace_ms_->setToolTip(tr("Teaching pace: pause after every micro-batch so a class can follow"));
+        output_dir_->setPlaceholderText(tr("none (nothing written)"));
+        output_dir_->setToolTip(tr("Each run gets a new folder in here, named after the time it started, with its "
+                                   "config.json, metrics.jsonl, summary.json and checkpoints"));
+        report_tensorboard_->setText(tr("Report to TensorBoard"));
+        report_tensorboard_->setToolTip(tr("Also write TensorBoard event files, with the Trainer's tags, into each "
+                                           "run's folder under runs/ (the Trainer's report_to; needs a folder to save "
+                                           "runs in)"));
+        save_runs_->setAccessibleName(tr("Save runs"));
+        save_runs_->setToolTip(tr("Untick to save nothing: runs are then not written to disk"));
+    });
     static_cast<QHBoxLayout*>(output_row->layout())->insertWidget(0, save_runs_);
     browse_output_dir_ = output_row->findChild<QToolButton*>(QStringLiteral("browse_output_dir"));
 
-    auto make_group = [](const QString& title) {
-        auto* group = new QGroupBox(title);
+    // Titles and labels are source texts (QT_TR_NOOP), translated each time they are set.
+    auto make_group = [this](const char* title) {
+        auto* group = new QGroupBox;
+        texts_.add([group, title] { group->setTitle(tr(title)); });
         auto* form = new QFormLayout(group);
         form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
         return std::pair{group, form};
     };
-    auto [what, what_form] = make_group(tr("Experiment"));
-    add_field(what_form, tr("Style"), mode_);
-    add_field(what_form, tr("Dataset"), dataset_);
-    add_field(what_form, tr("Data path"), data_path_, data_row);
-    add_field(what_form, tr("Model"), model_);
-    add_field(what_form, tr("Model file"), model_file_, model_file_row_);
+    auto [what, what_form] = make_group(QT_TR_NOOP("Experiment"));
+    add_field(what_form, QT_TR_NOOP("Style"), mode_);
+    add_field(what_form, QT_TR_NOOP("Dataset"), dataset_);
+    add_field(what_form, QT_TR_NOOP("Data path"), data_path_, data_row);
+    add_field(what_form, QT_TR_NOOP("Model"), model_);
+    add_field(what_form, QT_TR_NOOP("Model file"), model_file_, model_file_row_);
     model_file_label_ = what_form->labelForField(model_file_row_);
-    auto [batching, batching_form] = make_group(tr("Batching"));
-    add_field(batching_form, tr("Micro-batch (B)"), batch_size_);
-    add_field(batching_form, tr("Accumulation (K)"), accumulation_steps_);
-    add_field(batching_form, tr("Processes (N)"), processes_);
-    batching_form->addRow(tr("Effective batch"), effective_batch_);
-    add_field(batching_form, QString(), gradient_checkpointing_); // the box says its name
-    batching_form->addRow(tr("Memory"), estimate_);
-    auto [optim, optim_form] = make_group(tr("Optimisation"));
-    add_field(optim_form, tr("Learning rate"), learning_rate_);
-    add_field(optim_form, tr("Optimizer"), optimizer_);
-    add_field(optim_form, tr("Momentum"), momentum_);
-    add_field(optim_form, tr("Scheduler"), scheduler_);
-    add_field(optim_form, tr("Epochs"), epochs_);
-    add_field(optim_form, tr("Max steps"), max_steps_);
-    add_field(optim_form, tr("Loss normalisation"), loss_normalization_);
-    auto [env, env_form] = make_group(tr("Environment"));
-    add_field(env_form, tr("Seed"), seed_);
-    add_field(env_form, tr("Device"), device_);
-    add_field(env_form, tr("Precision"), precision_);
-    add_field(env_form, tr("Loss scaling"), loss_scaling_);
-    add_field(env_form, tr("Memory budget"), memory_budget_);
-    add_field(env_form, tr("Pace"), pace_ms_);
-    add_field(env_form, tr("Save runs in"), output_dir_, output_row);
-    add_field(env_form, QString(), report_tensorboard_); // the box says its name
+    auto [batching, batching_form] = make_group(QT_TR_NOOP("Batching"));
+    add_field(batching_form, QT_TR_NOOP("Micro-batch (B)"), batch_size_);
+    add_field(batching_form, QT_TR_NOOP("Accumulation (K)"), accumulation_steps_);
+    add_field(batching_form, QT_TR_NOOP("Processes (N)"), processes_);
+    auto* effective_label = new QLabel;
+    auto* memory_label = new QLabel;
+    texts_.add([effective_label, memory_label] {
+        effective_label->setText(tr("Effective batch"));
+        memory_label->setText(tr("Memory"));
+    });
+    batching_form->addRow(effective_label, effective_batch_);
+    add_field(batching_form, nullptr, gradient_checkpointing_); // the box says its name
+    batching_form->addRow(memory_label, estimate_);
+    auto [optim, optim_form] = make_group(QT_TR_NOOP("Optimisation"));
+    add_field(optim_form, QT_TR_NOOP("Learning rate"), learning_rate_);
+    add_field(optim_form, QT_TR_NOOP("Optimizer"), optimizer_);
+    add_field(optim_form, QT_TR_NOOP("Momentum"), momentum_);
+    add_field(optim_form, QT_TR_NOOP("Scheduler"), scheduler_);
+    add_field(optim_form, QT_TR_NOOP("Epochs"), epochs_);
+    add_field(optim_form, QT_TR_NOOP("Max steps"), max_steps_);
+    add_field(optim_form, QT_TR_NOOP("Loss normalisation"), loss_normalization_);
+    auto [env, env_form] = make_group(QT_TR_NOOP("Environment"));
+    add_field(env_form, QT_TR_NOOP("Seed"), seed_);
+    add_field(env_form, QT_TR_NOOP("Device"), device_);
+    add_field(env_form, QT_TR_NOOP("Precision"), precision_);
+    add_field(env_form, QT_TR_NOOP("Loss scaling"), loss_scaling_);
+    add_field(env_form, QT_TR_NOOP("Memory budget"), memory_budget_);
+    add_field(env_form, QT_TR_NOOP("Pace"), pace_ms_);
+    add_field(env_form, QT_TR_NOOP("Save runs in"), output_dir_, output_row);
+    add_field(env_form, nullptr, report_tensorboard_); // the box says its name
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(what);
@@ -389,8 +426,12 @@ QLabel* ConfigPanel::error_label(QWidget* field) const {
     return it == rows_.constEnd() ? nullptr : it->error;
 }
 
-void ConfigPanel::add_field(QFormLayout* form, const QString& label, QWidget* field, QWidget* row) {
-    form->addRow(label, row ? row : field);
+void ConfigPanel::add_field(QFormLayout* form, const char* label, QWidget* field, QWidget* row) {
+    QLabel* label_widget = label ? new QLabel : nullptr;
+    if (label_widget)
+        form->addRow(label_widget, row ? row : field);
+    else
+        form->addRow(row ? row : field);
     auto* error = new QLabel;
     error->setObjectName(field->objectName() + QStringLiteral("_error"));
     error->setWordWrap(true);
@@ -402,11 +443,16 @@ void ConfigPanel::add_field(QFormLayout* form, const QString& label, QWidget* fi
     error->setPalette(red);
     form->addRow(QString(), error);
     form->setRowVisible(error, false);
-    QString name = label;
-    if (name.isEmpty())
-        if (const auto* button = qobject_cast<QAbstractButton*>(field)) name = button->text();
-    name.remove(QLatin1Char('&'));
-    rows_.insert(field, FieldRow{name, error, form});
+    rows_.insert(field, FieldRow{QString(), error, form});
+    // The name problems are reported under: the row's label, or the box's own text.
+    texts_.add([this, label, label_widget, field] {
+        QString name = label ? tr(label) : QString();
+        if (label_widget) label_widget->setText(name);
+        if (name.isEmpty())
+            if (const auto* button = qobject_cast<QAbstractButton*>(field)) name = button->text();
+        name.remove(QLatin1Char('&'));
+        rows_[field].label = name;
+    });
 }
 
 QList<ConfigPanel::Problem> ConfigPanel::field_problems(const accum::RunConfig& c) const {
@@ -564,6 +610,17 @@ void ConfigPanel::revalidate() {
     if (changed) Q_EMIT validity_changed(valid_);
 }
 
+void ConfigPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::LanguageChange) retranslate();
+}
+
+void ConfigPanel::retranslate() {
+    texts_.apply();
+    revalidate(); // the effective batch and the fields' problems, in the new words
+    if (estimate_value_.ok || estimate_value_.busy || !estimate_value_.error.empty()) show_estimate(estimate_value_);
+}
+
 void ConfigPanel::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     if (!estimate_value_.ok && !estimator_->is_pending()) refresh_estimate();
@@ -639,12 +696,12 @@ bool ConfigPanel::event(QEvent* event) {
     return handled;
 }
 
-QWidget* ConfigPanel::browse_row(QLineEdit* edit, const QString& button_name, const QString& tip,
+QWidget* ConfigPanel::browse_row(QLineEdit* edit, const QString& button_name, const char* tip,
                                  void (ConfigPanel::*choose)()) {
     auto* button = new QToolButton;
     button->setText(QStringLiteral("…"));
     button->setObjectName(button_name);
-    button->setToolTip(tip);
+    texts_.add([button, tip] { button->setToolTip(tr(tip)); });
     connect(button, &QToolButton::clicked, this, choose);
     auto* row = new QWidget;
     auto* layout = new QHBoxLayout(row);

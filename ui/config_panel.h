@@ -12,6 +12,7 @@
 
 #include "accum/run_config.h"
 #include "accum/run_estimate.h"
+#include "retranslate.h"
 
 class QCheckBox;
 class QComboBox;
@@ -45,6 +46,8 @@ public:
     // The experiment in one line (presentation mode folds the panel to it):
     // model, data · micro-batch B × K = effective · optimizer lr · budget · style
     QString summary_text() const;
+    // Every text again in the language installed now: on QEvent::LanguageChange.
+    void retranslate();
     // Applies the engine's out-of-memory suggestion: same effective batch (and
     // gradient checkpointing on, when the suggestion says so).
     void set_batching(std::int64_t batch_size, std::int64_t accumulation_steps, bool gradient_checkpointing = false);
@@ -68,6 +71,7 @@ Q_SIGNALS:
 
 protected:
     void showEvent(class QShowEvent* event) override;
+    void changeEvent(QEvent* event) override;
     void resizeEvent(class QResizeEvent* event) override;
     bool event(QEvent* event) override;
 
@@ -76,7 +80,7 @@ private:
     void show_estimate(const accum::RunMemoryEstimate& estimate);
     void keep_estimate_height();
     // A line edit with a "…" button beside it that calls `choose`.
-    QWidget* browse_row(QLineEdit* edit, const QString& button_name, const QString& tip, void (ConfigPanel::*choose)());
+    QWidget* browse_row(QLineEdit* edit, const QString& button_name, const char* tip, void (ConfigPanel::*choose)());
     void choose_output_dir();
     // The "Save runs in" box ticked or not, and the setting that keeps it (runs_folder.h).
     void show_saving_runs(bool save);
@@ -86,7 +90,8 @@ private:
     void mark(QWidget* widget, const QString& problem);
     // Adds `label` and `row` (the field itself, or a row holding it) to `form`, and
     // under it a hidden row for the field's error.
-    void add_field(QFormLayout* form, const QString& label, QWidget* field, QWidget* row = nullptr);
+    // `label` is a source text (QT_TR_NOOP), or null for a box that says its name.
+    void add_field(QFormLayout* form, const char* label, QWidget* field, QWidget* row = nullptr);
     // The form's own checks of the values a user types, in its words; accum::validate()
     // says the rest.
     QList<Problem> field_problems(const accum::RunConfig& c) const;
@@ -98,6 +103,7 @@ private:
         QFormLayout* form = nullptr;
     };
 
+    Retexts texts_;
     accum::RunConfig base_;
     bool valid_ = true;
     bool updating_ = false;

@@ -81,26 +81,35 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     auto* buttons = new QGridLayout(buttons_box_);
     buttons->setContentsMargins(0, 0, 0, 0);
     // One row per group under its heading, the table's order along it.
-    buttons->addWidget(new QLabel(tr("<b>Equivalence</b>")), 0, 0);
-    buttons->addWidget(new QLabel(tr("<b>Pitfalls</b>")), 1, 0);
+    auto* equivalence = new QLabel;
+    auto* pitfalls = new QLabel;
+    texts_.add([equivalence, pitfalls] {
+        equivalence->setText(tr("<b>Equivalence</b>"));
+        pitfalls->setText(tr("<b>Pitfalls</b>"));
+    });
+    buttons->addWidget(equivalence, 0, 0);
+    buttons->addWidget(pitfalls, 1, 0);
     int columns[2] = {1, 1};
     for (const auto& info : experiments()) {
         const int row = info.group == ExperimentGroup::Equivalence ? 0 : 1;
-        auto* b = new QPushButton(info.title_text());
+        auto* b = new QPushButton;
         b->setObjectName(info.object_name());
-        b->setToolTip(info.tooltip_text());
+        texts_.add([b, &info] {
+            b->setText(info.title_text());
+            b->setToolTip(info.tooltip_text());
+        });
         connect(b, &QPushButton::clicked, this, [this, e = info.experiment] { Q_EMIT experiment_requested(e); });
         buttons->addWidget(b, row, columns[row]++);
         buttons_.emplace_back(info.experiment, b);
     }
-    cancel_ = new QPushButton(tr("Cancel"));
+    cancel_ = new QPushButton;
+    texts_.add([this] { cancel_->setText(tr("Cancel")); });
     cancel_->setObjectName(QStringLiteral("lab_cancel"));
     cancel_->setEnabled(false);
     connect(cancel_, &QPushButton::clicked, this, &LabPanel::cancel);
     buttons->setColumnStretch(std::max(columns[0], columns[1]), 1);
 
-    explanation_ = new QLabel(tr("Each button runs the configuration on the left in several variants, one after "
-                                 "another, and overlays them. Runs are kept short (inside the first epoch)."));
+    explanation_ = new QLabel;
     explanation_->setObjectName(QStringLiteral("lab_explanation"));
     explanation_->setWordWrap(true);
     explanation_->setFrameShape(QFrame::StyledPanel);
@@ -113,24 +122,39 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     verdict_->setObjectName(QStringLiteral("lab_verdict"));
     verdict_->setWordWrap(true);
     verdict_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 11pt; padding: 2px;"));
+    set_texts([] { return QString(); },
+              [] {
+                  return tr("Each button runs the configuration on the left in several variants, one after "
+                            "another, and overlays them. Runs are kept short (inside the first epoch).");
+              });
 
     y_axis_ = new QComboBox;
     y_axis_->setObjectName(QStringLiteral("lab_y_axis"));
-    y_axis_->addItem(tr("Loss"));
-    y_axis_->addItem(tr("Learning rate"));
-    y_axis_->addItem(tr("Loss scale"));
     x_axis_ = new QComboBox;
     x_axis_->setObjectName(QStringLiteral("lab_x_axis"));
-    x_axis_->addItem(tr("Optimizer steps"));
-    x_axis_->addItem(tr("Samples seen"));
+    for (int i = 0; i < 3; ++i) y_axis_->addItem(QString());
+    for (int i = 0; i < 2; ++i) x_axis_->addItem(QString());
+    texts_.add([this] {
+        y_axis_->setItemText(LossAxis, tr("Loss"));
+        y_axis_->setItemText(LearningRateAxis, tr("Learning rate"));
+        y_axis_->setItemText(LossScaleAxis, tr("Loss scale"));
+        x_axis_->setItemText(0, tr("Optimizer steps"));
+        x_axis_->setItemText(1, tr("Samples seen"));
+    });
     connect(y_axis_, &QComboBox::currentIndexChanged, this, &LabPanel::rebuild_plot);
     connect(x_axis_, &QComboBox::currentIndexChanged, this, &LabPanel::rebuild_plot);
     axis_box_ = new QWidget;
     auto* axis_row = new QHBoxLayout(axis_box_);
     axis_row->setContentsMargins(0, 0, 0, 0);
-    axis_row->addWidget(new QLabel(tr("Plot:")));
+    auto* plot_word = new QLabel;
+    auto* against_word = new QLabel;
+    texts_.add([plot_word, against_word] {
+        plot_word->setText(tr("Plot:"));
+        against_word->setText(tr("against"));
+    });
+    axis_row->addWidget(plot_word);
     axis_row->addWidget(y_axis_);
-    axis_row->addWidget(new QLabel(tr("against")));
+    axis_row->addWidget(against_word);
     axis_row->addWidget(x_axis_);
     axis_row->addStretch(1);
     axis_row->addWidget(cancel_); // beside the plot it stops, not widening the row of demos
@@ -166,7 +190,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     delta_y->setTicker(ticks);
     delta_y->setSubTicks(false);
     delta_y->setRange(kDeltaFloor, 1.0);
-    delta_y->setLabel(tr("|Δ loss|"));
+    texts_.add([delta_y] { delta_y->setLabel(tr("|Δ loss|")); });
     plot_->xAxis->setTickLabels(false);
     delta_rect_->setRangeDrag(Qt::Horizontal);
     delta_rect_->setRangeZoom(Qt::Horizontal);
@@ -199,19 +223,20 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     rounding_label_->setBrush(QColor(255, 255, 255, 170));
     rounding_label_->setPadding(QMargins(4, 2, 4, 2));
     rounding_label_->setColor(QColor(27, 94, 32));
-    rounding_label_->setText(tr("below: the same, up to float rounding"));
+    texts_.add([this] { rounding_label_->setText(tr("below: the same, up to float rounding")); });
     look_.capture(plot_);
 
     // The loss scale of runs with a loss scaler, on the right axis (log-scaled).
     use_scale_axis(plot_->yAxis2, tr("loss scale"));
+    texts_.add([this] { plot_->yAxis2->setLabel(tr("loss scale")); });
     plot_->yAxis2->setVisible(false);
     // The memory levers' bars: each run's peak, stacked by category.
     memory_bars_ = new QCustomPlot;
     memory_bars_->setObjectName(QStringLiteral("lab_memory_bars"));
     memory_bars_->setMinimumHeight(200);
     memory_bars_->plotLayout()->insertRow(0);
-    memory_bars_->plotLayout()->addElement(
-        0, 0, new QCPTextElement(memory_bars_, tr("Peak memory by category"), QFont(font().family(), 10, QFont::Bold)));
+    auto* bars_title = new QCPTextElement(memory_bars_, QString(), QFont(font().family(), 10, QFont::Bold));
+    memory_bars_->plotLayout()->addElement(0, 0, bars_title);
     // The legend below the bars, in two columns: the bars take the plot's width.
     memory_bars_->legend->setVisible(true);
     memory_bars_->legend->setFont(font());
@@ -224,17 +249,22 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     memory_bars_->legend->setBorderPen(Qt::NoPen);
     memory_bars_->legend->setIconSize(14, 9);
     memory_bars_->legend->setRowSpacing(-2);
-    memory_bars_->yAxis->setLabel(tr("MiB"));
+    texts_.add([this, bars_title] {
+        bars_title->setText(tr("Peak memory by category"));
+        memory_bars_->yAxis->setLabel(tr("MiB"));
+    });
     memory_bars_->setVisible(false);
     bars_look_.capture(memory_bars_);
 
     table_ = new QTableWidget(0, ColumnCount);
     table_->setObjectName(QStringLiteral("lab_table"));
-    table_->setHorizontalHeaderLabels({tr("Run"), tr("B × K = effective"), tr("Final loss"),
-                                       tr("max |Δ loss| vs first"), tr("Final accuracy"), tr("Time (s)"),
-                                       tr("Peak memory"), tr("Samples/s"), tr("All-reduces / update"),
-                                       tr("Time / update (ms)"), tr("Peak activations"),
-                                       tr("Optimizer step"), tr("Skipped updates")});
+    texts_.add([this] {
+        table_->setHorizontalHeaderLabels({tr("Run"), tr("B × K = effective"), tr("Final loss"),
+                                           tr("max |Δ loss| vs first"), tr("Final accuracy"), tr("Time (s)"),
+                                           tr("Peak memory"), tr("Samples/s"), tr("All-reduces / update"),
+                                           tr("Time / update (ms)"), tr("Peak activations"),
+                                           tr("Optimizer step"), tr("Skipped updates")});
+    });
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     table_->verticalHeader()->setVisible(false);
@@ -265,15 +295,19 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
         link_curve_->setObjectName(QStringLiteral("lab_link_curve"));
         link_curve_->setMinimumHeight(200);
         link_curve_->plotLayout()->insertRow(0);
-        auto* title = new QCPTextElement(
-            link_curve_,
-            tr("Measured on two hosts: where no_sync pays") + QStringLiteral("\n%1\n%2").arg(curve->link, curve->measured),
-            QFont(font().family(), 9, QFont::Bold));
+        auto* title = new QCPTextElement(link_curve_, QString(), QFont(font().family(), 9, QFont::Bold));
         link_curve_->plotLayout()->addElement(0, 0, title);
         link_curve_->legend->setVisible(true);
         link_curve_->legend->setFont(font());
         link_curve_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
-        draw_link_curve(link_curve_, *curve, font());
+        texts_.add([this, title, curve = *curve] {
+            title->setText(tr("Measured on two hosts: where no_sync pays") +
+                           QStringLiteral("\n%1\n%2").arg(curve.link, curve.measured));
+            // Drawn again: its names and axis labels are in the language of the moment.
+            link_curve_->clearItems();
+            link_curve_->clearGraphs();
+            draw_link_curve(link_curve_, curve, font());
+        });
         curve_look_.capture(link_curve_);
         link_curve_->setVisible(false);
         // The lab's own curves keep their share: this one takes what the row gives it.
@@ -306,8 +340,8 @@ void LabPanel::run_experiment(Experiment experiment) {
     const auto runs = plan_experiment(experiment, base_());
     shown_.clear();
     table_->setRowCount(0);
-    verdict_->setText(tr("Running %1 runs one after another…").arg(runs.size()));
-    explanation_->setText(experiment_info(experiment).explanation_text());
+    set_texts([count = runs.size()] { return tr("Running %1 runs one after another…").arg(count); },
+              [experiment] { return experiment_info(experiment).explanation_text(); });
     y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler   ? LearningRateAxis
                              : experiment == Experiment::PitfallLossScale ? LossScaleAxis
                                                                           : LossAxis);
@@ -332,7 +366,8 @@ void LabPanel::set_busy(bool busy) {
 }
 
 void LabPanel::on_run_started(int index, const QString& label) {
-    verdict_->setText(tr("Run %1 of %2: %3…").arg(index + 1).arg(queue_->planned_count()).arg(label));
+    set_texts([index, count = queue_->planned_count(), label] { return tr("Run %1 of %2: %3…").arg(index + 1).arg(count).arg(label); },
+              explanation_text_);
     shown_.resize(static_cast<std::size_t>(index + 1));
     shown_[static_cast<std::size_t>(index)].label = label;
     rebuild_plot();
@@ -356,10 +391,35 @@ void LabPanel::on_run_finished(int index, const RunResult& result) {
 
 void LabPanel::on_all_finished() {
     set_busy(false);
-    const auto& runs = queue_->results();
     fill_table();
     fit_table_height();
     rebuild_plot();
+    set_texts([this] { return finished_verdict(); }, explanation_text_);
+    Q_EMIT experiment_finished();
+}
+
+void LabPanel::set_texts(std::function<QString()> verdict, std::function<QString()> explanation) {
+    verdict_text_ = std::move(verdict);
+    explanation_text_ = std::move(explanation);
+    verdict_->setText(verdict_text_());
+    explanation_->setText(explanation_text_());
+}
+
+void LabPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::LanguageChange) retranslate();
+}
+
+void LabPanel::retranslate() {
+    texts_.apply();
+    set_texts(verdict_text_, explanation_text_);
+    if (shown_.empty()) return; // no experiment yet: the plot's axes are unnamed
+    fill_table();
+    rebuild_plot();
+}
+
+QString LabPanel::finished_verdict() const {
+    const auto& runs = queue_->results();
     const double worst = max_pairwise_loss_difference(runs);
     const QString worst_text = worst == 0.0 ? tr("0 (bit-identical)") : number_or_dash(worst, 2, 'e');
     const bool completed = std::all_of(runs.begin(), runs.end(), [](const RunResult& r) {
@@ -445,8 +505,7 @@ void LabPanel::on_all_finished() {
     } else {
         text = tr("Largest |Δ loss| between the variants: %1.").arg(worst_text);
     }
-    verdict_->setText(text);
-    Q_EMIT experiment_finished();
+    return text;
 }
 
 void LabPanel::fill_table() {

@@ -16,6 +16,7 @@
 #include "experiments.h"
 #include "lab_plan.h"
 #include "plot_look.h"
+#include "retranslate.h"
 #include "run_result.h"
 
 class QComboBox;
@@ -78,6 +79,8 @@ public:
     // above 1 the buttons, the explanation and the axis choice fold away (the lesson
     // or the teacher says what runs).
     void set_presentation_scale(double scale);
+    // Every text again in the language installed now: on QEvent::LanguageChange.
+    void retranslate();
 
 Q_SIGNALS:
     void experiment_requested(studio::Experiment experiment); // a button was clicked
@@ -85,7 +88,13 @@ Q_SIGNALS:
     void run_finished(const studio::RunResult& result);
     void busy_changed(bool busy);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    // The verdict line and the explanation, computed again when the language changes.
+    void set_texts(std::function<QString()> verdict, std::function<QString()> explanation);
+    QString finished_verdict() const; // what the last experiment showed, with its numbers
     void on_run_started(int index, const QString& label);
     void on_progress(int index, const RunResult& partial);
     void on_run_finished(int index, const RunResult& result);
@@ -97,6 +106,9 @@ private:
     void set_busy(bool busy);
 
     std::function<accum::RunConfig()> base_;
+    Retexts texts_;
+    std::function<QString()> verdict_text_;
+    std::function<QString()> explanation_text_;
     ExperimentQueue* queue_ = nullptr;
     Experiment experiment_ = Experiment::CompareStyles;
     std::vector<RunResult> shown_; // finished + the one in progress

@@ -1,7 +1,9 @@
 #pragma once
 // The studio's languages: English (the source strings) and Vietnamese
 // (resources/translations/accum_studio_vi.ts, compiled to accum_studio_vi.qm).
-// The choice is kept in QSettings and applied when the application starts.
+// The choice is kept in QSettings; Settings › Language switches it live: the new
+// translators replace the old ones and every widget gets QEvent::LanguageChange,
+// which it answers by setting its texts again (retranslate.h).
 
 #include <QString>
 #include <utility>
@@ -22,10 +24,13 @@ void set_configured_language(const QString& code);
 // the build puts them, for the studio run from there.
 QString translations_directory();
 
-// Installs the studio's (and Qt's own) translators for `code` on `app`.
-// Returns false when the studio's translation for a non-English code is missing
-// from translations_directory().
+// Installs the studio's (and Qt's own) translators for `code` on `app`, in place
+// of those an earlier call installed ("en": none). Returns false, and leaves the
+// language as it was, when the studio's translation for a non-English code is
+// missing from translations_directory().
 bool install_translators(QCoreApplication& app, const QString& code);
+// The language install_translators() last set: "en" before any call.
+QString current_language();
 
 } // namespace studio
 // SPDX-License-Identifier: GPL-3.0-or-later

@@ -42,20 +42,17 @@ LessonPanel::LessonPanel(QWidget* parent) : QFrame(parent) {
     verdict_label_->setWordWrap(true);
 
     auto* style = QApplication::style();
-    back_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowBack), tr("Back"));
+    back_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowBack), QString());
     back_->setObjectName(QStringLiteral("lesson_back"));
-    back_->setToolTip(tr("The previous step (Alt+Left)"));
     back_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Left));
-    again_ = new QPushButton(style->standardIcon(QStyle::SP_BrowserReload), tr("Run again"));
+    again_ = new QPushButton(style->standardIcon(QStyle::SP_BrowserReload), QString());
     again_->setObjectName(QStringLiteral("lesson_again"));
-    again_->setToolTip(tr("Set the step's configuration again and run it"));
-    next_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowForward), tr("Next"));
+    next_ = new QPushButton(style->standardIcon(QStyle::SP_ArrowForward), QString());
     next_->setObjectName(QStringLiteral("lesson_next"));
-    next_->setToolTip(tr("The next step (Alt+Right)"));
     next_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Right));
     close_ = new QPushButton(style->standardIcon(QStyle::SP_DialogCloseButton), QString());
     close_->setObjectName(QStringLiteral("lesson_close"));
-    close_->setToolTip(tr("Close the lesson"));
+    retranslate();
     connect(back_, &QPushButton::clicked, this, [this] { go_to(index_ - 1); });
     connect(again_, &QPushButton::clicked, this, &LessonPanel::run_again);
     connect(next_, &QPushButton::clicked, this, [this] { go_to(index_ + 1); });
@@ -83,6 +80,47 @@ LessonPanel::LessonPanel(QWidget* parent) : QFrame(parent) {
 void LessonPanel::changeEvent(QEvent* event) {
     QFrame::changeEvent(event);
     if (event->type() == QEvent::FontChange) fit_fonts();
+    if (event->type() == QEvent::LanguageChange) retranslate();
+}
+
+void LessonPanel::retranslate() {
+    // QAbstractButton::setText sets the shortcut to the text's mnemonic: the keys are kept.
+    const auto set_text = [](QPushButton* button, const QString& text) {
+        const auto keys = button->shortcut();
+        button->setText(text);
+        button->setShortcut(keys);
+    };
+    set_text(back_, tr("Back"));
+    back_->setToolTip(tr("The previous step (Alt+Left)"));
+    set_text(again_, tr("Run again"));
+    again_->setToolTip(tr("Set the step's configuration again and run it"));
+    set_text(next_, tr("Next"));
+    next_->setToolTip(tr("The next step (Alt+Right)"));
+    close_->setToolTip(tr("Close the lesson"));
+    if (index_ < 0) return;
+    // The current step's words, and its verdict judged again in the new language.
+    const auto& step = lesson_->steps[static_cast<std::size_t>(index_)];
+    counter_->setText(tr("Step %1 of %2").arg(index_ + 1).arg(step_count()));
+    title_->setText(step.title_text());
+    text_->setText(step.body_text());
+    if (is_running())
+        verdict_label_->setText(tr("Running…"));
+    else if (!results_.empty())
+        show_verdict(results_);
+}
+
+void LessonPanel::show_verdict(const std::vector<RunResult>& runs) {
+    const auto& step = lesson_->steps[static_cast<std::size_t>(index_)];
+    const auto refused =
+        std::find_if(runs.begin(), runs.end(), [](const RunResult& r) { return engine_refused_as_busy(r.summary); });
+    // The engine refused the step's run (another run of this process trains): the
+    // step did not run, and its check would misread what came back.
+    if (refused != runs.end())
+        verdict_ = {false, tr("The step could not start: %1").arg(engine_message(refused->summary))};
+    else
+        verdict_ = step.check(runs);
+    set_verdict_colour(verdict_.as_expected ? QColor(0x1b5e20) : QColor(0xb3261e));
+    verdict_label_->setText((verdict_.as_expected ? QStringLiteral("✓ ") : QStringLiteral("✗ ")) + verdict_.text);
 }
 
 void LessonPanel::fit_fonts() {
@@ -213,17 +251,7 @@ void LessonPanel::finish(const std::vector<RunResult>& runs) {
         return;
     }
     results_ = runs;
-    const auto& step = lesson_->steps[static_cast<std::size_t>(index_)];
-    const auto refused =
-        std::find_if(runs.begin(), runs.end(), [](const RunResult& r) { return engine_refused_as_busy(r.summary); });
-    // The engine refused the step's run (another run of this process trains): the
-    // step did not run, and its check would misread what came back.
-    if (refused != runs.end())
-        verdict_ = {false, tr("The step could not start: %1").arg(engine_message(refused->summary))};
-    else
-        verdict_ = step.check(runs);
-    set_verdict_colour(verdict_.as_expected ? QColor(0x1b5e20) : QColor(0xb3261e));
-    verdict_label_->setText((verdict_.as_expected ? QStringLiteral("✓ ") : QStringLiteral("✗ ")) + verdict_.text);
+    show_verdict(runs);
     update_buttons();
     Q_EMIT step_finished(index_, verdict_.as_expected);
 }

@@ -52,6 +52,9 @@ public:
     QLabel* title_label() const { return title_; }
     QLabel* text_label() const { return text_; }
     QLabel* verdict_label() const { return verdict_label_; }
+    // Every text again in the language installed now, the current step's included:
+    // on QEvent::LanguageChange.
+    void retranslate();
 
 public Q_SLOTS:
     // The answers to a request, given before the request returns: the step's run
@@ -85,6 +88,7 @@ private:
     void show_step();
     void run_step();
     void finish(const std::vector<RunResult>& runs);
+    void show_verdict(const std::vector<RunResult>& runs); // the step's check, judged and shown
     void stop_current();
     void update_buttons();
     void fit_fonts();

@@ -24,29 +24,24 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     plot_->setMinimumHeight(110);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->plotLayout()->insertRow(0);
-    auto* title = new QCPTextElement(plot_, tr("Training loss"), QFont(font().family(), 12, QFont::Bold));
+    auto* title = new QCPTextElement(plot_, QString(), QFont(font().family(), 12, QFont::Bold));
     plot_->plotLayout()->addElement(0, 0, title);
 
     micro_graph_ = plot_->addGraph();
-    micro_graph_->setName(tr("micro-batch loss"));
     micro_graph_->setPen(QPen(QColor(120, 150, 200, 90), 1));
     micro_graph_->setLineStyle(QCPGraph::lsLine);
     step_graph_ = plot_->addGraph();
-    step_graph_->setName(tr("optimizer-step (window) loss"));
     step_graph_->setPen(QPen(QColor(31, 78, 153), 2.5));
     eval_graph_ = plot_->addGraph();
-    eval_graph_->setName(tr("eval loss"));
     eval_graph_->setPen(QPen(QColor(214, 96, 20), 2));
     eval_graph_->setLineStyle(QCPGraph::lsNone);
     eval_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(214, 96, 20), 10));
     // The loss scaler: its scale on the right axis, log-scaled (2^16 … 2^127 in one view),
     // and the updates it skipped as crosses on the window loss.
     scale_graph_ = plot_->addGraph(plot_->xAxis, plot_->yAxis2);
-    scale_graph_->setName(tr("loss scale S (right axis)"));
     scale_graph_->setPen(QPen(QColor(123, 82, 171), 1.8, Qt::DashLine));
     scale_graph_->setLineStyle(QCPGraph::lsStepLeft);
     skipped_graph_ = plot_->addGraph();
-    skipped_graph_->setName(tr("update skipped (inf/NaN gradients)"));
     skipped_graph_->setLineStyle(QCPGraph::lsNone);
     skipped_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(QColor(200, 30, 30), 2.5), Qt::NoBrush, 14));
     use_scale_axis(plot_->yAxis2, tr("loss scale"));
@@ -56,8 +51,6 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     use_fast_drawing(plot_);
     micro_graph_->setAntialiased(false); // thousands of faint points: not worth the antialiasing
     plot_->legend->setVisible(false); // nothing to name yet
-    plot_->yAxis->setLabel(tr("loss"));
-    plot_->xAxis->setLabel(tr("optimizer steps"));
 
     // Zooming or dragging freezes the view; a double click returns to auto-fit.
     freeze_view_on_interaction(plot_, this, &auto_range_, [this] {
@@ -67,10 +60,9 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
 
     x_axis_combo_ = new QComboBox;
     x_axis_combo_->setObjectName(QStringLiteral("loss_x_axis"));
-    x_axis_combo_->setToolTip(tr("x axis"));
     x_axis_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     x_axis_combo_->setMinimumContentsLength(10);
-    x_axis_combo_->addItems({tr("Optimizer steps"), tr("Samples seen"), tr("Wall time (s)")});
+    x_axis_combo_->addItems({QString(), QString(), QString()});
     connect(x_axis_combo_, &QComboBox::currentIndexChanged, this,
             [this](int i) { set_x_axis(static_cast<XAxis>(i)); });
     smoothing_ = new QSlider(Qt::Horizontal);
@@ -78,10 +70,9 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     smoothing_->setRange(0, 99);
     smoothing_->setMaximumWidth(160);
     smoothing_->setMinimumWidth(50);
-    smoothing_->setToolTip(tr("Exponential moving average of the optimizer-step loss"));
-    smoothing_label_ = new QLabel(tr("0.00"));
+    smoothing_label_ = new QLabel(QStringLiteral("0.00"));
     connect(smoothing_, &QSlider::valueChanged, this, [this](int v) { set_smoothing(v / 100.0); });
-    log_scale_ = new QCheckBox(tr("Log scale"));
+    log_scale_ = new QCheckBox;
     log_scale_->setObjectName(QStringLiteral("loss_log_scale"));
     connect(log_scale_, &QCheckBox::toggled, this, &LossPlot::set_log_scale);
 
@@ -91,7 +82,8 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     // Narrow enough for 1024 px screens: the combo's tooltip says it is the x axis.
     controls->addWidget(x_axis_combo_);
     controls->addSpacing(8);
-    controls->addWidget(new QLabel(tr("Smoothing:")));
+    auto* smoothing_word = new QLabel;
+    controls->addWidget(smoothing_word);
     controls->addWidget(smoothing_);
     controls->addWidget(smoothing_label_);
     controls->addSpacing(8);
@@ -99,7 +91,24 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     controls->addStretch(1);
     // The navigation hint is the plot's tooltip: the row stays narrow enough
     // for the code panel beside the plots at 1500 px.
-    plot_->setToolTip(tr("wheel: zoom · drag: pan · double-click: fit"));
+    texts_.add([this, title, smoothing_word] {
+        title->setText(tr("Training loss"));
+        micro_graph_->setName(tr("micro-batch loss"));
+        eval_graph_->setName(tr("eval loss"));
+        scale_graph_->setName(tr("loss scale S (right axis)"));
+        skipped_graph_->setName(tr("update skipped (inf/NaN gradients)"));
+        plot_->yAxis2->setLabel(tr("loss scale"));
+        plot_->yAxis->setLabel(tr("loss"));
+        x_axis_combo_->setToolTip(tr("x axis"));
+        x_axis_combo_->setItemText(0, tr("Optimizer steps"));
+        x_axis_combo_->setItemText(1, tr("Samples seen"));
+        x_axis_combo_->setItemText(2, tr("Wall time (s)"));
+        smoothing_->setToolTip(tr("Exponential moving average of the optimizer-step loss"));
+        log_scale_->setText(tr("Log scale"));
+        smoothing_word->setText(tr("Smoothing:"));
+        plot_->setToolTip(tr("wheel: zoom · drag: pan · double-click: fit"));
+        name_axes();
+    });
     look_.capture(plot_);
 
     auto* layout = new QVBoxLayout(this);
@@ -150,11 +159,26 @@ void LossPlot::append(const RecordBatch& batch) {
     if (!batch.micro_steps.empty() || !batch.steps.empty() || !batch.evals.empty()) dirty_ = true;
 }
 
+void LossPlot::name_axes() {
+    plot_->xAxis->setLabel(x_axis_ == XAxis::Samples  ? tr("samples seen")
+                           : x_axis_ == XAxis::Time ? tr("wall time (s)")
+                                                        : tr("optimizer steps"));
+    step_graph_->setName(smoothing_weight_ > 0 ? tr("optimizer-step loss (EMA %1)").arg(smoothing_weight_, 0, 'f', 2)
+                                               : tr("optimizer-step (window) loss"));
+}
+
+void LossPlot::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::LanguageChange) {
+        texts_.apply();
+        plot_->replot();
+    }
+}
+
 void LossPlot::set_x_axis(XAxis axis) {
     x_axis_ = axis;
     if (x_axis_combo_->currentIndex() != static_cast<int>(axis)) x_axis_combo_->setCurrentIndex(static_cast<int>(axis));
-    static const char* labels[] = {"optimizer steps", "samples seen", "wall time (s)"};
-    plot_->xAxis->setLabel(tr(labels[static_cast<int>(axis)]));
+    name_axes();
     auto_range_ = true;
     dirty_ = true;
     refresh();
@@ -163,8 +187,7 @@ void LossPlot::set_x_axis(XAxis axis) {
 void LossPlot::set_smoothing(double weight) {
     smoothing_weight_ = std::clamp(weight, 0.0, 0.99);
     smoothing_label_->setText(QString::number(smoothing_weight_, 'f', 2));
-    step_graph_->setName(smoothing_weight_ > 0 ? tr("optimizer-step loss (EMA %1)").arg(smoothing_weight_, 0, 'f', 2)
-                                               : tr("optimizer-step (window) loss"));
+    name_axes();
     dirty_ = true;
     refresh();
 }

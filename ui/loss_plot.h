@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plot_look.h"
+#include "retranslate.h"
 #include "record_batch.h"
 
 class QCheckBox;
@@ -56,7 +57,12 @@ public:
     void set_presentation_scale(double scale);
     void write_csv(QTextStream& out) const;
 
+protected:
+    void changeEvent(QEvent* event) override; // a language switched live: every text again
+
 private:
+    void name_axes(); // the x axis's label and the window loss's legend name
+    Retexts texts_;
     double x_of_step(std::int64_t step) const;
     void rebuild();
     // The view around the data (auto-fit), the legend naming the curves shown and

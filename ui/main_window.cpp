@@ -45,6 +45,7 @@
 #include "lesson_panel.h"
 #include "plot_look.h"
 #include "screen_fit.h"
+#include "shortcuts.h"
 #include "runs_panel.h"
 #include "loss_plot.h"
 #include "memory_plot.h"
@@ -54,6 +55,10 @@
 namespace studio {
 
 namespace {
+
+QString threads_text(int count) {
+    return count == 1 ? MainWindow::tr("1 thread") : MainWindow::tr("%1 threads").arg(count);
+}
 
 QString format_duration(double seconds) {
     if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("–");
@@ -65,7 +70,7 @@ QString format_duration(double seconds) {
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
-    setWindowTitle(tr("Accumulate Studio — gradient accumulation, live"));
+    texts_.add([this] { setWindowTitle(tr("Accumulate Studio — gradient accumulation, live")); });
     controller_ = new RunController(this);
     director_ = new RunDirector(*this, this);
     build_layout();
@@ -109,9 +114,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(oom_banner_, &OomBanner::apply_requested, this, [this](std::int64_t b, std::int64_t k, bool checkpointing) {
         config_panel_->set_batching(b, k, checkpointing);
         if (start_run()) return;
-        status_label_->setText(checkpointing
-                                   ? tr("Suggestion applied: %1 × %2 with gradient checkpointing. Press Run.").arg(b).arg(k)
-                                   : tr("Suggestion applied: %1 × %2. Press Run.").arg(b).arg(k));
+        set_status([b, k, checkpointing] {
+            return checkpointing ? tr("Suggestion applied: %1 × %2 with gradient checkpointing. Press Run.").arg(b).arg(k)
+                                 : tr("Suggestion applied: %1 × %2. Press Run.").arg(b).arg(k);
+        });
     });
     connect(config_panel_, &ConfigPanel::problems_changed, this, &MainWindow::update_config_problems);
     config_panel_->installEventFilter(this);
@@ -188,7 +194,9 @@ void MainWindow::build_layout() {
 
     eval_table_ = new QTableWidget(0, 5);
     eval_table_->setObjectName(QStringLiteral("eval_table"));
-    eval_table_->setHorizontalHeaderLabels({tr("Epoch"), tr("Step"), tr("Eval loss"), tr("Accuracy"), tr("F1")});
+    texts_.add([this] {
+        eval_table_->setHorizontalHeaderLabels({tr("Epoch"), tr("Step"), tr("Eval loss"), tr("Accuracy"), tr("F1")});
+    });
     // Each column as wide as its header and numbers (a Vietnamese header is longer
     // than the English one); the table scrolls sideways where it has less room.
     eval_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -205,7 +213,7 @@ void MainWindow::build_layout() {
     log_view_->setMaximumBlockCount(2000);
     log_font_ = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     log_view_->setFont(log_font_);
-    log_view_->setPlaceholderText(tr("The run's log, as the style's Python original would print it"));
+    texts_.add([this] { log_view_->setPlaceholderText(tr("The run's log, as the style's Python original would print it")); });
     // The log follows new lines while the user is at its end; scrolling up to read
     // stops it, scrolling back to the end resumes it. Decided here, not by
     // QPlainTextEdit's own test at each append, which (with the block limit, or
@@ -221,13 +229,16 @@ void MainWindow::build_layout() {
     auto* eval_box = new QWidget;
     auto* eval_layout = new QVBoxLayout(eval_box);
     eval_layout->setContentsMargins(0, 0, 0, 0);
-    auto* eval_title = new QLabel(tr("<b>Evaluation per epoch</b>"));
+    auto* eval_title = new QLabel;
+    texts_.add([eval_title] { eval_title->setText(tr("<b>Evaluation per epoch</b>")); });
     eval_layout->addWidget(eval_title);
     eval_layout->addWidget(eval_table_);
     auto* log_box = new QWidget;
     auto* log_layout = new QVBoxLayout(log_box);
     log_layout->setContentsMargins(0, 0, 0, 0);
-    log_layout->addWidget(new QLabel(tr("<b>Run log</b>")));
+    auto* log_title = new QLabel;
+    texts_.add([log_title] { log_title->setText(tr("<b>Run log</b>")); });
+    log_layout->addWidget(log_title);
     log_layout->addWidget(log_view_);
     bottom->addWidget(eval_box);
     bottom->addWidget(log_box);
@@ -250,8 +261,9 @@ void MainWindow::build_layout() {
     progress_->setTextVisible(true);
     progress_->setFormat(QStringLiteral("%p%"));
     progress_->setMinimumHeight(24);
-    status_label_ = new QLabel(tr("Ready"));
+    status_label_ = new QLabel;
     status_label_->setObjectName(QStringLiteral("status_label"));
+    set_status([] { return tr("Ready"); });
     QFont bold; // bold only: the size follows the window's font (presentation mode)
     bold.setBold(true);
     status_label_->setFont(bold);
@@ -298,9 +310,14 @@ void MainWindow::build_layout() {
     tabs_ = new QTabWidget;
     tabs_->setObjectName(QStringLiteral("main_tabs"));
     tabs_->setDocumentMode(true);
-    tabs_->addTab(live, tr("Live run"));
-    tabs_->addTab(lab_panel_, tr("Equivalence lab"));
-    tabs_->addTab(runs_panel_, tr("Runs"));
+    tabs_->addTab(live, QString());
+    tabs_->addTab(lab_panel_, QString());
+    tabs_->addTab(runs_panel_, QString());
+    texts_.add([this] {
+        tabs_->setTabText(0, tr("Live run"));
+        tabs_->setTabText(1, tr("Equivalence lab"));
+        tabs_->setTabText(2, tr("Runs"));
+    });
 
     auto* right = new QWidget;
     auto* right_layout = new QVBoxLayout(right);
@@ -333,34 +350,40 @@ void MainWindow::fit_status_labels() {
     keep_size(step_label_, {tr("Step %1").arg(9999999)});
     keep_size(epoch_label_, {tr("Epoch %1").arg(9999.99, 0, 'f', 2)});
     keep_size(speed_label_, {tr("%1 samples/s").arg(9999999.0, 0, 'f', 0)});
-    keep_size(threads_label_, {tr("1 thread"), tr("%1 threads").arg(88)});
+    keep_size(threads_label_, {threads_text(1), threads_text(88)});
     keep_size(eta_label_, {tr("ETA %1").arg(long_duration), tr("took %1").arg(long_duration)});
 }
 
 void MainWindow::build_actions() {
     auto* style = QApplication::style();
-    run_action_ = new QAction(style->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this);
+    run_action_ = new QAction(style->standardIcon(QStyle::SP_MediaPlay), QString(), this);
     run_action_->setObjectName(QStringLiteral("run_action"));
     run_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-    run_action_->setToolTip(tr("Start the run (Ctrl+R)"));
-    pause_action_ = new QAction(style->standardIcon(QStyle::SP_MediaPause), tr("&Pause"), this);
+    pause_action_ = new QAction(style->standardIcon(QStyle::SP_MediaPause), QString(), this);
     pause_action_->setObjectName(QStringLiteral("pause_action"));
     pause_action_->setShortcut(QKeySequence(Qt::Key_Space));
-    pause_action_->setToolTip(tr("Pause or resume at the next micro-batch (Space)"));
-    stop_action_ = new QAction(style->standardIcon(QStyle::SP_MediaStop), tr("&Stop"), this);
+    stop_action_ = new QAction(style->standardIcon(QStyle::SP_MediaStop), QString(), this);
     stop_action_->setObjectName(QStringLiteral("stop_action"));
     stop_action_->setShortcut(QKeySequence(Qt::Key_Escape));
-    stop_action_->setToolTip(tr("Stop at the next micro-batch (Esc)"));
-    step_action_ = new QAction(style->standardIcon(QStyle::SP_MediaSkipForward), tr("Step one micro-batch"), this);
+    step_action_ = new QAction(style->standardIcon(QStyle::SP_MediaSkipForward), QString(), this);
     step_action_->setObjectName(QStringLiteral("step_action"));
     step_action_->setShortcut(QKeySequence(Qt::Key_F10));
-    step_action_->setToolTip(tr("While paused: run exactly one more micro-batch (F10)"));
+    texts_.add([this] {
+        run_action_->setText(tr("&Run"));
+        run_action_->setToolTip(tr("Start the run (Ctrl+R)"));
+        pause_action_->setToolTip(tr("Pause or resume at the next micro-batch (Space)")); // its text: update_actions()
+        stop_action_->setText(tr("&Stop"));
+        stop_action_->setToolTip(tr("Stop at the next micro-batch (Esc)"));
+        step_action_->setText(tr("Step one micro-batch"));
+        step_action_->setToolTip(tr("While paused: run exactly one more micro-batch (F10)"));
+    });
     connect(step_action_, &QAction::triggered, this, &MainWindow::step_once);
     connect(run_action_, &QAction::triggered, this, &MainWindow::start_run);
     connect(pause_action_, &QAction::triggered, this, &MainWindow::toggle_pause);
     connect(stop_action_, &QAction::triggered, this, &MainWindow::stop_run);
 
-    auto* toolbar = toolbar_ = addToolBar(tr("Run"));
+    auto* toolbar = toolbar_ = addToolBar(QString());
+    texts_.add([toolbar] { toolbar->setWindowTitle(tr("Run")); });
     toolbar->setObjectName(QStringLiteral("run_toolbar"));
     toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     toolbar->setMovable(false);
@@ -370,10 +393,13 @@ void MainWindow::build_actions() {
     toolbar->addAction(step_action_);
     // Presentation mode folds the configuration panel into this line; the button
     // unfolds it for a change.
-    show_config_action_ = new QAction(style->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Configuration"), this);
+    show_config_action_ = new QAction(style->standardIcon(QStyle::SP_FileDialogDetailedView), QString(), this);
     show_config_action_->setObjectName(QStringLiteral("show_config_action"));
     show_config_action_->setCheckable(true);
-    show_config_action_->setToolTip(tr("Show or hide the configuration panel"));
+    texts_.add([this] {
+        show_config_action_->setText(tr("Configuration"));
+        show_config_action_->setToolTip(tr("Show or hide the configuration panel"));
+    });
     connect(show_config_action_, &QAction::toggled, this, [this](bool on) { config_column_->setVisible(on); });
     config_summary_ = new QLabel;
     config_summary_->setObjectName(QStringLiteral("config_summary"));
@@ -393,50 +419,72 @@ void MainWindow::build_actions() {
     show_config_action_->setVisible(false);
     config_summary_action_->setVisible(false);
 
-    auto* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open configuration…"), QKeySequence::Open, this, &MainWindow::load_config_dialog);
-    file->addAction(tr("&Save configuration…"), QKeySequence::Save, this, &MainWindow::save_config_dialog);
-    file->addAction(tr("Open &lesson…"), this, &MainWindow::open_lesson_dialog)
-        ->setObjectName(QStringLiteral("open_lesson_action"));
+    auto* file = menuBar()->addMenu(QString());
+    auto* open = file->addAction(QString(), QKeySequence::Open, this, &MainWindow::load_config_dialog);
+    auto* save = file->addAction(QString(), QKeySequence::Save, this, &MainWindow::save_config_dialog);
+    auto* open_lesson = file->addAction(QString(), this, &MainWindow::open_lesson_dialog);
+    open_lesson->setObjectName(QStringLiteral("open_lesson_action"));
     file->addSeparator();
-    file->addAction(tr("Export loss plot (PNG/PDF)…"), this, [this] { export_plot_dialog(true); });
-    file->addAction(tr("Export memory plot (PNG/PDF)…"), this, [this] { export_plot_dialog(false); });
-    file->addAction(tr("Export data (CSV)…"), this, &MainWindow::export_csv_dialog);
+    auto* export_loss = file->addAction(QString(), this, [this] { export_plot_dialog(true); });
+    auto* export_memory = file->addAction(QString(), this, [this] { export_plot_dialog(false); });
+    auto* export_csv = file->addAction(QString(), this, &MainWindow::export_csv_dialog);
     file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-    auto* run = menuBar()->addMenu(tr("&Run"));
+    auto* quit = file->addAction(QString(), QKeySequence::Quit, this, &QWidget::close);
+    texts_.add([=] {
+        file->setTitle(tr("&File"));
+        open->setText(tr("&Open configuration…"));
+        save->setText(tr("&Save configuration…"));
+        open_lesson->setText(tr("Open &lesson…"));
+        export_loss->setText(tr("Export loss plot (PNG/PDF)…"));
+        export_memory->setText(tr("Export memory plot (PNG/PDF)…"));
+        export_csv->setText(tr("Export data (CSV)…"));
+        quit->setText(tr("&Quit"));
+    });
+    auto* run = menuBar()->addMenu(QString());
+    texts_.add([run] { run->setTitle(tr("&Run")); });
     run->addAction(run_action_);
     run->addAction(pause_action_);
     run->addAction(stop_action_);
     run->addAction(step_action_);
-    auto* lab = menuBar()->addMenu(tr("&Lab"));
-    auto* lesson = lab->addAction(tr("&Lesson"), this, [this] {
+    auto* lab = menuBar()->addMenu(QString());
+    auto* lesson = lab->addAction(QString(), this, [this] {
         // The built-in lesson, after a lesson file too (File › Open lesson…).
         if (&lesson_panel_->lesson() != &builtin_lesson()) lesson_panel_->set_lesson(builtin_lesson_shared());
         start_lesson(0);
     });
     lesson->setObjectName(QStringLiteral("lesson_action"));
-    lesson->setToolTip(tr("The chapter on gradient accumulation, step by step"));
+    texts_.add([lab, lesson] {
+        lab->setTitle(tr("&Lab"));
+        lesson->setText(tr("&Lesson"));
+        lesson->setToolTip(tr("The chapter on gradient accumulation, step by step"));
+    });
     // The experiments by group, a separator before each, in the table's order.
     for (const auto group : {ExperimentGroup::Equivalence, ExperimentGroup::Pitfall}) {
         lab->addSeparator();
         for (const auto& info : experiments()) {
             if (info.group != group) continue;
-            auto* action = lab->addAction(info.menu_title_text(), this,
-                                          [this, e = info.experiment] { run_experiment(e); });
+            auto* action = lab->addAction(QString(), this, [this, e = info.experiment] { run_experiment(e); });
             action->setObjectName(info.object_name() + QStringLiteral("_action"));
-            action->setToolTip(info.tooltip_text());
+            texts_.add([action, &info] {
+                action->setText(info.menu_title_text());
+                action->setToolTip(info.tooltip_text());
+            });
             experiment_actions_.push_back(action);
         }
     }
-    auto* view = menuBar()->addMenu(tr("&View"));
-    presentation_action_ = view->addAction(tr("&Presentation"));
+    auto* view = menuBar()->addMenu(QString());
+    presentation_action_ = view->addAction(QString());
     presentation_action_->setObjectName(QStringLiteral("presentation_action"));
     presentation_action_->setCheckable(true);
     presentation_action_->setShortcut(QKeySequence(Qt::Key_F11));
-    presentation_action_->setToolTip(tr("Large text and lines, the configuration in one line, full screen (F11)"));
+    texts_.add([this, view] {
+        view->setTitle(tr("&View"));
+        presentation_action_->setText(tr("&Presentation"));
+        presentation_action_->setToolTip(tr("Large text and lines, the configuration in one line, full screen (F11)"));
+    });
     connect(presentation_action_, &QAction::toggled, this, &MainWindow::set_presentation_mode);
     build_language_menu();
+    build_help_menu();
 }
 
 void MainWindow::set_live_focus(LiveFocus focus) {
@@ -557,24 +605,31 @@ void MainWindow::set_presentation_mode(bool on) {
 }
 
 void MainWindow::build_language_menu() {
-    auto* settings_menu = menuBar()->addMenu(tr("Se&ttings"));
-    reset_defaults_action_ = settings_menu->addAction(tr("&Reset to defaults"), this, &MainWindow::reset_to_defaults);
+    auto* settings_menu = menuBar()->addMenu(QString());
+    reset_defaults_action_ = settings_menu->addAction(QString(), this, &MainWindow::reset_to_defaults);
     reset_defaults_action_->setObjectName(QStringLiteral("reset_defaults_action"));
-    reset_defaults_action_->setToolTip(tr("Set every field of the configuration to its default (Undo brings them back)"));
-    undo_reset_action_ = settings_menu->addAction(tr("&Undo reset to defaults"), this, &MainWindow::undo_reset);
+    undo_reset_action_ = settings_menu->addAction(QString(), this, &MainWindow::undo_reset);
     undo_reset_action_->setObjectName(QStringLiteral("undo_reset_action"));
     undo_reset_action_->setEnabled(false);
-    undo_reset_button_ = new QPushButton(tr("Undo"));
+    undo_reset_button_ = new QPushButton;
     undo_reset_button_->setObjectName(QStringLiteral("undo_reset_button"));
-    undo_reset_button_->setToolTip(tr("Bring back the configuration from before Reset to defaults"));
     connect(undo_reset_button_, &QPushButton::clicked, this, &MainWindow::undo_reset);
     statusBar()->addPermanentWidget(undo_reset_button_);
     undo_reset_button_->hide();
     settings_menu->addSeparator();
-    auto* language_menu = settings_menu->addMenu(tr("&Language"));
+    auto* language_menu = settings_menu->addMenu(QString());
     language_menu->setObjectName(QStringLiteral("language_menu"));
+    texts_.add([=, this] {
+        settings_menu->setTitle(tr("Se&ttings"));
+        reset_defaults_action_->setText(tr("&Reset to defaults"));
+        reset_defaults_action_->setToolTip(tr("Set every field of the configuration to its default (Undo brings them back)"));
+        undo_reset_action_->setText(tr("&Undo reset to defaults"));
+        undo_reset_button_->setText(tr("Undo"));
+        undo_reset_button_->setToolTip(tr("Bring back the configuration from before Reset to defaults"));
+        language_menu->setTitle(tr("&Language"));
+    });
     auto* group = new QActionGroup(this);
-    const auto current = configured_language();
+    const auto current = current_language();
     for (const auto& [code, name] : available_languages()) {
         auto* action = language_menu->addAction(name);
         action->setObjectName(QStringLiteral("language_") + code);
@@ -582,14 +637,37 @@ void MainWindow::build_language_menu() {
         action->setChecked(code == current);
         action->setData(code);
         group->addAction(action);
-        connect(action, &QAction::triggered, this, [this, code = code] {
-            if (code == configured_language()) return;
+        // The switch is live: every widget sets its texts again (changeEvent), and
+        // the choice is kept for the next start.
+        connect(action, &QAction::triggered, this, [this, code = code, action] {
+            if (code == current_language()) return;
+            if (!install_translators(*QCoreApplication::instance(), code)) {
+                const auto why = tr("No translation for %1 in %2").arg(action->text(), translations_directory());
+                statusBar()->showMessage(why, 10000);
+                QMessageBox::warning(this, tr("Language"), why);
+                for (auto* other : action->actionGroup()->actions())
+                    other->setChecked(other->data().toString() == current_language());
+                return;
+            }
             set_configured_language(code);
-            const auto text = tr("The language changes when Accumulate Studio is restarted.");
-            statusBar()->showMessage(text, 8000);
-            QMessageBox::information(this, tr("Language"), text);
         });
     }
+}
+
+void MainWindow::build_help_menu() {
+    auto* help = menuBar()->addMenu(QString());
+    auto* shortcuts = help->addAction(QString(), this, [this] {
+        auto* dialog = make_shortcuts_dialog(this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->open();
+    });
+    shortcuts->setObjectName(QStringLiteral("shortcuts_action"));
+    shortcuts->setShortcut(QKeySequence(Qt::Key_F1));
+    texts_.add([help, shortcuts] {
+        help->setTitle(tr("&Help"));
+        shortcuts->setText(tr("&Keyboard shortcuts…"));
+        shortcuts->setToolTip(tr("Every key of the studio, read from its menus and buttons (F1)"));
+    });
 }
 
 EngineState MainWindow::engine_state() const {
@@ -618,16 +696,55 @@ void MainWindow::update_actions() {
     reset_defaults_action_->setEnabled(allowed.configure);
     undo_reset_action_->setEnabled(allowed.configure && director_->can_undo_reset());
     undo_reset_button_->setEnabled(allowed.configure);
-    if (state.live_running) status_label_->setText(state.live_paused ? tr("Paused") : tr("Running"));
+    if (state.live_running) {
+        const bool paused = state.live_paused;
+        set_status([paused] { return paused ? tr("Paused") : tr("Running"); });
+    }
+}
+
+void MainWindow::set_status(std::function<QString()> text, std::function<QString()> tooltip) {
+    status_text_ = std::move(text);
+    status_label_->setText(status_text_());
+    if (tooltip) {
+        status_tip_ = std::move(tooltip);
+        status_label_->setToolTip(status_tip_());
+    }
+}
+
+bool MainWindow::event(QEvent* event) {
+    // After the children: the summary and the status line read the form's choices
+    // and the panels' texts, which their own changeEvent has set by then.
+    const bool handled = QMainWindow::event(event);
+    if (event->type() == QEvent::LanguageChange) retranslate();
+    return handled;
+}
+
+void MainWindow::retranslate() {
+    texts_.apply();
+    if (status_text_) status_label_->setText(status_text_());
+    if (status_tip_) status_label_->setToolTip(status_tip_());
+    update_actions();
+    if (threads_count_ > 0) threads_label_->setText(threads_text(threads_count_));
+    fit_status_labels();
+    if (last_step_.step > 0) {
+        status_clock_.invalidate();
+        refresh_views(true);
+    }
+    if (live_run_.has_summary && !controller_->is_running()) {
+        eta_label_->setText(tr("took %1").arg(format_duration(live_run_.summary.train_runtime_s)));
+        if (live_run_.summary.samples_per_second > 0)
+            speed_label_->setText(tr("%1 samples/s").arg(live_run_.summary.samples_per_second, 0, 'f', 0));
+    }
+    update_config_summary();
+    update_config_problems();
 }
 
 void MainWindow::show_refusal(const QString& why) {
     // The status line beside the progress bar wraps the whole message; the status
     // bar's line, which cuts a long one, gets it too for the other tabs.
-    const QString text = tr("Not started: %1").arg(why);
-    status_label_->setText(text);
-    status_label_->setToolTip(text);
-    statusBar()->showMessage(text, 10000);
+    const auto text = [why] { return tr("Not started: %1").arg(why); };
+    set_status(text, text);
+    statusBar()->showMessage(text(), 10000);
 }
 
 void MainWindow::on_records(const RecordBatch& batch) {
@@ -662,8 +779,8 @@ void MainWindow::show_threads(const QString& log_line) {
     static const QRegularExpression threads(QStringLiteral("^threads: (now |kept )?(\\d+)"));
     const auto m = threads.match(log_line);
     if (!m.hasMatch()) return;
-    const int count = m.captured(2).toInt();
-    threads_label_->setText(count == 1 ? tr("1 thread") : tr("%1 threads").arg(count));
+    threads_count_ = m.captured(2).toInt();
+    threads_label_->setText(threads_text(threads_count_));
     threads_label_->setToolTip(log_line);
     // A change mid-run says why where the eye is, for a while.
     if (m.captured(1) == QLatin1String("now ")) statusBar()->showMessage(log_line, 10000);
@@ -716,8 +833,8 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
         // The engine refused to start it: another run of this process trains. Nothing
         // ran, so the Runs tab gets no row.
         update_actions();
-        status_label_->setText(tr("Not started: %1").arg(engine_message(summary)));
-        status_label_->setToolTip(engine_message(summary));
+        set_status([summary] { return tr("Not started: %1").arg(engine_message(summary)); },
+                   [summary] { return engine_message(summary); });
         config_panel_->refresh_estimate_a_run_held();
         Q_EMIT run_finished(summary);
         return;
@@ -732,16 +849,21 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     eta_label_->setText(tr("took %1").arg(format_duration(summary.train_runtime_s)));
     if (summary.samples_per_second > 0)
         speed_label_->setText(tr("%1 samples/s").arg(summary.samples_per_second, 0, 'f', 0));
-    QString text = run_status_text(summary.status);
-    if (summary.status == accum::RunStatus::Completed)
-        text += tr(" — %1 optimizer steps, final loss %2").arg(summary.optimizer_steps).arg(summary.final_loss, 0, 'f', 4);
-    else if (summary.status == accum::RunStatus::OutOfMemory) {
-        if (const auto oom = out_of_memory_text(summary)) text += QStringLiteral(": ") + oom->brief;
-    } else if (!summary.message.empty())
-        text += QStringLiteral(": ") + engine_message(summary);
     update_actions();
-    status_label_->setText(text);
-    status_label_->setToolTip(engine_message(summary));
+    set_status(
+        [summary] {
+            QString text = run_status_text(summary.status);
+            if (summary.status == accum::RunStatus::Completed)
+                text += tr(" — %1 optimizer steps, final loss %2")
+                            .arg(summary.optimizer_steps)
+                            .arg(summary.final_loss, 0, 'f', 4);
+            else if (summary.status == accum::RunStatus::OutOfMemory) {
+                if (const auto oom = out_of_memory_text(summary)) text += QStringLiteral(": ") + oom->brief;
+            } else if (!summary.message.empty())
+                text += QStringLiteral(": ") + engine_message(summary);
+            return text;
+        },
+        [summary] { return engine_message(summary); });
     runs_panel_->add_run(live_run_);
     config_panel_->refresh_estimate_a_run_held();
     Q_EMIT run_finished(summary);

@@ -11,6 +11,7 @@
 #include <QFont>
 #include <QMainWindow>
 #include <QTimer>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "record_batch.h"
 #include "refresh_budget.h"
 #include "run_director.h"
+#include "retranslate.h"
 #include "run_result.h"
 
 class QAction;
@@ -143,6 +145,9 @@ public Q_SLOTS:
     void set_presentation_mode(bool on);
     // Gives the room of the Live run tab to the plots, the memory plot or the code.
     void set_live_focus(LiveFocus focus);
+    // Sets every text again in the language installed now (language.h); the window
+    // does it on QEvent::LanguageChange, after its children.
+    void retranslate();
 
 Q_SIGNALS:
     void run_finished(const accum::SummaryRecord& summary);
@@ -150,6 +155,7 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    bool event(QEvent* event) override;
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
@@ -169,6 +175,8 @@ private:
     void show_live(LiveFocus focus, bool build_up) override;
     void show_refusal(const QString& why) override;
     void store_settings() override;
+    // The status line's text (and tooltip), computed again when the language changes.
+    void set_status(std::function<QString()> text, std::function<QString()> tooltip = {});
     void update_config_problems();
     // The field being typed in stays where it is on screen when the form's layout
     // changes above it (an estimate, an error row): the form scrolls by as much.
@@ -188,10 +196,15 @@ private:
     void export_plot_dialog(bool loss);
     void export_csv_dialog();
     void build_language_menu();
+    void build_help_menu(); // Help › Keyboard shortcuts…, listed from the window's actions
     void apply_presentation_scale(double scale);
     void fit_status_labels();
     void update_config_summary();
 
+    Retexts texts_; // every fixed text the window sets, for a live change of language
+    std::function<QString()> status_text_;
+    std::function<QString()> status_tip_;
+    int threads_count_ = 0; // the run's thread count, once the engine said it
     ConfigPanel* config_panel_ = nullptr;
     LossPlot* loss_plot_ = nullptr;
     MemoryPlot* memory_plot_ = nullptr;

@@ -116,7 +116,7 @@ void MainWindow::toggle_pause() {
 void MainWindow::stop_run() {
     if (!controller_->is_running()) return;
     controller_->stop(); // thread-safe (the run's stop token); takes effect at the next micro-batch
-    status_label_->setText(tr("Stopping…"));
+    set_status([] { return tr("Stopping…"); });
 }
 
 void MainWindow::step_once() {
@@ -154,7 +154,7 @@ void MainWindow::show_live(LiveFocus focus, bool build_up) {
 
 void MainWindow::reset_to_defaults() {
     if (!director_->reset_to_defaults()) return;
-    status_label_->setText(tr("Configuration reset to defaults."));
+    set_status([] { return tr("Configuration reset to defaults."); });
     undo_reset_button_->show();
     undo_reset_timer_.start();
     update_actions();
@@ -162,7 +162,7 @@ void MainWindow::reset_to_defaults() {
 
 void MainWindow::undo_reset() {
     if (!director_->undo_reset()) return;
-    status_label_->setText(tr("Configuration restored."));
+    set_status([] { return tr("Configuration restored."); });
     undo_reset_button_->hide();
     undo_reset_timer_.stop();
     update_actions();

@@ -55,14 +55,13 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     plot_->setMinimumHeight(140);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->plotLayout()->insertRow(0);
-    title_ = new QCPTextElement(plot_, tr("CPU tensor memory"), QFont(font().family(), 12, QFont::Bold));
+    title_ = new QCPTextElement(plot_, QString(), QFont(font().family(), 12, QFont::Bold));
     plot_->plotLayout()->addElement(0, 0, title_);
 
     // The stack's top first (graph 0: the memory line whose width presentation
     // mode scales), drawn above the bands.
     plot_->addLayer(QStringLiteral("lines"), plot_->layer(QStringLiteral("main")), QCustomPlot::limAbove);
     current_graph_ = plot_->addGraph();
-    current_graph_->setName(tr("current (total)"));
     current_graph_->setPen(QPen(QColor(27, 94, 32), 2));
     current_graph_->setLayer(QStringLiteral("lines"));
     current_graph_->removeFromLegend(); // the top of the stacked bands
@@ -73,13 +72,10 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     // before it (steps ending at the record), so an out-of-memory at the first
     // micro-batch shows the failing step's parts, not a ramp from the start.
     current_graph_->setLineStyle(QCPGraph::lsStepRight);
-    const QString names[kBands] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations"),
-                                   tr("optimizer step")};
     const QColor colours[kBands] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123),
                                     QColor(46, 125, 50), QColor(158, 157, 36)};
     for (int i = 0; i < kBands; ++i) {
         auto* band = plot_->addGraph();
-        band->setName(names[i]);
         band->setPen(QPen(colours[i].darker(115), 1));
         QColor fill = colours[i];
         fill.setAlpha(i >= 3 ? 110 : 150);
@@ -89,26 +85,21 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
         bands_.push_back(band);
     }
     sync_graph_ = plot_->addGraph();
-    sync_graph_->setName(tr("optimizer steps"));
     sync_graph_->setLineStyle(QCPGraph::lsImpulse);
     sync_graph_->setPen(QPen(QColor(40, 40, 40, 110), 1));
     sync_graph_->setLayer(QStringLiteral("lines"));
     sync_graph_->removeFromLegend();
     peak_graph_ = plot_->addGraph();
-    peak_graph_->setName(tr("peak"));
     peak_graph_->setPen(QPen(QColor(123, 31, 162), 2, Qt::DashLine));
     peak_graph_->setLineStyle(QCPGraph::lsStepRight);
     peak_graph_->setLayer(QStringLiteral("lines"));
     reserved_graph_ = plot_->addGraph();
-    reserved_graph_->setName(tr("reserved (caching allocator)"));
     reserved_graph_->setPen(QPen(QColor(120, 120, 120), 1.5, Qt::DotLine));
     reserved_graph_->removeFromLegend();
     budget_graph_ = plot_->addGraph();
-    budget_graph_->setName(tr("budget"));
     budget_graph_->setPen(QPen(QColor(198, 40, 40), 2, Qt::DashDotLine));
     budget_graph_->removeFromLegend();
     oom_graph_ = plot_->addGraph();
-    oom_graph_->setName(tr("out of memory"));
     oom_graph_->setLineStyle(QCPGraph::lsNone);
     oom_graph_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCrossCircle, QPen(QColor(198, 40, 40), 3), QBrush(Qt::white), 16));
     oom_graph_->removeFromLegend();
@@ -117,7 +108,6 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     budget_line_->setPen(budget_graph_->pen());
     budget_line_->setVisible(false);
     oom_label_ = new QCPItemText(plot_);
-    oom_label_->setText(tr("out of memory"));
     oom_label_->setColor(QColor(198, 40, 40));
     oom_label_->setFont(QFont(font().family(), 11, QFont::Bold));
     // The marker is the last point in time: its label reads leftwards from it.
@@ -138,8 +128,6 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     plot_->legend->setRowSpacing(-3);
     plot_->legend->setMargins(QMargins(2, 0, 2, 0));
     use_fast_drawing(plot_);
-    plot_->xAxis->setLabel(tr("wall time (s)"));
-    plot_->yAxis->setLabel(tr("MiB"));
     freeze_view_on_interaction(plot_, this, &auto_range_, [this] {
         dirty_ = true;
         refresh();
@@ -148,15 +136,34 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     plot_->setMouseTracking(true);
     connect(plot_, &QCustomPlot::mouseMove, this, &MemoryPlot::show_hover);
 
-    caption_ = new QLabel(tr("Accumulation shrinks only the activations band."));
-    caption_->setToolTip(tr("The activations (saved for backward, the batch, temporaries) grow with the micro-batch: "
-                            "more accumulation steps with a smaller micro-batch shrink them. Parameters, gradients "
-                            "and optimizer state belong to the model and the optimizer. Gradient checkpointing "
-                            "shrinks the activations too, at the cost of a second forward. The optimizer step's "
-                            "temporaries (AdamW's are a few times the largest parameter) show on top where the step "
-                            "needed more than the activations: at a small micro-batch they set the peak. The bands "
-                            "show what the peak between two records was made of; hovering shows the figures of the "
-                            "moment too."));
+    caption_ = new QLabel;
+    // The title, the budget's and the ranks' names follow the records: rebuild() sets them.
+    texts_.add([this] {
+        current_graph_->setName(tr("current (total)"));
+        const QString names[kBands] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations"),
+                                       tr("optimizer step")};
+        for (int i = 0; i < kBands; ++i) bands_[static_cast<std::size_t>(i)]->setName(names[i]);
+        sync_graph_->setName(tr("optimizer steps"));
+        peak_graph_->setName(tr("peak"));
+        reserved_graph_->setName(tr("reserved (caching allocator)"));
+        budget_graph_->setName(tr("budget"));
+        oom_graph_->setName(tr("out of memory"));
+        oom_label_->setText(tr("out of memory"));
+        plot_->xAxis->setLabel(tr("wall time (s)"));
+        plot_->yAxis->setLabel(tr("MiB"));
+        caption_->setText(tr("Accumulation shrinks only the activations band."));
+        caption_->setToolTip(tr("The activations (saved for backward, the batch, temporaries) grow with the "
+                                "micro-batch: more accumulation steps with a smaller micro-batch shrink them. "
+                                "Parameters, gradients and optimizer state belong to the model and the optimizer. "
+                                "Gradient checkpointing shrinks the activations too, at the cost of a second forward. "
+                                "The optimizer step's temporaries (AdamW's are a few times the largest parameter) show "
+                                "on top where the step needed more than the activations: at a small micro-batch they "
+                                "set the peak. The bands show what the peak between two records was made of; hovering "
+                                "shows the figures of the moment too."));
+        for (const auto& [rank, graph] : rank_graphs_)
+            if (graph) graph->setName(tr("rank %1").arg(rank));
+        title_->setText(device_title());
+    });
     caption_->setObjectName(QStringLiteral("memory_caption"));
     caption_->setWordWrap(true);
     caption_->setStyleSheet(QStringLiteral("color: palette(mid);"));
@@ -342,9 +349,7 @@ void MemoryPlot::rebuild() {
         graph->setData(rt, rv, true);
     }
     cuda_ = !records_.empty() && records_.back().cuda;
-    title_->setText(!cuda_                 ? tr("CPU tensor memory")
-                    : cuda_device_.isEmpty() ? tr("GPU memory (allocated by tensors)")
-                                             : tr("GPU memory: %1 (allocated by tensors)").arg(cuda_device_));
+    title_->setText(device_title());
     if (cuda_) {
         reserved_graph_->setData(t, reserved, true);
         reserved_graph_->addToLegend();
@@ -379,6 +384,22 @@ void MemoryPlot::rebuild() {
         oom_label_->setVisible(true);
     } else {
         oom_graph_->removeFromLegend();
+    }
+}
+
+QString MemoryPlot::device_title() const {
+    return !cuda_                 ? tr("CPU tensor memory")
+           : cuda_device_.isEmpty() ? tr("GPU memory (allocated by tensors)")
+                                    : tr("GPU memory: %1 (allocated by tensors)").arg(cuda_device_);
+}
+
+void MemoryPlot::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::LanguageChange) {
+        texts_.apply();
+        dirty_ = true; // the budget's name, with its figure
+        refresh();
+        plot_->replot();
     }
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "plot_look.h"
+#include "retranslate.h"
 #include "record_batch.h"
 
 class QCustomPlot;
@@ -72,7 +73,12 @@ public:
     void set_presentation_scale(double scale);
     void write_csv(QTextStream& out) const;
 
+protected:
+    void changeEvent(QEvent* event) override; // a language switched live: every text again
+
 private:
+    QString device_title() const; // CPU, or GPU with its name
+    Retexts texts_;
     void rebuild();
     void show_hover(QMouseEvent* event);
 

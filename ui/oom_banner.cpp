@@ -45,9 +45,10 @@ OomBanner::OomBanner(QWidget* parent) : QFrame(parent) {
     text_ = new QLabel;
     text_->setWordWrap(true);
     text_->setTextFormat(Qt::RichText);
-    apply_ = new QPushButton(tr("Apply suggestion"));
+    apply_ = new QPushButton;
     apply_->setObjectName(QStringLiteral("apply_suggestion"));
-    dismiss_ = new QPushButton(tr("Dismiss"));
+    dismiss_ = new QPushButton;
+    retranslate();
     auto* layout = new QHBoxLayout(this);
     layout->addWidget(text_, 1);
     layout->addWidget(apply_);
@@ -102,6 +103,17 @@ void OomBanner::show_for(const accum::SummaryRecord& summary, std::int64_t batch
 }
 
 QString OomBanner::text() const { return text_->text(); }
+
+void OomBanner::changeEvent(QEvent* event) {
+    QFrame::changeEvent(event);
+    if (event->type() == QEvent::LanguageChange) retranslate();
+}
+
+void OomBanner::retranslate() {
+    apply_->setText(tr("Apply suggestion"));
+    dismiss_->setText(tr("Dismiss"));
+    render();
+}
 
 void OomBanner::render() {
     const bool has_suggestion = batch_size_ > 0 && accumulation_steps_ > 0;

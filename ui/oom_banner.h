@@ -36,9 +36,14 @@ public:
     // Presentation mode: the banner's text `scale` times its desk size, and (above 1)
     // the engine's whole message only in the tooltip.
     void set_presentation_scale(double scale);
+    // Every text again in the language installed now: on QEvent::LanguageChange.
+    void retranslate();
 
 Q_SIGNALS:
     void apply_requested(std::int64_t batch_size, std::int64_t accumulation_steps, bool gradient_checkpointing);
+
+protected:
+    void changeEvent(QEvent* event) override;
 
 private:
     void render();

@@ -96,13 +96,11 @@ void curve_of(const RunResult& r, RunsPanel::Quantity quantity, QVector<double>&
 
 RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("runs_panel"));
-    open_ = new QPushButton(tr("Open run directory…"));
+    open_ = new QPushButton;
     open_->setObjectName(QStringLiteral("open_run_directory"));
-    open_->setToolTip(tr("A directory written by accum-run --output-dir (config.json + metrics.jsonl)"));
     connect(open_, &QPushButton::clicked, this, &RunsPanel::open_dialog);
-    delete_ = new QPushButton(tr("Delete…"));
+    delete_ = new QPushButton;
     delete_->setObjectName(QStringLiteral("delete_runs"));
-    delete_->setToolTip(tr("Delete the selected runs' folders from the disk (after asking)"));
     delete_->setEnabled(false);
     connect(delete_, &QPushButton::clicked, this, &RunsPanel::delete_selected);
     hint_ = new QLabel;
@@ -112,10 +110,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     hint_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     quantity_ = new QComboBox;
     quantity_->setObjectName(QStringLiteral("runs_quantity"));
-    quantity_->addItem(tr("Loss"), int(Quantity::Loss));
-    quantity_->addItem(tr("Peak memory"), int(Quantity::PeakMemory));
-    quantity_->addItem(tr("Throughput"), int(Quantity::Throughput));
-    quantity_->setToolTip(tr("What the plot shows of each ticked run, step by step"));
+    for (const auto q : {Quantity::Loss, Quantity::PeakMemory, Quantity::Throughput}) quantity_->addItem(QString(), int(q));
     connect(quantity_, &QComboBox::currentIndexChanged, this, [this](int index) {
         quantity_shown_ = Quantity(quantity_->itemData(index).toInt());
         rebuild_plot();
@@ -123,9 +118,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
 
     table_ = new QTableWidget(0, Columns);
     table_->setObjectName(QStringLiteral("runs_table"));
-    table_->setHorizontalHeaderLabels({tr("Run"), tr("Source"), tr("Date"), tr("Style"), tr("B"), tr("K"),
-                                       tr("Effective"), tr("Status"), tr("Final loss"), tr("Accuracy"),
-                                       tr("Peak memory"), tr("Samples/s"), tr("Model"), tr("Data")});
+
     // Every column as wide as its text (the table scrolls sideways when narrow),
     // the last one taking what is left.
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -143,8 +136,21 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     plot_->legend->setVisible(false); // no run yet
     plot_->legend->setFont(font());
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    plot_->xAxis->setLabel(tr("samples seen"));
-    plot_->yAxis->setLabel(tr("loss (window mean)"));
+    texts_.add([this] {
+        open_->setText(tr("Open run directory…"));
+        open_->setToolTip(tr("A directory written by accum-run --output-dir (config.json + metrics.jsonl)"));
+        delete_->setText(tr("Delete…"));
+        delete_->setToolTip(tr("Delete the selected runs' folders from the disk (after asking)"));
+        quantity_->setItemText(0, tr("Loss"));
+        quantity_->setItemText(1, tr("Peak memory"));
+        quantity_->setItemText(2, tr("Throughput"));
+        quantity_->setToolTip(tr("What the plot shows of each ticked run, step by step"));
+        table_->setHorizontalHeaderLabels({tr("Run"), tr("Source"), tr("Date"), tr("Style"), tr("B"), tr("K"),
+                                           tr("Effective"), tr("Status"), tr("Final loss"), tr("Accuracy"),
+                                           tr("Peak memory"), tr("Samples/s"), tr("Model"), tr("Data")});
+        plot_->xAxis->setLabel(tr("samples seen"));
+        plot_->yAxis->setLabel(tr("loss (window mean)"));
+    });
     look_.capture(plot_);
 
     folder_timer_.setSingleShot(true);
@@ -296,6 +302,18 @@ void RunsPanel::fill_row(int row) {
         table_->setItem(row, col, item);
     }
     filling_ = was_filling;
+}
+
+void RunsPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::LanguageChange) retranslate();
+}
+
+void RunsPanel::retranslate() {
+    texts_.apply();
+    refill_table();
+    update_hint();
+    rebuild_plot();
 }
 
 void RunsPanel::refill_table() {

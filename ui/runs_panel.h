@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "plot_look.h"
+#include "retranslate.h"
 #include "run_result.h"
 
 class QComboBox;
@@ -61,6 +62,8 @@ public:
     int plotted_points(int row) const;
     // Presentation mode: the plot's text and lines `scale` times their desk size.
     void set_presentation_scale(double scale);
+    // Every text again in the language installed now: on QEvent::LanguageChange.
+    void retranslate();
 
     // Deletes the run directories of `rows` and takes them off the list; only a
     // directory holding config.json is deleted. False, with `error` naming each
@@ -73,6 +76,9 @@ public:
 Q_SIGNALS:
     // The runs folder was listed (set_runs_folder, or follow_runs_folder's moment later).
     void runs_folder_listed();
+
+protected:
+    void changeEvent(QEvent* event) override;
 
 private:
     struct Entry {
@@ -102,6 +108,7 @@ private:
     QTableWidget* table_ = nullptr;
     QCustomPlot* plot_ = nullptr;
     QComboBox* quantity_ = nullptr;
+    Retexts texts_;
     QLabel* hint_ = nullptr;
     QPushButton* open_ = nullptr;
     QPushButton* delete_ = nullptr;

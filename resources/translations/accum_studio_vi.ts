@@ -1818,6 +1818,14 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <source>loss scale</source>
         <translation>hệ số co giãn loss</translation>
     </message>
+    <message>
+        <source>samples seen</source>
+        <translation>số mẫu đã xem</translation>
+    </message>
+    <message>
+        <source>wall time (s)</source>
+        <translation>thời gian thực (s)</translation>
+    </message>
 </context>
 <context>
     <name>studio::MainWindow</name>
@@ -1952,10 +1960,6 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>&amp;Language</source>
         <translation>&amp;Ngôn ngữ</translation>
-    </message>
-    <message>
-        <source>The language changes when Accumulate Studio is restarted.</source>
-        <translation>Ngôn ngữ sẽ đổi khi khởi động lại Accumulate Studio.</translation>
     </message>
     <message>
         <source>Language</source>
@@ -2136,6 +2140,22 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>Lesson (*.json)</source>
         <translation>Bài học (*.json)</translation>
+    </message>
+    <message>
+        <source>No translation for %1 in %2</source>
+        <translation>Không có bản dịch %1 trong %2</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>Trợ &amp;giúp</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts…</source>
+        <translation>&amp;Phím tắt…</translation>
+    </message>
+    <message>
+        <source>Every key of the studio, read from its menus and buttons (F1)</source>
+        <translation>Mọi phím tắt của studio, đọc từ các menu và nút của nó (F1)</translation>
     </message>
 </context>
 <context>
@@ -2497,6 +2517,25 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>throughput (samples/s)</source>
         <translation>thông lượng (mẫu/giây)</translation>
+    </message>
+</context>
+<context>
+    <name>studio::Shortcuts</name>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>Phím tắt</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>Phím</translation>
+    </message>
+    <message>
+        <source>What it does</source>
+        <translation>Tác dụng</translation>
+    </message>
+    <message>
+        <source>Read from the window&apos;s menus and buttons as they are now.</source>
+        <translation>Đọc từ các menu và nút của cửa sổ như hiện tại.</translation>
     </message>
 </context>
 </TS>
