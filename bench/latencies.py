@@ -46,6 +46,8 @@ CASES = [
      {"data_parallel.failed_join": (10, "s", "a worker that exits at once to rank 0's error")}),
     ("tests/engine/test_distributed", "killedPeerSurfacesAsTypedError",
      {"distributed.peer_lost": (20, "s", "kill -9 of a peer to a survivor's error")}),
+    ("tests/engine/test_distributed", "stalledPeerIsATimeout",
+     {"distributed.stalled_peer": (12, "s", "a peer stopped (SIGSTOP), --dist-timeout 2, to the survivor's error")}),
     ("tests/engine/test_distributed", "portInUseIsAClearError",
      {"distributed.port_in_use": (5, "s", "a taken port to the rank's error")}),
     ("tests/engine/test_distributed", "silentMasterEndsWithinTheTimeout",

@@ -209,7 +209,7 @@ def run_pair(net, accum_run, options, out, nproc=1, limit=120, options1=None, de
     os.makedirs(os.path.dirname(out), exist_ok=True)
     h0 = Host(net, 0, accum_run, options, out, nproc)
     if delay1:
-        time.sleep(delay1)
+        time.sleep(delay1)  # not-a-wait: host 1 starts late on purpose, the case's stimulus
     h1 = Host(net, 1, accum_run, options1 or options, out + "-host1", nproc)
     deadline = time.monotonic() + limit
     for h in (h0, h1):
@@ -341,14 +341,17 @@ def fault_case(case, args, net):
 
     def finished(h, since, want_code, bound, says=None, what=""):
         """Host h's end (waited for, bounded): its exit code, its time since `since`, its message."""
-        if h.wait(max(0.1, since + bound + 5 - time.monotonic())) is None:
+        # The end waited for until the documented bound (the program's contract,
+        # docs/distributed.md), failing there; how long it took is only reported.
+        ended = h.wait(since + bound - time.monotonic()) is not None
+        took = (h.ended or time.monotonic()) - since
+        if not ended:
             h.kill()
             h.code = "still running"
-        took = (h.ended or time.monotonic()) - since
         text = h.text()
         result[f"host{h.node}"] = {"exit": h.code, "seconds": round(took, 1), "message": error_lines(text)}
+        check(ended, f"host {h.node} ends within {bound} s of {what or 'the fault'}")
         check(h.code == want_code, f"host {h.node} exits {want_code} (got {h.code})")
-        check(took <= bound, f"host {h.node} ends {took:.1f} s after {what or 'the fault'} (≤ {bound} s)")
         if says:
             check(says(text), f"host {h.node}'s message {says.__doc__}")
 
@@ -379,7 +382,7 @@ def fault_case(case, args, net):
         h1 = Host(net, 1, a, long_run, out + "-host1")
         limit = time.monotonic() + 60
         while latest_checkpoint(out) < 10 and time.monotonic() < limit and h0.poll() is None and h1.poll() is None:
-            time.sleep(0.1)
+            time.sleep(0.1)  # not-a-wait: the period of a bounded poll for the checkpoint
         return h0, h1
 
     if case in ("link-down", "partition", "host1-killed", "host0-killed"):
@@ -415,7 +418,7 @@ def fault_case(case, args, net):
         opts = base_options(steps=6, batch=32) + ["--dist-timeout", str(timeout), "--save-strategy", "no"]
         start = time.monotonic()
         h0 = Host(net, 0, a, opts, out)
-        time.sleep(20)
+        time.sleep(20)  # not-a-wait: host 1 starts 20 s late, the case itself
         h1 = Host(net, 1, a, opts, out + "-host1")
         if case == "late-timeout":
             # Host 0 gives up waiting; host 1, started after, finds nobody and gives up after its own timeout.
@@ -533,7 +536,7 @@ def outside(args):
             # A second apart: fourteen accum-runs loading LibTorch at once on two cores
             # would spend the faults' time bounds on starting up.
             if i:
-                time.sleep(1)
+                time.sleep(1)  # not-a-wait: starts spread out, nothing is waited for
             children.append(subprocess.Popen([HARNESS, "with", "--name", name, "--"] + me + ["faults", "--case", case],
                                              stdout=open(os.path.join(args.work, f"{case}.log"), "w"),
                                              stderr=subprocess.STDOUT))

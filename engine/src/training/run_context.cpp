@@ -27,7 +27,7 @@ namespace accum {
 namespace {
 
 // The value of a 0-dim float tensor on the CPU, read where it lies (item() goes
-// through the dispatcher, about 2 µs a call); nothing for any other tensor.
+// through the dispatcher, once per micro-batch); nothing for any other tensor.
 std::optional<double> cpu_scalar(const torch::Tensor& t) {
     if (t.device().is_cpu() && t.dim() == 0 && t.scalar_type() == torch::kFloat) return *t.data_ptr<float>();
     return std::nullopt;
@@ -307,9 +307,9 @@ void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch
     ++progress_.micro_steps;
     progress_.samples_seen += batch.size * world_size(); // every rank's micro-batch (shards have equal lengths)
     // The window's loss: token losses over the window's tokens, or the mean of the
-    // micro-batch means. On the CPU the value is read where it lies (a tensor add
-    // and a detach cost each micro-batch about 5 µs); on a GPU one tensor add, no
-    // synchronisation until the step.
+    // micro-batch means. On the CPU the value is read where it lies (no tensor add
+    // and detach each micro-batch); on a GPU one tensor add, no synchronisation
+    // until the step.
     const auto& part = window_part(outputs.loss, outputs.loss_sum);
     if (const auto value = cpu_scalar(part))
         window_total_cpu_ += *value;
