@@ -35,6 +35,7 @@ ALL=(screenshot-studio screenshot-studio-oom screenshot-memory-bands screenshot-
      screenshot-loss-scale-pitfall screenshot-no-sync screenshot-own-model screenshot-pretrained-lab
      screenshot-installed-vi screenshot-runs
      lesson-step1 lesson-step1-vi lesson-step2-build-up lesson-step3 lesson-step5
+     lesson-chapter-step1 lesson-chapter-step2 lesson-chapter-step3 lesson-chapter-step4 lesson-chapter-step5
      chapter-pytorch chapter-accelerator chapter-trainer)
 
 die() { echo "screenshots.sh: $*" >&2; exit 1; }
@@ -146,6 +147,9 @@ make_picture() {
       shot "$1" "$PROJECTOR" --presentation --lesson-step 2 --build-up-lines 7 --screenshot-after 10000 ;;
     lesson-step3) shot "$1" "$PROJECTOR" --presentation --lesson-step 3 ;;
     lesson-step5) shot "$1" "$PROJECTOR" --presentation --lesson-step 5 ;;
+    lesson-chapter-step[1-5]) # the chapter's own lesson (docs/lessons.md), in Vietnamese
+      shot "$1" "$PROJECTOR" --presentation --language vi --lesson-file "$ROOT/resources/lessons/chapter-text-classifier.json" \
+        --lesson-step "${1#lesson-chapter-step}" ;;
     chapter-pytorch | chapter-accelerator | chapter-trainer) # each style's Chapter view mid-run
       local style="${1#chapter-}"
       shot "$1" "$PROJECTOR" --presentation --autorun --screenshot-after 9000 --config "$(config "$style" "{\"mode\":

@@ -196,6 +196,9 @@ private:
     void export_plot_dialog(bool loss);
     void export_csv_dialog();
     void build_language_menu();
+    // The status row's texts: "4 threads", "1:05" or "1:02:03" ("–" when unknown).
+    static QString threads_text(int count);
+    static QString format_duration(double seconds);
     void build_help_menu(); // Help › Keyboard shortcuts…, listed from the window's actions
     void apply_presentation_scale(double scale);
     void fit_status_labels();

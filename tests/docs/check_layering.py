@@ -19,6 +19,8 @@ Rules (ARCHITECTURE.md §1.3, §1.4):
       which uses the store client, never the other way). Other folders have such pairs (a
       data set and its factory, a model and its TorchScript form): R5_FOLDERS names the
       folders held to it.
+  R6  no file of ui/ above UI_LINES lines unless its opening comment says why ("Longer than …
+      lines because …"): one job a file in the studio (ARCHITECTURE.md §1.2)
 A part is a folder of engine/src/ (`memory/`) or a file at its top (`session.cpp`,
 `other_load.cpp` with its header). `accum/` (the public API) may be included by any part.
 """
@@ -130,6 +132,7 @@ def check(root):
         if node not in state:
             visit(node, [node])
     problems += file_circles(root)
+    problems += long_ui_files(root)
     return problems
 
 
@@ -169,6 +172,20 @@ def file_circles(root):
     return problems
 
 
+UI_LINES = 600
+LONG_REASON = re.compile(r"^//.*\bLonger than \d+ lines because\b", re.MULTILINE)
+
+
+def long_ui_files(root):
+    """R6: a ui/ file above UI_LINES lines says why in its opening comment (its first 15 lines)."""
+    problems = []
+    for path, text in sources(root, "ui"):
+        lines = text.count("\n")
+        if lines > UI_LINES and not LONG_REASON.search("\n".join(text.splitlines()[:15])):
+            problems.append(f"{path}: R6: {lines} lines, above {UI_LINES}, and its opening comment does not say why")
+    return problems
+
+
 def breaks(root):
     """Copies what the check reads, adds one break of each rule, and expects each found."""
     work = tempfile.mkdtemp(prefix="layering-")
@@ -184,9 +201,10 @@ def breaks(root):
         append("engine/src/memory/out_of_memory.cpp", '#include "training/run_context.h"')
         append("engine/src/data/dataset.cpp", "#if TORCH_VERSION_MAJOR > 1\n#endif")
         append("engine/src/distributed/rendezvous.cpp", '#include "distributed/process_group.h"')
+        append("ui/lesson.cpp", "\n".join("// a line" for _ in range(UI_LINES)))
         expected = ["ui/main_window.cpp: R1", "engine/src/session.cpp: R2",
                     "engine/src/memory/out_of_memory.cpp: R3", "engine/src/data/dataset.cpp: R4",
-                    "R3: a circle of includes", "R5: a circle between files"]
+                    "R3: a circle of includes", "R5: a circle between files", "ui/lesson.cpp: R6"]
         found = check(work)
         missing = [e for e in expected if not any(p.startswith(e) or e in p for p in found)]
         for p in found:
