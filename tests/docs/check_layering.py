@@ -117,13 +117,21 @@ def check(root):
     # No circle between the parts.
     graph = {p: {target_of(i) if "/" in i else os.path.splitext(i)[0] + ".cpp" for i in incs}
              for p, incs in used.items()}
-    state = {}
+    problems += ["engine/src: R3: a circle of includes: " + " -> ".join(c) for c in circles(graph)]
+    problems += file_circles(root)
+    problems += long_ui_files(root)
+    return problems
+
+
+def circles(graph):
+    """Each circle a depth-first walk of `graph` (node -> the nodes it uses) meets, from its first node."""
+    found, state = [], {}
 
     def visit(node, trail):
         state[node] = 1
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                problems.append("engine/src: R3: a circle of includes: " + " -> ".join(trail + [nxt]))
+                found.append(trail[trail.index(nxt):] + [nxt])
             elif nxt not in state:
                 visit(nxt, trail + [nxt])
         state[node] = 2
@@ -131,9 +139,7 @@ def check(root):
     for node in sorted(graph):
         if node not in state:
             visit(node, [node])
-    problems += file_circles(root)
-    problems += long_ui_files(root)
-    return problems
+    return found
 
 
 R5_FOLDERS = ("distributed",)
@@ -155,21 +161,7 @@ def file_circles(root):
                 other = os.path.splitext(inc)[0]
                 if other != unit:
                     graph.setdefault(unit, set()).add(other)
-    problems, state = [], {}
-
-    def visit(node, trail):
-        state[node] = 1
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                problems.append("engine/src: R5: a circle between files: " + " -> ".join(trail[trail.index(nxt):] + [nxt]))
-            elif nxt not in state:
-                visit(nxt, trail + [nxt])
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node, [node])
-    return problems
+    return ["engine/src: R5: a circle between files: " + " -> ".join(c) for c in circles(graph)]
 
 
 UI_LINES = 600
