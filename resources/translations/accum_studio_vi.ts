@@ -1783,10 +1783,6 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Trung bình trượt mũ của loss bước optimizer</translation>
     </message>
     <message>
-        <source>0.00</source>
-        <translation>0.00</translation>
-    </message>
-    <message>
         <source>Log scale</source>
         <translation>Thang log</translation>
     </message>
@@ -1976,10 +1972,6 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>Running</source>
         <translation>Đang chạy</translation>
-    </message>
-    <message>
-        <source>run %1</source>
-        <translation>lần chạy %1</translation>
     </message>
     <message>
         <source>Stopping…</source>
@@ -2326,6 +2318,13 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>Also measured to fit: %1 × %2 without checkpointing, %3.</source>
         <translation>Cũng đã đo là vừa: %1 × %2 không checkpointing, %3.</translation>
+    </message>
+</context>
+<context>
+    <name>studio::RunDirector</name>
+    <message>
+        <source>run %1</source>
+        <translation>lần chạy %1</translation>
     </message>
 </context>
 <context>
