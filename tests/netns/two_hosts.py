@@ -415,6 +415,7 @@ def fault_case(case, args, net):
         resumes(last)
     elif case in ("late-timeout", "late-join"):
         timeout = dist_timeout if case == "late-timeout" else 40
+        result["dist_timeout"] = timeout
         opts = base_options(steps=6, batch=32) + ["--dist-timeout", str(timeout), "--save-strategy", "no"]
         start = time.monotonic()
         h0 = Host(net, 0, a, opts, out)
