@@ -298,7 +298,7 @@ void TestStudioWindow::eventLoopKeepsTurning() {
     // A fast model, 2 ms after each micro-batch: records arrive far more often than
     // the plot's refresh, and the 800 micro-batches last at least 1.6 s on any
     // machine, so the plot has dozens of refreshes in which to grow (at full speed
-    // a quiet machine trained them in under a second, between two refreshes).
+    // a fast, quiet machine can train them all between two refreshes).
     configure_tiny_run(16, 2, 400);
     set_spin("pace_ms", 2);
     int last_points = 0, grew_between_ticks = 0;
