@@ -22,13 +22,12 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFile>
 #include <QIcon>
 #include <QTabWidget>
 #include <QThreadPool>
 #include <QTimer>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 
 #include "accum/records.h"
 #include "code_panel.h"
@@ -164,21 +163,22 @@ int main(int argc, char** argv) {
     if (parser.isSet(manual_option)) {
         std::string extra;
         if (parser.isSet(manual_extra_option)) {
-            std::ifstream in(text(parser.value(manual_extra_option)), std::ios::binary);
-            extra.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-            if (!in && !in.eof()) {
-                std::fprintf(stderr, "accum-studio: --manual-page-extra: cannot read %s\n",
-                             qPrintable(parser.value(manual_extra_option)));
+            QFile in(parser.value(manual_extra_option));
+            if (!in.open(QIODevice::ReadOnly)) {
+                std::fprintf(stderr, "accum-studio: --manual-page-extra: cannot read %s: %s\n", qPrintable(in.fileName()),
+                             qPrintable(in.errorString()));
                 return 2;
             }
+            extra = in.readAll().toStdString();
         }
         const auto doc = studio_doc(parser, QList<QCommandLineOption>{help_option, help_all_option, version_option} + options,
                                     run_dir, run_dirs, run_dirs_help);
-        std::ofstream out(text(parser.value(manual_option)), std::ios::binary | std::ios::trunc);
-        out << accum::cli::manual_page(doc, ACCUM_RELEASE_DATE, "Accumulate Studio " ACCUM_VERSION, extra);
-        out.close();
-        if (!out) {
-            std::fprintf(stderr, "accum-studio: --manual-page: cannot write %s\n", qPrintable(parser.value(manual_option)));
+        const std::string page = accum::cli::manual_page(doc, ACCUM_RELEASE_DATE, "Accumulate Studio " ACCUM_VERSION, extra);
+        QFile out(parser.value(manual_option));
+        if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+            out.write(page.data(), qint64(page.size())) != qint64(page.size()) || !out.flush()) {
+            std::fprintf(stderr, "accum-studio: --manual-page: cannot write %s: %s\n", qPrintable(out.fileName()),
+                         qPrintable(out.errorString()));
             return 2;
         }
         return 0;
