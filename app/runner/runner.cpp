@@ -200,7 +200,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         if (config.output_dir.empty()) {
             restart_note = attempt + "no --output-dir to resume from; the run starts over in a new directory";
         } else if (const auto latest = latest_checkpoint(config.output_dir); !latest.empty()) {
-            config.resume_from = config.output_dir;
+            config.resume_from = latest; // the one named: --resume DIR would take the newest, complete or not
             restart_note = attempt + "resuming from " + latest + ", the latest complete checkpoint in " +
                            config.output_dir;
         } else {

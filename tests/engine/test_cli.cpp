@@ -326,6 +326,24 @@ private Q_SLOTS:
         QCOMPARE(steps.back().step, std::int64_t(8));
     }
 
+    // An intact checkpoint of another optimizer: refused as not fitting the run,
+    // not as damaged, and no earlier checkpoint offered (it would not fit either).
+    void checkpointOfAnotherOptimizerIsNotCalledDamaged() {
+        QTemporaryDir dir;
+        const QStringList common{"--dataset", "synthetic-pairs", "--batch-size", "16", "--accumulation-steps", "2",
+                                 "--save-strategy", "steps", "--save-steps", "2", "--eval-strategy", "no",
+                                 "--output-dir", dir.path()};
+        const auto first = run_cli(common + QStringList{"--max-steps", "4", "--quiet"});
+        QVERIFY2(first.exit_code == 0, qPrintable(first.err));
+        const auto r = run_cli(common + QStringList{"--max-steps", "6", "--optimizer", "adamw", "--resume",
+                                                    dir.filePath("checkpoint-4")});
+        QCOMPARE(r.exit_code, 4);
+        QVERIFY2(r.err.contains(dir.filePath("checkpoint-4") + " does not fit this run: accum_optimizer.pt: "), qPrintable(r.err));
+        QVERIFY2(r.err.contains("resume with the --model and --optimizer it was written with"), qPrintable(r.err));
+        for (const char* wrong : {"is not a usable checkpoint", "newest intact", "frame #", "Exception raised from"})
+            QVERIFY2(!r.err.contains(wrong), qPrintable(r.err));
+    }
+
     void divergedExit5KeepsLastGoodCheckpoint() {
         if (!have_fashion_mnist()) QSKIP("no dataset");
         QTemporaryDir dir;

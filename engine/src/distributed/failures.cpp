@@ -8,7 +8,6 @@
 #include <gloo/common/error.h>
 #endif
 
-#include "accum/errors.h"
 #include "torch_compat.h"
 
 namespace accum::dist {
@@ -32,8 +31,6 @@ std::string seconds_text(std::chrono::milliseconds t) {
     s << static_cast<double>(t.count()) / 1000.0 << " s";
     return s.str();
 }
-
-std::string message_of(const std::exception& e) { return error_text(e); }
 
 Kind classify_failure(const std::exception& e, bool waited_out) {
     if (const auto* store = dynamic_cast<const StoreError*>(&e))

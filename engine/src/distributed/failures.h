@@ -19,9 +19,6 @@ const char* failure_kind_name(DistributedError::Kind kind);
 // "1.5 s": a duration as the messages say it.
 std::string seconds_text(std::chrono::milliseconds t);
 
-// An exception's message: c10::Error's what() carries a C++ backtrace, left out.
-std::string message_of(const std::exception& e);
-
 // A question to the store that failed, as the store client of this engine
 // (store_client.h) reports it whatever the LibTorch: Timeout when no answer
 // came in time, Closed when the connection failed (the store's process ended).

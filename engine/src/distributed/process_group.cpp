@@ -400,7 +400,7 @@ struct ProcessGroup::Impl {
         } catch (const DistributedError&) {
             throw; // fail_for_peer: a peer's own failure, said as it is
         } catch (const std::exception& e) {
-            detail = message_of(e);
+            detail = error_text(e);
             kind = classify_failure(e, Clock::now() - start >= options.timeout);
         }
         fail(what, detail, kind);
@@ -593,21 +593,13 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
         } catch (const ConfigError&) {
             throw;
         } catch (const std::exception& e) {
-            const std::string detail = message_of(e);
-            Kind kind = classify_failure(e, Clock::now() - begun >= options.timeout);
-            const int stage = join->stage;
-            // (A port in use is the rendezvous' DistributedError, told by errno.)
-            std::string message = rank_with_host(w) + ": ";
-            if (stage == 0) {
-                if (kind == Kind::Timeout || kind == Kind::Failed) kind = Kind::Unreachable;
-                message += "cannot reach the master at " + master + " within " + seconds_text(options.timeout) +
-                           " (--dist-timeout)";
-            } else if (stage == 1) {
-                message += "waiting for the ranks at " + master + " failed";
-            } else {
-                message += "connecting " + to_string(options.backend) + " to the other ranks failed";
-            }
-            throw DistributedError(kind, w.rank, kind == Kind::Unreachable ? 0 : -1, message + ": " + detail);
+            // The store's failures (reaching the master, a port in use) are the
+            // rendezvous' own DistributedError; what is left fails the meeting or the backend.
+            const Kind kind = classify_failure(e, Clock::now() - begun >= options.timeout);
+            const std::string what = join->stage < 2 ? "waiting for the ranks at " + master + " failed"
+                                                     : "connecting " + to_string(options.backend) +
+                                                           " to the other ranks failed";
+            throw DistributedError(kind, w.rank, -1, rank_with_host(w) + ": " + what + ": " + error_text(e));
         }
     }
 

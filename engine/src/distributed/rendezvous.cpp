@@ -23,8 +23,6 @@ using Kind = DistributedError::Kind;
 using Bytes = std::vector<uint8_t>;
 
 constexpr auto kPoll = std::chrono::milliseconds(20);
-// How long a store may take to answer one query before it counts as gone.
-constexpr auto kAnswer = std::chrono::seconds(3);
 
 const std::string kLeader = "accum/leader";
 
@@ -317,7 +315,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::functi
         // A store of another protocol may pass the first questions by chance
         // and fail a later one: under torchrun 2.x a 1.x client says why.
         if (w.agent_store && !compat::kStoreClientSpeaksTorch2 && !(cancelled && cancelled()))
-            unreachable(w, o.timeout, StoreFailure(StoreFailure::Kind::Closed, message_of(e)));
+            unreachable(w, o.timeout, StoreFailure(StoreFailure::Kind::Closed, error_text(e)));
         throw;
     }
     for (const auto& i : all) m.peers.push_back(i.peer);

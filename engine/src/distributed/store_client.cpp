@@ -73,7 +73,7 @@ StoreError store_error(const std::exception& e) {
     const auto type = compat::c10d_error_type(e);
     const bool timeout = type == compat::C10dErrorType::Timeout || type == compat::C10dErrorType::Store;
     return StoreError(timeout ? StoreError::Kind::Timeout : StoreError::Kind::Closed,
-                      "the store: " + message_of(e));
+                      "the store: " + error_text(e));
 }
 
 class BoundedStore final : public c10d::Store {
@@ -393,7 +393,7 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
         } catch (const std::exception& e) {
             if (cancelled && cancelled())
                 throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
-            const std::string reason = message_of(e);
+            const std::string reason = error_text(e);
             if (cut)
                 throw StoreFailure(StoreFailure::Kind::NotAStore,
                                    "no answer within " + seconds_text(answer) + " to " +
@@ -421,7 +421,7 @@ c10::intrusive_ptr<c10d::Store> served_store(const WorldInfo& w, std::chrono::mi
         store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
     } catch (const std::exception& e) {
         throw StoreFailure(port_taken(w.master_port) ? StoreFailure::Kind::AddressInUse : StoreFailure::Kind::Failed,
-                           message_of(e));
+                           error_text(e));
     }
     return c10::make_intrusive<BoundedStore>(store, answer_timeout(timeout), cancelled);
 }

@@ -433,7 +433,9 @@ DataError unusable_checkpoint(const fs::path& dir, const std::string& problem) {
     std::string reason = problem; // LibTorch's may end with a full stop
     while (!reason.empty() && (reason.back() == '.' || reason.back() == ' ')) reason.pop_back();
     std::string message = "--resume: " + dir.string() + " is not a usable checkpoint: " + reason;
-    const auto all = checkpoints_in(dir.parent_path().string()); // oldest first
+    // "--resume checkpoint-5" names one in the working directory.
+    const fs::path run_dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+    const auto all = checkpoints_in(run_dir.string()); // oldest first
     std::string intact;
     bool older = false; // checkpoints after `dir` in the list are newer than it
     for (auto it = all.rbegin(); it != all.rend() && intact.empty(); ++it) {
@@ -444,7 +446,7 @@ DataError unusable_checkpoint(const fs::path& dir, const std::string& problem) {
         if (older && checkpoint_problem(*it).empty()) intact = *it;
     }
     if (intact.empty())
-        message += "; no earlier checkpoint in " + dir.parent_path().string() + " is intact";
+        message += "; no earlier checkpoint in " + run_dir.string() + " is intact";
     else
         message += "; the newest intact checkpoint is " + intact + " (step " +
                    std::to_string(checkpoint_global_step(intact)) + "): continue from it with --resume " + intact;
@@ -547,7 +549,15 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
         throw;
     } catch (const std::exception& e) {
         // The reason without LibTorch's C++ backtrace; the whole text goes to the run's log.
-        auto refusal = unusable_checkpoint(dir, reading + ": " + error_text(e));
+        // A damaged file is named by what is wrong with it; files that read whole
+        // but do not load belong to another run (its --model, its --optimizer),
+        // and an earlier checkpoint of that run would not load either.
+        const std::string damage = checkpoint_problem(dir);
+        DataError refusal =
+            !damage.empty()
+                ? unusable_checkpoint(dir, damage)
+                : DataError("--resume: " + dir.string() + " does not fit this run: " + reading + ": " + error_text(e) +
+                            "; resume with the --model and --optimizer it was written with");
         refusal.set_log_text("--resume: reading " + (dir / reading).string() + ": " + e.what());
         throw refusal;
     }
