@@ -451,7 +451,9 @@ void ConfigPanel::changeEvent(QEvent* event) {
 
 void ConfigPanel::retranslate() {
     texts_.apply();
-    revalidate(); // the effective batch and the fields' problems, in the new words
+    // The effective batch and the fields' problems in the new words; the
+    // configuration, its validity and its estimate are what they were.
+    if (!updating_ && show_problems()) Q_EMIT problems_changed();
     if (estimate_value_.ok || estimate_value_.busy || !estimate_value_.error.empty()) show_estimate(estimate_value_);
 }
 

@@ -77,6 +77,9 @@ protected:
 
 private:
     void revalidate();
+    // The effective batch and each field's problem set from the form as it is
+    // (in the interface's language); true when the list of problems changed.
+    bool show_problems();
     void show_estimate(const accum::RunMemoryEstimate& estimate);
     void keep_estimate_height();
     // A line edit with a "…" button beside it that calls `choose`.

@@ -145,6 +145,17 @@ void ConfigPanel::mark(QWidget* widget, const QString& problem) {
 
 void ConfigPanel::revalidate() {
     if (updating_) return;
+    const bool problems_differ = show_problems();
+    const bool valid = problems_list_.empty();
+    const bool changed = valid != valid_;
+    valid_ = valid;
+    refresh_estimate();
+    Q_EMIT config_changed();
+    if (problems_differ) Q_EMIT problems_changed();
+    if (changed) Q_EMIT validity_changed(valid_);
+}
+
+bool ConfigPanel::show_problems() {
     const auto c = config();
     momentum_->setEnabled(c.optimizer == accum::OptimizerKind::Sgd);
     loss_scaling_->setEnabled(c.mixed_precision != accum::MixedPrecision::Fp16); // fp16 always scales
@@ -179,13 +190,7 @@ void ConfigPanel::revalidate() {
     for (const auto& p : problems) lines << p.text;
     const bool problems_differ = problems_text() != lines.join(QLatin1Char('\n'));
     problems_list_ = problems;
-    const bool valid = problems.empty();
-    const bool changed = valid != valid_;
-    valid_ = valid;
-    refresh_estimate();
-    Q_EMIT config_changed();
-    if (problems_differ) Q_EMIT problems_changed();
-    if (changed) Q_EMIT validity_changed(valid_);
+    return problems_differ;
 }
 
 void ConfigPanel::refresh_estimate_a_run_held() {

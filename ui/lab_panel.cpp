@@ -27,6 +27,13 @@ namespace studio {
 
 using namespace lab_parts;
 
+namespace {
+
+// Float rounding: runs within this of each other are the same (ARCHITECTURE.md I1).
+constexpr double kRoundingLevel = 1e-5;
+
+} // namespace
+
 LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("lab_panel"));
     queue_ = new ExperimentQueue(this);

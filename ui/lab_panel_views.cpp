@@ -24,6 +24,32 @@ namespace studio {
 
 using namespace lab_parts;
 
+namespace {
+
+const QList<QColor>& run_colours() {
+    static const QList<QColor> colours = {QColor(0x1f77b4), QColor(0xd62728), QColor(0x2ca02c),
+                                          QColor(0x9467bd), QColor(0xff7f0e), QColor(0x8c564b)};
+    return colours;
+}
+
+QString batching(const accum::RunConfig& c) {
+    if (c.world_size() > 1)
+        return QStringLiteral("%1 × %2 × %3 = %4")
+            .arg(c.batch_size)
+            .arg(c.accumulation_steps)
+            .arg(c.world_size())
+            .arg(c.effective_batch());
+    return QStringLiteral("%1 × %2 = %3").arg(c.batch_size).arg(c.accumulation_steps).arg(c.effective_batch());
+}
+
+// "2 (S → 8.5e+37)": the updates skipped and the loss scale the run ended with.
+QString skipped_text(const RunResult& r) {
+    if (!r.config.uses_loss_scaler() || r.steps.empty()) return QStringLiteral("–");
+    return LabPanel::tr("%1 (S → %2)").arg(skipped_updates(r)).arg(r.steps.back().loss_scale, 0, 'g', 2);
+}
+
+} // namespace
+
 void LabPanel::fill_table() {
     const auto& runs = queue_->results();
     table_->setRowCount(int(runs.size()));

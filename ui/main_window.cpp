@@ -1,25 +1,16 @@
 #include "main_window.h"
 
 #include <QAction>
-#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QFile>
-#include <QFileDialog>
-#include <QFileInfo>
-#include <QFontInfo>
-#include <QFontMetrics>
 #include <QScreen>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QMenuBar>
-#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QRegularExpression>
 #include <QScrollArea>
-#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
@@ -27,25 +18,18 @@
 #include <QScrollBar>
 #include <QTabWidget>
 #include <QTableWidget>
-#include <QTextStream>
 #include <QToolBar>
 #include <QVBoxLayout>
-#include <QWindow>
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 #include <utility>
-#include <vector>
 
 #include "code_panel.h"
 #include "config_panel.h"
 #include "engine_text.h"
 #include "lab_panel.h"
-#include "language.h"
 #include "lesson_panel.h"
-#include "plot_look.h"
 #include "screen_fit.h"
-#include "shortcuts.h"
 #include "runs_panel.h"
 #include "loss_plot.h"
 #include "memory_plot.h"
@@ -402,17 +386,16 @@ void MainWindow::retranslate() {
     update_actions();
     if (threads_count_ > 0) threads_label_->setText(threads_text(threads_count_));
     fit_status_labels();
-    if (last_step_.step > 0) {
-        status_clock_.invalidate();
-        refresh_views(true);
-    }
-    if (live_run_.has_summary && !controller_->is_running()) {
-        eta_label_->setText(tr("took %1").arg(format_duration(live_run_.summary.train_runtime_s)));
-        if (live_run_.summary.samples_per_second > 0)
-            speed_label_->setText(tr("%1 samples/s").arg(live_run_.summary.samples_per_second, 0, 'f', 0));
-    }
+    if (last_step_.step > 0) refresh_views(true);
+    if (live_run_.has_summary && !controller_->is_running()) show_run_times(live_run_.summary);
     update_config_summary();
     update_config_problems();
+}
+
+void MainWindow::show_run_times(const accum::SummaryRecord& summary) {
+    eta_label_->setText(tr("took %1").arg(format_duration(summary.train_runtime_s)));
+    if (summary.samples_per_second > 0)
+        speed_label_->setText(tr("%1 samples/s").arg(summary.samples_per_second, 0, 'f', 0));
 }
 
 void MainWindow::show_refusal(const QString& why) {
@@ -522,9 +505,7 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
     }
     refresh_views(true); // the last records
     if (summary.status == accum::RunStatus::Completed) progress_->setValue(progress_->maximum());
-    eta_label_->setText(tr("took %1").arg(format_duration(summary.train_runtime_s)));
-    if (summary.samples_per_second > 0)
-        speed_label_->setText(tr("%1 samples/s").arg(summary.samples_per_second, 0, 'f', 0));
+    show_run_times(summary);
     update_actions();
     set_status(
         [summary] {

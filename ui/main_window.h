@@ -108,8 +108,6 @@ public:
     // and whether the lesson's step is what runs. Every enabled action and every
     // refused start is derived from it (engine_use.h).
     EngineState engine_state() const override;
-    // Who holds the engine and what starts (run_director.h).
-    RunDirector* director() const { return director_; }
 
 public Q_SLOTS:
     // Starts the live run with the configuration panel's configuration. While the
@@ -199,6 +197,8 @@ private:
     // The status row's texts: "4 threads", "1:05" or "1:02:03" ("–" when unknown).
     static QString threads_text(int count);
     static QString format_duration(double seconds);
+    // An ended run's time and speed in the status row.
+    void show_run_times(const accum::SummaryRecord& summary);
     void build_help_menu(); // Help › Keyboard shortcuts…, listed from the window's actions
     void apply_presentation_scale(double scale);
     void fit_status_labels();

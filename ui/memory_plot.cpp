@@ -399,7 +399,6 @@ void MemoryPlot::changeEvent(QEvent* event) {
         texts_.apply();
         dirty_ = true; // the budget's name, with its figure
         refresh();
-        plot_->replot();
     }
 }
 

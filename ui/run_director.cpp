@@ -18,16 +18,16 @@ bool RunDirector::start_run() {
         surface_.show_refusal(surface_.form_problems());
         return false;
     }
-    return start_live(surface_.form_config(), true);
+    start_live(surface_.form_config(), true);
+    return true;
 }
 
-bool RunDirector::start_live(const accum::RunConfig& config, bool users) {
+void RunDirector::start_live(const accum::RunConfig& config, bool users) {
     accum::RunConfig c = config;
     c.record_micro_steps = true; // the faint per-micro-batch curve
     c.quiet = true;
     if (users) surface_.store_settings();
     surface_.start_live_run(c, tr("run %1").arg(++live_run_count_));
-    return true;
 }
 
 QStringList RunDirector::demo_names() {

@@ -90,7 +90,7 @@ Q_SIGNALS:
 
 private:
     bool refuse_if_busy();
-    bool start_live(const accum::RunConfig& config, bool users);
+    void start_live(const accum::RunConfig& config, bool users);
     bool lesson_may_start();
     void borrow_form_for_lesson(const accum::RunConfig& config);
 
