@@ -234,7 +234,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         pace_ms_->setToolTip(tr("Teaching pace: pause after every micro-batch so a class can follow"));
         output_dir_->setPlaceholderText(tr("none (nothing written)"));
         output_dir_->setToolTip(tr("Each run gets a new folder in here, named after the time it started, with its "
-                                   "config.json, metrics.jsonl, summary.json and checkpoints"));
+                                   "accum_config.json, metrics.jsonl, summary.json and checkpoints"));
         report_tensorboard_->setText(tr("Report to TensorBoard"));
         report_tensorboard_->setToolTip(tr("Also write TensorBoard event files, with the Trainer's tags, into each "
                                            "run's folder under runs/ (the Trainer's report_to; needs a folder to save "

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "accum/metrics_io.h"
+#include "accum/run_directory.h"
 
 namespace studio {
 
@@ -85,8 +86,9 @@ std::optional<RunResult> load_run_directory(const QString& dir_path, QString* er
     run.folder = dir.absolutePath();
     bool any = false;
 
-    QFile config_file(dir.filePath(QStringLiteral("config.json")));
-    if (config_file.open(QIODevice::ReadOnly | QIODevice::Text)) {
+    // The run's record (accum_config.json, or an older run's config.json that is no model's config).
+    QFile config_file(QString::fromStdString(accum::run_record_file(dir.absolutePath().toStdString())));
+    if (!config_file.fileName().isEmpty() && config_file.open(QIODevice::ReadOnly | QIODevice::Text)) {
         std::vector<accum::ConfigProblem> problems;
         run.config = accum::from_json_text(config_file.readAll().toStdString(), accum::RunConfig{}, problems);
         any = true;
@@ -110,7 +112,7 @@ std::optional<RunResult> load_run_directory(const QString& dir_path, QString* er
         }
     }
     if (!any) {
-        if (error) *error = QObject::tr("%1 holds neither config.json nor metrics.jsonl").arg(dir_path);
+        if (error) *error = QObject::tr("%1 holds neither accum_config.json nor metrics.jsonl").arg(dir_path);
         return std::nullopt;
     }
     if (!run.has_summary && !run.steps.empty()) {

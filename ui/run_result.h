@@ -50,7 +50,8 @@ double max_loss_difference(const RunResult& a, const RunResult& b);
 // The largest pairwise max_loss_difference among the runs (NaN if < 2 runs).
 double max_pairwise_loss_difference(const std::vector<RunResult>& runs);
 
-// Reads DIR/config.json and DIR/metrics.jsonl (as accum-run writes them).
+// Reads the run's record (accum_config.json, or an older run's config.json that
+// is no model's config) and DIR/metrics.jsonl (as accum-run writes them).
 // Returns nothing and sets `error` when neither file can be read.
 std::optional<RunResult> load_run_directory(const QString& dir, QString* error = nullptr);
 

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "accum/metrics_io.h"
+#include "accum/run_directory.h"
 
 namespace studio {
 
@@ -64,7 +65,11 @@ void set_configured_runs_folder(const RunsFolderSetting& setting) {
     settings.setValue(kFolderKey, setting.folder == default_runs_folder() ? QString() : setting.folder);
 }
 
-bool looks_like_run(const QString& dir) { return QFileInfo(QDir(dir).filePath(QStringLiteral("config.json"))).isFile(); }
+bool looks_like_run(const QString& dir) {
+    const QDir run(dir);
+    return QFileInfo(run.filePath(QLatin1String(accum::kRunRecordFile))).isFile() ||
+           QFileInfo(run.filePath(QLatin1String(accum::kOlderRunRecordFile))).isFile();
+}
 
 QStringList run_directories_in(const QString& folder) {
     QStringList found;
@@ -72,7 +77,7 @@ QStringList run_directories_in(const QString& folder) {
     const QDir dir(folder);
     for (const auto& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
         const QDir run(dir.filePath(name));
-        for (const char* file : {"config.json", "metrics.jsonl", "summary.json"})
+        for (const char* file : {accum::kRunRecordFile, accum::kOlderRunRecordFile, "metrics.jsonl", "summary.json"})
             if (QFileInfo(run.filePath(QLatin1String(file))).isFile()) {
                 found << run.absolutePath();
                 break;
@@ -90,19 +95,25 @@ ListedRun read_listed_run(const QString& dir_path) {
     run.folder = dir.absolutePath();
     QStringList problems;
 
-    const QString config_path = dir.filePath(QStringLiteral("config.json"));
+    // The run's record: accum_config.json, or an older run's config.json unless
+    // that is the model's config (written over the record by older engines).
+    const QString config_path = QString::fromStdString(accum::run_record_file(dir.absolutePath().toStdString()));
     QFile config_file(config_path);
-    if (!config_file.exists()) {
-        problems << QObject::tr("no config.json");
+    const QString config_name = QFileInfo(config_path).fileName();
+    if (config_path.isEmpty()) {
+        problems << (looks_like_run(dir_path) ? QObject::tr("no accum_config.json, and config.json is the model's: "
+                                                            "the run's options are unknown")
+                                              : QObject::tr("no accum_config.json"));
     } else if (!config_file.open(QIODevice::ReadOnly | QIODevice::Text)) {
-        problems << QObject::tr("config.json: %1").arg(config_file.errorString());
+        problems << config_name + QStringLiteral(": ") + config_file.errorString();
     } else {
         std::vector<accum::ConfigProblem> config_problems;
         run.config = accum::from_json_text(config_file.readAll().toStdString(), accum::RunConfig{}, config_problems);
         if (config_problems.empty())
             listed.config_read = true;
         else
-            problems << QObject::tr("config.json: %1").arg(QString::fromStdString(config_problems.front().to_string()));
+            problems << config_name + QStringLiteral(": ") +
+                            QString::fromStdString(config_problems.front().to_string());
     }
 
     QFile summary_file(dir.filePath(QStringLiteral("summary.json")));
@@ -145,13 +156,16 @@ QDateTime run_started(const QString& dir_path) {
         const auto started = QDateTime::fromString(match.captured(1), QStringLiteral("yyyyMMdd-HHmmss"));
         if (started.isValid()) return started;
     }
-    const QFileInfo config_info(dir.filePath(QStringLiteral("config.json")));
-    return (config_info.exists() ? config_info : QFileInfo(dir.absolutePath())).lastModified();
+    const QFileInfo record(QString::fromStdString(accum::run_record_file(dir.absolutePath().toStdString())));
+    const QFileInfo older(dir.filePath(QLatin1String(accum::kOlderRunRecordFile)));
+    return (record.exists() ? record : older.exists() ? older : QFileInfo(dir.absolutePath())).lastModified();
 }
 
 bool delete_run_directory(const QString& dir, QString* error) {
     if (!looks_like_run(dir)) {
-        if (error) *error = QObject::tr("%1 holds no config.json: not a run directory, not deleted").arg(dir);
+        if (error)
+            *error = QObject::tr("%1 holds neither accum_config.json nor config.json: not a run directory, not deleted")
+                         .arg(dir);
         return false;
     }
     if (!QDir(dir).removeRecursively()) {

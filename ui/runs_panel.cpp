@@ -138,7 +138,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     texts_.add([this] {
         open_->setText(tr("Open run directory…"));
-        open_->setToolTip(tr("A directory written by accum-run --output-dir (config.json + metrics.jsonl)"));
+        open_->setToolTip(tr("A directory written by accum-run --output-dir (accum_config.json + metrics.jsonl)"));
         delete_->setText(tr("Delete…"));
         delete_->setToolTip(tr("Delete the selected runs' folders from the disk (after asking)"));
         quantity_->setItemText(0, tr("Loss"));
@@ -181,8 +181,7 @@ void RunsPanel::add_run(const RunResult& r, bool ticked) {
             auto& e = entries_[static_cast<std::size_t>(row)];
             if (clean_folder(e.run.folder) != folder) continue;
             e.run = r;
-            e.loaded = true;
-            e.config_read = true;
+            e.loaded = true; // config_read stays the listing's: the same record, read or not
             e.ticked = e.ticked || ticked;
             fill_row(row);
             rebuild_plot();

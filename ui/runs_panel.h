@@ -66,7 +66,7 @@ public:
     void retranslate();
 
     // Deletes the run directories of `rows` and takes them off the list; only a
-    // directory holding config.json is deleted. False, with `error` naming each
+    // directory holding accum_config.json or config.json is deleted. False, with `error` naming each
     // one that was not, when any was not.
     bool delete_runs(QList<int> rows, QString* error = nullptr);
     // The question asked before the Delete button deletes: true to go on. A
@@ -85,7 +85,7 @@ private:
         RunResult run;
         bool earlier = false;     // from the runs folder, written by an earlier session
         bool loaded = true;       // its curves are read (a listed run's, once ticked)
-        bool config_read = true;  // its config.json was read: the style, B, K… are its own
+        bool config_read = true;  // its record (accum_config.json) was read: the style, B, K… are its own
         bool ticked = false;
         QString problem;
         QDateTime started;

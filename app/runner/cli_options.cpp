@@ -3,21 +3,24 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "accum/config_text.h"
 #include "accum/records.h"
+#include "accum/run_directory.h"
 #include "accum/run_writer.h"
 
 namespace accum::cli {
 
 namespace {
 
-// A run made with benchmark switches set records them in its config.json beside
+// A run made with benchmark switches set records them in its accum_config.json beside
 // the options (RunWriter, kBenchSwitchesKey). They are no options (switches are
 // read from the environment only), so --config takes them out, and notes each
 // that this process's environment does not set alike: the run would not be the
@@ -135,12 +138,13 @@ std::map<std::string, Option> make_options() {
         {"threads", value("N", "threads for the run, kept (0 = chosen by measurement, adapted to other programs' load)")},
         {"cpu-kernels", choice<CpuKernels>("VALUE", "default fused: the engine's CPU kernels; aten: LibTorch's operators")},
         {"memory-budget", value("SIZE", "tensor-memory budget, e.g. 512MiB (0 = none)")},
-        {"output-dir", value("DIR", "where config.json, metrics.jsonl, summary.json go (default runs/<time>)",
+        {"output-dir", value("DIR", "where accum_config.json, metrics.jsonl, summary.json go (default runs/<time>)",
                              Complete::Directory)},
         {"overwrite-output-dir", flag("replace the run already in --output-dir (its files and checkpoints)",
                                       "overwrite-output-dir")},
         {"metrics", value("FILE", "metrics JSON Lines file (default <output-dir>/metrics.jsonl)", Complete::File)},
-        {"resume", value("DIR", "continue from a checkpoint directory, or a run directory's newest checkpoint",
+        {"resume", value("DIR", "continue from a checkpoint directory, or a run directory's newest checkpoint "
+                                "(without --config: with the options of the run's record, accum_config.json)",
                          Complete::Directory)},
         {"nproc-per-node", value("VALUE", "processes on this machine, data parallel like torchrun (default 1)")},
         {"nnodes", value("VALUE", "machines in a data-parallel run (default 1)")},
@@ -201,7 +205,8 @@ ProgramDoc program_doc() {
                     "estimate [--json] [options]", "devices | --version | --help"};
     doc.commands = {"train", "plan", "estimate", "devices"};
     doc.description = {
-        "Trains with gradient accumulation and writes config.json, metrics.jsonl and summary.json.\n"
+        "Trains with gradient accumulation and writes accum_config.json (the run's options), metrics.jsonl and\n"
+        "summary.json.\n"
         "plan proposes a micro-batch and K (with or without gradient checkpointing) under a memory budget;\n"
         "estimate predicts the run's memory by category without training."};
     OptionSection section{"Options", "also read from --config FILE.json with the same keys; flags win", {}};
@@ -264,9 +269,13 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             parsed.problems.push_back({"", "unknown command '" + c + "' (choose train, plan, estimate, devices)"});
         i = 1;
     }
-    // First pass: find --config, so that flags override the file.
+    // First pass: find --config, so that flags override the file (and --resume,
+    // whose run's record stands in for a --config not given).
+    std::string resume_arg;
     for (std::size_t j = i; j < args.size(); ++j) {
         const std::string& a = args[j];
+        if (a == "--resume" && j + 1 < args.size()) resume_arg = args[j + 1];
+        if (a.rfind("--resume=", 0) == 0) resume_arg = a.substr(9);
         if (a == "--config" || a.rfind("--config=", 0) == 0) {
             if (a == "--config") {
                 if (j + 1 >= args.size()) {
@@ -279,11 +288,25 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             }
         }
     }
+    // --resume without --config continues the run with the options of its own
+    // record (accum_config.json, or an older run's config.json); those given here win.
+    const bool resume_alone = parsed.config_file.empty() && !resume_arg.empty() && parsed.command == "train";
+    std::string record_dir;
+    if (resume_alone) parsed.config_file = run_record_for_resume(resume_arg);
+    if (resume_alone && !parsed.config_file.empty()) {
+        record_dir = std::filesystem::path(parsed.config_file).parent_path().string();
+        parsed.record_note = "--resume " + resume_arg + " without --config: the run's options are its record's, " +
+                             parsed.config_file + " (options given here win)";
+    }
     if (!parsed.config_file.empty()) {
         std::string error;
         const std::string text = read_file(parsed.config_file, error);
         if (!error.empty())
             parsed.problems.push_back({"config", error});
+        else if (is_model_config(text))
+            parsed.problems.push_back({"config", parsed.config_file + " is a model's config (it names \"model_type\" "
+                                                 "or \"architectures\"), not a run's options; a run directory keeps "
+                                                 "those in " + kRunRecordFile});
         else {
             std::vector<ConfigProblem> problems;
             std::vector<std::string> ignored;
@@ -298,6 +321,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         }
     }
 
+    std::set<std::string> given; // the options named on the command line
     for (; i < args.size(); ++i) {
         std::string arg = args[i];
         if (arg == "--help" || arg == "-h") {
@@ -353,6 +377,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         }
         if (name == "learning-rate") name = "lr"; // the Python spellings, as the JSON form accepts them
         if (name == "gradient-accumulation-steps") name = "accumulation-steps";
+        given.insert(name);
         const auto it = options().find(name);
         if (it == options().end()) {
             parsed.problems.push_back({name, "is not a known option (see accum-run --help)"});
@@ -375,6 +400,21 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         const bool ok = option.takes_value() ? set_option(parsed.config, name, value, error)
                                              : set_option(parsed.config, option.flag_key, option.flag_value, error);
         if (!ok) parsed.problems.push_back({name, error});
+    }
+    if (!record_dir.empty()) {
+        // The run continues in its own directory, wherever its record says it was
+        // started from; its start's --overwrite-output-dir is no part of resuming.
+        if (!given.count("output-dir")) parsed.config.output_dir = record_dir;
+        if (!given.count("overwrite-output-dir")) parsed.config.overwrite_output_dir = false;
+    } else if (resume_alone && std::none_of(given.begin(), given.end(), [](const std::string& n) {
+                   return n != "resume" && n != "output-dir";
+               })) {
+        // Nothing says what the run was: the defaults would train another run.
+        parsed.problems.push_back(
+            {"resume", resume_arg + " holds no run record (" + kRunRecordFile + ", or an older run's " +
+                           kOlderRunRecordFile + " that is not a model's config) to take the run's options from; "
+                           "give them as the run was started: --config FILE --resume " + resume_arg +
+                           ", or its options on the command line"});
     }
     if (parsed.command == "train" || parsed.command == "plan" || parsed.command == "estimate") {
         // Options that failed to parse are reported once; validation adds the rest.

@@ -17,6 +17,8 @@ struct ParsedArguments {
     // records benchmark switches its run was made with (RunWriter, "bench-switches").
     std::vector<std::string> notes;
     std::string config_file;
+    // --resume without --config: says that the options are the run's record's (for the run's log).
+    std::string record_note;
     // plan
     std::int64_t target_batch = 0;
     // estimate

@@ -268,6 +268,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     RunnerSink sink(out, config.quiet, prefix, bar ? &*bar : nullptr);
     if (std::string error; !sink.open(config, error)) return refuse(exit_code::write_failed, error);
     if (!restart_note.empty()) out << prefix << restart_note << std::endl; // even with --quiet: the run resumed
+    if (!parsed.record_note.empty() && !config.quiet) out << prefix << parsed.record_note << std::endl;
     // Even with --quiet too: the run is not quite the one its options describe.
     if (!sink.switches_note().empty()) out << prefix << sink.switches_note() << std::endl;
     if (!config.quiet)

@@ -592,7 +592,7 @@ RunConfig read_config_text(const std::string& text, const RunConfig& base, std::
         training_arguments::recognise(j, [](const std::string& key) { return find_field(key) != nullptr; });
     if (is_training_arguments) j = training_arguments::apply(j, config, problems, ignored);
     for (const auto& [raw_key, value] : j.items()) {
-        // What a run directory's config.json records beside the options (the
+        // What a run's record (accum_config.json) holds beside the options (the
         // benchmark switches its run was made with, run_writer.h): not an option.
         if (raw_key == kBenchSwitchesKey) continue;
         // TrainingArguments' bf16=True / fp16=True: the mixed-precision key.

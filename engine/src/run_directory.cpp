@@ -5,6 +5,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -30,7 +31,7 @@ bool complete(const fs::path& dir) {
     return true;
 }
 
-constexpr const char* kRunFiles[] = {"config.json", "metrics.jsonl", "summary.json"};
+constexpr const char* kRunFiles[] = {kRunRecordFile, kOlderRunRecordFile, "metrics.jsonl", "summary.json"};
 
 // `inner` is `outer` or lies inside it.
 bool within(const fs::path& inner, const fs::path& outer) {
@@ -47,6 +48,28 @@ bool within(const fs::path& inner, const fs::path& outer) {
 }
 
 } // namespace
+
+bool is_model_config(const std::string& text) {
+    const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    return j.is_object() && (j.contains("model_type") || j.contains("architectures"));
+}
+
+std::string run_record_file(const std::string& dir) {
+    std::error_code ec;
+    if (const auto record = fs::path(dir) / kRunRecordFile; fs::is_regular_file(record, ec)) return record.string();
+    const auto older = fs::path(dir) / kOlderRunRecordFile;
+    if (!fs::is_regular_file(older, ec)) return {};
+    std::ifstream f(older, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    return is_model_config(text) ? std::string() : older.string();
+}
+
+std::string run_record_for_resume(const std::string& requested) {
+    fs::path path = fs::path(requested).lexically_normal();
+    if (path.filename().empty()) path = path.parent_path();
+    if (auto record = run_record_file(path.string()); !record.empty()) return record;
+    return path.has_parent_path() ? run_record_file(path.parent_path().string()) : std::string();
+}
 
 std::vector<std::string> checkpoints_in(const std::string& dir) {
     std::vector<std::pair<std::int64_t, std::string>> found;

@@ -72,11 +72,11 @@ bool RunWriter::open(const RunConfig& config, std::string& error) {
         const bool one = switches.size() == 1;
         switches_note_ = set + (one ? " is set: a benchmark switch" : " are set: benchmark switches") +
                          " that change" + (one ? "s" : "") +
-                         " how the CNN's gradient checkpointing runs; recorded in config.json (\"" +
+                         " how the CNN's gradient checkpointing runs; recorded in " + kRunRecordFile + " (\"" +
                          std::string(kBenchSwitchesKey) + "\")";
     }
     std::string why;
-    if (!write_file_atomically((dir / "config.json").string(), config_text, &why)) {
+    if (!write_file_atomically((dir / kRunRecordFile).string(), config_text, &why)) {
         error = "--output-dir: " + why;
         return false;
     }

@@ -6,7 +6,7 @@
 // runs (models/cnn.cpp) instead: ACCUM_CNN_CHECKPOINT and
 // ACCUM_CHECKPOINT_CHUNK_BYTES. A run made with one of them set is not quite
 // the run its options describe, so its run directory records them
-// (RunWriter::open: config.json's "bench-switches") and its log says so once.
+// (RunWriter::open: accum_config.json's "bench-switches") and its log says so once.
 // Their names are in accum/run_writer.h, with the writer that records them
 // (accum_core, below this header).
 

@@ -29,7 +29,8 @@ import warnings
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pytorch_loop import Cnn, Mlp, checkpoint_state, epoch_order, load_fashion_mnist, restore, schedule  # noqa: E402
+from pytorch_loop import (Cnn, Mlp, checkpoint_state, epoch_order, load_fashion_mnist, restore,  # noqa: E402
+                          run_record, schedule)
 
 
 class EngineOrder(torch.utils.data.Sampler):
@@ -50,10 +51,9 @@ class EngineOrder(torch.utils.data.Sampler):
 
 
 def load_run(checkpoint, mode):
-    """The run's config.json and the checkpoint's trainer_state.json, refused
-    unless this script can continue it."""
-    with open(os.path.join(os.path.dirname(os.path.abspath(checkpoint)), "config.json")) as f:
-        config = json.load(f)
+    """The run's options (its accum_config.json) and the checkpoint's
+    trainer_state.json, refused unless this script can continue it."""
+    config = run_record(checkpoint)
     state = checkpoint_state(checkpoint)
     if config["mode"] != mode or config["model"] not in ("mlp", "cnn") or config["dataset"] != "fashion-mnist" \
             or config.get("mixed-precision", "no") != "no" or state.get("world_size", 1) != 1 \

@@ -192,6 +192,17 @@ def checkpoint_state(checkpoint):
     return state
 
 
+def run_record(checkpoint):
+    """The options of the run a checkpoint-N belongs to: the run's accum_config.json,
+    or an older run's config.json (where the model's config now goes)."""
+    run_dir = os.path.dirname(os.path.abspath(checkpoint))
+    path = os.path.join(run_dir, "accum_config.json")
+    if not os.path.exists(path):
+        path = os.path.join(run_dir, "config.json")
+    with open(path) as f:
+        return json.load(f)
+
+
 def restore(checkpoint, model, optimizer):
     """Weights and the optimizer's state from the engine's model.pt and optimizer.pt:
     SGD's momentum buffers, or AdamW's step count and moments."""
@@ -254,9 +265,7 @@ def main():
     parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist", help="Fashion-MNIST directory")
     parser.add_argument("--steps", type=int, default=20, help="optimizer steps to run")
     args = parser.parse_args()
-    run_dir = os.path.dirname(os.path.abspath(args.checkpoint))
-    with open(os.path.join(run_dir, "config.json")) as f:
-        config = json.load(f)
+    config = run_record(args.checkpoint)
     state = checkpoint_state(args.checkpoint)
     if config["mode"] != "pytorch" or config["model"] != "mlp" or config["dataset"] != "fashion-mnist" \
             or config["optimizer"] != "sgd" or config.get("mixed-precision", "no") == "fp16":

@@ -4,7 +4,7 @@
 It continues an accum-run checkpoint of --mode trainer (the MLP or the CNN on
 Fashion-MNIST, SGD or AdamW, in fp32, one process) with Hugging Face
 Transformers' real Trainer: TrainingArguments(gradient_accumulation_steps=K,
-...) from the run's config.json, and trainer.train(resume_from_checkpoint=...)
+...) from the run's accum_config.json, and trainer.train(resume_from_checkpoint=...)
 from a Trainer checkpoint made of the accum-run one (its weights, the
 optimizer's state in the Trainer's own parameter groups, the schedule at its
 step, trainer_state.json at its global step). The samples come in the engine's

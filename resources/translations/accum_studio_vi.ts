@@ -16,16 +16,16 @@
         <translation>%1 KiB</translation>
     </message>
     <message>
-        <source>%1 holds neither config.json nor metrics.jsonl</source>
-        <translation>%1 không chứa config.json hay metrics.jsonl</translation>
+        <source>%1 holds neither accum_config.json nor metrics.jsonl</source>
+        <translation>%1 không chứa accum_config.json hay metrics.jsonl</translation>
     </message>
     <message>
-        <source>no config.json</source>
-        <translation>không có config.json</translation>
+        <source>no accum_config.json</source>
+        <translation>không có accum_config.json</translation>
     </message>
     <message>
-        <source>config.json: %1</source>
-        <translation>config.json: %1</translation>
+        <source>no accum_config.json, and config.json is the model's: the run's options are unknown</source>
+        <translation>không có accum_config.json, và config.json là của mô hình: không rõ các tuỳ chọn của lần chạy</translation>
     </message>
     <message>
         <source>summary.json: %1</source>
@@ -36,8 +36,8 @@
         <translation>không phải bản tóm tắt</translation>
     </message>
     <message>
-        <source>%1 holds no config.json: not a run directory, not deleted</source>
-        <translation>%1 không có config.json: không phải thư mục lần chạy, không xoá</translation>
+        <source>%1 holds neither accum_config.json nor config.json: not a run directory, not deleted</source>
+        <translation>%1 không có accum_config.json hay config.json: không phải thư mục lần chạy, không xoá</translation>
     </message>
     <message>
         <source>%1 could not be deleted completely</source>
@@ -536,8 +536,8 @@
         <translation>%1 × %2 = %3 mẫu / cập nhật</translation>
     </message>
     <message>
-        <source>Each run gets a new folder in here, named after the time it started, with its config.json, metrics.jsonl, summary.json and checkpoints</source>
-        <translation>Mỗi lần chạy có một thư mục mới ở đây, đặt tên theo thời điểm bắt đầu, chứa config.json, metrics.jsonl, summary.json và các checkpoint</translation>
+        <source>Each run gets a new folder in here, named after the time it started, with its accum_config.json, metrics.jsonl, summary.json and checkpoints</source>
+        <translation>Mỗi lần chạy có một thư mục mới ở đây, đặt tên theo thời điểm bắt đầu, chứa accum_config.json, metrics.jsonl, summary.json và các checkpoint</translation>
     </message>
     <message>
         <source>Save runs in</source>
@@ -2370,8 +2370,8 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Mở thư mục lần chạy…</translation>
     </message>
     <message>
-        <source>A directory written by accum-run --output-dir (config.json + metrics.jsonl)</source>
-        <translation>Thư mục do accum-run --output-dir ghi (config.json + metrics.jsonl)</translation>
+        <source>A directory written by accum-run --output-dir (accum_config.json + metrics.jsonl)</source>
+        <translation>Thư mục do accum-run --output-dir ghi (accum_config.json + metrics.jsonl)</translation>
     </message>
     <message>
         <source>Run</source>

@@ -39,7 +39,7 @@ private Q_SLOTS:
                                 "--max-steps", "20", "--eval-strategy", "steps", "--eval-steps", "10", "--output-dir",
                                 dir.path()});
         QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-        QVERIFY(QFile::exists(dir.filePath("config.json")));
+        QVERIFY(QFile::exists(dir.filePath("accum_config.json")));
         QVERIFY(QFile::exists(dir.filePath("summary.json")));
         const auto records = read_records(dir.filePath("metrics.jsonl"));
         QVERIFY(!records.empty());
@@ -65,14 +65,15 @@ private Q_SLOTS:
         QCOMPARE(summary->optimizer_steps, std::int64_t(20));
         QVERIFY(r.out.contains("step 20/20"));
         // The written config reproduces the run.
-        const auto again = run_cli({"--config", dir.filePath("config.json"), "--output-dir", dir.filePath("again")});
+        const auto again =
+            run_cli({"--config", dir.filePath("accum_config.json"), "--output-dir", dir.filePath("again")});
         QCOMPARE(again.exit_code, 0);
     }
 
     // A benchmark's model switch set in the environment (ACCUM_CNN_CHECKPOINT:
-    // engine/src/switches.h) makes the run differ from its options: config.json
+    // engine/src/switches.h) makes the run differ from its options: accum_config.json
     // records it under "bench-switches" and the log says so once. That
-    // config.json still reproduces the options with --config, noting that the
+    // accum_config.json still reproduces the options with --config, noting that the
     // switch is not set here; a run without switches writes no such key.
     void benchSwitchIsRecorded() {
         QTemporaryDir dir;
@@ -81,7 +82,7 @@ private Q_SLOTS:
                                "--eval-strategy", "no", "--save-strategy", "no", "--output-dir", dir.filePath(out)};
         };
         auto config_of = [&](const QString& out) {
-            QFile f(dir.filePath(out + "/config.json"));
+            QFile f(dir.filePath(out + "/accum_config.json"));
             return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
         };
         const auto r = run_cli(args("switched"), 240000, {"ACCUM_CNN_CHECKPOINT=checkpoint,checkpoint"});
@@ -99,7 +100,7 @@ private Q_SLOTS:
         QVERIFY2(!plain.out.contains(" is set: "), qPrintable(plain.out));
 
         const auto again =
-            run_cli({"--config", dir.filePath("switched/config.json"), "--output-dir", dir.filePath("again")});
+            run_cli({"--config", dir.filePath("switched/accum_config.json"), "--output-dir", dir.filePath("again")});
         QVERIFY2(again.exit_code == 0, qPrintable(again.err));
         QVERIFY2(again.err.contains("records ACCUM_CNN_CHECKPOINT=checkpoint,checkpoint") &&
                      again.err.contains("ACCUM_CNN_CHECKPOINT is not set"),
@@ -362,6 +363,55 @@ private Q_SLOTS:
 
     // A second run into a directory that holds a run is an error that names the
     // directory and the ways out, and leaves the first run's files as they were;
+    // --resume without --config continues the run with its own record's options
+    // (accum_config.json, or an older run's config.json), in its own directory,
+    // saying so: the losses are the uninterrupted run's, where the defaults would
+    // train another run. A directory whose config.json is a model's and that has
+    // no record is refused with the recipe, and so is that config.json given to --config.
+    void resumeAloneTakesTheRunsRecord() {
+        QTemporaryDir dir;
+        const QStringList options{"--dataset", "synthetic-pairs", "--batch-size", "16", "--accumulation-steps", "3",
+                                  "--max-steps", "6", "--lr", "0.02", "--save-strategy", "steps", "--save-steps", "3",
+                                  "--eval-strategy", "no"};
+        for (const QString run : {"new", "older"}) {
+            const QString out = dir.filePath(run);
+            const auto first = run_cli(options + QStringList{"--output-dir", out});
+            QVERIFY2(first.exit_code == 0, qPrintable(first.err));
+            const auto full = read_steps(out + "/metrics.jsonl");
+            QCOMPARE(full.size(), std::size_t(6));
+            QString record = out + "/accum_config.json";
+            if (run == "older") { // as an older engine left it: the record under config.json
+                QVERIFY(QFile::rename(record, out + "/config.json"));
+                record = out + "/config.json";
+            }
+            const auto resumed = run_cli({"--resume", out + "/checkpoint-3"});
+            QVERIFY2(resumed.exit_code == 0, qPrintable(resumed.err));
+            for (const QString& part : {"--resume " + out + "/checkpoint-3 without --config: the run's options are "
+                                        "its record's, " + record, "micro-batch 16 × 3", "writing " + out})
+                QVERIFY2(resumed.out.contains(part), qPrintable(resumed.out + "\nwanted: " + part));
+            const auto same = testing::compare_losses(full, read_steps(out + "/metrics.jsonl"));
+            QVERIFY2(same.within(1e-7), same.what().c_str());
+        }
+        // No record: the older run's config.json is the model's (as older engines
+        // left a completed run of a Hugging Face module).
+        const QString older = dir.filePath("older");
+        QVERIFY(QFile::remove(older + "/accum_config.json")); // the resumed run's
+        {
+            QFile model_config(older + "/config.json");
+            QVERIFY(model_config.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            model_config.write(R"({"architectures": ["BertForSequenceClassification"], "model_type": "bert"})");
+        }
+        const auto alone = run_cli({"--resume", older});
+        QCOMPARE(alone.exit_code, 2);
+        for (const QString& part : {"--resume: " + older + " holds no run record (accum_config.json",
+                                    "--config FILE --resume " + older})
+            QVERIFY2(alone.err.contains(part), qPrintable(alone.err + "\nwanted: " + part));
+        const auto model_config = run_cli({"--config", older + "/config.json", "--resume", older});
+        QCOMPARE(model_config.exit_code, 2);
+        QVERIFY2(model_config.err.contains("--config: " + older + "/config.json is a model's config"),
+                 qPrintable(model_config.err));
+    }
+
     // --overwrite-output-dir replaces them.
     void secondRunIntoTheSameDirectory() {
         QTemporaryDir dir;
@@ -372,7 +422,7 @@ private Q_SLOTS:
             QFile f(dir.filePath(name));
             return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
         };
-        const QByteArray config = read("config.json"), metrics = read("metrics.jsonl"), summary = read("summary.json");
+        const QByteArray config = read("accum_config.json"), metrics = read("metrics.jsonl"), summary = read("summary.json");
         QVERIFY(!config.isEmpty() && !metrics.isEmpty() && !summary.isEmpty());
         const auto again = run_cli(args);
         QCOMPARE(again.exit_code, 2);
@@ -380,13 +430,13 @@ private Q_SLOTS:
                                  "another --output-dir"})
             QVERIFY2(again.err.contains(part), qPrintable(again.err));
         QVERIFY2(again.err.contains(dir.path()), qPrintable(again.err));
-        QCOMPARE(read("config.json"), config);
+        QCOMPARE(read("accum_config.json"), config);
         QCOMPARE(read("metrics.jsonl"), metrics);
         QCOMPARE(read("summary.json"), summary);
 
         const auto replaced = run_cli(args + QStringList{"--overwrite-output-dir", "--seed", "3"});
         QVERIFY2(replaced.exit_code == 0, qPrintable(replaced.err));
-        QVERIFY(read("config.json").contains("\"seed\": 3"));
+        QVERIFY(read("accum_config.json").contains("\"seed\": 3"));
         QVERIFY(read("metrics.jsonl") != metrics);
         QVERIFY(read("summary.json") != summary);
         QCOMPARE(QDir(dir.path()).entryList({"checkpoint-*"}, QDir::Dirs), QStringList{"checkpoint-4"});

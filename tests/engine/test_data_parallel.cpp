@@ -572,7 +572,7 @@ private Q_SLOTS:
         const int port = what == "port" ? taken.port() : dist::pick_free_port();
         QVERIFY(port > 0);
         if (what == "output-dir") {
-            QFile config(dir.filePath("config.json"));
+            QFile config(dir.filePath("accum_config.json"));
             QVERIFY(config.open(QIODevice::WriteOnly));
             config.write("{}\n");
         }

@@ -44,10 +44,10 @@ QString variant(const QTemporaryDir& dir, const QString& name, const nlohmann::j
     return path;
 }
 
-// config.json of a run, without its output directory (the one key that differs
+// accum_config.json (the record) of a run, without its output directory (the one key that differs
 // between two runs side by side).
 nlohmann::json written_config(const QString& dir) {
-    auto j = nlohmann::json::parse(read_text(dir + "/config.json"));
+    auto j = nlohmann::json::parse(read_text(dir + "/accum_config.json"));
     j.erase("output-dir");
     return j;
 }
@@ -164,10 +164,10 @@ private Q_SLOTS:
         const auto r = run_cli({"--config", variant(dir, "plain.json", change), "--output-dir", dir.filePath("run")});
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains(named), qPrintable(r.err));
-        QVERIFY(!QFile::exists(dir.filePath("run/config.json")));
+        QVERIFY(!QFile::exists(dir.filePath("run/accum_config.json")));
     }
 
-    // Each fixture runs as the options it stands for: the same config.json, the
+    // Each fixture runs as the options it stands for: the same accum_config.json, the
     // same step losses (both runs complete, no loss NaN).
     void fixturesRunAsTheirOptions_data() {
         QTest::addColumn<QString>("file");

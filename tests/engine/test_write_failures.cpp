@@ -216,7 +216,7 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains(reason + " while writing " + metrics), qPrintable(r.err));
         QVERIFY2(r.err.contains("the summary could not be written"), qPrintable(r.err));
         QVERIFY2(!r.err.contains("terminate called") && !r.err.contains("c10::Error"), qPrintable(r.err));
-        QVERIFY(QFile::exists(dir.filePath("config.json")));
+        QVERIFY(QFile::exists(dir.filePath("accum_config.json")));
         QVERIFY(temporary_checkpoints(dir.path()).isEmpty());
         // summary.json lives in the output directory, which has room.
         QFile summary(dir.filePath("summary.json"));

@@ -66,6 +66,7 @@ private Q_SLOTS:
     void defaultFolderIsInTheDataDirectory();
     void earlierRunsStayAfterARestart();
     void damagedAndIncompleteRunsAreListed();
+    void theRecordAndTheModelsConfigAreToldApart();
     void deleteRemovesTheFolder();
     void noneWritesNothing();
     void aChosenFolderIsKept();
@@ -136,7 +137,7 @@ void TestRunsHistory::earlierRunsStayAfterARestart() {
         QCOMPARE(first->runs_panel()->run(0).folder, run_dir);
         QVERIFY(!first->runs_panel()->is_earlier(0));
     }
-    for (const char* file : {"config.json", "metrics.jsonl", "summary.json"})
+    for (const char* file : {"accum_config.json", "metrics.jsonl", "summary.json"})
         QVERIFY2(QFile::exists(run_dir + "/" + file), file);
 
     const auto second = new_window();
@@ -238,8 +239,58 @@ void TestRunsHistory::damagedAndIncompleteRunsAreListed() {
     QCOMPARE(runs->plotted_points(bad_summary), 0);
 }
 
+// A run of a Hugging Face module: its record is accum_config.json, config.json
+// the model's (as the Trainer's output_dir); listed and drawn with the record's
+// B × K. An older run's config.json is its record; an older run whose config.json
+// the model's was written over lists its options as unknown, never the defaults.
+void TestRunsHistory::theRecordAndTheModelsConfigAreToldApart() {
+    const QDir folder(studio::default_runs_folder());
+    const QByteArray model_config = R"({"architectures": ["BertForSequenceClassification"], "model_type": "bert",
+                                       "hidden_size": 384, "num_hidden_layers": 12, "vocab_size": 30522})";
+    auto record = tiny_config(8, 4, 2);
+    record.mode = accum::Mode::Trainer;
+    accum::StepRecord step;
+    step.step = 1;
+    step.samples_seen = 32;
+    step.loss = 0.75;
+    const QByteArray metrics = QByteArray::fromStdString(accum::to_json_line(step)) + "\n";
+    write_file(folder.filePath("20261205-080000/accum_config.json"),
+               QByteArray::fromStdString(accum::to_json_text(record)));
+    write_file(folder.filePath("20261205-080000/config.json"), model_config);
+    write_file(folder.filePath("20261205-080000/metrics.jsonl"), metrics);
+    write_file(folder.filePath("20261204-080000/config.json"),
+               QByteArray::fromStdString(accum::to_json_text(tiny_config(2, 3, 2))));
+    write_file(folder.filePath("20261204-080000/metrics.jsonl"), metrics);
+    write_file(folder.filePath("20261203-080000/config.json"), model_config);
+    write_file(folder.filePath("20261203-080000/metrics.jsonl"), metrics);
+
+    const auto window = new_window();
+    QVERIFY(window);
+    auto* runs = window->runs_panel();
+    QCOMPARE(runs->run_count(), 3);
+    const int current = row_named(runs, QStringLiteral("20261205-080000"));
+    const int older = row_named(runs, QStringLiteral("20261204-080000"));
+    const int overwritten = row_named(runs, QStringLiteral("20261203-080000"));
+    QVERIFY(current >= 0 && older >= 0 && overwritten >= 0);
+    for (int row = 0; row < runs->run_count(); ++row) runs->set_ticked(row, true); // read whole: the same options
+    QVERIFY2(runs->problem(current).isEmpty(), qPrintable(runs->problem(current)));
+    QCOMPARE(cell(runs, current, RunsPanel::B), QStringLiteral("8"));
+    QCOMPARE(cell(runs, current, RunsPanel::K), QStringLiteral("4"));
+    QCOMPARE(cell(runs, current, RunsPanel::Effective), QStringLiteral("32"));
+    QCOMPARE(cell(runs, current, RunsPanel::Style), QStringLiteral("Trainer"));
+    QCOMPARE(runs->plotted_points(current), 1);
+    QVERIFY2(runs->problem(older).isEmpty(), qPrintable(runs->problem(older)));
+    QCOMPARE(cell(runs, older, RunsPanel::B), QStringLiteral("2"));
+    QCOMPARE(cell(runs, older, RunsPanel::K), QStringLiteral("3"));
+    QVERIFY2(runs->problem(overwritten).contains(QStringLiteral("config.json is the model's")),
+             qPrintable(runs->problem(overwritten)));
+    QCOMPARE(cell(runs, overwritten, RunsPanel::B), QStringLiteral("–"));
+    QCOMPARE(cell(runs, overwritten, RunsPanel::K), QStringLiteral("–"));
+    QCOMPARE(runs->plotted_points(overwritten), 1); // its curves are its own all the same
+}
+
 // Delete asks first; yes removes the run's folder, no keeps it; a folder
-// without config.json is never deleted.
+// without accum_config.json or config.json is never deleted.
 void TestRunsHistory::deleteRemovesTheFolder() {
     const QDir folder(studio::default_runs_folder());
     const auto config = QByteArray::fromStdString(accum::to_json_text(tiny_config(16, 2, 6)));

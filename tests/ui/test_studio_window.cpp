@@ -489,7 +489,7 @@ void TestStudioWindow::eachRunGetsItsOwnDirectory() {
     dirs.removeOne(QStringLiteral("someone-elses"));
     QCOMPARE(dirs.size(), 2);
     for (const auto& d : dirs)
-        for (const char* file : {"config.json", "metrics.jsonl", "summary.json"})
+        for (const char* file : {"accum_config.json", "metrics.jsonl", "summary.json"})
             QVERIFY2(QFile::exists(folder.filePath(d + "/" + file)), qPrintable(d + "/" + file));
     QVERIFY(QDir(folder.filePath("someone-elses")).isEmpty());
 }

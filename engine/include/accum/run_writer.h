@@ -1,13 +1,13 @@
 #pragma once
-// Writes a run's files into its directory as the run goes: config.json at the
-// start, metrics.jsonl one JSON line per record (each appended whole with
+// Writes a run's files into its directory as the run goes: accum_config.json
+// (the run's record, accum/run_directory.h) at the start, metrics.jsonl one JSON line per record (each appended whole with
 // checked system calls), summary.json at the end; with --report-to
 // tensorboard, TensorBoard event files too. A Sink, so a caller passes
 // it to Session::run (directly, or behind its own).
 //
 // A run made with a benchmark's model switch set in its environment
 // (kModelSwitches, below) is not quite the run its options describe:
-// config.json then holds the switches and their values under
+// accum_config.json then holds the switches and their values under
 // kBenchSwitchesKey, beside the options, and switches_note() is the line for
 // the run's log that says so.
 //
@@ -38,14 +38,14 @@ inline constexpr const char* kModelSwitches[] = {kCnnCheckpointSwitch, kCheckpoi
 // their values as given (an empty one changes nothing: the models read it as unset).
 std::vector<std::pair<std::string, std::string>> model_switches_set();
 
-// config.json's key for the switches (an object of name → value); absent when none was set.
+// accum_config.json's key for the switches (an object of name → value); absent when none was set.
 inline constexpr std::string_view kBenchSwitchesKey = "bench-switches";
 
 class RunWriter : public Sink {
 public:
     // Opens the run's files in config.output_dir (which must exist): the metrics
     // file (resuming into the directory keeps its records up to the checkpoint's
-    // step, then appends) and config.json, with the model switches set in this
+    // step, then appends) and accum_config.json, with the model switches set in this
     // process's environment. False, with `error` naming the option and the file,
     // when they cannot be written.
     bool open(const RunConfig& config, std::string& error);
