@@ -238,6 +238,13 @@ def load_splits(args):
     import datasets
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()
+    fraction = args.validation_split
+    if fraction is not None and args.validation:
+        raise Refused("--validation-split %s and --validation %s: the evaluation split comes from one of them"
+                      % (fraction, args.validation))
+    if fraction is not None and not 0 < fraction < 1:
+        raise Refused("--validation-split %s: the fraction of --train's rows to evaluate on, above 0 and below 1"
+                      % fraction)
     files = {"train": args.train}
     if args.validation:
         files["validation"] = args.validation
@@ -261,6 +268,17 @@ def load_splits(args):
     for split, path in files.items():
         if len(loaded[split]) == 0:
             raise Refused("--%s %s: no rows" % (split, path))
+    if fraction is not None:
+        # The one file split as datasets splits it: Dataset.train_test_split itself,
+        # with --seed, so the validation rows are the library's for that seed.
+        rows = loaded["train"]
+        try:
+            parts = rows.train_test_split(test_size=fraction, seed=args.seed)
+        except ValueError as e:  # a split left empty: the library's reason, with our option
+            raise Refused("--validation-split %s of the %d rows of --train %s: %s" % (fraction, len(rows), args.train,
+                                                                                      reason(e)))
+        named = "%s (--validation-split %s, --seed %d)" % (args.train, fraction, args.seed)
+        return {"train": (parts["train"], named), "validation": (parts["test"], named)}
     return {split: (loaded[split], files[split]) for split in files}
 
 
@@ -474,10 +492,14 @@ def parser():
                              "(Transformers' default; needs the LibTorch 2.x build)")
     source.add_argument("--dropout", choices=["on", "off"], default="on",
                         help="on (default): forward trains with the config's dropout; off: traced in eval mode")
-    source.add_argument("--seed", type=int, default=0, help="initial weights of a new model or head (default 0)")
+    source.add_argument("--seed", type=int, default=0,
+                        help="initial weights of a new model or head, and --validation-split's shuffle (default 0)")
     data = p.add_argument_group("the data")
     data.add_argument("--train", required=True, metavar="FILE", help=".csv, .json, .jsonl or .parquet")
     data.add_argument("--validation", metavar="FILE", help="the evaluation split, same format")
+    data.add_argument("--validation-split", type=float, metavar="FRACTION",
+                      help="without --validation: evaluate on this fraction of --train's rows, split off as "
+                           "datasets' Dataset.train_test_split(test_size=FRACTION, seed=--seed) does")
     data.add_argument("--text-column", default="text")
     data.add_argument("--text-pair-column", help="a second text (sentence pairs)")
     data.add_argument("--label-column", default="label")
