@@ -406,8 +406,12 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         // started from; its start's --overwrite-output-dir is no part of resuming.
         if (!given.count("output-dir")) parsed.config.output_dir = record_dir;
         if (!given.count("overwrite-output-dir")) parsed.config.overwrite_output_dir = false;
-    } else if (resume_alone && std::none_of(given.begin(), given.end(), [](const std::string& n) {
-                   return n != "resume" && n != "output-dir";
+    } else if (resume_alone && std::all_of(given.begin(), given.end(), [](const std::string& n) {
+                   // Where the run writes and how it shows, not what it trains.
+                   for (const char* where : {"resume", "output-dir", "metrics", "quiet", "disable-tqdm", "device",
+                                             "threads", "report-to"})
+                       if (n == where) return true;
+                   return false;
                })) {
         // Nothing says what the run was: the defaults would train another run.
         parsed.problems.push_back(
