@@ -386,8 +386,9 @@ private Q_SLOTS:
             }
             const auto resumed = run_cli({"--resume", out + "/checkpoint-3"});
             QVERIFY2(resumed.exit_code == 0, qPrintable(resumed.err));
-            for (const QString& part : {"--resume " + out + "/checkpoint-3 without --config: the run's options are "
-                                        "its record's, " + record, "micro-batch 16 × 3", "writing " + out})
+            for (const QString& part : QStringList{"--resume " + out + "/checkpoint-3 without --config: the run's "
+                                                   "options are its record's, " + record,
+                                                   "micro-batch 16 × 3", "writing " + out})
                 QVERIFY2(resumed.out.contains(part), qPrintable(resumed.out + "\nwanted: " + part));
             const auto same = testing::compare_losses(full, read_steps(out + "/metrics.jsonl"));
             QVERIFY2(same.within(1e-7), same.what().c_str());
@@ -403,8 +404,8 @@ private Q_SLOTS:
         }
         const auto alone = run_cli({"--resume", older});
         QCOMPARE(alone.exit_code, 2);
-        for (const QString& part : {"--resume: " + older + " holds no run record (accum_config.json",
-                                    "--config FILE --resume " + older})
+        for (const QString& part : QStringList{"--resume: " + older + " holds no run record (accum_config.json",
+                                               "--config FILE --resume " + older})
             QVERIFY2(alone.err.contains(part), qPrintable(alone.err + "\nwanted: " + part));
         const auto model_config = run_cli({"--config", older + "/config.json", "--resume", older});
         QCOMPARE(model_config.exit_code, 2);
