@@ -349,11 +349,11 @@ public:
         module_.to(device, non_blocking);
     }
 
-    std::string torchscript_bytes() override {
-        std::ostringstream out;
+    bool save_torchscript(std::ostream& out) override {
         module_.save(out, extra_files_);
-        return out.str();
+        return true;
     }
+    bool is_torchscript() const override { return true; }
 
 private:
     // The module's parameters and buffers as this Model's, submodule by submodule,
