@@ -488,7 +488,7 @@ private Q_SLOTS:
                                    "--transformer-layers", "3", "--gradient-checkpointing", "--optimizer", "adamw"});
         QVERIFY2(text.exit_code == 0, qPrintable(text.err));
         for (const char* part : {"parameters", "gradients", "optimizer state", "Float", "per sample", "predicted peak",
-                                 "x3 layers", "gradient checkpointing"})
+                                 "x3 layers", "gradient checkpointing", "the whole process", "checkpoints included"})
             QVERIFY2(text.out.contains(QLatin1String(part)), qPrintable(text.out));
         const auto json = run_cli({"estimate", "--dataset", "synthetic-pairs", "--batch-size", "8", "--json"});
         QVERIFY2(json.exit_code == 0, qPrintable(json.err));
@@ -497,6 +497,11 @@ private Q_SLOTS:
                  qPrintable(json.out));
         QCOMPARE(e["optimizer_state_bytes"].toInteger(), e["parameters_bytes"].toInteger()); // SGD momentum: 1 ×
         QCOMPARE(e["probes"].toArray().size(), 2);
+        // The whole process on the CPU: the tensors' peak, the process's own
+        // memory (measured: LibTorch alone is resident), a save's bound (the largest tensor).
+        const double overhead = e["process_overhead_bytes"].toDouble(), save = e["save_bytes"].toDouble();
+        QVERIFY2(overhead > 0 && save > 0 && save <= e["parameters_bytes"].toDouble(), qPrintable(json.out));
+        QCOMPARE(e["process_bytes"].toDouble(), e["predicted_peak_bytes"].toDouble() + overhead + save);
         const auto bad = run_cli({"estimate", "--batch-size", "0"});
         QCOMPARE(bad.exit_code, 2);
         QVERIFY(bad.err.contains("--batch-size"));
