@@ -1,9 +1,8 @@
 #pragma once
 // Run directories, as accum-run and the studio write them: config.json,
-// metrics.jsonl, summary.json and checkpoint-{step}/ (checkpoints are complete
-// once model.safetensors (an earlier engine's model.pt), optimizer.pt, rng_state.pt
-// and trainer_state.json are in). Found,
-// checked and created here without LibTorch.
+// metrics.jsonl, summary.json and checkpoint-{step}/ (complete once model.safetensors
+// or an earlier engine's model.pt, optimizer.pt, rng_state.pt and trainer_state.json
+// are in). Found, checked and created here without LibTorch.
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,6 @@
 // batch's label items and `loss_sum` their sum (for token normalisation).
 
 #include <memory>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -54,15 +53,10 @@ public:
     // What the run should say once about how the data feeds the model (an
     // argument made up, a column left out). Empty for the built-in models.
     virtual std::vector<std::string> feeding_notes() const { return {}; }
-    // A model loaded from a TorchScript file: writes the trained module to `out`
-    // as torch.jit.save writes it (the output directory keeps it, for Python's
-    // torch.jit.load), its tensors from their own memory; true. The built-in
-    // models write nothing: false.
-    virtual bool save_torchscript(std::ostream& out) {
-        (void)out;
-        return false;
-    }
-    virtual bool is_torchscript() const { return false; }
+    // A model loaded from a TorchScript file: the trained module as
+    // torch.jit.save writes it (the checkpoints keep it beside model.pt, for
+    // Python's torch.jit.load). Empty for the built-in models.
+    virtual std::string torchscript_bytes() { return {}; }
     // --gradient-checkpointing: each block (the MLP's hidden layers, the
     // transformer's encoder layers) recomputes its activations in backward; the
     // CNN recomputes its first conv block and, on the CPU, runs its second in

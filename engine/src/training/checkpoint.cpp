@@ -20,7 +20,8 @@
 #include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
-#include <torch/serialize.h>
+include <torch/serialize.h>
+#include <torch/utils.h>
 
 #include "accum/errors.h"
 #include "accum/run_directory.h"

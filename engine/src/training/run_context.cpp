@@ -18,6 +18,7 @@
 #include "distributed/rank_agreement.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
+#include "models/script_model.h"
 #include "switches.h"
 #include "training/evaluation.h"
 #include "training/mixed_precision.h"
@@ -489,7 +490,7 @@ CheckpointParts RunContext::checkpoint_parts() {
 }
 
 void RunContext::save_trained_module() {
-    if (config_.output_dir.empty() || !is_main_process() || !model().is_torchscript()) return;
+    if (config_.output_dir.empty() || !is_main_process() || !is_script_model(model())) return;
     const auto dir = std::filesystem::path(config_.output_dir);
     const auto path = (dir / kTrainedModuleFile).string();
     // Streamed: the module's tensors go from their own memory to the file.
@@ -497,7 +498,7 @@ void RunContext::save_trained_module() {
         io::FileWriter writer(file, shown);
         io::FileWriterBuf buffer(writer);
         std::ostream out(&buffer);
-        model().save_torchscript(out);
+        save_torchscript(model(), out);
         writer.finish();
     });
     log("saved the trained module to " + path + " (torch.jit.load reads it)");
