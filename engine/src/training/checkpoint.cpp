@@ -20,7 +20,7 @@
 #include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
-include <torch/serialize.h>
+#include <torch/serialize.h>
 #include <torch/utils.h>
 
 #include "accum/errors.h"
