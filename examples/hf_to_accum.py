@@ -35,8 +35,9 @@ model.eval(); accum-run trains with the first and evaluates with the second.
 --dropout off traces both in eval mode (the runs then match a Python run with
 dropout 0 step for step). Beside the code it carries extra files that give the
 weights back to Transformers: hf/config.json (the config as save_pretrained
-writes it), hf/model.json ({"auto_class", "task", "parameter_prefix": "model."}:
-a parameter's name minus the prefix is its Hugging Face name) and the
+writes it), hf/model.json ({"auto_class", "task", "parameter_prefix": "model.",
+"state_dict_keys"}: a parameter's name minus the prefix is its Hugging Face name;
+the keys are what the checkpoints' model.safetensors holds) and the
 tokenizer's files under hf/tokenizer/.
 
 The data file: a torch.save dict {"train": {...}, "validation": {...}} of
@@ -217,6 +218,18 @@ def user_config_json(model, use_cache):
         config.save_pretrained(directory)
         with open(os.path.join(directory, "config.json")) as f:
             return f.read()
+
+
+def state_dict_keys(model):
+    """The model's state_dict() keys, a tied tensor once (under its first name, as save_pretrained
+    writes it): the engine writes exactly these into model.safetensors, so a non-persistent buffer
+    the trace keeps (BERT's token_type_ids) stays out."""
+    seen, keys = set(), []
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
+            keys.append(name)
+    return keys
 
 
 def tokenizer_files(tokenizer):
@@ -462,7 +475,8 @@ def convert(args):
     extra = {
         "hf/config.json": user_config_json(model, use_cache),
         "hf/model.json": json.dumps({"auto_class": TASKS[args.task], "task": args.task,
-                                     "parameter_prefix": PARAMETER_PREFIX}),
+                                     "parameter_prefix": PARAMETER_PREFIX,
+                                     "state_dict_keys": state_dict_keys(model)}),
     }
     if not args.no_tokenizer_files:
         extra.update(tokenizer_files(tokenizer))

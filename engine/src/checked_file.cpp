@@ -113,10 +113,57 @@ void write_file(const std::string& path, std::string_view bytes, const std::stri
     if (const int err = fd.close()) fail(err, or_path(shown, path), "writing");
 }
 
+FileWriter::FileWriter(const std::string& path, const std::string& shown) : shown_(or_path(shown, path)) {
+    fd_ = open_retrying(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd_ < 0) fail(errno, shown_, "creating");
+}
+
+FileWriter::~FileWriter() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void FileWriter::write(std::string_view bytes) {
+    if (failure_ == 0) failure_ = write_all(fd_, bytes);
+    if (failure_ != 0) fail(failure_, shown_, "writing");
+    written_ += bytes.size();
+}
+
+std::size_t FileWriter::write_or_keep_failure(const void* data, std::size_t size) noexcept {
+    if (failure_ == 0 && fd_ >= 0) {
+        failure_ = write_all(fd_, std::string_view(static_cast<const char*>(data), size));
+        if (failure_ == 0) written_ += size;
+    }
+    return size;
+}
+
+void FileWriter::finish() {
+    if (failure_ != 0) fail(failure_, shown_, "writing");
+    if (const int err = sync_fd(fd_)) fail(err, shown_, "writing");
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail(errno, shown_, "writing");
+}
+
+std::streamsize FileWriterBuf::xsputn(const char* data, std::streamsize n) {
+    return static_cast<std::streamsize>(file_.write_or_keep_failure(data, static_cast<std::size_t>(n)));
+}
+
+FileWriterBuf::int_type FileWriterBuf::overflow(int_type c) {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    file_.write_or_keep_failure(&ch, 1);
+    return c;
+}
+
 void write_file_atomically(const std::string& path, std::string_view bytes) {
+    write_file_atomically(path, [bytes](const std::string& tmp, const std::string& shown) { write_file(tmp, bytes, shown); });
+}
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(const std::string& tmp, const std::string& shown)>& write) {
     const std::string tmp = path + ".tmp";
     try {
-        write_file(tmp, bytes, path);
+        write(tmp, path);
         rename_path(tmp, path, path + ".tmp");
     } catch (const WriteError&) {
         ::unlink(tmp.c_str());

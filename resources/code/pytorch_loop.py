@@ -203,13 +203,49 @@ def run_record(checkpoint):
         return json.load(f)
 
 
+SAFETENSORS_DTYPES = {"F32": torch.float32, "F64": torch.float64, "F16": torch.float16, "BF16": torch.bfloat16,
+                      "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8,
+                      "U8": torch.uint8, "BOOL": torch.bool}
+
+
+def checkpoint_weights(checkpoint):
+    """The engine's weights by parameter name: model.safetensors (read here as its layout
+    says, no package needed), or model.pt (LibTorch's archive) in an earlier engine's checkpoint."""
+    old = os.path.join(checkpoint, "model.pt")
+    if os.path.exists(old):
+        return dict(torch.jit.load(old).named_parameters())
+    with open(os.path.join(checkpoint, "model.safetensors"), "rb") as f:
+        header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+        data = f.read()
+    weights = {}
+    for name, entry in header.items():
+        if name != "__metadata__":
+            begin, end = entry["data_offsets"]
+            dtype, raw = SAFETENSORS_DTYPES[entry["dtype"]], bytearray(data[begin:end])
+            flat = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
+            weights[name] = flat.reshape(entry["shape"])
+    return weights
+
+
 def restore(checkpoint, model, optimizer):
-    """Weights and the optimizer's state from the engine's model.pt and optimizer.pt:
-    SGD's momentum buffers, or AdamW's step count and moments."""
-    saved = dict(torch.jit.load(os.path.join(checkpoint, "model.pt")).named_parameters())
+    """Weights and the optimizer's state from the engine's checkpoint: model.safetensors and
+    optimizer.pt (torch.optim's state_dict(), its groups as this optimizer's), or an earlier
+    engine's model.pt and LibTorch archive. SGD's momentum buffers, or AdamW's step count and moments."""
+    saved = checkpoint_weights(checkpoint)
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.copy_(saved[name])
+    if not os.path.exists(os.path.join(checkpoint, "model.pt")):
+        state = torch.load(os.path.join(checkpoint, "optimizer.pt"))
+        groups = [g["params"] for g in state["param_groups"]]
+        mine = [g["params"] for g in optimizer.param_groups]
+        if len(groups) != len(mine):  # the same parameters, numbered group after group
+            groups, mine = [[i for g in groups for i in g]], [[p for g in mine for p in g]]
+        for indices, params in zip(groups, mine):
+            for i, p in zip(indices, params):
+                if i in state["state"]:
+                    optimizer.state[p] = {k: v.clone() for k, v in state["state"][i].items()}
+        return
     # accum_optimizer.pt: LibTorch's archive (optimizer.pt in checkpoints of older engines).
     own = os.path.join(checkpoint, "accum_optimizer.pt")
     archive = torch.jit.load(own if os.path.exists(own) else os.path.join(checkpoint, "optimizer.pt"))

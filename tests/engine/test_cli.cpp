@@ -269,14 +269,16 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("damage"); // "checkpoint-N/file:how", how = truncate | garble | remove
         QTest::addColumn<QString>("file");       // the file the message names
         QTest::addColumn<int>("intact");         // the checkpoint it names
-        QTest::newRow("truncated model.pt") << QStringList{"checkpoint-6/model.pt:truncate"} << "model.pt" << 4;
+        QTest::newRow("truncated model.safetensors")
+            << QStringList{"checkpoint-6/model.safetensors:truncate"} << "model.safetensors" << 4;
         QTest::newRow("damaged accum_state.json")
             << QStringList{"checkpoint-6/accum_state.json:garble"} << "accum_state.json" << 4;
         QTest::newRow("damaged trainer_state.json")
             << QStringList{"checkpoint-6/trainer_state.json:truncate"} << "trainer_state.json" << 4;
         QTest::newRow("missing optimizer.pt") << QStringList{"checkpoint-6/optimizer.pt:remove"} << "optimizer.pt" << 4;
         QTest::newRow("two damaged")
-            << QStringList{"checkpoint-6/model.pt:truncate", "checkpoint-4/rng_state.pt:garble"} << "model.pt" << 2;
+            << QStringList{"checkpoint-6/model.safetensors:truncate", "checkpoint-4/rng_state.pt:garble"}
+            << "model.safetensors" << 2;
     }
     void damagedCheckpointNamesTheIntactOne() {
         QFETCH(QStringList, damage);
@@ -339,10 +341,39 @@ private Q_SLOTS:
         const auto r = run_cli(common + QStringList{"--max-steps", "6", "--optimizer", "adamw", "--resume",
                                                     dir.filePath("checkpoint-4")});
         QCOMPARE(r.exit_code, 4);
-        QVERIFY2(r.err.contains(dir.filePath("checkpoint-4") + " does not fit this run: accum_optimizer.pt: "), qPrintable(r.err));
+        QVERIFY2(r.err.contains(dir.filePath("checkpoint-4") + " does not fit this run: optimizer.pt: it is the state of torch.optim.SGD, this run's optimizer is AdamW"),
+                 qPrintable(r.err));
         QVERIFY2(r.err.contains("resume with the --model and --optimizer it was written with"), qPrintable(r.err));
         for (const char* wrong : {"is not a usable checkpoint", "newest intact", "frame #", "Exception raised from"})
             QVERIFY2(!r.err.contains(wrong), qPrintable(r.err));
+    }
+
+    // A checkpoint of the previous engine (model.pt and accum_optimizer.pt,
+    // LibTorch's archives: tests/engine/data/previous-checkpoint) resumes: the
+    // steps after it have the losses of today's uninterrupted run. And today's
+    // checkpoint holds the weights and the optimizer state once each.
+    void previousCheckpointFormatResumes() {
+        QTemporaryDir dir;
+        const QStringList common{"--dataset", "synthetic-pairs", "--batch-size", "16", "--accumulation-steps", "2",
+                                 "--eval-strategy", "no", "--max-steps", "6", "--device", "cpu", "--quiet"};
+        const auto full = run_cli(common + QStringList{"--save-strategy", "steps", "--save-steps", "4",
+                                                       "--output-dir", dir.filePath("full")});
+        QVERIFY2(full.exit_code == 0, qPrintable(full.err));
+        QDir written(dir.filePath("full/checkpoint-4"));
+        QCOMPARE(written.entryList(QDir::Files, QDir::Name),
+                 QStringList({"accum_state.json", "model.safetensors", "optimizer.pt", "rng_state.pt", "scheduler.pt",
+                              "trainer_state.json"}));
+        const QString previous = QStringLiteral(ACCUM_TEST_DATA_DIR "/previous-checkpoint/checkpoint-4");
+        QVERIFY(QFile::exists(previous + "/model.pt") && QFile::exists(previous + "/accum_optimizer.pt"));
+        const auto resumed = run_cli(common + QStringList{"--save-strategy", "no", "--output-dir",
+                                                          dir.filePath("resumed"), "--resume", previous});
+        QVERIFY2(resumed.exit_code == 0, qPrintable(resumed.err));
+        const auto whole = read_steps(dir.filePath("full/metrics.jsonl"));
+        const auto after = read_steps(dir.filePath("resumed/metrics.jsonl"));
+        QCOMPARE(whole.size(), std::size_t(6));
+        QCOMPARE(after.size(), std::size_t(2));
+        const auto same = testing::compare_shared_steps(whole, after);
+        QVERIFY2(same.within(1e-5), same.what().c_str());
     }
 
     void divergedExit5KeepsLastGoodCheckpoint() {
@@ -508,7 +539,7 @@ private Q_SLOTS:
                                    "--transformer-layers", "3", "--gradient-checkpointing", "--optimizer", "adamw"});
         QVERIFY2(text.exit_code == 0, qPrintable(text.err));
         for (const char* part : {"parameters", "gradients", "optimizer state", "Float", "per sample", "predicted peak",
-                                 "x3 layers", "gradient checkpointing"})
+                                 "x3 layers", "gradient checkpointing", "the whole process", "checkpoints included"})
             QVERIFY2(text.out.contains(QLatin1String(part)), qPrintable(text.out));
         const auto json = run_cli({"estimate", "--dataset", "synthetic-pairs", "--batch-size", "8", "--json"});
         QVERIFY2(json.exit_code == 0, qPrintable(json.err));
@@ -517,6 +548,11 @@ private Q_SLOTS:
                  qPrintable(json.out));
         QCOMPARE(e["optimizer_state_bytes"].toInteger(), e["parameters_bytes"].toInteger()); // SGD momentum: 1 ×
         QCOMPARE(e["probes"].toArray().size(), 2);
+        // The whole process on the CPU: the tensors' peak, the process's own
+        // memory (measured: LibTorch alone is resident), a save's bound (the largest tensor).
+        const double overhead = e["process_overhead_bytes"].toDouble(), save = e["save_bytes"].toDouble();
+        QVERIFY2(overhead > 0 && save > 0 && save <= e["parameters_bytes"].toDouble(), qPrintable(json.out));
+        QCOMPARE(e["process_bytes"].toDouble(), e["predicted_peak_bytes"].toDouble() + overhead + save);
         const auto bad = run_cli({"estimate", "--batch-size", "0"});
         QCOMPARE(bad.exit_code, 2);
         QVERIFY(bad.err.contains("--batch-size"));

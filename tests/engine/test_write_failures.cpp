@@ -60,7 +60,8 @@ QStringList temporary_checkpoints(const QString& dir) {
 }
 
 bool complete_checkpoint(const QString& dir) {
-    for (const char* f : {"model.pt", "optimizer.pt", "rng_state.pt", "trainer_state.json"})
+    for (const char* f : {"model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pt", "trainer_state.json",
+                          "accum_state.json"})
         if (!QFile::exists(dir + "/" + f)) return false;
     return true;
 }

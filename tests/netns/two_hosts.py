@@ -275,7 +275,7 @@ def correctness(args, net):
             log(h0.text()[-1500:], h1.text()[-1500:])
             continue
         ckpt = os.path.join(full, "checkpoint-4")
-        fails.check(os.path.exists(os.path.join(ckpt, "model.pt")), f"{mode}: host 0 wrote {ckpt}")
+        fails.check(os.path.exists(os.path.join(ckpt, "model.safetensors")), f"{mode}: host 0 wrote {ckpt}")
         fails.check(not os.path.exists(os.path.join(full + "-host1", "checkpoint-4")), f"{mode}: host 1 wrote no checkpoint")
         # Both hosts name the same checkpoint: --resume is one of the options
         # every rank must share (on two machines: a copy at the same path, or

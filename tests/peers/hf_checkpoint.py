@@ -5,9 +5,11 @@ trained by accum-run, comes back out of its checkpoints for Transformers.
 
   round trip   AutoModelForSequenceClassification.from_pretrained(checkpoint) in
                eval mode gives, on the evaluation set, the logits of the trained
-               TorchScript module saved in the same checkpoint (model.torchscript.pt,
-               run here on the same inputs), and the eval_loss accum-run recorded at
-               that step; a tied GPT-2 loads with the engine's trained weights.
+               TorchScript module at that checkpoint (the --model file with the
+               checkpoint's model.safetensors loaded; in the output directory its
+               model.torchscript.pt, which the run keeps once, not in each checkpoint),
+               and the eval_loss accum-run recorded at that step; a tied GPT-2 loads
+               with the engine's trained weights.
   continued    the real Trainer's train(resume_from_checkpoint=checkpoint-k) gives
                the per-step losses, learning rates and gradient norms of accum-run's
                own uninterrupted run from k on (AdamW, linear schedule, dropout off),
@@ -142,7 +144,23 @@ def eval_logits(call, data, batch):
     return torch.cat(out)
 
 
-def check_round_trip(report, run, checkpoint, data, batch, eval_record):
+def trained_module(checkpoint, model_file):
+    """The trained module at `checkpoint`: the output directory's model.torchscript.pt, or the
+    --model file with the checkpoint's model.safetensors loaded (the fixtures' prefix is "")."""
+    saved = os.path.join(checkpoint, "model.torchscript.pt")
+    if os.path.exists(saved):
+        return torch.jit.load(saved)
+    from safetensors.torch import load_file
+    module = torch.jit.load(model_file)
+    own = dict(module.named_parameters())
+    own.update(dict(module.named_buffers()))
+    with torch.no_grad():
+        for name, t in load_file(os.path.join(checkpoint, "model.safetensors")).items():
+            own[name].copy_(t)
+    return module
+
+
+def check_round_trip(report, run, checkpoint, data, batch, eval_record, model_file):
     from transformers import AutoModelForSequenceClassification
     for f in ("model.safetensors", "config.json"):
         if not os.path.exists(os.path.join(checkpoint, f)):
@@ -153,7 +171,10 @@ def check_round_trip(report, run, checkpoint, data, batch, eval_record):
                  [sorted(info["missing_keys"]), sorted(info["mismatched_keys"])], [[], []])
     model.eval()
     hf = eval_logits(lambda i, m, y: model(input_ids=i, attention_mask=m).logits, data, batch)
-    module = torch.jit.load(os.path.join(checkpoint, "model.torchscript.pt"))
+    if os.path.basename(checkpoint).startswith("checkpoint-"):
+        report.equal("%s: TorchScript modules in it (the run keeps one, in its output directory)" %
+                     os.path.basename(checkpoint), os.path.exists(os.path.join(checkpoint, "model.torchscript.pt")), False)
+    module = trained_module(checkpoint, model_file)
     module.eval()
     ts = eval_logits(lambda i, m, y: module(input_ids=i, attention_mask=m, labels=y)[1], data, batch)
     if not (finite(report, "from_pretrained logits", hf.flatten().tolist()) and
@@ -219,7 +240,7 @@ def check_tied_gpt2(report, work):
     checkpoint = os.path.join(run.out_dir, "checkpoint-2")
     model, info = AutoModelForCausalLM.from_pretrained(checkpoint, output_loading_info=True)
     report.equal("GPT-2 from_pretrained: missing keys", sorted(info["missing_keys"]), [])
-    trained = torch.jit.load(os.path.join(checkpoint, "model.torchscript.pt")).state_dict()
+    trained = torch.jit.load(os.path.join(run.out_dir, "model.torchscript.pt")).state_dict()  # the run ends at step 2
     loaded = model.state_dict()
     names = sorted(k for k in loaded if k in trained)
     report.equal("GPT-2: loaded tensors not among the engine's", sorted(k for k in loaded if k not in trained), [])
@@ -264,31 +285,18 @@ def hf_case(report, cfg, work):
     # Round trip: the last checkpoint, the output directory, and checkpoint-k inside the first epoch.
     last = os.path.join(full.out_dir, "checkpoint-%d" % n)
     at_last = [e for e in full.evals if e.get("step", n) == n] or full.evals[-1:]
-    check_round_trip(report, full, last, data, cfg["batch-size"], at_last[-1] if at_last else None)
-    check_round_trip(report, full, full.out_dir, data, cfg["batch-size"], None)
+    check_round_trip(report, full, last, data, cfg["batch-size"], at_last[-1] if at_last else None, model_file)
+    check_round_trip(report, full, full.out_dir, data, cfg["batch-size"], None, model_file)
     resume = os.path.join(full.out_dir, "checkpoint-%d" % at)
-    check_round_trip(report, full, resume, data, cfg["batch-size"], None)
+    check_round_trip(report, full, resume, data, cfg["batch-size"], None, model_file)
 
     # The engine's own --resume of the new checkpoint.
     again = peers.run_engine(os.path.join(work, "engine-resumed"), dict(options, resume=resume))
     report.close("accum-run --resume checkpoint-%d: loss per step" % at, [s["loss"] for s in again.steps],
                  [s["loss"] for s in full.steps[at:]], LOSS_TOL, n - at)
 
-    # A checkpoint as earlier engines wrote it (their keys in trainer_state.json,
-    # optimizer.pt LibTorch's archive, no accum_* files) still resumes.
-    import shutil
-    old = os.path.join(work, "old-format", "checkpoint-%d" % at)
-    shutil.copytree(resume, old)
-    state = json.load(open(os.path.join(old, "trainer_state.json")))
-    own = json.load(open(os.path.join(old, "accum_state.json")))
-    state.update({k: v for k, v in own.items() if k != "log"}, **own["log"])
-    json.dump(state, open(os.path.join(old, "trainer_state.json"), "w"))
-    os.replace(os.path.join(old, "accum_optimizer.pt"), os.path.join(old, "optimizer.pt"))
-    for f in ("accum_state.json", "scheduler.pt"):
-        os.remove(os.path.join(old, f))
-    again = peers.run_engine(os.path.join(work, "engine-resumed-old"), dict(options, resume=old))
-    report.close("accum-run --resume of an old-format checkpoint-%d: loss per step" % at,
-                 [s["loss"] for s in again.steps], [s["loss"] for s in full.steps[at:]], LOSS_TOL, n - at)
+    # A checkpoint of the previous engine's format (model.pt, accum_optimizer.pt)
+    # resumes: test_cli's previousCheckpointFormatResumes, from a checkpoint that engine wrote.
 
     # The real Trainer continues the engine's checkpoint.
     from transformers import AutoConfig, AutoModelForSequenceClassification, TrainingArguments

@@ -244,9 +244,9 @@ def make_model(kind, weights, vocab=0):
 
 
 def load_weights(model, checkpoint):
-    """The parameters of an accum-run checkpoint's model.pt (LibTorch's archive),
-    by name; every parameter must be there with its shape."""
-    saved = dict(torch.jit.load(os.path.join(checkpoint, "model.pt")).named_parameters())
+    """The parameters of an accum-run checkpoint (model.safetensors, or an earlier engine's
+    model.pt), by name; every parameter must be there with its shape."""
+    saved = pytorch_loop.checkpoint_weights(checkpoint)
     mine = dict(model.named_parameters())
     if sorted(saved) != sorted(mine):
         raise AssertionError("parameter names differ: engine %s, Python %s" % (sorted(saved), sorted(mine)))

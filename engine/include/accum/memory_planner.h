@@ -58,6 +58,7 @@ struct MemoryPlan {
     std::int64_t effective_batch = 0;
     bool exact = false;                  // batch_size × K == target_batch
     double predicted_peak_bytes = 0;
+    double process_bytes = 0;            // the whole process at the pick, checkpoints included (run_estimate.h)
     bool verified = false;               // one short run under the budget completed
     std::int64_t verified_peak_bytes = 0;
     bool nothing_fits = false;           // measured: not even micro-batch 1 fits the budget, with either lever

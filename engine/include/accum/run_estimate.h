@@ -10,6 +10,15 @@
 //   peak(B) ≈ parameters + gradients + optimizer state
 //             + max(activations(B), the optimizer step's temporaries)
 //
+// and what the whole process will take in host memory, checkpoints included:
+//
+//   process(B) ≈ peak(B) (on the CPU; 0 when the tensors are on a GPU)
+//                + the process's own memory (measured after the probe: what is
+//                  resident and not a tensor the estimate holds: the libraries,
+//                  the data set, LibTorch's and the threads' own)
+//                + what saving a checkpoint adds (at most the largest tensor:
+//                  the writer streams each tensor from its own memory)
+//
 // Torch-free, like the rest of accum/.
 
 #include <cstdint>
@@ -55,11 +64,16 @@ struct RunMemoryEstimate {
     double activation_per_sample_bytes = 0;
     double activation_bytes = 0;           // at batch_size
     double predicted_peak_bytes = 0;       // at batch_size
+    std::int64_t process_overhead_bytes = 0; // measured: the process's resident memory that is no tensor
+    std::int64_t save_bytes = 0;             // the most a checkpoint's save adds (the largest tensor)
+    bool tensors_in_host_memory = true;      // the device is the CPU: the tensors' peak is the process's too
+    double process_bytes = 0;                // the whole process at batch_size (host memory)
     double seconds = 0;                    // how long the estimate took
 
     std::int64_t static_bytes() const { return parameters_bytes + gradients_bytes + optimizer_state_bytes; }
     double activations_at(std::int64_t batch_size) const;
     double peak_at(std::int64_t batch_size) const;
+    double process_at(std::int64_t batch_size) const;
     // A few lines for a terminal: each category per dtype, the activations per
     // sample, the predicted peak for B × K.
     std::string describe() const;

@@ -349,11 +349,7 @@ public:
         module_.to(device, non_blocking);
     }
 
-    std::string torchscript_bytes() override {
-        std::ostringstream out;
-        module_.save(out, extra_files_);
-        return out.str();
-    }
+    void save_module(std::ostream& out) const { module_.save(out, extra_files_); }
 
 private:
     // The module's parameters and buffers as this Model's, submodule by submodule,
@@ -567,6 +563,15 @@ std::shared_ptr<Model> load_script_model(const RunConfig& config, const TensorDa
     model->bind(data);
     model->probe(data, config);
     return model;
+}
+
+bool is_script_model(const Model& model) { return dynamic_cast<const ScriptModel*>(&model) != nullptr; }
+
+bool save_torchscript(Model& model, std::ostream& out) {
+    const auto* script = dynamic_cast<const ScriptModel*>(&model);
+    if (script == nullptr) return false;
+    script->save_module(out);
+    return true;
 }
 
 } // namespace accum

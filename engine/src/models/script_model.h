@@ -23,6 +23,7 @@
 // sync and the memory anatomy see them as they see a built-in model's.
 
 #include <memory>
+#include <ostream>
 
 #include "models/model.h"
 
@@ -33,6 +34,14 @@ namespace accum {
 // parameters, a forward whose arguments or outputs do not fit the data, and a
 // configuration that cannot apply to it.
 std::shared_ptr<Model> load_script_model(const RunConfig& config, const TensorDataset& data, KernelSet kernels);
+
+// A model load_script_model made: writes the trained module to `out` as
+// torch.jit.save writes it (the output directory keeps it once per run, for
+// Python's torch.jit.load), its tensors from their own memory; true. Any other
+// model: nothing written, false.
+bool save_torchscript(Model& model, std::ostream& out);
+// Whether `model` is one load_script_model made.
+bool is_script_model(const Model& model);
 
 } // namespace accum
 // SPDX-License-Identifier: GPL-3.0-or-later

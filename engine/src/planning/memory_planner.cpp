@@ -346,6 +346,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     plan.effective_batch = pick->batch_size * pick->accumulation_steps;
     plan.exact = plan.effective_batch == target;
     plan.predicted_peak_bytes = pick->predicted_peak_bytes;
+    plan.process_bytes = e.process_at(pick->batch_size);
     plan.verified_peak_bytes = pick->verified_peak_bytes;
 
     const PlanCandidate* other = nullptr;
@@ -397,7 +398,9 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
                    (plan.exact ? " (the target)" : " (the nearest above the target " + std::to_string(target) + ")") +
                    "; predicted peak " + format_byte_size(static_cast<std::int64_t>(plan.predicted_peak_bytes)) +
                    ", measured " + format_byte_size(plan.verified_peak_bytes) + " of the " + format_byte_size(budget) +
-                   " budget" + (plan.why.code.empty() ? "" : "; " + english_text(plan.why));
+                   " budget; the whole process " + format_byte_size(static_cast<std::int64_t>(plan.process_bytes)) +
+                   " of host memory, checkpoints included" +
+                   (plan.why.code.empty() ? "" : "; " + english_text(plan.why));
     return plan;
 }
 
@@ -436,6 +439,7 @@ std::string to_json_text(const MemoryPlan& p) {
            {"effective_batch", p.effective_batch},
            {"exact", p.exact},
            {"predicted_peak_bytes", p.predicted_peak_bytes},
+           {"process_bytes", p.process_bytes},
            {"verified", p.verified},
            {"verified_peak_bytes", p.verified_peak_bytes},
            {"ratio", {{"median", p.ratio}, {"low", p.ratio_low}, {"high", p.ratio_high}}},

@@ -99,6 +99,10 @@ double RunMemoryEstimate::peak_at(std::int64_t b) const {
     return static_cast<double>(static_bytes()) + std::max(activations_at(b), static_cast<double>(step_temporary_bytes));
 }
 
+double RunMemoryEstimate::process_at(std::int64_t b) const {
+    return (tensors_in_host_memory ? peak_at(b) : 0.0) + static_cast<double>(process_overhead_bytes + save_bytes);
+}
+
 std::string RunMemoryEstimate::describe() const {
     if (!ok) return "no estimate: " + error + "\n";
     std::ostringstream out;
@@ -118,6 +122,10 @@ std::string RunMemoryEstimate::describe() const {
         << accumulation_steps << " (effective batch " << effective_batch << "): activations "
         << bytes_text(activation_bytes) << " + parameters, gradients and optimizer state "
         << bytes_text(static_cast<double>(static_bytes())) << "; more accumulation steps do not change it\n";
+    out << "the whole process " << bytes_text(process_bytes) << " of host memory, checkpoints included: "
+        << (tensors_in_host_memory ? "the tensors' peak + " : "") << bytes_text(static_cast<double>(process_overhead_bytes))
+        << " of the process itself (libraries, data, measured) + " << bytes_text(static_cast<double>(save_bytes))
+        << " for saving a checkpoint (the largest tensor)\n";
     return out.str();
 }
 
@@ -198,6 +206,17 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
         e.activation_per_sample_bytes = fit.per_sample_bytes;
         e.activation_bytes = estimate.activation_bytes;
         e.predicted_peak_bytes = estimate.predicted_peak_bytes;
+        // The process: what is resident now and is no tensor the estimate holds
+        // (the parameters were made before counting began; the probe's gradients
+        // are counted; freed blocks the allocator keeps are tensors' memory).
+        e.tensors_in_host_memory = device.is_cpu();
+        const std::int64_t uncounted_parameters = e.tensors_in_host_memory ? e.parameters_bytes : 0;
+        e.process_overhead_bytes =
+            std::max<std::int64_t>(0, memory::process_rss_bytes() - memory::cpu_counters().current -
+                                          memory::cached_block_bytes() - uncounted_parameters);
+        for (const auto& p : parameters)
+            e.save_bytes = std::max<std::int64_t>(e.save_bytes, p.numel() * static_cast<std::int64_t>(p.element_size()));
+        e.process_bytes = e.process_at(c.batch_size);
         e.ok = true;
     } catch (const DataError& ex) {
         e.error = ex.what();
@@ -243,6 +262,9 @@ std::string to_json_text(const RunMemoryEstimate& e) {
            {"activations", {{"fixed_bytes", e.activation_fixed_bytes}, {"per_sample_bytes", e.activation_per_sample_bytes}}},
            {"activation_bytes", e.activation_bytes},
            {"predicted_peak_bytes", e.predicted_peak_bytes},
+           {"process_overhead_bytes", e.process_overhead_bytes},
+           {"save_bytes", e.save_bytes},
+           {"process_bytes", e.process_bytes},
            {"seconds", e.seconds}};
     if (!e.ok) j["error"] = e.error;
     return j.dump(2) + "\n";

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
@@ -19,11 +21,14 @@
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 #include <torch/serialize.h>
+#include <torch/utils.h>
 
 #include "accum/errors.h"
 #include "accum/run_directory.h"
 #include "checked_file.h"
 #include "training/hf_export.h"
+#include "training/python_state.h"
+#include "training/tensor_files.h"
 
 namespace accum {
 
@@ -32,28 +37,15 @@ using nlohmann::json;
 
 namespace {
 
-// LibTorch's serialisation into bytes in memory. The zip writer writes into a
-// string, which cannot fail (but for memory); a writer that fails half-way, as
-// a file on a full disk does, makes LibTorch throw from a destructor and end
-// the process.
-using ByteWriter = std::function<std::size_t(const void*, std::size_t)>;
-
-ByteWriter appending_to(std::string& bytes) {
-    return [&bytes](const void* data, std::size_t size) -> std::size_t {
-        bytes.append(static_cast<const char*>(data), size);
-        return size;
-    };
-}
-
-std::string archive_bytes(torch::serialize::OutputArchive& archive) {
-    std::string bytes;
-    archive.save_to(appending_to(bytes));
-    return bytes;
-}
-
+// torch::save of a small tensor (a generator's state) into memory, then
+// written with a checked call. LibTorch's writer into a file would throw from
+// a destructor on a failed write, which ends the process.
 std::string tensor_bytes(const torch::Tensor& tensor) {
     std::string bytes;
-    torch::save(tensor, appending_to(bytes)); // the file torch::save(tensor, path) writes
+    torch::save(tensor, [&bytes](const void* data, std::size_t size) -> std::size_t {
+        bytes.append(static_cast<const char*>(data), size);
+        return size;
+    }); // the file torch::save(tensor, path) writes
     return bytes;
 }
 
@@ -72,172 +64,6 @@ private:
     std::string path_;
 };
 
-
-// torch.save's file of an IValue (a zip of data.pkl and data/{i}, one record
-// per tensor), which Python's torch.load reads with weights_only: unlike
-// torch::pickle_save, its dicts and lists carry no type tags
-// (torch.jit._pickle.restore_type_tag, a global weights_only refuses).
-std::string pickled(const c10::IValue& value) {
-    std::string pickle;
-    torch::jit::Pickler pickler([&pickle](const char* data, std::size_t size) { pickle.append(data, size); },
-                                nullptr, nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
-    pickler.protocol();
-    pickler.pushIValue(value);
-    pickler.stop();
-    std::string bytes;
-    caffe2::serialize::PyTorchStreamWriter writer([&bytes](const void* data, std::size_t size) -> std::size_t {
-        bytes.append(static_cast<const char*>(data), size);
-        return size;
-    });
-    std::size_t i = 0;
-    for (const auto& tensor : pickler.tensorData()) {
-        const auto data = torch::jit::getWriteableTensorData(tensor);
-        writer.writeRecord("data/" + std::to_string(i++), data.data(), data.sizeInBytes());
-    }
-    writer.writeRecord("data.pkl", pickle.data(), pickle.size());
-    writer.writeEndOfFile();
-    return bytes;
-}
-
-c10::impl::GenericDict string_dict() { return c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get()); }
-
-// A list the pickler writes as a plain Python list (a c10::List<int64_t> or
-// <double> becomes torch.jit._pickle.build_intlist(...), which weights_only refuses).
-c10::impl::GenericList plain_list() { return c10::impl::GenericList(c10::AnyType::get()); }
-
-// A parameter's state in LibTorch's optimizer, keyed by its TensorImpl: the
-// pointer (LibTorch 2.x) or its text as a stream writes it (1.13).
-template <class Map>
-const torch::optim::OptimizerParamState* state_of(const Map& map, const torch::Tensor& p) {
-    using Key = typename Map::key_type;
-    typename Map::const_iterator found;
-    if constexpr (std::is_same_v<Key, std::string>) {
-        std::ostringstream key;
-        key << p.unsafeGetTensorImpl();
-        found = map.find(Key(key.str()));
-    } else {
-        found = map.find(p.unsafeGetTensorImpl());
-    }
-    return found == map.end() ? nullptr : found->second.get();
-}
-
-// The optimizer's parameters in Python's groups: the engine's groups, but in a
-// Trainer run always the Trainer's two (decay, no decay: Trainer.create_optimizer),
-// which the engine folds into one without weight decay.
-struct PythonGroup {
-    std::vector<torch::Tensor> params;
-    double weight_decay = 0;
-};
-
-std::vector<PythonGroup> python_groups(const CheckpointParts& parts, const RunConfig& config) {
-    const auto& groups = parts.optimizer.impl().param_groups();
-    auto decay_of = [](const torch::optim::OptimizerOptions& o) {
-        if (const auto* a = dynamic_cast<const torch::optim::AdamWOptions*>(&o)) return a->weight_decay();
-        if (const auto* s = dynamic_cast<const torch::optim::SGDOptions*>(&o)) return s->weight_decay();
-        return 0.0;
-    };
-    std::vector<PythonGroup> out;
-    if (config.mode == Mode::Trainer && groups.size() == 1) {
-        const auto flags = trainer_no_decay_flags(parts.model);
-        out.resize(2);
-        out[0].weight_decay = decay_of(groups[0].options());
-        std::size_t i = 0;
-        for (const auto& p : parts.model.named_parameters()) out[flags.at(i++) ? 1 : 0].params.push_back(p.value());
-        return out;
-    }
-    for (const auto& g : groups) out.push_back({g.params(), decay_of(g.options())});
-    return out;
-}
-
-// optimizer.state_dict() of torch.optim.AdamW or SGD over `groups` in torch 2.x:
-// {"state": {index: {...}}, "param_groups": [{every option, "initial_lr" (the
-// scheduler's), "params": [indices]}]}, parameters numbered group after group.
-c10::IValue python_optimizer_state(const CheckpointParts& parts, const RunConfig& config,
-                                   const std::vector<PythonGroup>& groups) {
-    auto& impl = parts.optimizer.impl();
-    const auto& engine_state = impl.state();
-    c10::impl::GenericDict state(c10::IntType::get(), c10::AnyType::get());
-    auto param_groups = plain_list();
-    auto cpu = [](const torch::Tensor& t) { return t.detach().to(torch::kCPU).clone(); };
-    const double lr = parts.lr_scheduler.current_lr();
-    std::int64_t index = 0;
-    for (const auto& group : groups) {
-        auto g = string_dict();
-        auto indices = plain_list();
-        for (const auto& p : group.params) {
-            if (const auto* param_state = state_of(engine_state, p)) {
-                auto s = string_dict();
-                if (const auto* a = dynamic_cast<const torch::optim::AdamWParamState*>(param_state)) {
-                    s.insert("step", torch::tensor(static_cast<float>(a->step()), torch::kFloat32));
-                    s.insert("exp_avg", cpu(a->exp_avg()));
-                    s.insert("exp_avg_sq", cpu(a->exp_avg_sq()));
-                    if (a->max_exp_avg_sq().defined()) s.insert("max_exp_avg_sq", cpu(a->max_exp_avg_sq()));
-                } else if (const auto* m = dynamic_cast<const torch::optim::SGDParamState*>(param_state)) {
-                    if (m->momentum_buffer().defined()) s.insert("momentum_buffer", cpu(m->momentum_buffer()));
-                }
-                if (!s.empty()) state.insert(index, s);
-            }
-            indices.push_back(index++);
-        }
-        // Keys in the order Python's dict has them.
-        if (config.mode == Mode::Trainer) g.insert("weight_decay", group.weight_decay);
-        g.insert("lr", lr);
-        if (config.optimizer == OptimizerKind::AdamW) {
-            const auto& o = dynamic_cast<const torch::optim::AdamWOptions&>(impl.param_groups().front().options());
-            g.insert("betas", c10::ivalue::Tuple::create({std::get<0>(o.betas()), std::get<1>(o.betas())}));
-            g.insert("eps", o.eps());
-            g.insert("weight_decay", group.weight_decay);
-            g.insert("amsgrad", o.amsgrad());
-            g.insert("maximize", false);
-            g.insert("foreach", c10::IValue());
-            g.insert("capturable", false);
-            g.insert("differentiable", false);
-            g.insert("fused", c10::IValue());
-            g.insert("decoupled_weight_decay", true);
-        } else {
-            const auto& o = dynamic_cast<const torch::optim::SGDOptions&>(impl.param_groups().front().options());
-            g.insert("momentum", o.momentum());
-            g.insert("dampening", o.dampening());
-            g.insert("weight_decay", group.weight_decay);
-            g.insert("nesterov", o.nesterov());
-            g.insert("maximize", false);
-            g.insert("foreach", c10::IValue());
-            g.insert("differentiable", false);
-            g.insert("fused", c10::IValue());
-        }
-        g.insert("initial_lr", config.learning_rate);
-        g.insert("params", indices);
-        param_groups.push_back(g);
-    }
-    auto out = string_dict();
-    out.insert("state", state);
-    out.insert("param_groups", param_groups);
-    return out;
-}
-
-// lr_scheduler.state_dict() of the LambdaLR Transformers' get_*_schedule_with_warmup
-// makes, after `step_count` steps: lr_lambdas holds each lambda's __dict__ ({}
-// for the functools.partial of a schedule with warmup or decay, None for the
-// plain function of the constant schedule).
-c10::IValue python_scheduler_state(const CheckpointParts& parts, const RunConfig& config, std::size_t groups) {
-    const auto steps = parts.lr_scheduler.step_count();
-    const bool plain_function = config.scheduler == SchedulerKind::Constant && config.warmup_steps == 0;
-    auto base_lrs = plain_list(), last_lr = plain_list(), lambdas = plain_list();
-    for (std::size_t i = 0; i < groups; ++i) {
-        base_lrs.push_back(config.learning_rate);
-        last_lr.push_back(parts.lr_scheduler.current_lr());
-        lambdas.push_back(plain_function ? c10::IValue() : c10::IValue(string_dict()));
-    }
-    auto out = string_dict();
-    out.insert("base_lrs", base_lrs);
-    out.insert("last_epoch", steps);
-    out.insert("_step_count", steps + 1);
-    out.insert("_is_initial", steps == 0);
-    out.insert("_get_lr_called_within_step", false);
-    out.insert("_last_lr", last_lr);
-    out.insert("lr_lambdas", lambdas);
-    return out;
-}
 
 // Transformers' TrainerState as save_to_json writes it: its fields and no
 // others (TrainerState.load_from_json passes every key to its constructor).
@@ -272,11 +98,8 @@ json trainer_state(const CheckpointFacts& facts, const json& log_state) {
 
 } // namespace
 
-std::vector<std::pair<std::string, std::string>> hf_export_files(Model& model, const RunConfig& config) {
-    if (config.model_file.empty()) return {};
-    const auto meta = read_hf_metadata(config.model_file);
-    if (!meta.present()) return {};
-    return hf_model_files(model, meta);
+ModelFiles run_model_files(Model& model, const RunConfig& config) {
+    return model_files(model, read_hf_metadata(config.model_file));
 }
 
 CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFacts& facts,
@@ -289,31 +112,11 @@ CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFa
     const fs::path tmp_dir = fs::path(output_dir) / ("." + name + ".tmp");
     if (rng_states.empty()) throw std::invalid_argument("save_checkpoint: no generator state to save");
 
-    // Every file's bytes, in memory first; then written with checked calls only.
-    std::vector<std::pair<std::string, std::string>> files;
-    {
-        torch::serialize::OutputArchive archive;
-        parts.model.save(archive);
-        files.emplace_back("model.pt", archive_bytes(archive));
-    }
-    // A model from a TorchScript file: the trained module too, for Python's torch.jit.load.
-    if (auto module = parts.model.torchscript_bytes(); !module.empty())
-        files.emplace_back(kTrainedModuleFile, std::move(module));
-    // A module with Hugging Face metadata: its weights under their Hugging Face
-    // names and its config, for AutoModelFor….from_pretrained(checkpoint).
-    for (auto& file : hf_export_files(parts.model, config)) files.push_back(std::move(file));
-    {
-        torch::serialize::OutputArchive archive;
-        parts.optimizer.impl().save(archive);
-        files.emplace_back(kEngineOptimizerFile, archive_bytes(archive));
-    }
-    // The optimizer's and scheduler's state_dict() as PyTorch's own, under the
-    // Trainer's names: Trainer.train(resume_from_checkpoint=...) loads them.
-    {
-        const auto groups = python_groups(parts, config);
-        files.emplace_back("optimizer.pt", pickled(python_optimizer_state(parts, config, groups)));
-        files.emplace_back("scheduler.pt", pickled(python_scheduler_state(parts, config, groups.size())));
-    }
+    // The small files' bytes in memory; the tensors stay where they are and are
+    // streamed to their files (tensor_files.h), one copy of each: the weights
+    // in model.safetensors, the optimizer's state in optimizer.pt.
+    const auto model_out = run_model_files(parts.model, config);
+    std::vector<std::pair<std::string, std::string>> files = model_out.files; // config.json, the tokenizer's
     for (std::size_t r = 0; r < rng_states.size(); ++r)
         files.emplace_back(r == 0 ? std::string("rng_state.pt") : "rng_state_" + std::to_string(r) + ".pt",
                            tensor_bytes(rng_states[r]));
@@ -357,10 +160,17 @@ CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFa
     // Written into .checkpoint-N.tmp/, each file synced, then renamed: the
     // directory is complete or absent. A failure removes the temporary
     // directory and leaves the earlier checkpoints as they were; its message
-    // names the file as the checkpoint will call it (checkpoint-N/model.pt).
+    // names the file as the checkpoint will call it (checkpoint-N/optimizer.pt).
     io::remove_tree(tmp_dir.string()); // a stale one, from a run killed while saving
     io::create_directory(tmp_dir.string(), final_dir.string());
     TemporaryDirectory unfinished(tmp_dir.string());
+    auto in_tmp = [&](const char* file) { return (tmp_dir / file).string(); };
+    auto shown = [&](const char* file) { return (final_dir / file).string(); };
+    write_safetensors(in_tmp("model.safetensors"), shown("model.safetensors"), model_out.tensors);
+    // The optimizer's and scheduler's state_dict() as PyTorch's own, under the
+    // Trainer's names: Trainer.train(resume_from_checkpoint=...) loads them, and so does --resume.
+    write_torch_save(in_tmp("optimizer.pt"), shown("optimizer.pt"), python_optimizer_state(parts, config));
+    write_torch_save(in_tmp("scheduler.pt"), shown("scheduler.pt"), python_scheduler_state(parts, config));
     for (const auto& [file, bytes] : files)
         io::write_file((tmp_dir / file).string(), bytes, (final_dir / file).string());
     io::sync_directory(tmp_dir.string(), final_dir.string());
@@ -394,10 +204,13 @@ json read_json(const fs::path& file) {
     return json::parse(f);
 }
 
-// "F is missing" for the first file a complete checkpoint has that `dir` lacks, or "".
+// "F is missing" for the first file a complete checkpoint has that `dir` lacks,
+// or "": the weights are model.safetensors, or an earlier engine's model.pt.
 std::string missing_file(const fs::path& dir) {
     std::error_code ec;
-    for (const char* f : {"model.pt", "optimizer.pt", "rng_state.pt", "trainer_state.json"})
+    if (!fs::exists(dir / "model.safetensors", ec) && !fs::exists(dir / kLegacyModelFile, ec))
+        return "model.safetensors is missing";
+    for (const char* f : {"optimizer.pt", "rng_state.pt", "trainer_state.json"})
         if (!fs::exists(dir / f, ec)) return std::string(f) + " is missing";
     return {};
 }
@@ -415,7 +228,9 @@ std::string checkpoint_problem(const fs::path& dir) {
         (void)read_json(dir / file).at("global_step").get<std::int64_t>();
         file = kEngineStateFile;
         if (fs::exists(dir / file, ec)) (void)read_json(dir / file).at("progress").at("epoch").get<std::int64_t>();
-        for (const char* archive : {"model.pt", kEngineOptimizerFile, "optimizer.pt", "rng_state.pt"}) {
+        file = "model.safetensors";
+        if (fs::exists(dir / file, ec)) (void)read_safetensors_mapped((dir / file).string());
+        for (const char* archive : {kLegacyModelFile, kEngineOptimizerFile, "optimizer.pt", "scheduler.pt", "rng_state.pt"}) {
             file = archive;
             if (!fs::exists(dir / file, ec)) continue;
             caffe2::serialize::PyTorchStreamReader reader((dir / file).string());
@@ -425,6 +240,29 @@ std::string checkpoint_problem(const fs::path& dir) {
         return file + ": " + error_text(e);
     }
     return {};
+}
+
+// The model's parameters and buffers from model.safetensors (model_files' names,
+// hf_export.h): every parameter must be there, in its shape; a buffer may be
+// absent (a non-persistent one, left out of the model's state_dict()).
+void load_model_weights(Model& model, const RunConfig& config, const std::string& file) {
+    const auto meta = read_hf_metadata(config.model_file);
+    std::map<std::string, torch::Tensor> mine;
+    for (const auto& p : model.named_parameters()) mine.emplace(p.key(), p.value());
+    for (const auto& b : model.named_buffers()) mine.emplace(b.key(), b.value());
+    std::set<std::string> loaded;
+    torch::NoGradGuard no_grad;
+    for (const auto& [name, saved] : read_safetensors_mapped(file)) {
+        const auto found = mine.find(engine_name(meta, name));
+        if (found == mine.end()) throw std::runtime_error("it holds " + name + ", which this run's model does not have");
+        if (found->second.sizes() != saved.sizes())
+            throw std::runtime_error(name + " has the shape " + c10::str(saved.sizes()) + ", this run's model " +
+                                     c10::str(found->second.sizes()));
+        found->second.copy_(saved); // from the file's mapping, tensor by tensor
+        loaded.insert(found->first);
+    }
+    for (const auto& p : model.named_parameters())
+        if (loaded.count(p.key()) == 0) throw std::runtime_error("it has no weights for the parameter " + p.key());
 }
 
 // The refusal of a damaged checkpoint: what is wrong with it, and the newest
@@ -459,7 +297,7 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
                          std::int64_t micro_batches_per_epoch, const std::string& requested) {
     const fs::path dir = checkpoint_to_resume(requested);
     if (dir.empty())
-        throw DataError("--resume: " + requested + " holds no checkpoint (checkpoint-N with model.pt, "
+        throw DataError("--resume: " + requested + " holds no checkpoint (checkpoint-N with model.safetensors, "
                         "optimizer.pt, rng_state.pt, trainer_state.json)");
     if (const auto missing = missing_file(dir); !missing.empty()) throw unusable_checkpoint(dir, missing);
     std::string reading = "trainer_state.json"; // the file the reason belongs to
@@ -489,16 +327,26 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
                               std::to_string(world_size) +
                               "; resume with the same number (--nproc-per-node × --nnodes), as its data order and "
                               "RNG states belong to it");
-        reading = "model.pt";
-        torch::serialize::InputArchive model_archive;
-        model_archive.load_from((dir / "model.pt").string(), parts.device);
-        parts.model.load(model_archive);
-        torch::serialize::InputArchive optimizer_archive;
-        const auto engine_optimizer = dir / kEngineOptimizerFile;
-        const auto optimizer_file = fs::exists(engine_optimizer) ? engine_optimizer : dir / "optimizer.pt";
-        reading = optimizer_file.filename().string();
-        optimizer_archive.load_from(optimizer_file.string(), parts.device);
-        parts.optimizer.impl().load(optimizer_archive);
+        // An earlier engine's checkpoint: model.pt and the optimizer as LibTorch's
+        // archives (accum_optimizer.pt, or optimizer.pt before that file existed).
+        const bool legacy = fs::exists(dir / kLegacyModelFile);
+        if (legacy) {
+            reading = kLegacyModelFile;
+            torch::serialize::InputArchive model_archive;
+            model_archive.load_from((dir / kLegacyModelFile).string(), parts.device);
+            parts.model.load(model_archive);
+            torch::serialize::InputArchive optimizer_archive;
+            const auto engine_optimizer = dir / kEngineOptimizerFile;
+            const auto optimizer_file = fs::exists(engine_optimizer) ? engine_optimizer : dir / "optimizer.pt";
+            reading = optimizer_file.filename().string();
+            optimizer_archive.load_from(optimizer_file.string(), parts.device);
+            parts.optimizer.impl().load(optimizer_archive);
+        } else {
+            reading = "model.safetensors";
+            load_model_weights(parts.model, config, (dir / reading).string());
+            reading = "optimizer.pt";
+            restore_python_optimizer_state(parts, config, read_torch_save((dir / reading).string()));
+        }
         torch::Tensor rng;
         const auto own = dir / ("rng_state_" + std::to_string(rank) + ".pt");
         const auto rng_file = rank > 0 && fs::exists(own) ? own : dir / "rng_state.pt";

@@ -1,23 +1,28 @@
 #pragma once
-// Checkpoints: output_dir/checkpoint-{global_step}/ with
-//   model.pt              the model (LibTorch's archive)
-//   accum_optimizer.pt    the optimizer (LibTorch's archive), which --resume reads
-//   accum_state.json      the engine's progress, scheduler, scaler and log state
-//   optimizer.pt, scheduler.pt   the same states as PyTorch's state_dict(), and
-//   trainer_state.json    Transformers' TrainerState: Trainer.train(resume_from_checkpoint=)
-//                         continues from them
+// Checkpoints: output_dir/checkpoint-{global_step}/ with the Trainer's files
+//   model.safetensors     the weights, once: under their Hugging Face names for a
+//                         module with the metadata (hf_export.h, with config.json
+//                         and the tokenizer's files beside it), else under the
+//                         engine's parameter names
+//   optimizer.pt, scheduler.pt   the optimizer's and scheduler's state_dict() as
+//                         PyTorch's own (python_state.h): --resume and
+//                         Trainer.train(resume_from_checkpoint=) read them
+//   trainer_state.json    Transformers' TrainerState
 //   rng_state.pt          the CPU generator; a data-parallel run adds
 //                         rng_state_{rank}.pt for ranks 1 … N−1 (rng_state.pt is
 //                         rank 0's), as Transformers keeps one RNG state per process
-// and, for a TorchScript module, model.torchscript.pt, with model.safetensors and
-// config.json where the module carries Hugging Face metadata (hf_export.h).
-// A checkpoint of an older engine (no accum_*; optimizer.pt the LibTorch archive,
-// the engine's keys in trainer_state.json) resumes too.
-// Serialised into memory, then written into a temporary directory with checked
-// system calls (checked_file.h), synced, then renamed, so a half-written
-// checkpoint is never the latest; a write that fails (disk full, I/O error,
-// read-only or vanished directory) throws WriteError, the temporary directory
-// removed and the earlier checkpoints as they were.
+//   accum_state.json      the engine's progress, scheduler, scaler and log state.
+// The TorchScript module is kept once per run, in the output directory
+// (model.torchscript.pt), not in every checkpoint.
+// A checkpoint of an earlier engine resumes too: model.pt and accum_optimizer.pt
+// (LibTorch's archives), and before those existed, optimizer.pt the LibTorch
+// archive and the engine's keys in trainer_state.json.
+// The tensors are streamed from their own memory to the files (tensor_files.h
+// states the bound), into a temporary directory with checked system calls
+// (checked_file.h), synced, then renamed, so a half-written checkpoint is never
+// the latest; a write that fails (disk full, I/O error, read-only or vanished
+// directory) throws WriteError, the temporary directory removed and the earlier
+// checkpoints as they were.
 
 #include <string>
 #include <utility>
@@ -27,23 +32,25 @@
 
 #include "accum/run_config.h"
 #include "models/model.h"
+#include "training/hf_export.h"
 #include "training/lr_scheduler.h"
 #include "training/optimizer.h"
 #include "training/run_log.h"
 
 namespace accum {
 
-// Beside model.pt in a checkpoint of a model loaded from a TorchScript file
-// (--model FILE.pt), and in the output directory at the end of the run: the
-// trained module, as torch.jit.save writes it.
+// In the output directory at the end of a run of a model loaded from a
+// TorchScript file (--model FILE.pt): the trained module, as torch.jit.save writes it.
 inline constexpr const char* kTrainedModuleFile = "model.torchscript.pt";
+// An earlier engine's checkpoint files, which --resume still reads.
+inline constexpr const char* kLegacyModelFile = "model.pt";
 inline constexpr const char* kEngineOptimizerFile = "accum_optimizer.pt";
 inline constexpr const char* kEngineStateFile = "accum_state.json";
 
-// model.safetensors and config.json (file name, bytes) of a model loaded from a
-// TorchScript file with Hugging Face metadata (hf_export.h); none for another
-// model. Throws ConfigError for metadata that is not the convention's.
-std::vector<std::pair<std::string, std::string>> hf_export_files(Model& model, const RunConfig& config);
+// What model.safetensors holds and the files beside it (hf_export.h's
+// model_files of the --model file's metadata). Throws ConfigError for metadata
+// that is not the convention's.
+ModelFiles run_model_files(Model& model, const RunConfig& config);
 
 // What a checkpoint holds of the run, borrowed for saving or restoring it.
 struct CheckpointParts {

@@ -22,6 +22,7 @@ using nlohmann::json;
 
 constexpr const char* kConfigRecord = "extra/hf/config.json";
 constexpr const char* kModelRecord = "extra/hf/model.json";
+constexpr const char* kTokenizerRecords = "extra/hf/tokenizer/";
 
 std::string record(caffe2::serialize::PyTorchStreamReader& reader, const char* name) {
     auto [data, size] = reader.getRecord(name);
@@ -31,34 +32,6 @@ std::string record(caffe2::serialize::PyTorchStreamReader& reader, const char* n
 ConfigError refuse(const std::string& file, const std::string& problem) {
     return ConfigError(make_message(message_code::invalid_configuration,
                                     {{"option", "model"}, {"problem", file + ": " + problem}}));
-}
-
-// safetensors' name of a dtype.
-std::string safetensors_dtype(torch::ScalarType t) {
-    switch (t) {
-    case torch::kFloat32: return "F32";
-    case torch::kFloat64: return "F64";
-    case torch::kFloat16: return "F16";
-    case torch::kBFloat16: return "BF16";
-    case torch::kInt64: return "I64";
-    case torch::kInt32: return "I32";
-    case torch::kInt16: return "I16";
-    case torch::kInt8: return "I8";
-    case torch::kUInt8: return "U8";
-    case torch::kBool: return "BOOL";
-    default: throw std::runtime_error(std::string("safetensors has no dtype for ") + c10::toString(t));
-    }
-}
-
-NamedTensorBytes tensor_entry(std::string name, const torch::Tensor& t) {
-    NamedTensorBytes e;
-    e.name = std::move(name);
-    const auto cpu = t.detach().to(torch::kCPU).contiguous();
-    e.dtype = safetensors_dtype(cpu.scalar_type());
-    e.shape = cpu.sizes().vec();
-    // The CPUs LibTorch runs on are little-endian: the bytes are safetensors' order.
-    e.data.assign(static_cast<const char*>(cpu.data_ptr()), cpu.numel() * cpu.element_size());
-    return e;
 }
 
 // A leaf module that is a LayerNorm by its parameters: a 1-D weight, at most a
@@ -83,6 +56,11 @@ HfMetadata read_hf_metadata(const std::string& module_file) {
         caffe2::serialize::PyTorchStreamReader reader(module_file);
         if (reader.hasRecord(kConfigRecord)) config = record(reader, kConfigRecord);
         if (reader.hasRecord(kModelRecord)) model = record(reader, kModelRecord);
+        const std::string prefix = kTokenizerRecords;
+        for (const auto& name : reader.getAllRecords())
+            if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > prefix.size() &&
+                name.find('/', prefix.size()) == std::string::npos)
+                meta.tokenizer_files.emplace_back(name.substr(prefix.size()), record(reader, name.c_str()));
     } catch (const c10::Error& e) {
         throw refuse(module_file, std::string("cannot read its Hugging Face metadata (hf/config.json, hf/model.json): ") +
                                       error_text(e));
@@ -103,9 +81,11 @@ HfMetadata read_hf_metadata(const std::string& module_file) {
         const auto m = json::parse(model);
         meta.auto_class = m.at("auto_class").get<std::string>();
         meta.parameter_prefix = m.contains("parameter_prefix") ? m.at("parameter_prefix").get<std::string>() : "";
+        if (m.contains("state_dict_keys")) meta.state_dict_keys = m.at("state_dict_keys").get<std::vector<std::string>>();
     } catch (const std::exception& e) {
         throw refuse(module_file, std::string("hf/model.json must be {\"auto_class\": \"AutoModelFor…\", "
-                                              "\"parameter_prefix\": \"\" or \"model.\"}: ") + e.what());
+                                              "\"parameter_prefix\": \"\" or \"model.\", "
+                                              "\"state_dict_keys\": [names]}: ") + e.what());
     }
     if (meta.auto_class.rfind("AutoModel", 0) != 0)
         throw refuse(module_file, "hf/model.json: auto_class \"" + meta.auto_class +
@@ -115,42 +95,49 @@ HfMetadata read_hf_metadata(const std::string& module_file) {
     return meta;
 }
 
-std::string safetensors_bytes(const std::vector<NamedTensorBytes>& tensors) {
-    std::map<std::string, const NamedTensorBytes*> by_name;
-    for (const auto& t : tensors) by_name.emplace(t.name, &t);
-    json header = json::object();
-    header["__metadata__"] = {{"format", "pt"}};
-    std::size_t offset = 0;
-    for (const auto& [name, t] : by_name) {
-        header[name] = {{"dtype", t->dtype}, {"shape", t->shape}, {"data_offsets", {offset, offset + t->data.size()}}};
-        offset += t->data.size();
+ModelFiles model_files(Model& model, const HfMetadata& meta) {
+    ModelFiles out;
+    if (!meta.present()) {
+        for (const auto& p : model.named_parameters()) out.tensors.emplace_back(p.key(), p.value());
+        for (const auto& b : model.named_buffers()) out.tensors.emplace_back(b.key(), b.value());
+        return out;
     }
-    std::string text = header.dump();
-    text.append((8 - text.size() % 8) % 8, ' '); // the data starts 8-byte aligned, as safetensors pads it
-    std::string out;
-    out.reserve(8 + text.size() + offset);
-    const std::uint64_t n = text.size();
-    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-    out += text;
-    for (const auto& [name, t] : by_name) out += t->data;
-    return out;
-}
-
-std::vector<std::pair<std::string, std::string>> hf_model_files(Model& model, const HfMetadata& meta) {
     const auto& prefix = meta.parameter_prefix;
-    std::vector<NamedTensorBytes> entries;
-    auto take = [&](const std::string& name, const torch::Tensor& t) {
-        if (name.compare(0, prefix.size(), prefix) == 0) entries.push_back(tensor_entry(name.substr(prefix.size()), t));
-    };
+    std::map<std::string, torch::Tensor> named; // Hugging Face name → tensor
+    std::size_t parameters = 0;
     // Tied tensors are registered once by the module's mirror (its first name).
-    for (const auto& p : model.named_parameters()) take(p.key(), p.value());
-    const auto parameters = entries.size();
-    for (const auto& b : model.named_buffers()) take(b.key(), b.value());
+    for (const auto& p : model.named_parameters())
+        if (p.key().compare(0, prefix.size(), prefix) == 0) {
+            named.emplace(p.key().substr(prefix.size()), p.value());
+            ++parameters;
+        }
+    for (const auto& b : model.named_buffers())
+        if (b.key().compare(0, prefix.size(), prefix) == 0) named.emplace(b.key().substr(prefix.size()), b.value());
     if (parameters == 0)
         throw refuse(meta.module_file, "hf/model.json's parameter_prefix \"" + prefix +
                                            "\" begins no parameter's name (a module parameter's name minus the "
                                            "prefix is its Hugging Face name)");
-    return {{"model.safetensors", safetensors_bytes(entries)}, {"config.json", meta.config_json}};
+    if (meta.state_dict_keys.empty()) {
+        for (auto& [name, t] : named) out.tensors.emplace_back(name, t);
+    } else {
+        // Exactly the model's state_dict(): a non-persistent buffer the trace
+        // kept (BERT's position_ids, token_type_ids) stays out.
+        for (const auto& key : meta.state_dict_keys) {
+            const auto found = named.find(key);
+            if (found == named.end())
+                throw refuse(meta.module_file, "hf/model.json's state_dict_keys lists \"" + key +
+                                                   "\", which the module has no parameter or buffer for (as " +
+                                                   prefix + key + ")");
+            out.tensors.emplace_back(key, found->second);
+        }
+    }
+    out.files.emplace_back("config.json", meta.config_json);
+    for (const auto& file : meta.tokenizer_files) out.files.push_back(file);
+    return out;
+}
+
+std::string engine_name(const HfMetadata& meta, const std::string& file_name) {
+    return meta.present() ? meta.parameter_prefix + file_name : file_name;
 }
 
 bool trainer_no_decay(const std::string& name, bool in_layer_norm) {

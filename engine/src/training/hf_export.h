@@ -6,16 +6,24 @@
 // the extra files (torch.jit.save(..., _extra_files=...))
 //   hf/config.json  the model's config as save_pretrained writes it;
 //   hf/model.json   {"auto_class": "AutoModelForSequenceClassification" | ...,
-//                    "parameter_prefix": "" | "model."}
+//                    "parameter_prefix": "" | "model.",
+//                    "state_dict_keys": [the model's state_dict() keys, tied
+//                                        duplicates left out] (optional)}
+//   hf/tokenizer/F  each file tokenizer.save_pretrained writes (optional)
 // A module parameter's name minus parameter_prefix is its Hugging Face name.
-// With them, a checkpoint holds model.safetensors and config.json beside the
-// engine's files, so that AutoModelFor….from_pretrained(checkpoint) loads the
-// trained model. A module without them gets neither.
+// With them, a checkpoint's model.safetensors holds the weights under their
+// Hugging Face names (exactly state_dict_keys where the file lists them), and
+// config.json and the tokenizer's files sit beside it, so that
+// AutoModelFor….from_pretrained(checkpoint) and AutoTokenizer.from_pretrained(
+// checkpoint) load them. A module without them gets its weights under the
+// engine's names, as a built-in model does.
 
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "training/tensor_files.h"
 
 namespace accum {
 
@@ -25,6 +33,8 @@ struct HfMetadata {
     std::string config_json;      // hf/config.json, as it is
     std::string auto_class;       // hf/model.json "auto_class"
     std::string parameter_prefix; // hf/model.json "parameter_prefix"
+    std::vector<std::string> state_dict_keys; // hf/model.json "state_dict_keys" (empty: not given)
+    std::vector<std::pair<std::string, std::string>> tokenizer_files; // hf/tokenizer/NAME: (NAME, bytes)
     std::string module_file;      // the archive they came from
     bool present() const { return !config_json.empty(); }
 };
@@ -35,29 +45,31 @@ struct HfMetadata {
 // without the other, or a hf/model.json that is not what the convention says.
 HfMetadata read_hf_metadata(const std::string& module_file);
 
-// The files a checkpoint (or the output directory) gets for it: model.safetensors
-// (the model's parameters and persistent buffers under parameter_prefix, the
-// prefix removed; a tied tensor once, under the first name the module gives it,
-// as save_pretrained keeps one of tied weights) and config.json. Throws
-// ConfigError naming the module file when no parameter carries the prefix.
-std::vector<std::pair<std::string, std::string>> hf_model_files(Model& model, const HfMetadata& meta);
+// What a checkpoint (and the output directory) holds of the model: the tensors
+// of model.safetensors under the names the file gives them, and small files
+// (config.json, the tokenizer's), each (file name, bytes).
+struct ModelFiles {
+    NamedTensors tensors;
+    std::vector<std::pair<std::string, std::string>> files;
+};
+
+// For a module with metadata: its parameters and persistent buffers under
+// parameter_prefix, the prefix removed (a tied tensor once, under the first
+// name the module gives it, as save_pretrained keeps one of tied weights);
+// exactly state_dict_keys where hf/model.json lists them. Without metadata:
+// every parameter and buffer under the engine's name. Throws ConfigError naming
+// the module file when no parameter carries the prefix or a listed key is not
+// the module's.
+ModelFiles model_files(Model& model, const HfMetadata& meta);
+
+// The engine's name of each tensor model_files writes (the prefix put back).
+std::string engine_name(const HfMetadata& meta, const std::string& file_name);
 
 // For each of model.named_parameters(), in order: trainer_no_decay of its name,
 // a LayerNorm being a torch::nn::LayerNorm or, in a mirrored TorchScript module
 // (whose classes are gone), a leaf with one 1-D weight, at most a bias of its
 // size and no buffers.
 std::vector<bool> trainer_no_decay_flags(Model& model);
-
-// The safetensors file of named tensors (8-byte little-endian header length, the
-// JSON header {name: {dtype, shape, data_offsets}, "__metadata__": {"format": "pt"}},
-// the raw little-endian data), tensors in name order.
-struct NamedTensorBytes {
-    std::string name;
-    std::string dtype;                // F32, BF16, I64, …
-    std::vector<std::int64_t> shape;
-    std::string data;                 // little-endian, row-major
-};
-std::string safetensors_bytes(const std::vector<NamedTensorBytes>& tensors);
 
 // Whether Transformers' Trainer keeps a parameter out of weight decay
 // (Trainer.get_decay_parameter_names): its lower-cased name matches bias,

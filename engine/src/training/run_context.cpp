@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <ostream>
 #include <optional>
 #include <thread>
 
@@ -17,10 +18,12 @@
 #include "distributed/rank_agreement.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
+#include "models/script_model.h"
 #include "switches.h"
 #include "training/evaluation.h"
 #include "training/mixed_precision.h"
 #include "training/python_format.h"
+#include "training/tensor_files.h"
 
 namespace accum {
 
@@ -487,14 +490,26 @@ CheckpointParts RunContext::checkpoint_parts() {
 }
 
 void RunContext::save_trained_module() {
-    if (config_.output_dir.empty() || !is_main_process()) return;
-    const auto bytes = model().torchscript_bytes();
-    if (bytes.empty()) return;
-    const auto path = (std::filesystem::path(config_.output_dir) / kTrainedModuleFile).string();
-    io::write_file_atomically(path, bytes);
+    if (config_.output_dir.empty() || !is_main_process() || !is_script_model(model())) return;
+    const auto dir = std::filesystem::path(config_.output_dir);
+    const auto path = (dir / kTrainedModuleFile).string();
+    // Streamed: the module's tensors go from their own memory to the file.
+    io::write_file_atomically(path, [this](const std::string& file, const std::string& shown) {
+        io::FileWriter writer(file, shown);
+        io::FileWriterBuf buffer(writer);
+        std::ostream out(&buffer);
+        save_torchscript(model(), out);
+        writer.finish();
+    });
     log("saved the trained module to " + path + " (torch.jit.load reads it)");
-    for (const auto& [file, contents] : hf_export_files(model(), config_))
-        io::write_file_atomically((std::filesystem::path(config_.output_dir) / file).string(), contents);
+    // With Hugging Face metadata: model.safetensors, config.json and the
+    // tokenizer's files, as the Trainer's output directory has them.
+    const auto model_out = run_model_files(model(), config_);
+    if (model_out.files.empty()) return;
+    io::write_file_atomically((dir / "model.safetensors").string(), [&](const std::string& file, const std::string& shown) {
+        write_safetensors(file, shown, model_out.tensors);
+    });
+    for (const auto& [file, contents] : model_out.files) io::write_file_atomically((dir / file).string(), contents);
 }
 
 std::string RunContext::save_checkpoint() {
