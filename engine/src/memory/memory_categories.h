@@ -31,6 +31,7 @@ namespace accum::memory {
 // Parameters, gradients and optimizer state: what does not depend on the batch.
 struct StaticMemory {
     std::int64_t parameters_bytes = 0;
+    std::int64_t frozen_parameters_bytes = 0; // of parameters_bytes: requires_grad false (no gradient, no state)
     std::int64_t gradients_bytes = 0;
     std::int64_t optimizer_state_bytes = 0;
     std::int64_t total() const { return parameters_bytes + gradients_bytes + optimizer_state_bytes; }
@@ -38,6 +39,7 @@ struct StaticMemory {
 
 struct MemoryCategories {
     std::int64_t parameters_bytes = 0;
+    std::int64_t frozen_parameters_bytes = 0; // of parameters_bytes
     std::int64_t gradients_bytes = 0;
     std::int64_t optimizer_state_bytes = 0;
     std::int64_t activations_bytes = 0; // total less the three, never below 0

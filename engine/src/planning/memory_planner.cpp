@@ -338,6 +338,8 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         plan.measurements.push_back({p.batch_size, e.static_bytes() + p.activation_bytes});
     plan.fixed_bytes = pick->fixed_bytes;
     plan.bytes_per_sample = pick->bytes_per_sample;
+    plan.static_bytes = e.static_bytes();
+    plan.frozen_parameters_bytes = e.frozen_parameters_bytes;
     plan.feasible = true;
     plan.verified = true;
     plan.batch_size = pick->batch_size;
@@ -398,6 +400,11 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
                    "; predicted peak " + format_byte_size(static_cast<std::int64_t>(plan.predicted_peak_bytes)) +
                    ", measured " + format_byte_size(plan.verified_peak_bytes) + " of the " + format_byte_size(budget) +
                    " budget" + (plan.why.code.empty() ? "" : "; " + english_text(plan.why));
+    if (plan.frozen_parameters_bytes > 0)
+        plan.message += "; frozen weights " + format_byte_size(plan.frozen_parameters_bytes) + " of the fixed " +
+                        format_byte_size(plan.static_bytes) + " (no gradients, no optimizer state): what accumulation "
+                        "shrinks is the activations, " +
+                        format_byte_size(static_cast<std::int64_t>(plan.bytes_per_sample)) + " per sample";
     return plan;
 }
 
@@ -436,6 +443,8 @@ std::string to_json_text(const MemoryPlan& p) {
            {"effective_batch", p.effective_batch},
            {"exact", p.exact},
            {"predicted_peak_bytes", p.predicted_peak_bytes},
+           {"static_bytes", p.static_bytes},
+           {"frozen_parameters_bytes", p.frozen_parameters_bytes},
            {"verified", p.verified},
            {"verified_peak_bytes", p.verified_peak_bytes},
            {"ratio", {{"median", p.ratio}, {"low", p.ratio_low}, {"high", p.ratio_high}}},

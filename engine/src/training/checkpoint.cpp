@@ -24,6 +24,7 @@
 #include "accum/run_directory.h"
 #include "checked_file.h"
 #include "training/hf_export.h"
+#include "training/peft_export.h"
 
 namespace accum {
 
@@ -142,7 +143,8 @@ std::vector<PythonGroup> python_groups(const CheckpointParts& parts, const RunCo
         out.resize(2);
         out[0].weight_decay = decay_of(groups[0].options());
         std::size_t i = 0;
-        for (const auto& p : parts.model.named_parameters()) out[flags.at(i++) ? 1 : 0].params.push_back(p.value());
+        for (const auto& p : parts.model.named_parameters()) // frozen ones in neither (requires_grad)
+            if (const bool no = flags.at(i++); p.value().requires_grad()) out[no ? 1 : 0].params.push_back(p.value());
         return out;
     }
     for (const auto& g : groups) out.push_back({g.params(), decay_of(g.options())});
@@ -276,7 +278,9 @@ std::vector<std::pair<std::string, std::string>> hf_export_files(Model& model, c
     if (config.model_file.empty()) return {};
     const auto meta = read_hf_metadata(config.model_file);
     if (!meta.present()) return {};
-    return hf_model_files(model, meta);
+    auto files = hf_model_files(model, meta);
+    append_peft_adapter_files(model, config.model_file, files); // a LoRA module: its adapter as PEFT saves it
+    return files;
 }
 
 CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFacts& facts,
