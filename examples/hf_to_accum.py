@@ -561,6 +561,8 @@ def parser():
     lora.add_argument("--lora-dropout", type=float, default=0.0, metavar="P", help="dropout before the adapter (0)")
     lora.add_argument("--lora-target-modules", metavar="M1,M2",
                       help="the modules that get an adapter (default: PEFT's for the model type)")
+    lora.add_argument("--lora-base-dtype", choices=["float32", "bf16"], default="float32",
+                      help="the frozen base weights' dtype: float32 (bf16 is refused: not available)")
     data = p.add_argument_group("the data")
     data.add_argument("--train", required=True, metavar="FILE", help=".csv, .json, .jsonl or .parquet")
     data.add_argument("--validation", metavar="FILE", help="the evaluation split, same format")
@@ -591,6 +593,13 @@ def main(argv=None):
         return 2
     if not 0 <= args.lora_dropout < 1:
         print("hf_to_accum.py: error: --lora-dropout %g: from 0 up to 1 (excluded)" % args.lora_dropout, file=sys.stderr)
+        return 2
+    if args.lora_base_dtype == "bf16":
+        # A traced graph runs in the dtypes it was traced with: a bf16 base would
+        # compute the whole forward in bf16, and accum-run's mixed precision
+        # (autocast, float32 master weights) is the way to bf16 compute.
+        print("hf_to_accum.py: error: --lora-base-dtype bf16: frozen base weights in bf16 beside a float32 adapter "
+              "are not available; the base stays float32 (for bf16 compute, accum-run --bf16)", file=sys.stderr)
         return 2
     if args.lora_r is None and (args.lora_target_modules or args.lora_dropout or args.lora_alpha != 8):
         print("hf_to_accum.py: error: --lora-alpha, --lora-dropout and --lora-target-modules need --lora-r",
