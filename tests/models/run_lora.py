@@ -61,7 +61,7 @@ def eager_peft(module_file):
     --loss-normalization mean: docs/own-model.md's pitfall)."""
     import peft
     import transformers
-    module, extra = module_extra(module_file, ["hf/config.json", "hf/adapter_config.json"])
+    module, extra = module_extra(module_file, ["hf/config.json", "hf/adapter_config.json", "hf/model.json"])
     with tempfile.TemporaryDirectory() as directory:
         for name in ("config.json", "adapter_config.json"):
             with open(os.path.join(directory, name), "wb") as f:
@@ -69,7 +69,8 @@ def eager_peft(module_file):
         config = transformers.AutoConfig.from_pretrained(directory)
         lora = peft.LoraConfig.from_pretrained(directory)
     lora.inference_mode = False  # save_pretrained writes True: the adapter would be frozen
-    base = transformers.AutoModelForSequenceClassification.from_config(config, attn_implementation="eager")
+    auto = getattr(transformers, json.loads(extra["hf/model.json"])["auto_class"])
+    base = auto.from_config(config, attn_implementation="eager")
     model = peft.get_peft_model(base, lora)
     state = {n[len("model."):]: t.detach().clone() for n, t in module.named_parameters()}
     state.update({n[len("model."):]: t.detach().clone() for n, t in module.named_buffers()
