@@ -198,8 +198,9 @@ def check_memory(run, frozen_bytes, module_file, data_file):
     if last["optimizer_state_bytes"] != 2 * trainable_bytes or last["gradients_bytes"] > trainable_bytes:
         fail("AdamW's state %d bytes, gradients %d: not 2 × and at most the trainable %d" %
              (last["optimizer_state_bytes"], last["gradients_bytes"], trainable_bytes))
-    options = ["--model", module_file, "--dataset", "tensors", "--data", data_file, "--batch-size", "8",
-               "--accumulation-steps", "2", "--optimizer", "adamw", "--threads", "1"]
+    files = ["--model", module_file, "--dataset", "tensors", "--data", data_file, "--optimizer", "adamw",
+             "--threads", "1"]
+    options = files + ["--batch-size", "8", "--accumulation-steps", "2"]
     rc, out, err = accum_run(["estimate", "--json"] + options)
     if rc != 0:
         fail("accum-run estimate exited %d: %s" % (rc, err[-2000:]))
@@ -210,7 +211,15 @@ def check_memory(run, frozen_bytes, module_file, data_file):
     rc, out, err = accum_run(["estimate"] + options)
     if rc != 0 or "frozen weights" not in out:
         fail("accum-run estimate's text names no frozen weights:\n%s" % (out + err)[-2000:])
-    print("memory: frozen %.1f MiB in every record and in the estimate; trainable %.1f KiB, AdamW state %.1f KiB" %
+    rc, out, err = accum_run(["plan", "--memory-budget", "4GiB", "--target-batch", "16"] + files, timeout=600)
+    if rc != 0:
+        fail("accum-run plan exited %d: %s" % (rc, err[-2000:]))
+    plan = json.loads(out)
+    if plan["frozen_parameters_bytes"] != frozen_bytes or "frozen weights" not in plan["message"]:
+        fail("the plan's frozen %r bytes (the module's %d), its message: %s" %
+             (plan.get("frozen_parameters_bytes"), frozen_bytes, plan["message"]))
+    print("plan: %s" % plan["message"], flush=True)
+    print("memory: frozen %.1f MiB in every record, the estimate and the plan; trainable %.1f KiB, AdamW state %.1f KiB" %
           (frozen_bytes / 2**20, trainable_bytes / 2**10, last["optimizer_state_bytes"] / 2**10), flush=True)
 
 
