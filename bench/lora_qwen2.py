@@ -25,7 +25,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETS = ["hidden_size=896", "num_hidden_layers=32", "intermediate_size=4864", "num_attention_heads=14",
-        "num_key_value_heads=2", "max_position_embeddings=256", "tie_word_embeddings=true"]
+        "num_key_value_heads=2", "max_position_embeddings=256", "tie_word_embeddings=true",
+        "vocab_size=30522"]
 UPDATES = 2
 ROWS, LENGTH = 16, 64
 
