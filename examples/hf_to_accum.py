@@ -296,8 +296,8 @@ def adapter_files(peft_model):
         with safe_open(os.path.join(directory, "adapter_model.safetensors"), "pt") as f:
             saved = set(f.keys())
     if saved != set(weights):
-        raise Refused("PEFT's adapter_model.safetensors holds %s, its state dict %s" %
-                      (sorted(saved ^ set(weights))[:3], "differently"))
+        raise Refused("PEFT's adapter_model.safetensors and its adapter state dict differ in %s" %
+                      ", ".join(sorted(saved ^ set(weights))[:3]))
     return {"hf/adapter_config.json": config,
             "hf/adapter.json": json.dumps({"adapter_name": peft_model.active_adapter, "weights": weights,
                                            "trainable": trainable}, indent=1)}
