@@ -24,7 +24,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -37,7 +36,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "peers"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 import peers  # noqa: E402
 from run_models import (SKIP, Split, accum_run, compare, engine_losses, fail, hf_case_files, hf_to_accum,  # noqa: E402
-                        require_hf, trainer_peers)
+                        main, require_hf, trainer_peers)
 
 STEPS = 4             # 64 rows at 8 × 2: one epoch
 LOGITS_TOLERANCE = 1e-5
@@ -293,13 +292,5 @@ def case_lora(work):
     check_memory(run, frozen_bytes, module_file, data_file)
 
 
-CASES = {"lora": case_lora}
-
 if __name__ == "__main__":
-    case, program, work = sys.argv[1], sys.argv[2], sys.argv[3]
-    os.environ["ACCUM_RUN"] = program
-    shutil.rmtree(work, ignore_errors=True)
-    torch.set_num_threads(1)
-    print("torch %s, accum-run %s" % (torch.__version__, program), flush=True)
-    CASES[case](work)
-    print("PASS", flush=True)
+    main({"lora": case_lora})
