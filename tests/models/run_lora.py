@@ -16,7 +16,8 @@ Cases (tests/models/CMakeLists.txt registers each):
             on the source model loads the output and gives the trained module's
             eval logits (within 1e-5), and merge_and_unload gives them too; the
             real Trainer resumes from the engine's checkpoint-2, as it is and as
-            the adapter alone, with the engine's losses for steps 3 and 4. The
+            the adapter alone, with the engine's losses for steps 3 and 4, as
+            accum-run --resume does. The
             memory records, the estimate and the plan count the frozen weights
             apart (their bytes from the module's parameters).
 """
@@ -273,6 +274,12 @@ def case_lora(work):
         check_adapter_files(directory, adapter, source_dir)
     check_optimizer_file(checkpoint, module)
     check_round_trip(run, data, source_dir, module_file)
+
+    # The engine's own --resume: the frozen weights stay out of the optimizer it restores.
+    again = peers.run_engine(os.path.join(work, "engine-resumed"),
+                             dict(engine, mode="trainer", resume=checkpoint), timeout=600)
+    compare("accum-run --resume from its checkpoint-2", [s["loss"] for s in again.steps],
+            [s["loss"] for s in run.steps[2:]])
 
     # The real Trainer resumes the engine's checkpoint-2: as written, and as the
     # adapter alone (a PEFT checkpoint: the Trainer's load_adapter path).
