@@ -40,6 +40,18 @@ writes it), hf/model.json ({"auto_class", "task", "parameter_prefix": "model.",
 the keys are what the checkpoints' model.safetensors holds) and the
 tokenizer's files under hf/tokenizer/.
 
+LoRA (PEFT): --lora-r R wraps the model with peft.get_peft_model(model,
+LoraConfig(r=R, lora_alpha=--lora-alpha, lora_dropout=--lora-dropout,
+target_modules=--lora-target-modules, task_type=the task's)) before tracing:
+only the adapter (and the head PEFT keeps trainable, its modules_to_save)
+requires gradients, and accum-run trains only those. Without
+--lora-target-modules PEFT's default for the model type applies. The module
+then also carries hf/adapter_config.json (as PeftModel.save_pretrained writes
+it) and hf/adapter.json ({"adapter_name", "weights": {PEFT's saved key: the
+module's parameter}, "trainable": [the module's trainable parameters]}): the
+engine writes adapter_model.safetensors and adapter_config.json into each
+checkpoint and the output, which PeftModel.from_pretrained(model, DIR) loads.
+
 The data file: a torch.save dict {"train": {...}, "validation": {...}} of
 input_ids, attention_mask, token_type_ids (where the tokenizer gives them and
 the model takes them) and labels; or, for an output name ending in
@@ -243,6 +255,65 @@ def tokenizer_files(tokenizer):
                 with open(path, "rb") as f:
                     out["hf/tokenizer/" + name] = f.read()
     return out
+
+
+LORA_TASK_TYPES = {"sequence-classification": "SEQ_CLS", "token-classification": "TOKEN_CLS",
+                   "causal-lm": "CAUSAL_LM"}
+
+
+def lora_wrap(args, model):
+    """The model wrapped by peft.get_peft_model with the --lora-* options (LoraConfig's fields)."""
+    import torch
+    try:
+        import peft
+        from peft.utils.constants import TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING as defaults
+    except ImportError as e:
+        raise Refused("--lora-r needs the peft package (scripts/requirements-models.txt): %s" % reason(e))
+    model_type = getattr(model.config, "model_type", None)
+    if args.lora_target_modules:
+        targets = [m.strip() for m in args.lora_target_modules.split(",") if m.strip()]
+        if not targets:
+            raise Refused("--lora-target-modules %r: no module names" % args.lora_target_modules)
+    elif model_type in defaults:
+        targets = list(defaults[model_type])
+    else:
+        linear = sorted({name.rsplit(".", 1)[-1] for name, m in model.named_modules()
+                         if isinstance(m, torch.nn.Linear)})
+        raise Refused("--lora-r: PEFT has no default target modules for model type %r; name them with "
+                      "--lora-target-modules (its linear layers: %s)" % (model_type, ", ".join(linear[:20])))
+    try:
+        config = peft.LoraConfig(r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
+                                 target_modules=targets, task_type=LORA_TASK_TYPES[args.task])
+        return peft.get_peft_model(model, config)
+    except Exception as e:
+        raise Refused("--lora-r %d --lora-target-modules %s: peft.get_peft_model refuses the model: %s" %
+                      (args.lora_r, ",".join(targets), reason(e)))
+
+
+def adapter_files(peft_model):
+    """hf/adapter_config.json as PeftModel.save_pretrained writes it, and hf/adapter.json:
+    each key of its adapter_model.safetensors and the module parameter that holds it."""
+    from peft.utils import get_peft_model_state_dict
+    names = {p.data_ptr(): PARAMETER_PREFIX + n for n, p in peft_model.named_parameters()}
+    weights = {}
+    for key, t in get_peft_model_state_dict(peft_model).items():
+        if t.data_ptr() not in names:
+            raise Refused("PEFT saves %s, which is no parameter of the model" % key)
+        weights[key] = names[t.data_ptr()]
+    trainable = [PARAMETER_PREFIX + n for n, p in peft_model.named_parameters() if p.requires_grad]
+    with tempfile.TemporaryDirectory() as directory:
+        peft_model.save_pretrained(directory)
+        with open(os.path.join(directory, "adapter_config.json")) as f:
+            config = f.read()
+        from safetensors import safe_open
+        with safe_open(os.path.join(directory, "adapter_model.safetensors"), "pt") as f:
+            saved = set(f.keys())
+    if saved != set(weights):
+        raise Refused("PEFT's adapter_model.safetensors and its adapter state dict differ in %s" %
+                      ", ".join(sorted(saved ^ set(weights))[:3]))
+    return {"hf/adapter_config.json": config,
+            "hf/adapter.json": json.dumps({"adapter_name": peft_model.active_adapter, "weights": weights,
+                                           "trainable": trainable}, indent=1)}
 
 
 # ------------------------------------------------------------------ the data
@@ -461,31 +532,40 @@ def convert(args):
     use_cache = getattr(config, "use_cache", None)
     model = build_model(args, config, tokenizer)
     model.config.torchscript = True
-    arguments = forward_arguments(model, data["train"])
+    base = model
+    if args.lora_r is not None:
+        model = lora_wrap(args, model)
+    arguments = forward_arguments(base, data["train"])
     for split in data.values():  # what the model's forward does not take stays out of the file
         for name in list(split):
             if name not in arguments:
                 del split[name]
     if "labels" not in arguments:
-        raise Refused("%s's forward takes no labels" % type(model).__name__)
+        raise Refused("%s's forward takes no labels" % type(base).__name__)
     traced = trace(model, data["train"], arguments, args.dropout == "on")
     if args.dropout == "on" and not dropout_applies(traced, data["train"], arguments):
         print("note: the model's config has no dropout that applies (all rates 0): forward and forward_eval compute "
               "the same", flush=True)
     extra = {
-        "hf/config.json": user_config_json(model, use_cache),
+        "hf/config.json": user_config_json(base, use_cache),
         "hf/model.json": json.dumps({"auto_class": TASKS[args.task], "task": args.task,
                                      "parameter_prefix": PARAMETER_PREFIX,
                                      "state_dict_keys": state_dict_keys(model)}),
     }
+    if args.lora_r is not None:
+        extra.update(adapter_files(model))
     if not args.no_tokenizer_files:
         extra.update(tokenizer_files(tokenizer))
     torch.jit.save(traced, args.output_model, _extra_files=extra)
     save_data(args.output_data, data)
     sizes = " / ".join("%d %s" % (len(split["input_ids"]), name) for name, split in data.items())
+    if args.lora_r is not None:
+        print("LoRA: %d of %d parameters train (the adapter and PEFT's modules_to_save), the rest frozen" %
+              (sum(p.numel() for p in model.parameters() if p.requires_grad),
+               sum(p.numel() for p in model.parameters())), flush=True)
     print("wrote %s (%s, %s, %d parameters, traced with %s attention; dropout %s in forward, off in forward_eval) "
           "and %s (%s rows of %d tokens: %s)" %
-          (args.output_model, type(model).__name__, args.task, sum(p.numel() for p in model.parameters()), args.attn,
+          (args.output_model, type(base).__name__, args.task, sum(p.numel() for p in model.parameters()), args.attn,
            "as configured" if args.dropout == "on" else "off", args.output_data, sizes, args.max_length,
            ", ".join(arguments)))
 
@@ -508,6 +588,14 @@ def parser():
                         help="on (default): forward trains with the config's dropout; off: traced in eval mode")
     source.add_argument("--seed", type=int, default=0,
                         help="initial weights of a new model or head, and --validation-split's shuffle (default 0)")
+    lora = p.add_argument_group("LoRA (PEFT's LoraConfig fields)")
+    lora.add_argument("--lora-r", type=int, metavar="R", help="the adapter's rank: wraps the model in LoRA")
+    lora.add_argument("--lora-alpha", type=int, default=8, metavar="A", help="scaling alpha / r (default 8)")
+    lora.add_argument("--lora-dropout", type=float, default=0.0, metavar="P", help="dropout before the adapter (0)")
+    lora.add_argument("--lora-target-modules", metavar="M1,M2",
+                      help="the modules that get an adapter (default: PEFT's for the model type)")
+    lora.add_argument("--lora-base-dtype", choices=["float32", "bf16"], default="float32",
+                      help="the frozen base weights' dtype: float32 (bf16 is refused: not available)")
     data = p.add_argument_group("the data")
     data.add_argument("--train", required=True, metavar="FILE", help=".csv, .json, .jsonl or .parquet")
     data.add_argument("--validation", metavar="FILE", help="the evaluation split, same format")
@@ -535,6 +623,23 @@ def main(argv=None):
         return 2
     if args.num_labels is not None and args.num_labels < 1:
         print("hf_to_accum.py: error: --num-labels %d: at least 1" % args.num_labels, file=sys.stderr)
+        return 2
+    if args.lora_r is not None and args.lora_r < 1:
+        print("hf_to_accum.py: error: --lora-r %d: at least 1" % args.lora_r, file=sys.stderr)
+        return 2
+    if not 0 <= args.lora_dropout < 1:
+        print("hf_to_accum.py: error: --lora-dropout %g: from 0 up to 1 (excluded)" % args.lora_dropout, file=sys.stderr)
+        return 2
+    if args.lora_base_dtype == "bf16":
+        # A traced graph runs in the dtypes it was traced with: a bf16 base would
+        # compute the whole forward in bf16, and accum-run's mixed precision
+        # (autocast, float32 master weights) is the way to bf16 compute.
+        print("hf_to_accum.py: error: --lora-base-dtype bf16: frozen base weights in bf16 beside a float32 adapter "
+              "are not available; the base stays float32 (for bf16 compute, accum-run --bf16)", file=sys.stderr)
+        return 2
+    if args.lora_r is None and (args.lora_target_modules or args.lora_dropout or args.lora_alpha != 8):
+        print("hf_to_accum.py: error: --lora-alpha, --lora-dropout and --lora-target-modules need --lora-r",
+              file=sys.stderr)
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything local: a name that is no folder is an error
     try:

@@ -222,6 +222,9 @@ void ConfigPanel::show_estimate(const accum::RunMemoryEstimate& e) {
     QString text = tr("≈ %1 at peak: activations %2 (%3 per sample) + parameters, gradients and optimizer state %4")
                        .arg(bytes(e.predicted_peak_bytes), bytes(e.activation_bytes),
                             bytes(e.activation_per_sample_bytes), bytes(static_cast<double>(e.static_bytes())));
+    if (e.frozen_parameters_bytes > 0)
+        text += QLatin1Char(' ') + tr("(of it frozen weights %1: no gradients, no optimizer state)")
+                                       .arg(bytes(static_cast<double>(e.frozen_parameters_bytes)));
     const auto budget = accum::parse_byte_size(config().memory_budget).value_or(0);
     const bool over = budget > 0 && e.predicted_peak_bytes > static_cast<double>(budget);
     if (over) text += QLatin1Char(' ') + tr("— over the %1 budget").arg(bytes(static_cast<double>(budget)));

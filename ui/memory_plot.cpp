@@ -84,6 +84,14 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
         if (i > 0) band->setChannelFillGraph(bands_.back());
         bands_.push_back(band);
     }
+    // The frozen weights (requires_grad false: a LoRA run's base model), hatched
+    // over the bottom of the parameters band they belong to; in the legend only
+    // where a run has them.
+    frozen_graph_ = plot_->addGraph();
+    frozen_graph_->setPen(QPen(colours[0].darker(160), 1));
+    frozen_graph_->setBrush(QBrush(colours[0].darker(160), Qt::BDiagPattern));
+    frozen_graph_->setLineStyle(QCPGraph::lsStepRight);
+    frozen_graph_->removeFromLegend();
     sync_graph_ = plot_->addGraph();
     sync_graph_->setLineStyle(QCPGraph::lsImpulse);
     sync_graph_->setPen(QPen(QColor(40, 40, 40, 110), 1));
@@ -143,6 +151,7 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
         const QString names[kBands] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations"),
                                        tr("optimizer step")};
         for (int i = 0; i < kBands; ++i) bands_[static_cast<std::size_t>(i)]->setName(names[i]);
+        frozen_graph_->setName(tr("frozen weights"));
         sync_graph_->setName(tr("optimizer steps"));
         peak_graph_->setName(tr("peak"));
         reserved_graph_->setName(tr("reserved (caching allocator)"));
@@ -276,6 +285,9 @@ QString MemoryPlot::hover_text(double t) const {
     text += QLatin1Char('\n') + tr("optimizer state %1").arg(mib_text(b[2]));
     text += QLatin1Char('\n') + tr("gradients %1").arg(mib_text(b[1]));
     text += QLatin1Char('\n') + tr("parameters %1").arg(mib_text(b[0]));
+    if (r.frozen_parameters_bytes > 0)
+        text += QLatin1Char('\n') + tr("of them frozen weights %1 (no gradients, no optimizer state)")
+                                         .arg(mib_text(r.frozen_parameters_bytes));
     if (has_interval_peak(r)) {
         const auto now = now_of(r);
         text += QLatin1Char('\n') + tr("now: %1 (activations %2, gradients %3)")
@@ -317,7 +329,7 @@ bool MemoryPlot::oom_marker_in_clear_view() {
 }
 
 void MemoryPlot::rebuild() {
-    QVector<double> t, current, peak, reserved;
+    QVector<double> t, current, peak, reserved, frozen;
     QVector<double> stacked[kBands];
     for (const auto& r : records_) {
         t.push_back(r.elapsed_s);
@@ -327,6 +339,15 @@ void MemoryPlot::rebuild() {
         double sum = 0;
         for (int i = 0; i < kBands; ++i) stacked[i].push_back((sum += static_cast<double>(b[i])) / mib);
         current.push_back(sum / mib); // the stack's top edge: the interval peak (or the moment's total)
+        frozen.push_back(static_cast<double>(std::min(r.frozen_parameters_bytes, b[0])) / mib);
+    }
+    frozen_bytes_ = records_.empty() ? 0 : records_.back().frozen_parameters_bytes;
+    if (frozen_bytes_ > 0) {
+        frozen_graph_->setData(t, frozen, true);
+        frozen_graph_->addToLegend();
+    } else {
+        frozen_graph_->data()->clear();
+        frozen_graph_->removeFromLegend();
     }
     current_graph_->setData(t, current, true);
     for (int i = 0; i < kBands; ++i) bands_[static_cast<std::size_t>(i)]->setData(t, stacked[i], true);

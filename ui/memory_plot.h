@@ -53,6 +53,8 @@ public:
     // optimizer state, activations, the optimizer step above them (the parts
     // of its interval peak).
     std::vector<std::int64_t> band_bytes() const;
+    // The last record's frozen weights (a part of the parameters band), 0 without.
+    std::int64_t frozen_bytes() const { return frozen_bytes_; }
     // What is drawn at record `index` (rank 0's, in order), in MiB: the top of
     // the stacked bands and the peak line; -1 when there is no such record.
     double stacked_top_mib(int index) const;
@@ -87,6 +89,8 @@ private:
     QString cuda_device_;               // "NVIDIA H200, 139 GiB" for the title; "" until known
     QCPGraph* current_graph_ = nullptr; // the stack's top edge
     std::vector<QCPGraph*> bands_;      // parameters, +gradients, +optimizer state, +activations (cumulative)
+    QCPGraph* frozen_graph_ = nullptr;  // the frozen weights, hatched over the parameters band
+    std::int64_t frozen_bytes_ = 0;
     QCPGraph* sync_graph_ = nullptr;    // faint ticks at optimizer steps
     QLabel* caption_ = nullptr;
     QFont caption_font_; // at the desk

@@ -108,7 +108,8 @@ std::string to_json_line(const MemoryRecord& r) {
                 {"peak_gradients_bytes", r.peak_gradients_bytes},
                 {"peak_optimizer_state_bytes", r.peak_optimizer_state_bytes},
                 {"peak_activations_bytes", r.peak_activations_bytes},
-                {"peak_optimizer_step_bytes", r.peak_optimizer_step_bytes}, {"rank", r.rank}}
+                {"peak_optimizer_step_bytes", r.peak_optimizer_step_bytes}, {"rank", r.rank},
+                {"frozen_parameters_bytes", r.frozen_parameters_bytes}}
         .dump();
 }
 
@@ -193,6 +194,7 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.rss_bytes = read_int(j, "rss_bytes");
             r.cuda = j.value("cuda", false);
             r.parameters_bytes = read_int(j, "parameters_bytes");
+            r.frozen_parameters_bytes = read_int(j, "frozen_parameters_bytes");
             r.gradients_bytes = read_int(j, "gradients_bytes");
             r.optimizer_state_bytes = read_int(j, "optimizer_state_bytes");
             r.activations_bytes = read_int(j, "activations_bytes");

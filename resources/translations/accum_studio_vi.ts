@@ -652,6 +652,10 @@
         <translation>Bộ nhớ: không ước tính được (%1)</translation>
     </message>
     <message>
+        <source>(of it frozen weights %1: no gradients, no optimizer state)</source>
+        <translation>(trong đó trọng số đóng băng %1: không gradient, không trạng thái optimizer)</translation>
+    </message>
+    <message>
         <source>≈ %1 at peak: activations %2 (%3 per sample) + parameters, gradients and optimizer state %4</source>
         <translation>≈ %1 ở đỉnh: activation %2 (%3 mỗi mẫu) + tham số, gradient và trạng thái optimizer %4</translation>
     </message>
@@ -2239,6 +2243,14 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>parameters %1</source>
         <translation>tham số %1</translation>
+    </message>
+    <message>
+        <source>of them frozen weights %1 (no gradients, no optimizer state)</source>
+        <translation>trong đó trọng số đóng băng %1 (không gradient, không trạng thái optimizer)</translation>
+    </message>
+    <message>
+        <source>frozen weights</source>
+        <translation>trọng số đóng băng</translation>
     </message>
     <message>
         <source>total %1, peak so far %2</source>

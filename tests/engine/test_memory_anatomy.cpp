@@ -750,6 +750,10 @@ private Q_SLOTS:
         b.mutable_grad() = a.detach().view({-1}).narrow(0, 0, 7); // shares a's storage
         m = memory::static_memory({a, b}, nullptr, cpu);
         QCOMPARE(m.gradients_bytes, 0);
+        QCOMPARE(m.frozen_parameters_bytes, 0);
+        const auto frozen = torch::zeros({5}); // requires_grad false: a part of the parameters, counted apart
+        QCOMPARE(memory::static_memory({a, frozen}, nullptr, cpu).frozen_parameters_bytes, 5 * 4);
+        QCOMPARE(memory::static_memory({a, frozen}, nullptr, cpu).parameters_bytes, (100 + 5) * 4);
         QCOMPARE(memory::allocator_bytes(4, c10::Device(c10::kCUDA, 0)), 512);
         QCOMPARE(memory::allocator_bytes(1025, c10::Device(c10::kCUDA, 0)), 1536);
         QCOMPARE(memory::allocator_bytes(1025, cpu), 1025);
@@ -836,8 +840,8 @@ private Q_SLOTS:
     // The figures are made up: parameters 100, gradients 100, optimizer state
     // 200 bytes (SGD with momentum's buffers and more), readings around them.
     void intervalPeakParts() {
-        const memory::StaticMemory no_grads{100, 0, 200};
-        const memory::StaticMemory with_grads{100, 100, 200};
+        const memory::StaticMemory no_grads{100, 0, 200, 0};
+        const memory::StaticMemory with_grads{100, 100, 200, 0};
         auto sum = [](const memory::PeakComposition& c) {
             return c.parameters_bytes + c.gradients_bytes + c.optimizer_state_bytes + c.activations_bytes +
                    c.optimizer_step_bytes;

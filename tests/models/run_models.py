@@ -1110,12 +1110,17 @@ CASES = {"eager": case_eager, "parts": case_parts, "plan": case_plan, "bad_files
          "sdpa": case_sdpa, "trainer": case_trainer, "pretrained": case_pretrained, "dropout": case_dropout,
          "hf_files": case_hf_files, "hf_trainer": case_hf_trainer}
 
-if __name__ == "__main__":
+def main(cases):
+    """CASE ACCUM_RUN WORK_DIR from the command line: the case in a fresh WORK_DIR."""
     case, program, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.environ["ACCUM_RUN"] = program
     shutil.rmtree(work, ignore_errors=True)
     torch.set_num_threads(1)
     print("torch %s, accum-run %s" % (torch.__version__, program), flush=True)
-    CASES[case](work)
+    cases[case](work)
     print("PASS", flush=True)
+
+
+if __name__ == "__main__":
+    main(CASES)
 # SPDX-License-Identifier: GPL-3.0-or-later

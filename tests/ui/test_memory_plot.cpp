@@ -96,6 +96,28 @@ private Q_SLOTS:
         const QString old = plot.hover_text(0.0);
         QVERIFY2(old.contains(QStringLiteral("total 3.0 MiB")) && !old.contains(QStringLiteral("peak since")),
                  qPrintable(old));
+        QCOMPARE(plot.frozen_bytes(), std::int64_t(0));
+        QVERIFY2(!old.contains(QStringLiteral("frozen")), qPrintable(old));
+    }
+
+    // A LoRA run's records: the frozen weights, a part of the parameters band,
+    // are named on hover and counted apart; the bands still add up as before.
+    void frozenWeightsShownApart() {
+        MemoryPlot plot;
+        plot.resize(900, 300);
+        RecordBatch batch;
+        for (double t : {0.3, 0.6}) {
+            batch.memory.push_back(record(t, 4.5, 0.5, 20, {1, 1, 1, 17}));
+            batch.memory.back().frozen_parameters_bytes = std::int64_t(0.75 * mib);
+        }
+        plot.append(batch);
+        plot.refresh();
+        QCOMPARE(plot.frozen_bytes(), std::int64_t(0.75 * mib));
+        QCOMPARE(plot.stacked_top_mib(1), 20.0);
+        const QString hover = plot.hover_text(0.6);
+        QVERIFY2(hover.contains(QStringLiteral("of them frozen weights 768.0 KiB")) ||
+                     hover.contains(QStringLiteral("of them frozen weights 0.8 MiB")),
+                 qPrintable(hover));
     }
 
     // Presentation mode: the caption ("Accumulation shrinks only the activations

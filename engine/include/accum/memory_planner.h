@@ -59,6 +59,12 @@ struct MemoryPlan {
     bool exact = false;                  // batch_size × K == target_batch
     double predicted_peak_bytes = 0;
     double process_bytes = 0;            // the whole process at the pick, checkpoints included (run_estimate.h)
+    // The pick's parameters, gradients and optimizer state, and of them the frozen
+    // weights (requires_grad false: a LoRA module's base), which take no gradient
+    // and no optimizer state: with LoRA nearly all accumulation can shrink is the
+    // activations (bytes_per_sample), and the frozen weights stay whatever B × K.
+    std::int64_t static_bytes = 0;
+    std::int64_t frozen_parameters_bytes = 0;
     bool verified = false;               // one short run under the budget completed
     std::int64_t verified_peak_bytes = 0;
     bool nothing_fits = false;           // measured: not even micro-batch 1 fits the budget, with either lever

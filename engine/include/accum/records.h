@@ -80,6 +80,9 @@ struct MemoryRecord {
     std::int64_t gradients_bytes = 0;
     std::int64_t optimizer_state_bytes = 0;
     std::int64_t activations_bytes = 0; // everything else: saved activations, the batch, temporaries
+    // Of parameters_bytes, the frozen ones (requires_grad false: a LoRA run's
+    // base weights): no gradients, no optimizer state. 0 when all train.
+    std::int64_t frozen_parameters_bytes = 0;
     // The peak of tracked memory since the previous memory record (records are
     // made between micro-batches, when the activations are freed: the peak says
     // where the memory went), and what it was made of: the static part at that

@@ -56,6 +56,7 @@ struct RunMemoryEstimate {
     bool gradient_checkpointing = false;
     std::vector<DtypeMemory> by_dtype;
     std::int64_t parameters_bytes = 0;
+    std::int64_t frozen_parameters_bytes = 0; // of parameters_bytes, those that take no gradient (LoRA's base)
     std::int64_t gradients_bytes = 0;
     std::int64_t optimizer_state_bytes = 0;
     std::int64_t step_temporary_bytes = 0; // the most the optimizer step allocates besides its state

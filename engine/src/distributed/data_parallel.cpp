@@ -52,7 +52,7 @@ ModelOutput DistributedDataParallel::operator()(const Batch& batch) {
     MicroBatchPart part{outputs.loss.detach(), outputs.loss_sum.detach(), batch.num_items};
     auto queued = std::make_shared<bool>(false);
     auto start = outputs.first_in_backward();
-    start.register_hook([state = state_, params = module.parameters(), part = std::move(part),
+    start.register_hook([state = state_, params = module.trainable_parameters(), part = std::move(part),
                                   queued](const torch::Tensor&) {
         if (*queued) return;
         *queued = true;

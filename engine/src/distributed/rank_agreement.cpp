@@ -38,6 +38,7 @@ constexpr std::int64_t MemoryRecord::*kRankMemoryFields[] = {
     &MemoryRecord::interval_peak_bytes,   &MemoryRecord::peak_parameters_bytes,
     &MemoryRecord::peak_gradients_bytes,  &MemoryRecord::peak_optimizer_state_bytes,
     &MemoryRecord::peak_activations_bytes, &MemoryRecord::peak_optimizer_step_bytes,
+    &MemoryRecord::frozen_parameters_bytes,
 };
 constexpr std::size_t kMemoryFloats = 2 * std::size(kRankMemoryFields);
 

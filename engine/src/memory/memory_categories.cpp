@@ -98,7 +98,11 @@ StaticMemory static_memory(const std::vector<at::Tensor>& parameters, const torc
                            const c10::Device& device) {
     StaticMemory m;
     StorageCounter counter(device);
-    for (const auto& p : parameters) m.parameters_bytes += counter.add(p);
+    for (const auto& p : parameters) {
+        const auto bytes = counter.add(p);
+        m.parameters_bytes += bytes;
+        if (p.defined() && !p.requires_grad()) m.frozen_parameters_bytes += bytes;
+    }
     for (const auto& p : parameters) // only leaves have a .grad (asking a view warns)
         if (p.defined() && p.is_leaf()) m.gradients_bytes += counter.add(p.grad());
     if (optimizer)
@@ -109,6 +113,7 @@ StaticMemory static_memory(const std::vector<at::Tensor>& parameters, const torc
 MemoryCategories categorize(const StaticMemory& fixed, std::int64_t allocator_total) {
     MemoryCategories c;
     c.parameters_bytes = fixed.parameters_bytes;
+    c.frozen_parameters_bytes = fixed.frozen_parameters_bytes;
     c.gradients_bytes = fixed.gradients_bytes;
     c.optimizer_state_bytes = fixed.optimizer_state_bytes;
     c.total_bytes = allocator_total;

@@ -33,6 +33,7 @@ struct StaticMemory {
     std::int64_t parameters_bytes = 0;
     std::int64_t gradients_bytes = 0;
     std::int64_t optimizer_state_bytes = 0;
+    std::int64_t frozen_parameters_bytes = 0; // of parameters_bytes: requires_grad false (no gradient, no state)
     std::int64_t total() const { return parameters_bytes + gradients_bytes + optimizer_state_bytes; }
 };
 
@@ -42,6 +43,7 @@ struct MemoryCategories {
     std::int64_t optimizer_state_bytes = 0;
     std::int64_t activations_bytes = 0; // total less the three, never below 0
     std::int64_t total_bytes = 0;       // the allocator's figure
+    std::int64_t frozen_parameters_bytes = 0; // of parameters_bytes
 };
 
 // The tensors of an optimizer's state: SGD's momentum buffers; Adam's and

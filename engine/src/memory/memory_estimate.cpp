@@ -42,9 +42,10 @@ StaticEstimate estimate_static(const std::vector<at::Tensor>& parameters, const 
             found = e.by_dtype.end() - 1;
         }
         const auto bytes = allocator_bytes(static_cast<std::int64_t>(p.numel() * p.element_size()), device);
-        largest = std::max(largest, bytes);
         found->parameters_bytes += bytes;
+        if (!p.requires_grad()) e.total.frozen_parameters_bytes += bytes; // the step never touches it
         if (p.requires_grad()) {
+            largest = std::max(largest, bytes);
             found->gradients_bytes += bytes;
             found->optimizer_state_bytes += copies * bytes;
         }

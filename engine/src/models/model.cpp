@@ -28,6 +28,13 @@ std::int64_t Model::parameter_count() const {
     return n;
 }
 
+std::vector<torch::Tensor> Model::trainable_parameters() const {
+    std::vector<torch::Tensor> out;
+    for (const auto& p : parameters())
+        if (p.requires_grad()) out.push_back(p);
+    return out;
+}
+
 std::shared_ptr<Model> make_mlp(const RunConfig& config, const TensorDataset& data, KernelSet kernels);
 std::shared_ptr<Model> make_cnn(const RunConfig& config, const TensorDataset& data, KernelSet kernels);
 std::shared_ptr<Model> make_transformer(const RunConfig& config, const TensorDataset& data, KernelSet kernels);

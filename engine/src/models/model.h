@@ -42,6 +42,11 @@ public:
     virtual torch::Tensor logits(const Batch& batch) = 0;
     virtual std::string describe() const = 0;
     std::int64_t parameter_count() const;
+    // The parameters that take gradients (requires_grad), in parameters()'s
+    // order: what the optimizer holds and the gradient sync averages. A frozen
+    // parameter (a LoRA module's base weights) gets no gradient, no optimizer
+    // state and no all-reduce, as in PyTorch's optimizers and DDP.
+    std::vector<torch::Tensor> trainable_parameters() const;
     // The label positions the loss starts from: 0, or 1 for a causal LM that
     // shifts its labels itself (a Transformers model computing its own loss);
     // the data's label-item counts follow it (build_run_parts).

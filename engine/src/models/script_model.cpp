@@ -315,7 +315,7 @@ public:
     std::string describe() const override {
         std::ostringstream out;
         out << "TorchScript module " << path_ << " (" << module_.type()->name()->name() << ", "
-            << parameter_count() << " parameters): forward" << signature_text() << " returns " << form_;
+            << parameter_count() << " parameters" << trainable_text() << "): forward" << signature_text() << " returns " << form_;
         if (!logits_shape_.empty()) out << " (logits " << logits_shape_ << " for two samples)";
         out << "; trains on " << loss_kind_;
         if (eval_forward_) out << "; evaluates with forward_eval (the model in eval mode: no dropout)";
@@ -370,6 +370,14 @@ private:
     }
 
     ConfigError refuse(const std::string& problem) const { return refuse_module(path_, problem); }
+
+    // ", N trainable (the rest frozen)" where some parameters require no gradient (a LoRA module's base).
+    std::string trainable_text() const {
+        std::int64_t trainable = 0;
+        for (const auto& p : trainable_parameters()) trainable += p.numel();
+        if (trainable == parameter_count()) return {};
+        return ", " + std::to_string(trainable) + " trainable (the rest frozen: requires_grad false)";
+    }
 
     std::string signature_text() const {
         std::string out = "(";

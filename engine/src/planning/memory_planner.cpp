@@ -338,6 +338,8 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         plan.measurements.push_back({p.batch_size, e.static_bytes() + p.activation_bytes});
     plan.fixed_bytes = pick->fixed_bytes;
     plan.bytes_per_sample = pick->bytes_per_sample;
+    plan.static_bytes = e.static_bytes();
+    plan.frozen_parameters_bytes = e.frozen_parameters_bytes;
     plan.feasible = true;
     plan.verified = true;
     plan.batch_size = pick->batch_size;
@@ -401,6 +403,11 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
                    " budget; the whole process " + format_byte_size(static_cast<std::int64_t>(plan.process_bytes)) +
                    " of host memory, checkpoints included" +
                    (plan.why.code.empty() ? "" : "; " + english_text(plan.why));
+    if (plan.frozen_parameters_bytes > 0)
+        plan.message += "; frozen weights " + format_byte_size(plan.frozen_parameters_bytes) + " of the fixed " +
+                        format_byte_size(plan.static_bytes) + " (no gradients, no optimizer state): what accumulation "
+                        "shrinks is the activations, " +
+                        format_byte_size(static_cast<std::int64_t>(plan.bytes_per_sample)) + " per sample";
     return plan;
 }
 
@@ -440,6 +447,8 @@ std::string to_json_text(const MemoryPlan& p) {
            {"exact", p.exact},
            {"predicted_peak_bytes", p.predicted_peak_bytes},
            {"process_bytes", p.process_bytes},
+           {"static_bytes", p.static_bytes},
+           {"frozen_parameters_bytes", p.frozen_parameters_bytes},
            {"verified", p.verified},
            {"verified_peak_bytes", p.verified_peak_bytes},
            {"ratio", {{"median", p.ratio}, {"low", p.ratio_low}, {"high", p.ratio_high}}},

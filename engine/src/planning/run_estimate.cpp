@@ -112,6 +112,10 @@ std::string RunMemoryEstimate::describe() const {
         out << "  gradients        " << d.dtype << "  " << bytes_text(d.gradients_bytes) << "\n";
         out << "  optimizer state  " << d.dtype << "  " << bytes_text(d.optimizer_state_bytes) << "\n";
     }
+    if (frozen_parameters_bytes > 0)
+        out << "  of the parameters, frozen weights " << bytes_text(frozen_parameters_bytes)
+            << " (no gradients, no optimizer state); trainable " << bytes_text(parameters_bytes - frozen_parameters_bytes)
+            << "\n";
     out << "  activations      " << bytes_text(activation_per_sample_bytes) << " per sample + "
         << bytes_text(activation_fixed_bytes) << " (probed at micro-batch";
     for (std::size_t i = 0; i < probes.size(); ++i)
@@ -175,6 +179,7 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
         for (const auto& d : fixed.by_dtype)
             e.by_dtype.push_back({d.dtype, d.parameters_bytes, d.gradients_bytes, d.optimizer_state_bytes});
         e.parameters_bytes = fixed.total.parameters_bytes;
+        e.frozen_parameters_bytes = fixed.total.frozen_parameters_bytes;
         e.gradients_bytes = fixed.total.gradients_bytes;
         e.optimizer_state_bytes = fixed.total.optimizer_state_bytes;
         e.step_temporary_bytes = fixed.step_temporary_bytes;
@@ -255,6 +260,7 @@ std::string to_json_text(const RunMemoryEstimate& e) {
            {"gradient_checkpointing", e.gradient_checkpointing},
            {"by_dtype", dtypes},
            {"parameters_bytes", e.parameters_bytes},
+           {"frozen_parameters_bytes", e.frozen_parameters_bytes},
            {"gradients_bytes", e.gradients_bytes},
            {"optimizer_state_bytes", e.optimizer_state_bytes},
            {"step_temporary_bytes", e.step_temporary_bytes},

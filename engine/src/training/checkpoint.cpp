@@ -29,6 +29,7 @@
 #include "training/hf_export.h"
 #include "training/python_state.h"
 #include "training/tensor_files.h"
+#include "training/peft_export.h"
 
 namespace accum {
 
@@ -99,7 +100,11 @@ json trainer_state(const CheckpointFacts& facts, const json& log_state) {
 } // namespace
 
 ModelFiles run_model_files(Model& model, const RunConfig& config) {
-    return model_files(model, read_hf_metadata(config.model_file));
+    const auto meta = read_hf_metadata(config.model_file);
+    auto out = model_files(model, meta);
+    // A LoRA module: its adapter as PEFT saves it, beside the weights.
+    if (meta.present()) append_peft_adapter_files(model, config.model_file, out.files);
+    return out;
 }
 
 CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFacts& facts,

@@ -18,13 +18,14 @@ namespace {
 // configured double until the first scale() makes the tensor.
 double as_float32(double scale) { return static_cast<double>(static_cast<float>(scale)); }
 
-// The optimizer's parameter groups (see make_optimizer). Without weight decay the
-// Trainer's two groups would not differ: one group then.
+// The optimizer's parameter groups (see make_optimizer), over the trainable
+// parameters only (Trainer.create_optimizer skips those without requires_grad).
+// Without weight decay the Trainer's two groups would not differ: one group then.
 std::vector<torch::optim::OptimizerParamGroup> parameter_groups(const RunConfig& config, Model& model,
                                                                 const torch::optim::OptimizerOptions& options) {
     std::vector<torch::optim::OptimizerParamGroup> out;
     if (config.mode != Mode::Trainer || config.weight_decay == 0.0) {
-        out.emplace_back(model.parameters(), options.clone());
+        out.emplace_back(model.trainable_parameters(), options.clone());
         return out;
     }
     // Trainer.get_decay_parameter_names: by name, and LayerNorm's (a mirrored
@@ -32,8 +33,10 @@ std::vector<torch::optim::OptimizerParamGroup> parameter_groups(const RunConfig&
     const auto no_decay_flags = trainer_no_decay_flags(model);
     std::vector<torch::Tensor> decay, no_decay;
     std::size_t i = 0;
-    for (const auto& item : model.named_parameters())
-        (no_decay_flags.at(i++) ? no_decay : decay).push_back(item.value());
+    for (const auto& item : model.named_parameters()) {
+        const bool no = no_decay_flags.at(i++);
+        if (item.value().requires_grad()) (no ? no_decay : decay).push_back(item.value());
+    }
     out.emplace_back(decay, options.clone());
     auto without = options.clone();
     if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(without.get())) adamw->weight_decay(0.0);

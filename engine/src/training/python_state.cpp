@@ -64,7 +64,8 @@ std::vector<PythonGroup> python_groups(const CheckpointParts& parts, const RunCo
         out.resize(2);
         out[0].weight_decay = decay_of(groups[0].options());
         std::size_t i = 0;
-        for (const auto& p : parts.model.named_parameters()) out[flags.at(i++) ? 1 : 0].params.push_back(p.value());
+        for (const auto& p : parts.model.named_parameters()) // frozen ones in neither (requires_grad)
+            if (const bool no = flags.at(i++); p.value().requires_grad()) out[no ? 1 : 0].params.push_back(p.value());
         return out;
     }
     for (const auto& g : groups) out.push_back({g.params(), decay_of(g.options())});

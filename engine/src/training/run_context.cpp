@@ -252,6 +252,7 @@ MemoryRecord RunContext::memory_record() const {
     const auto fixed = static_memory_now();
     const auto categories = memory::categorize(fixed, r.memory_bytes);
     r.parameters_bytes = categories.parameters_bytes;
+    r.frozen_parameters_bytes = categories.frozen_parameters_bytes;
     r.gradients_bytes = categories.gradients_bytes;
     r.optimizer_state_bytes = categories.optimizer_state_bytes;
     r.activations_bytes = categories.activations_bytes;

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// A LoRA module's adapter back out as PEFT saves it.
+//
+// examples/hf_to_accum.py --lora-r wraps the model with peft.get_peft_model
+// before tracing and puts two more extra files in the TorchScript archive:
+//   hf/adapter_config.json  the adapter's config as PeftModel.save_pretrained writes it;
+//   hf/adapter.json         {"adapter_name": "default",
+//                            "weights": {PEFT's saved key: the module's parameter name, ...},
+//                            "trainable": [the module's parameters that require grad]}
+// The saved keys are PEFT's without the adapter's name
+// (base_model.model.….lora_A.weight; a modules_to_save head under its own
+// name), so adapter_model.safetensors is what PeftModel.save_pretrained writes
+// and PeftModel.from_pretrained(source_model, DIR) and the Trainer's resume of a
+// PEFT model load it. A module without them gets no adapter files.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace accum {
+
+class Model;
+
+// Appends adapter_model.safetensors (the mapped parameters' current values, as
+// they are: the adapter trains in float32) and adapter_config.json to `files`
+// when the module file `module_file` carries hf/adapter.json. Throws ConfigError
+// naming the file and the key when hf/adapter.json is not what the convention
+// says, or names a parameter the model does not have, or comes without
+// hf/adapter_config.json.
+void append_peft_adapter_files(Model& model, const std::string& module_file,
+                               std::vector<std::pair<std::string, std::string>>& files);
+
+} // namespace accum
