@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <system_error>
 
@@ -18,9 +18,9 @@ namespace accum {
 namespace {
 
 std::string rounded(double v, int digits) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(digits) << v;
+    return text.str();
 }
 
 // Steps and samples against their minima at effective batch b (the paper's eq. 2.11).

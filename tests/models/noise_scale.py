@@ -206,16 +206,22 @@ def flat_grad(module):
     return torch.cat([p.grad.detach().flatten().double() for p in module.parameters() if p.grad is not None])
 
 
-def eager_cnn_windows(model_file, data, n, b, k, bf16):
-    """Per window: |g₁|² of the first micro-batch's mean loss, |G_big|² of the mean of
-    the window's micro-batch means, and their sample counts."""
+def engine_windows(model_file, n, b, k):
+    """The module as torch.jit.load gives it, in train(), and the epoch's windows as
+    the engine makes them: lists of micro-batches of sample indices (seed 0, epoch 0)."""
     module = torch.jit.load(model_file)
     module.train()
     order = peers.epoch_order(n, 0, 0, True)
     batches = [order[s:s + b] for s in range(0, n, b)]
+    return module, [batches[start:start + k] for start in range(0, len(batches), k)]
+
+
+def eager_cnn_windows(model_file, data, n, b, k, bf16):
+    """Per window: |g₁|² of the first micro-batch's mean loss, |G_big|² of the mean of
+    the window's micro-batch means, and their sample counts."""
+    module, windows = engine_windows(model_file, n, b, k)
     out = []
-    for start in range(0, len(batches), k):
-        window = batches[start:start + k]
+    for window in windows:
         grads = []
         for idx in window:
             module.zero_grad()
@@ -231,13 +237,9 @@ def eager_cnn_windows(model_file, data, n, b, k, bf16):
 def eager_lm_windows(model_file, data, n, b, k):
     """The token-normalised loss: g₁ the mean over the first micro-batch's label
     tokens, G_big over the window's."""
-    module = torch.jit.load(model_file)
-    module.train()
-    order = peers.epoch_order(n, 0, 0, True)
-    batches = [order[s:s + b] for s in range(0, n, b)]
+    module, windows = engine_windows(model_file, n, b, k)
     out = []
-    for start in range(0, len(batches), k):
-        window = batches[start:start + k]
+    for window in windows:
         sums, counts = [], []
         for idx in window:
             module.zero_grad()

@@ -43,7 +43,7 @@ void NoiseScaleMeter::after_backward(const std::vector<torch::Tensor>& parameter
         return;
     }
     window_samples_ = batch.size;
-    small_sq_ = torch::Tensor();
+    small_sq_ = SquaredNorm();
     if (!measures_) return;
     // Every style starts its windows at multiples of K in the epoch and flushes
     // the last, r ≤ K micro-batches long.
@@ -78,22 +78,58 @@ void NoiseScaleMeter::window_done(double grad_norm, StepRecord& r) {
     const bool tokens = config_.loss_normalization == LossNormalization::Tokens;
     r.batch_big = tokens ? window_tokens_ : static_cast<double>(window_samples_ * world_size_);
     r.grad_norm_sq_big = std::isfinite(grad_norm) ? grad_norm * grad_norm * big_factor_ * big_factor_ : nan;
-    if (small_sq_.defined()) {
-        r.grad_norm_sq_small = small_sq_.item<double>() * small_factor_ * small_factor_;
+    if (small_sq_.any) {
+        r.grad_norm_sq_small = small_sq_.value() * small_factor_ * small_factor_;
         r.batch_small = batch_small_;
         estimate_.add(unbiased_noise_estimate(r.grad_norm_sq_small, r.batch_small, r.grad_norm_sq_big, r.batch_big));
     }
-    small_sq_ = torch::Tensor();
+    small_sq_ = SquaredNorm();
     r.noise_scale = estimate_.value();
 }
 
-torch::Tensor squared_grad_norm(const std::vector<torch::Tensor>& parameters) {
-    // As clip_grad_norm_ measures: each gradient's norm (no gradient-sized temporary), then theirs.
-    std::vector<torch::Tensor> norms;
-    for (const auto& p : parameters)
-        if (p.grad().defined()) norms.push_back(p.grad().detach().norm(2));
-    if (norms.empty()) return {};
-    return torch::stack(norms).norm(2).square();
+namespace {
+
+// Σ x² of float32 values: 16 float lanes (which the compiler vectorises) over
+// blocks of 4096, each block's sum added in double, so that no lane sums more
+// than 256 terms.
+double sum_of_squares(const float* x, std::int64_t n) {
+    constexpr std::int64_t kBlock = 4096;
+    constexpr int kLanes = 16;
+    double total = 0.0;
+    for (std::int64_t start = 0; start < n; start += kBlock) {
+        const std::int64_t end = std::min(n, start + kBlock);
+        float lanes[kLanes] = {};
+        std::int64_t i = start;
+        for (; i + kLanes <= end; i += kLanes)
+            for (int j = 0; j < kLanes; ++j) lanes[j] += x[i + j] * x[i + j];
+        double block = 0.0;
+        for (; i < end; ++i) block += static_cast<double>(x[i]) * x[i];
+        for (const float lane : lanes) block += lane;
+        total += block;
+    }
+    return total;
+}
+
+} // namespace
+
+SquaredNorm squared_grad_norm(const std::vector<torch::Tensor>& parameters) {
+    SquaredNorm out;
+    std::vector<torch::Tensor> norms; // as clip_grad_norm_ measures: each gradient's norm, then theirs
+    for (const auto& p : parameters) {
+        const auto& g = p.grad();
+        if (!g.defined()) continue;
+        out.any = true;
+        if (g.device().is_cpu() && g.scalar_type() == torch::kFloat && g.is_contiguous())
+            out.cpu += sum_of_squares(g.data_ptr<float>(), g.numel());
+        else
+            norms.push_back(g.detach().norm(2));
+    }
+    if (!norms.empty()) out.device = torch::stack(norms).norm(2).square();
+    return out;
+}
+
+double SquaredNorm::value() const {
+    return cpu + (device.defined() ? device.item<double>() : 0.0);
 }
 
 } // namespace accum

@@ -45,6 +45,17 @@ private:
     bool started_ = false;
 };
 
+// The squared norm of the parameters' gradients: float32 gradients in CPU
+// memory summed here (no operator call per parameter), any others as a 0-dim
+// tensor on their device (no synchronisation until value()).
+struct SquaredNorm {
+    double cpu = 0.0;
+    torch::Tensor device;
+    bool any = false;     // some parameter has a gradient
+    double value() const;
+};
+SquaredNorm squared_grad_norm(const std::vector<torch::Tensor>& parameters);
+
 // A run's measurement, window by window, from the loops' .grad (as the styles
 // weigh each micro-batch's loss): |G_small|² is the window's first micro-batch's
 // gradient, read right after its backward (one pass over the gradients per
@@ -71,17 +82,13 @@ private:
     int world_size_;
     bool measures_;
     NoiseScale estimate_;
-    torch::Tensor small_sq_;         // the first micro-batch's |.grad|², as it lay (scaled)
+    SquaredNorm small_sq_;           // the first micro-batch's |.grad|², as it lay (scaled)
     double small_factor_ = 0.0;      // |G_small| = √small_sq_ × small_factor_
     double big_factor_ = 1.0;        // |G_big| = grad_norm × big_factor_
     double batch_small_ = 0.0;
     double window_tokens_ = 0.0;     // every rank's label tokens of the window (token normalisation)
     std::int64_t window_samples_ = 0; // this rank's samples of the window so far
 };
-
-// The squared norm of the parameters' gradients, as a 0-dim tensor on their
-// device (no synchronisation); undefined when no parameter has one.
-torch::Tensor squared_grad_norm(const std::vector<torch::Tensor>& parameters);
 
 } // namespace accum
 // SPDX-License-Identifier: GPL-3.0-or-later
