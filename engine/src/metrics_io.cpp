@@ -86,7 +86,12 @@ std::string to_json_line(const StepRecord& r) {
                 {"allreduce_seconds", number(r.allreduce_seconds)},
                 {"allreduce_bytes", r.allreduce_bytes},
                 {"loss_scale", number(r.loss_scale)},
-                {"skipped", r.skipped}}
+                {"skipped", r.skipped},
+                {"grad_norm_sq_small", number(r.grad_norm_sq_small)},
+                {"grad_norm_sq_big", number(r.grad_norm_sq_big)},
+                {"batch_small", number(r.batch_small)},
+                {"batch_big", number(r.batch_big)},
+                {"noise_scale", number(r.noise_scale)}}
         .dump();
 }
 
@@ -127,7 +132,8 @@ std::string to_json_line(const SummaryRecord& r) {
            {"exit_code", r.exit_code},
            {"device", r.device},
            {"world_size", r.world_size},
-           {"cpu_kernels", r.cpu_kernels}};
+           {"cpu_kernels", r.cpu_kernels},
+           {"noise_scale", number(r.noise_scale)}};
     if (!r.detail.code.empty()) {
         j["message_code"] = r.detail.code;
         j["message_args"] = r.detail.args;
@@ -173,6 +179,12 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.allreduce_bytes = read_int(j, "allreduce_bytes");
             r.loss_scale = j.contains("loss_scale") ? read_double(j, "loss_scale") : 1.0;
             r.skipped = j.value("skipped", false);
+            // Absent in a record written before the noise scale: not measured.
+            r.grad_norm_sq_small = read_double(j, "grad_norm_sq_small");
+            r.grad_norm_sq_big = read_double(j, "grad_norm_sq_big");
+            r.batch_small = j.contains("batch_small") ? read_double(j, "batch_small") : 0.0;
+            r.batch_big = j.contains("batch_big") ? read_double(j, "batch_big") : 0.0;
+            r.noise_scale = read_double(j, "noise_scale");
             return r;
         }
         if (type == "eval") {
@@ -245,6 +257,7 @@ std::optional<AnyRecord> parse_json_line(const std::string& line, std::string& e
             r.suggested_gradient_checkpointing = j.value("suggested_gradient_checkpointing", false);
             r.world_size = j.contains("world_size") ? static_cast<int>(read_int(j, "world_size")) : 1;
             r.cpu_kernels = j.value("cpu_kernels", std::string());
+            r.noise_scale = read_double(j, "noise_scale");
             r.detail.code = j.value("message_code", std::string());
             if (const auto it = j.find("message_args"); it != j.end() && it->is_object())
                 for (const auto& [key, value] : it->items())

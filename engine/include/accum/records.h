@@ -3,6 +3,7 @@
 // and processes cheaply; the JSON Lines form is in metrics_io.h.
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -52,6 +53,14 @@ struct StepRecord {
     bool skipped = false;            // the update was skipped: the loss scaler found inf/NaN gradients
                                      // (an overflow), or --skip-nonfinite a non-finite window
     int threads = 0;                 // compute threads the run uses after this step (0 = not known)
+    // The gradient noise scale (McCandlish et al. 2018, appendix A), docs/noise-scale.md: the window's
+    // squared gradient norms at two batch sizes and the running estimate B_simple, in samples (or
+    // tokens with token normalisation). NaN where not measured.
+    double grad_norm_sq_small = std::numeric_limits<double>::quiet_NaN();
+    double grad_norm_sq_big = std::numeric_limits<double>::quiet_NaN();
+    double batch_small = 0.0;
+    double batch_big = 0.0;
+    double noise_scale = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct EvalRecord {
@@ -126,6 +135,7 @@ struct SummaryRecord {
     bool suggested_gradient_checkpointing = false; // the suggestion turns gradient checkpointing on
     int world_size = 1;              // processes of a data-parallel run
     std::string cpu_kernels;         // "fused" or "aten" (RunConfig::cpu_kernels)
+    double noise_scale = std::numeric_limits<double>::quiet_NaN(); // the last running estimate
     EngineMessage detail;            // `message` as a code and its arguments
 };
 
