@@ -15,7 +15,7 @@ namespace studio {
 NoisePlot::NoisePlot(QWidget* parent) : QWidget(parent), noise_scale_(std::nan("")) {
     plot_ = new QCustomPlot(this);
     plot_->setObjectName(QStringLiteral("noise_plot"));
-    plot_->setMinimumHeight(90);
+    plot_->setMinimumHeight(70);
     noise_graph_ = plot_->addGraph();
     noise_graph_->setPen(QPen(QColor(0x2e, 0x7d, 0x32), 2.2));
     batch_graph_ = plot_->addGraph();
@@ -50,7 +50,7 @@ NoisePlot::NoisePlot(QWidget* parent) : QWidget(parent), noise_scale_(std::nan("
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(title);
-    layout->addWidget(empty_note_);
+    layout->addWidget(empty_note_, 1, Qt::AlignTop);
     layout->addWidget(plot_, 1);
 }
 
@@ -105,7 +105,9 @@ void NoisePlot::refresh() {
         else g->removeFromLegend();
     }
     plot_->legend->setVisible(any);
+    // Before a measurement the note takes the plot's place: the pane is short.
     empty_note_->setVisible(!any);
+    plot_->setVisible(any);
     if (any) {
         double low = batch > 0 ? batch : values.front(), high = low;
         for (double v : values) {

@@ -39,7 +39,7 @@ NoiseAdvice noise_advice(double noise_scale, double effective_batch, std::int64_
     a.steps_factor = steps_factor(a.ratio);
     a.samples_factor = samples_factor(a.ratio);
     if (a.regime != NoiseRegime::Above) return a;
-    const auto smaller = std::max<std::int64_t>(1, std::int64_t(std::ceil(2.0 * noise_scale / per_k)));
+    const auto smaller = std::max<std::int64_t>(1, std::llround(noise_scale / per_k));
     if (smaller >= k) return a;
     a.smaller_k = smaller;
     a.smaller_effective_batch = per_k * double(smaller);

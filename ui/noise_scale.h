@@ -26,9 +26,9 @@ struct NoiseAdvice {
     NoiseRegime regime = NoiseRegime::Near;
     double steps_factor = 0.0;    // S / S_min = 1 + 1 / ratio
     double samples_factor = 0.0;  // E / E_min = 1 + ratio
-    // Above it: the smallest K whose effective batch is at least twice the noise
-    // scale (where the model puts the steps at 1.5 × their least), and its steps
-    // and samples as a fraction of the target's; 0 when no smaller K is.
+    // Above it: the smaller K whose effective batch is nearest the noise scale
+    // (accum-run plan --noise-scale's), and its steps and samples as a fraction of
+    // the target's; 0 when no smaller K is.
     std::int64_t smaller_k = 0;
     double smaller_effective_batch = 0.0;
     double smaller_steps_vs_target = 0.0;   // more than 1: a few more steps

@@ -98,21 +98,23 @@ void TestNoiseScale::adviceFollowsThePapersModel() {
     QVERIFY(std::abs(a.ratio - 256.0 / 120.0) < 1e-12);
     QVERIFY(std::abs(a.steps_factor - (1.0 + 120.0 / 256.0)) < 1e-12);
     QVERIFY(std::abs(a.samples_factor - (1.0 + 256.0 / 120.0)) < 1e-12);
-    // Twice the noise scale needs K ≥ 240/32 = 7.5, so 8: no smaller K to name.
-    QCOMPARE(a.smaller_k, std::int64_t(0));
+    // The K nearest the noise scale: round(120/32) = 4, 128 samples.
+    QCOMPARE(a.smaller_k, std::int64_t(4));
+    // 32 × 4 = 128 against 100 is near it: nothing smaller to name.
+    QCOMPARE(studio::noise_advice(100.0, 128.0, 4).smaller_k, std::int64_t(0));
 
-    // 32 × 64 = 2048 against 100: far above. The smallest K at twice the noise scale:
-    // ceil(200/32) = 7 (224 samples); against 2048 its steps (1 + 100/224)/(1 + 100/2048)
-    // = 1.379 × and its samples (1 + 2.24)/(1 + 20.48) = 0.151 ×.
+    // 32 × 64 = 2048 against 100: far above. The K nearest the noise scale: round(100/32)
+    // = 3 (96 samples); against 2048 its steps (1 + 100/96)/(1 + 100/2048) = 1.95 × and
+    // its samples (1 + 0.96)/(1 + 20.48) = 0.091 ×.
     a = studio::noise_advice(100.0, 2048.0, 64);
     QCOMPARE(a.regime, studio::NoiseRegime::Above);
-    QCOMPARE(a.smaller_k, std::int64_t(7));
-    QCOMPARE(a.smaller_effective_batch, 224.0);
-    QVERIFY(std::abs(a.smaller_steps_vs_target - (1.0 + 100.0 / 224.0) / (1.0 + 100.0 / 2048.0)) < 1e-12);
-    QVERIFY(std::abs(a.smaller_samples_vs_target - (1.0 + 2.24) / (1.0 + 20.48)) < 1e-12);
+    QCOMPARE(a.smaller_k, std::int64_t(3));
+    QCOMPARE(a.smaller_effective_batch, 96.0);
+    QVERIFY(std::abs(a.smaller_steps_vs_target - (1.0 + 100.0 / 96.0) / (1.0 + 100.0 / 2048.0)) < 1e-12);
+    QVERIFY(std::abs(a.smaller_samples_vs_target - (1.0 + 0.96) / (1.0 + 20.48)) < 1e-12);
     QVERIFY(a.smaller_steps_vs_target > 1.0 && a.smaller_samples_vs_target < 1.0);
     const auto text = studio::noise_advice_text(a, QStringLiteral("the live run"), false);
-    QVERIFY2(text.contains(QStringLiteral("K = 7 (effective batch 220)")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("K = 3 (effective batch 96)")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("estimate")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("the live run")), qPrintable(text));
 
@@ -192,7 +194,7 @@ void TestNoiseScale::plannerTakesAChosenRun() {
     QVERIFY(!planner->isHidden());
     // 32 × 64 = 2048 against 100, as adviceFollowsThePapersModel works out.
     QVERIFY2(planner->text().contains(QStringLiteral("20 × it")), qPrintable(planner->text()));
-    QVERIFY2(planner->text().contains(QStringLiteral("K = 7")), qPrintable(planner->text()));
+    QVERIFY2(planner->text().contains(QStringLiteral("K = 3")), qPrintable(planner->text()));
     QVERIFY2(planner->text().contains(measured.label), qPrintable(planner->text()));
     QCOMPARE(window.config_panel()->measured_noise_scale_for(form), 100.0);
     // Another model: the figure stays, with a warning, and the lab does not plan with it.
