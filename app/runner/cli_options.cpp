@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accum/config_text.h"
+#include "accum/noise_scale_advice.h"
 #include "accum/records.h"
 #include "accum/run_writer.h"
 
@@ -47,6 +49,12 @@ std::string without_bench_switches(const std::string& text, const std::string& f
 bool to_int(const std::string& text, std::int64_t& out) {
     const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
     return !text.empty() && r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+bool to_double(const std::string& text, double& out) {
+    char* end = nullptr;
+    out = std::strtod(text.c_str(), &end);
+    return !text.empty() && end == text.c_str() + text.size();
 }
 
 // The command line's options: the one table the parser, --help, the manual page
@@ -176,6 +184,10 @@ const std::vector<OptionDoc>& runner_options() {
         {{"config"}, "FILE.json", "options as a JSON object", {}, Complete::File, {}},
         {{"target-batch"}, "N", "(plan) effective batch to reach", {}, Complete::Nothing, {}},
         {{"json"}, "", "(estimate) print the estimate as a JSON object", {}, Complete::Nothing, {}},
+        {{"noise-scale"}, "N", "(plan) a measured gradient noise scale: where --target-batch sits against it",
+         {}, Complete::Nothing, {}},
+        {{"noise-scale-from"}, "DIR", "(plan) the noise scale a finished run measured (its summary.json)", {},
+         Complete::Directory, {}},
     };
     return o;
 }
@@ -198,17 +210,21 @@ ProgramDoc program_doc() {
     doc.name = "accum-run";
     doc.summary = "train a model with gradient accumulation, headless";
     doc.synopsis = {"[train] [options]", "plan --target-batch N --memory-budget SIZE [options]",
+                    "plan --target-batch N --noise-scale N | --noise-scale-from DIR [--memory-budget SIZE] [options]",
                     "estimate [--json] [options]", "devices | --version | --help"};
     doc.commands = {"train", "plan", "estimate", "devices"};
     doc.description = {
         "Trains with gradient accumulation and writes config.json, metrics.jsonl and summary.json.\n"
-        "plan proposes a micro-batch and K (with or without gradient checkpointing) under a memory budget;\n"
+        "plan proposes a micro-batch and K (with or without gradient checkpointing) under a memory budget,\n"
+        "and weighs the target effective batch against a measured gradient noise scale;\n"
         "estimate predicts the run's memory by category without training."};
     OptionSection section{"Options", "also read from --config FILE.json with the same keys; flags win", {}};
     section.options.push_back(runner_options()[0]);
     for (const auto& [name, o] : options()) section.options.push_back(o.doc);
     section.options.push_back(runner_options()[1]);
     section.options.push_back(runner_options()[2]);
+    section.options.push_back(runner_options()[3]);
+    section.options.push_back(runner_options()[4]);
     doc.sections = {section};
     doc.exit_codes = {{exit_code::completed, "completed"},
                       {exit_code::invalid_arguments, "invalid arguments"},
@@ -330,6 +346,24 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         }
         if (name == "config") {
             if (!has_inline_value) ++i;
+            continue;
+        }
+        if (name == "noise-scale" || name == "noise-scale-from") {
+            if (!has_inline_value) {
+                if (i + 1 >= args.size()) {
+                    parsed.problems.push_back({name, "needs a value"});
+                    continue;
+                }
+                value = args[++i];
+            }
+            std::string error;
+            if (name == "noise-scale-from") {
+                if (const auto measured = read_noise_scale(value, error)) parsed.noise_scale = *measured;
+                else parsed.problems.push_back({name, error});
+            } else if (!to_double(value, parsed.noise_scale) || !std::isfinite(parsed.noise_scale) ||
+                       parsed.noise_scale <= 0) {
+                parsed.problems.push_back({name, "expects a positive number of samples, got '" + value + "'"});
+            }
             continue;
         }
         if (name == "target-batch") {

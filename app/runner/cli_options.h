@@ -19,6 +19,8 @@ struct ParsedArguments {
     std::string config_file;
     // plan
     std::int64_t target_batch = 0;
+    // plan: a measured gradient noise scale (--noise-scale N, or --noise-scale-from a run's directory)
+    double noise_scale = 0;
     // estimate
     bool json = false;
 };

@@ -11,10 +11,13 @@
 #include <stop_token>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "accum/data_parallel.h"
 #include "accum/errors.h"
 #include "accum/memory_planner.h"
 #include "accum/metrics_io.h"
+#include "accum/noise_scale_advice.h"
 #include "accum/planned_run.h"
 #include "accum/run_directory.h"
 #include "accum/run_estimate.h"
@@ -51,6 +54,13 @@ private:
     std::string prefix_;
     ProgressBar* bar_;
 };
+
+// The plan's JSON object with the noise scale's advice added as "noise_scale_advice".
+std::string plan_with_advice(const std::string& plan, const std::string& advice) {
+    auto j = nlohmann::json::parse(plan);
+    j["noise_scale_advice"] = nlohmann::json::parse(advice);
+    return j.dump(2) + "\n";
+}
 
 // The run's optimizer steps, as the engine counts them (run_parts.cpp), for the
 // bar's total; 0 when they cannot be known beforehand (a micro-batch that
@@ -146,14 +156,29 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (parsed.command == "plan" || parsed.command == "estimate") say_notes("");
     if (parsed.command == "plan") {
         const auto budget = parse_byte_size(parsed.config.memory_budget).value_or(0);
-        if (budget <= 0) {
-            err << "accum-run: --memory-budget: plan needs a budget (e.g. --memory-budget 512MiB)\n";
+        const bool noise = parsed.noise_scale > 0;
+        if (budget <= 0 && !noise) {
+            err << "accum-run: --memory-budget: plan needs a budget (e.g. --memory-budget 512MiB), or a measured "
+                   "--noise-scale to weigh the target against\n";
             return exit_code::invalid_arguments;
+        }
+        // The noise scale's advice, for the plan's micro-batch (or --batch-size without a budget).
+        const auto advise = [&](std::int64_t batch_size) {
+            const auto advice = advise_effective_batch(parsed.noise_scale, parsed.target_batch, batch_size);
+            if (!parsed.config.quiet) err << "plan: noise scale: " << advice.message << std::endl;
+            return advice;
+        };
+        if (budget <= 0) {
+            out << to_json_text(advise(parsed.config.batch_size));
+            return exit_code::completed;
         }
         const auto plan = plan_memory(parsed.config, parsed.target_batch, budget, [&](const std::string& line) {
             if (!parsed.config.quiet) err << "plan: " << line << std::endl;
         });
-        out << to_json_text(plan);
+        if (noise && plan.feasible)
+            out << plan_with_advice(to_json_text(plan), to_json_text(advise(plan.batch_size)));
+        else
+            out << to_json_text(plan);
         if (!plan.feasible) err << "accum-run: plan: " << plan.message << "\n";
         return plan.feasible ? exit_code::completed : exit_code::out_of_memory;
     }

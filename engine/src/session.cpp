@@ -65,6 +65,7 @@ void summarise(const RunContext* ctx, std::chrono::steady_clock::time_point wall
         summary.train_runtime_s = ctx->elapsed_s();
         summary.final_loss = ctx->progress().last_loss;
         summary.peak_memory_bytes = ctx->run_peak_memory_bytes();
+        summary.noise_scale = ctx->noise_scale();
     } else {
         summary.train_runtime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     }

@@ -153,6 +153,15 @@ void EventWriter::on_step(const StepRecord& r) {
         add_scalar(out, "accum/samples_per_second",
                    static_cast<double>(r.samples_seen - samples_at_log_) / (r.elapsed_s - elapsed_at_log_), r.step);
     if (r.threads > 0) add_scalar(out, "accum/threads", r.threads, r.step);
+    // The gradient noise scale and the logged window's raw figures, where measured
+    // (under accum/: the train/ tags are the Trainer's, and only those).
+    if (std::isfinite(r.noise_scale)) add_scalar(out, "accum/noise_scale", r.noise_scale, r.step);
+    if (std::isfinite(r.grad_norm_sq_small) && std::isfinite(r.grad_norm_sq_big)) {
+        add_scalar(out, "accum/grad_norm_sq_small", r.grad_norm_sq_small, r.step);
+        add_scalar(out, "accum/grad_norm_sq_big", r.grad_norm_sq_big, r.step);
+        add_scalar(out, "accum/batch_small", r.batch_small, r.step);
+        add_scalar(out, "accum/batch_big", r.batch_big, r.step);
+    }
     loss_since_log_ = 0.0;
     steps_since_log_ = 0;
     peak_since_log_ = 0;

@@ -1,6 +1,7 @@
 // accum-run end to end, as a separate process: files, JSON Lines, exit codes, signals.
 #include <QtTest/QtTest>
 
+#include <cmath>
 #include <csignal>
 #include <map>
 
@@ -447,6 +448,66 @@ private Q_SLOTS:
         const auto no_budget = run_cli({"plan", "--target-batch", "256"});
         QCOMPARE(no_budget.exit_code, 2);
         QVERIFY(no_budget.err.contains("--memory-budget"));
+    }
+
+    // The gradient noise scale (docs/noise-scale.md): a run with K ≥ 2 records the
+    // window's raw figures and the running estimate (step records, summary, log
+    // line); K = 1 in one process has no two batch sizes (null). plan weighs a
+    // target against a measured figure, given or read from a run's summary.json,
+    // and refuses what is not one, naming the option.
+    void noiseScaleRecordedAndPlanned() {
+        QTemporaryDir dir;
+        const QString measured = dir.filePath("measured"), single = dir.filePath("single");
+        const QStringList common{"--dataset", "synthetic-pairs", "--batch-size", "32", "--max-steps", "40",
+                                 "--eval-strategy", "no", "--save-strategy", "no", "--disable-tqdm"};
+        const auto r = run_cli(common + QStringList{"--accumulation-steps", "4", "--output-dir", measured});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const auto steps = read_steps(measured + "/metrics.jsonl");
+        QCOMPARE(int(steps.size()), 40);
+        for (const auto& s : steps) {
+            QCOMPARE(s.batch_small, 32.0);
+            QCOMPARE(s.batch_big, 128.0);
+            QVERIFY(std::isfinite(s.grad_norm_sq_small) && std::isfinite(s.grad_norm_sq_big));
+            QVERIFY(s.grad_norm_sq_small > 0 && s.grad_norm_sq_big > 0);
+        }
+        const auto records = read_records(measured + "/metrics.jsonl");
+        const auto* summary = std::get_if<SummaryRecord>(&records.back());
+        QVERIFY(summary && std::isfinite(summary->noise_scale) && summary->noise_scale > 0);
+        QCOMPARE(summary->noise_scale, steps.back().noise_scale);
+        QVERIFY2(r.out.contains("noise_scale "), qPrintable(r.out));
+
+        const auto k1 = run_cli(common + QStringList{"--accumulation-steps", "1", "--max-steps", "5", "--output-dir", single});
+        QVERIFY2(k1.exit_code == 0, qPrintable(k1.err));
+        for (const auto& s : read_steps(single + "/metrics.jsonl")) {
+            QVERIFY(std::isnan(s.noise_scale) && std::isnan(s.grad_norm_sq_small));
+            QCOMPARE(s.batch_small, 0.0);
+        }
+        QVERIFY(!k1.out.contains("noise_scale"));
+
+        // 1024 against 100: far above; K = round(100 / 16) = 6 is the suggestion.
+        const auto above = run_cli({"plan", "--target-batch", "1024", "--batch-size", "16", "--noise-scale", "100"});
+        QVERIFY2(above.exit_code == 0, qPrintable(above.err));
+        const auto advice = QJsonDocument::fromJson(above.out.toUtf8()).object();
+        QCOMPARE(advice["position"].toString(), QString("above"));
+        QCOMPARE(advice["suggested_accumulation_steps"].toInteger(), 6);
+        QVERIFY(advice["estimate"].toBool());
+        QVERIFY(advice["suggested_samples_ratio"].toDouble() < 1 && advice["suggested_steps_ratio"].toDouble() > 1);
+        QVERIFY2(above.err.contains("estimate"), qPrintable(above.err));
+        const auto below = run_cli({"plan", "--target-batch", "32", "--noise-scale=100"});
+        QCOMPARE(QJsonDocument::fromJson(below.out.toUtf8()).object()["position"].toString(), QString("below"));
+        const auto from = run_cli({"plan", "--target-batch", "256", "--noise-scale-from", measured});
+        QVERIFY2(from.exit_code == 0, qPrintable(from.err));
+        QCOMPARE(QJsonDocument::fromJson(from.out.toUtf8()).object()["noise_scale"].toDouble(), summary->noise_scale);
+
+        for (const auto& [args, words] : std::vector<std::pair<QStringList, QString>>{
+                 {{"--noise-scale-from", single}, "no measured noise scale"},
+                 {{"--noise-scale-from", dir.filePath("missing")}, "No such file"},
+                 {{"--noise-scale", "-3"}, "positive number"},
+                 {{"--noise-scale", "many"}, "positive number"}}) {
+            const auto bad = run_cli(QStringList{"plan", "--target-batch", "256"} + args);
+            QCOMPARE(bad.exit_code, 2);
+            QVERIFY2(bad.err.contains(args[0]) && bad.err.contains(words), qPrintable(bad.err));
+        }
     }
 
     // accum-run estimate: the memory by category per dtype and the predicted peak

@@ -140,6 +140,13 @@ private Q_SLOTS:
                 r.elapsed_s = 0.5 * s;
                 r.peak_memory_bytes = 1000 * (6 - s);
                 r.threads = 3;
+                if (s >= 4) { // the noise scale, measured from step 4 on (NaN before: no tag)
+                    r.grad_norm_sq_small = 0.5;
+                    r.grad_norm_sq_big = 0.25;
+                    r.batch_small = 8;
+                    r.batch_big = 32;
+                    r.noise_scale = 12.5;
+                }
                 w.on_step(r);
             }
             EvalRecord e;
@@ -181,6 +188,11 @@ private Q_SLOTS:
         QCOMPARE(s["accum/peak_memory_bytes"], (Points{{2, 5000.0f}, {4, 3000.0f}}));
         QCOMPARE(s["accum/samples_per_second"], (Points{{2, 32.0f}, {4, 32.0f}}));
         QCOMPARE(s["accum/threads"], (Points{{2, 3.0f}, {4, 3.0f}}));
+        QCOMPARE(s["accum/noise_scale"], (Points{{4, 12.5f}}));
+        QCOMPARE(s["accum/grad_norm_sq_small"], (Points{{4, 0.5f}}));
+        QCOMPARE(s["accum/grad_norm_sq_big"], (Points{{4, 0.25f}}));
+        QCOMPARE(s["accum/batch_small"], (Points{{4, 8.0f}}));
+        QCOMPARE(s["accum/batch_big"], (Points{{4, 32.0f}}));
     }
 
     void unknownValueIsRefused() {

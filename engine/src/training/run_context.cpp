@@ -107,6 +107,9 @@ RunContext::RunContext(const RunConfig& cfg, Sink& s, RunControl& c)
             log("data: the data's token_type_ids are not fed: the built-in " + to_string(config_.model) +
                 " takes none");
     }
+    // ACCUM_NOISE_SCALE=0 leaves the noise scale unmeasured (bench/NOISE_SCALE.md's reference).
+    static const bool noise_scale_off = switched_off("ACCUM_NOISE_SCALE");
+    noise_ = std::make_unique<NoiseScaleMeter>(config_, world_size(), is_main_process() && !noise_scale_off);
     start_threads();
 }
 
@@ -316,6 +319,8 @@ void RunContext::micro_batch_done(const ModelOutput& outputs, const Batch& batch
     else
         window_total_ = window_total_.defined() ? window_total_ + part.detach() : part.detach();
     window_divisor_ += window_count(batch.num_items);
+    noise_->after_backward(parts_->model->parameters(), batch, index, train_loader(),
+                           scaler().is_enabled() ? scaler().get_scale() : 1.0, sync);
 
     if (config_.record_micro_steps) {
         const std::int64_t k = config_.accumulation_steps;
@@ -420,6 +425,7 @@ void RunContext::optimizer_step_done(std::int64_t done_in_epoch) {
     r.loss_scale = scaler().window_scale();
     r.skipped = window_skipped_ || scaler().window_skipped();
     r.threads = threads();
+    noise_->window_done(window_grad_norm_, r);
     if (scaler().window_skipped()) {
         ++overflow_skips_;
         log("skipped optimizer step " + std::to_string(r.step) + ": the loss scaler found inf/NaN gradients at scale " +

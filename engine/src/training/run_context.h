@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 #include "training/checkpoint.h"
 #include "training/control.h"
 #include "training/lr_scheduler.h"
+#include "training/noise_scale.h"
 #include "training/optimizer.h"
 #include "training/run_log.h"
 #include "training/run_parts.h"
@@ -83,6 +85,8 @@ public:
     // The threads the run uses now (the larger of its two pools): the default
     // adapts to the machine's other load (thread_tuner.h); the log says why.
     int threads() const { return std::max(threads_now_.intra_op, threads_now_.blas); }
+    // The running gradient noise scale (training/noise_scale.h); NaN until measured.
+    double noise_scale() const { return noise_ ? noise_->value() : std::numeric_limits<double>::quiet_NaN(); }
 
     // --- The calls the loops make, in the order they make them ---
 
@@ -215,6 +219,7 @@ private:
     ComputeThreads threads_now_;
     std::chrono::steady_clock::time_point step_start_;
     std::int64_t samples_at_step_start_ = 0;
+    std::unique_ptr<NoiseScaleMeter> noise_;
 };
 
 } // namespace accum

@@ -1,5 +1,6 @@
 #include "training/run_log.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -29,6 +30,7 @@ public:
         line << "step " << r.step << "/" << position.total_updates << "  epoch " << fixed(r.epoch, 2) << "  loss "
              << fixed(r.loss, 4) << "  lr " << r.learning_rate << "  grad_norm " << fixed(r.grad_norm, 3) << "  "
              << fixed(rate, 0) << " samples/s  mem " << format_byte_size(r.peak_memory_bytes);
+        if (std::isfinite(r.noise_scale)) line << "  noise_scale " << fixed(r.noise_scale, 0);
         return line.str();
     }
 
