@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "accum/noise_scale_advice.h"
+
 namespace studio {
 
 namespace {
@@ -14,38 +16,29 @@ class Tr {
     Q_DECLARE_TR_FUNCTIONS(studio::NoiseScale)
 };
 
-// The paper's steps and samples to a given loss, each over its least (B = B_noise
-// gives 2 and 2).
-double steps_factor(double ratio) { return 1.0 + 1.0 / ratio; }
-double samples_factor(double ratio) { return 1.0 + ratio; }
-
 } // namespace
 
 bool noise_scale_known(double noise_scale) { return std::isfinite(noise_scale) && noise_scale > 0.0; }
-
-NoiseRegime noise_regime(double ratio) {
-    return ratio < 0.5 ? NoiseRegime::Below : ratio > 2.0 ? NoiseRegime::Above : NoiseRegime::Near;
-}
 
 NoiseAdvice noise_advice(double noise_scale, double effective_batch, std::int64_t accumulation_steps) {
     NoiseAdvice a;
     const auto k = std::max<std::int64_t>(1, accumulation_steps);
     a.effective_batch = effective_batch;
     if (!noise_scale_known(noise_scale) || !(effective_batch > 0)) return a;
-    const double per_k = effective_batch / double(k); // one micro-batch on every process
+    // accum-run plan --noise-scale's advice (the engine's), for one micro-batch on
+    // every process as the unit K counts.
+    const auto target = std::max<std::int64_t>(1, std::llround(effective_batch));
+    const auto per_k = std::max<std::int64_t>(1, std::llround(effective_batch / double(k)));
+    const auto e = accum::advise_effective_batch(noise_scale, target, per_k);
     a.noise_scale = noise_scale;
-    a.ratio = a.effective_batch / noise_scale;
-    a.regime = noise_regime(a.ratio);
-    a.steps_factor = steps_factor(a.ratio);
-    a.samples_factor = samples_factor(a.ratio);
-    if (a.regime != NoiseRegime::Above) return a;
-    const auto smaller = std::max<std::int64_t>(1, std::llround(noise_scale / per_k));
-    if (smaller >= k) return a;
-    a.smaller_k = smaller;
-    a.smaller_effective_batch = per_k * double(smaller);
-    const double r = a.smaller_effective_batch / noise_scale;
-    a.smaller_steps_vs_target = steps_factor(r) / a.steps_factor;
-    a.smaller_samples_vs_target = samples_factor(r) / a.samples_factor;
+    a.ratio = e.ratio;
+    a.regime = e.position == "below" ? NoiseRegime::Below : e.position == "above" ? NoiseRegime::Above : NoiseRegime::Near;
+    a.steps_factor = e.steps_over_min;
+    a.samples_factor = e.samples_over_min;
+    a.smaller_k = e.suggested_accumulation_steps;
+    a.smaller_effective_batch = double(e.suggested_effective_batch);
+    a.smaller_steps_vs_target = e.suggested_steps_ratio;
+    a.smaller_samples_vs_target = e.suggested_samples_ratio;
     return a;
 }
 

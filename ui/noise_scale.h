@@ -39,7 +39,6 @@ struct NoiseAdvice {
 // processes, in the noise scale's unit) against a measured noise scale; no
 // ratio (0) when the noise scale is not a positive number.
 NoiseAdvice noise_advice(double noise_scale, double effective_batch, std::int64_t accumulation_steps);
-NoiseRegime noise_regime(double ratio);
 bool noise_scale_known(double noise_scale); // finite and above 0
 
 // A figure at two significant digits: 120, 2.1, 0.35.
