@@ -64,7 +64,7 @@ inline constexpr double kOverflowLossScale = 3.4e38;
 // data: the lesson's CNN on Fashion-MNIST early in training (the noise scale
 // the studio measured there: bench/STUDIO_MEASUREMENTS.md). The runs then measure
 // their own, and the verdict says where the two batches sit against it.
-inline constexpr double kDefaultNoiseScale = 100.0;
+inline constexpr double kDefaultNoiseScale = 90.0;
 // How far below and above the noise scale its two batches sit (a factor each way).
 inline constexpr double kNoiseScaleMargin = 4.0;
 
