@@ -33,8 +33,8 @@ LIMIT="${SHOT_TIMEOUT:-900}" # seconds one picture may take
 ALL=(screenshot-studio screenshot-studio-oom screenshot-memory-bands screenshot-memory-levers
      screenshot-code-panel screenshot-compare-styles screenshot-compare-accumulation
      screenshot-loss-scale-pitfall screenshot-no-sync screenshot-own-model screenshot-pretrained-lab
-     screenshot-installed-vi screenshot-runs
-     lesson-step1 lesson-step1-vi lesson-step2-build-up lesson-step3 lesson-step5
+     screenshot-installed-vi screenshot-runs screenshot-noise-scale screenshot-noise-scale-vi
+     lesson-step1 lesson-step1-vi lesson-step2-build-up lesson-step3 lesson-step5 lesson-step11 lesson-step11-vi
      lesson-chapter-step1 lesson-chapter-step2 lesson-chapter-step3 lesson-chapter-step4 lesson-chapter-step5
      chapter-pytorch chapter-accelerator chapter-trainer)
 
@@ -141,6 +141,13 @@ make_picture() {
         rm -f "$OUT/runs-$1x$2.png"
       done
       SHOT_HOME="$home" shot screenshot-runs "$PROJECTOR" --screenshot-after 4000 "$home"/.local/share/accum-studio/runs/* ;;
+    screenshot-noise-scale | screenshot-noise-scale-vi) # a live run's noise scale and the planner's line at 1280 × 720
+      local language=()
+      [[ "$1" == *-vi ]] && language=(--language vi)
+      shot "$1" "$PROJECTOR" "${language[@]}" --autorun --config "$(config noise '{"model": "cnn", "batch-size": 16,
+        "accumulation-steps": 16, "lr": 0.02, "momentum": 0.9, "epochs": 0, "max-steps": 60}')" ;;
+    lesson-step11) shot "$1" "$PROJECTOR" --presentation --lesson-step 11 ;;
+    lesson-step11-vi) shot "$1" "$PROJECTOR" --presentation --language vi --lesson-step 11 ;;
     lesson-step1) shot "$1" "$PROJECTOR" --presentation --lesson-step 1 ;;
     lesson-step1-vi) shot "$1" "$PROJECTOR" --presentation --language vi --lesson-step 1 ;;
     lesson-step2-build-up) # the mechanism mid-run, its loop built up to the update's condition

@@ -119,6 +119,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     effective_batch_->setStyleSheet(QStringLiteral("font-weight: bold; font-size: 13pt; color: #1f4e99;"));
     effective_batch_->setWordWrap(true);
     effective_batch_->setTextFormat(Qt::RichText);
+    noise_advice_ = new QLabel;
+    noise_advice_->setObjectName(QStringLiteral("noise_advice"));
+    noise_advice_->setWordWrap(true);
     gradient_checkpointing_ = new QCheckBox;
     gradient_checkpointing_->setObjectName(QStringLiteral("gradient_checkpointing"));
     texts_.add([this] {
@@ -266,11 +269,16 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     add_field(batching_form, QT_TR_NOOP("Processes (N)"), processes_);
     auto* effective_label = new QLabel;
     auto* memory_label = new QLabel;
-    texts_.add([effective_label, memory_label] {
+    noise_advice_label_title_ = new QLabel;
+    texts_.add([this, effective_label, memory_label] {
         effective_label->setText(tr("Effective batch"));
         memory_label->setText(tr("Memory"));
+        noise_advice_label_title_->setText(tr("Noise scale"));
     });
     batching_form->addRow(effective_label, effective_batch_);
+    batching_form->addRow(noise_advice_label_title_, noise_advice_);
+    noise_advice_label_title_->hide();
+    noise_advice_->hide();
     add_field(batching_form, nullptr, gradient_checkpointing_); // the box says its name
     batching_form->addRow(memory_label, estimate_);
     auto [optim, optim_form] = make_group(QT_TR_NOOP("Optimisation"));

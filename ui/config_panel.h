@@ -9,6 +9,7 @@
 #include <QList>
 #include <QMap>
 #include <QWidget>
+#include <functional>
 
 #include "accum/run_config.h"
 #include "accum/run_estimate.h"
@@ -52,6 +53,16 @@ public:
     // gradient checkpointing on, when the suggestion says so).
     void set_batching(std::int64_t batch_size, std::int64_t accumulation_steps, bool gradient_checkpointing = false);
 
+    // The planner's noise-scale line under the effective batch: where the form's
+    // effective batch sits against a measured gradient noise scale (in samples),
+    // measured in `source` (the live run, a run of the Runs tab) on `measured_on`
+    // (noise_scale.h). NaN hides the line.
+    void set_measured_noise_scale(double noise_scale, std::function<QString()> source,
+                                  const accum::RunConfig& measured_on);
+    QLabel* noise_advice_label() const { return noise_advice_; }
+    double measured_noise_scale() const { return noise_scale_; }
+    // The same when it was measured on `c`'s model and data, else 0.
+    double measured_noise_scale_for(const accum::RunConfig& c) const;
     // The memory estimate beside the effective batch: asked again (debounced, on a
     // worker thread) whenever the form changes while the panel is shown, and
     // after a run (the engine estimates only between runs).
@@ -99,6 +110,7 @@ private:
     // says the rest.
     QList<Problem> field_problems(const accum::RunConfig& c) const;
     QString effective_batch_text(const accum::RunConfig& c) const;
+    void show_noise_advice(const accum::RunConfig& c);
 
     struct FieldRow {
         QString label;
@@ -122,6 +134,11 @@ private:
     QSpinBox* accumulation_steps_ = nullptr;
     QSpinBox* processes_ = nullptr;
     QLabel* effective_batch_ = nullptr;
+    QLabel* noise_advice_label_title_ = nullptr;
+    QLabel* noise_advice_ = nullptr;
+    double noise_scale_ = 0.0; // 0: none measured
+    std::function<QString()> noise_source_; // in the language of the moment
+    accum::RunConfig noise_config_;
     QCheckBox* gradient_checkpointing_ = nullptr;
     QCheckBox* report_tensorboard_ = nullptr; // report_to: "tensorboard" or "none"
     QLabel* estimate_ = nullptr;

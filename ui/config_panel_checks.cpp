@@ -19,6 +19,7 @@
 
 #include "accum/session.h"
 #include "memory_estimator.h"
+#include "noise_scale.h"
 
 namespace studio {
 
@@ -105,6 +106,33 @@ QString ConfigPanel::effective_batch_text(const accum::RunConfig& c) const {
     return text;
 }
 
+void ConfigPanel::set_measured_noise_scale(double noise_scale, std::function<QString()> source,
+                                           const accum::RunConfig& measured_on) {
+    noise_scale_ = noise_scale_known(noise_scale) ? noise_scale : 0.0;
+    noise_source_ = std::move(source);
+    noise_config_ = measured_on;
+    show_noise_advice(config());
+}
+
+double ConfigPanel::measured_noise_scale_for(const accum::RunConfig& c) const {
+    const bool same = c.model == noise_config_.model && c.dataset == noise_config_.dataset &&
+                      c.model_file == noise_config_.model_file && c.data_path == noise_config_.data_path;
+    return same ? noise_scale_ : 0.0;
+}
+
+void ConfigPanel::show_noise_advice(const accum::RunConfig& c) {
+    const bool shown = noise_scale_ > 0 && c.effective_batch() > 0;
+    noise_advice_->setVisible(shown);
+    noise_advice_label_title_->setVisible(shown);
+    if (!shown) return;
+    auto text = noise_advice_text(noise_advice(noise_scale_, double(c.effective_batch()), c.accumulation_steps),
+                                  noise_source_ ? noise_source_() : QString(), false);
+    if (measured_noise_scale_for(c) <= 0)
+        text += QLatin1Char(' ') + tr("It was measured on another model or data set: measure this one for a sound "
+                                      "figure.");
+    noise_advice_->setText(text);
+}
+
 QString ConfigPanel::summary_text() const {
     const auto c = config();
     QStringList parts;
@@ -163,6 +191,7 @@ bool ConfigPanel::show_problems() {
     model_file_row_->setVisible(from_file);
     if (model_file_label_) model_file_label_->setVisible(from_file);
     effective_batch_->setText(effective_batch_text(c));
+    show_noise_advice(c);
     // The form's own checks first, in its words; then what accum::validate() finds
     // besides, under the field's label. The engine's limits are the same, so a
     // problem named twice is shown once.

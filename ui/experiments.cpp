@@ -96,6 +96,18 @@ const std::vector<ExperimentInfo>& experiments() {
                            "activations. Parameters, gradients and optimizer state stay the same size. "
                            "Checkpointing recomputes activations in backward (the CNN's first block; its second "
                            "runs in slices of the batch), so it costs some speed.")},
+        {Experiment::NoiseScale, "noise-scale", ExperimentGroup::Equivalence,
+         QT_TRANSLATE_NOOP("studio::Experiments", "Batch vs noise scale"),
+         QT_TRANSLATE_NOOP("studio::Experiments", "Effective batch vs the noise scale"),
+         QT_TRANSLATE_NOOP("studio::Experiments",
+                           "Two effective batches, well below and well above the measured gradient noise scale, on "
+                           "the same number of samples"),
+         QT_TRANSLATE_NOOP("studio::Experiments",
+                           "Batch vs noise scale: the same micro-batch accumulated over a small K and a large K, so "
+                           "one effective batch sits well below the gradient noise scale and one well above it, each "
+                           "trained on the same number of samples. The big one takes far fewer optimizer steps, but "
+                           "above the noise scale its extra samples buy little: per sample it learns no faster. The "
+                           "x axis is samples seen.")},
     };
     return table;
 }

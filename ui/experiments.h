@@ -19,6 +19,9 @@ enum class Experiment {
     NoSyncVsSyncEach, // N processes: no_sync (one all-reduce per update) vs an all-reduce per micro-batch
     MemoryLevers, // 256 × 1, 64 × 4, each without and with gradient checkpointing (the CNN)
     PitfallLossScale,
+    // Two effective batches, well below and well above the gradient noise scale,
+    // on the same samples: the big one takes fewer steps, not fewer samples.
+    NoiseScale,
 };
 
 // The lab's two rows of buttons and the Lab menu's two sections.
@@ -56,6 +59,14 @@ const ExperimentInfo* find_experiment(const QString& id);
 // two below its maximum is 2^127 (1.7e38); 3.4e38 is just below the maximum,
 // where a gradient above 1 overflows (as one above 1 does in fp16 at 2^16).
 inline constexpr double kOverflowLossScale = 3.4e38;
+
+// The noise-scale experiment's figure when none was measured on the model and
+// data: the lesson's CNN on Fashion-MNIST early in training (the noise scale
+// the studio measured there: bench/STUDIO_MEASUREMENTS.md). The runs then measure
+// their own, and the verdict says where the two batches sit against it.
+inline constexpr double kDefaultNoiseScale = 90.0;
+// How far below and above the noise scale its two batches sit (a factor each way).
+inline constexpr double kNoiseScaleMargin = 4.0;
 
 } // namespace studio
 // SPDX-License-Identifier: GPL-3.0-or-later

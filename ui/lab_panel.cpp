@@ -21,6 +21,7 @@
 #include "engine_text.h"
 #include "engine_use.h"
 #include "link_curve.h"
+#include "noise_scale.h"
 #include "plot_interaction.h"
 
 namespace studio {
@@ -302,7 +303,8 @@ QPushButton* LabPanel::button(Experiment experiment) const {
 void LabPanel::run_experiment(Experiment experiment) {
     if (queue_->is_running() || !base_) return;
     experiment_ = experiment;
-    const auto runs = plan_experiment(experiment, base_());
+    const auto base = base_();
+    const auto runs = plan_experiment(experiment, base, noise_scale_ ? noise_scale_(base) : 0.0);
     shown_.clear();
     table_->setRowCount(0);
     set_texts([count = runs.size()] { return tr("Running %1 runs one after another…").arg(count); },
@@ -310,7 +312,7 @@ void LabPanel::run_experiment(Experiment experiment) {
     y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler   ? LearningRateAxis
                              : experiment == Experiment::PitfallLossScale ? LossScaleAxis
                                                                           : LossAxis);
-    x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation ? 1 : 0);
+    x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation || experiment == Experiment::NoiseScale ? 1 : 0);
     memory_bars_->setVisible(experiment == Experiment::MemoryLevers);
     if (link_curve_) link_curve_->setVisible(experiment == Experiment::NoSyncVsSyncEach);
     rebuild_plot();
@@ -446,6 +448,8 @@ QString LabPanel::finished_verdict() const {
                    .arg(runs[1].steps.size())
                    .arg(runs[1].steps.back().loss_scale, 0, 'g', 2)
                    .arg(worst_text);
+    } else if (experiment_ == Experiment::NoiseScale && runs.size() == 2) {
+        text = noise_comparison_text(compare_noise_runs(runs[0], runs[1]));
     } else if (experiment_ == Experiment::MemoryLevers && runs.size() >= 2) {
         QStringList activations, speed;
         for (const auto& r : runs) {

@@ -49,6 +49,11 @@ public:
     explicit LabPanel(QWidget* parent = nullptr);
 
     void set_base_config_provider(std::function<accum::RunConfig()> provider) { base_ = std::move(provider); }
+    // A gradient noise scale measured on the base's model and data (samples; 0
+    // when none), for the noise-scale experiment's batches (lab_plan.h).
+    void set_noise_scale_provider(std::function<double(const accum::RunConfig&)> provider) {
+        noise_scale_ = std::move(provider);
+    }
     // Runs `experiment` now. The window decides whether it may (engine_use.h): the
     // buttons only ask, through experiment_requested().
     void run_experiment(Experiment experiment);
@@ -106,6 +111,7 @@ private:
     void set_busy(bool busy);
 
     std::function<accum::RunConfig()> base_;
+    std::function<double(const accum::RunConfig&)> noise_scale_;
     Retexts texts_;
     std::function<QString()> verdict_text_;
     std::function<QString()> explanation_text_;

@@ -74,9 +74,45 @@ void use_fashion_mnist(accum::RunConfig& base) {
     base.dataset = accum::DatasetKind::FashionMnist;
 }
 
+// Powers of two at most and at least `x` (1 at least).
+std::int64_t floor_pow2(double x) {
+    std::int64_t p = 1;
+    while (double(p * 2) <= x) p *= 2;
+    return p;
+}
+std::int64_t ceil_pow2(double x) {
+    std::int64_t p = 1;
+    while (double(p) < x) p *= 2;
+    return p;
+}
+
+// Two effective batches of one micro-batch m, m × 2 at most noise/margin and
+// m × K at least noise × margin, on the same samples: the big run's steps times
+// its effective batch, the small run as many samples in more steps.
+void plan_noise_scale(std::vector<PlannedRun>& runs, accum::RunConfig base, double noise_scale) {
+    if (!(noise_scale > 0)) noise_scale = kDefaultNoiseScale;
+    const auto world = std::max<std::int64_t>(1, base.world_size());
+    const std::int64_t m = std::max<std::int64_t>(1, floor_pow2(noise_scale / kNoiseScaleMargin / 2.0 / double(world)));
+    const std::int64_t k_small = 2;
+    std::int64_t k_big = std::max<std::int64_t>(4, ceil_pow2(noise_scale * kNoiseScaleMargin / double(m * world)));
+    // Inside the first epoch: a data set too small for the big batch's windows gets a smaller K.
+    while (k_big > 4 && full_windows(base, m * world, k_big) < 2) k_big /= 2;
+    const std::int64_t big_steps = std::clamp<std::int64_t>(base.max_steps > 0 ? base.max_steps : 10, 1,
+                                                             full_windows(base, m * world, k_big));
+    base.batch_size = m;
+    base.epochs = 0;
+    auto small = base, big = base;
+    small.accumulation_steps = k_small;
+    small.max_steps = big_steps * (k_big / k_small);
+    big.accumulation_steps = k_big;
+    big.max_steps = big_steps;
+    runs.push_back({LabPanel::tr("%1 × %2 = %3 (small)").arg(m).arg(k_small).arg(small.effective_batch()), small});
+    runs.push_back({LabPanel::tr("%1 × %2 = %3 (big)").arg(m).arg(k_big).arg(big.effective_batch()), big});
+}
+
 } // namespace
 
-std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& config) {
+std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& config, double noise_scale) {
     auto base = lab_base(config);
     const auto B = base.batch_size, K = base.accumulation_steps;
     std::vector<PlannedRun> runs;
@@ -209,6 +245,7 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
                               LabPanel::tr("scaler per window (right)"), LabPanel::tr("scaler per micro-batch (wrong)"));
         break;
     }
+    case Experiment::NoiseScale: plan_noise_scale(runs, base, noise_scale); break;
     }
     return runs;
 }

@@ -11,7 +11,9 @@
 namespace studio {
 
 // The runs an experiment makes from the studio's configuration: at least two,
-// the first the reference the others are measured against.
-std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& base);
+// the first the reference the others are measured against. `noise_scale`: a
+// gradient noise scale measured on this model and data (samples), which the
+// noise-scale experiment places its batches around (0: kDefaultNoiseScale).
+std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& base, double noise_scale = 0.0);
 
 } // namespace studio

@@ -10,6 +10,7 @@
 #include "engine_text.h"
 #include "lab_panel.h" // the lab's measures of a run: format_bytes, allreduces_per_update…
 #include "link_curve.h"
+#include "noise_scale.h"
 
 namespace studio {
 
@@ -198,6 +199,21 @@ LessonVerdict memory_check(const std::vector<RunResult>& runs, const CheckParame
                                                                    .arg(format_bytes(fixed[0]), format_bytes(fixed[3])))};
 }
 
+// Two effective batches on the same samples (the noise-scale experiment): the big
+// one took fewer steps, saw no fewer samples and got no further on them; the
+// runs' own noise scales lie at least `margin` above the small batch and below
+// the big one.
+LessonVerdict noise_scale_check(const std::vector<RunResult>& runs, const CheckParameters& p) {
+    if (!all_completed(runs) || runs.size() != 2) return not_completed(runs);
+    const auto c = compare_noise_runs(runs[0], runs[1]);
+    const double margin = p.at("margin");
+    const bool measured = noise_scale_known(c.noise_small) && noise_scale_known(c.noise_big);
+    const bool apart = measured && c.effective_small * margin <= std::min(c.noise_small, c.noise_big) &&
+                       std::max(c.noise_small, c.noise_big) * margin <= c.effective_big;
+    const bool ok = c.valid && c.samples_small == c.samples_big && c.steps_big < c.steps_small && apart &&
+                    c.tail_loss_small <= c.tail_loss_big;
+    return {ok, noise_comparison_text(c)};
+}
 
 // The Trainer's log: the run completed and evaluated at least `evaluations`
 // times, each later in the epochs than the one before.
@@ -236,6 +252,7 @@ const std::vector<CheckKind>& check_kinds() {
         {"loss-scale-per-micro-batch", {{"visible", kVisibleLossScaleDifference}}, loss_scale_check},
         {"no-sync", {{"tolerance", kSameLossTolerance}}, no_sync_check},
         {"eval-log", {{"evaluations", 1.0}}, eval_log_check},
+        {"noise-scale-steps", {{"margin", kNoiseScaleCheckMargin}}, noise_scale_check},
     };
     return kinds;
 }

@@ -33,6 +33,8 @@
 #include "runs_panel.h"
 #include "loss_plot.h"
 #include "memory_plot.h"
+#include "noise_plot.h"
+#include "noise_scale.h"
 #include "oom_banner.h"
 #include "run_controller.h"
 
@@ -72,9 +74,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     code_panel_->preview_accumulation_steps(static_cast<int>(config_panel_->config().accumulation_steps));
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
     lab_panel_->set_base_config_provider([this] { return director_->lab_base_config(); });
+    lab_panel_->set_noise_scale_provider([this](const accum::RunConfig& base) {
+        return config_panel_->measured_noise_scale_for(base);
+    });
     connect(lab_panel_, &LabPanel::experiment_requested, this, &MainWindow::run_experiment);
     connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) {
-        if (!engine_refused_as_busy(r.summary)) runs_panel_->add_run(r); // a refused run never ran
+        if (engine_refused_as_busy(r.summary)) return; // a refused run never ran
+        runs_panel_->add_run(r);
+        take_noise_scale(r, [label = r.label] { return tr("the lab's run “%1”").arg(label); });
+    });
+    connect(runs_panel_, &RunsPanel::run_chosen, this, [this](int row) {
+        const auto& run = runs_panel_->run(row);
+        take_noise_scale(run, [label = run.label] { return tr("run “%1”").arg(label); });
     });
     connect(lab_panel_, &LabPanel::busy_changed, this, [this] { update_actions(); });
     // The lesson asks; the window decides and answers (engine_use.h). The lesson
@@ -171,6 +182,7 @@ void MainWindow::build_layout() {
     oom_banner_ = new OomBanner;
     loss_plot_ = new LossPlot;
     memory_plot_ = new MemoryPlot;
+    noise_plot_ = new NoisePlot;
 
     eval_table_ = new QTableWidget(0, 5);
     eval_table_->setObjectName(QStringLiteral("eval_table"));
@@ -221,9 +233,11 @@ void MainWindow::build_layout() {
     log_layout->addWidget(log_title);
     log_layout->addWidget(log_view_);
     bottom->addWidget(eval_box);
+    bottom->addWidget(noise_plot_);
     bottom->addWidget(log_box);
     bottom->setStretchFactor(0, 1);
     bottom->setStretchFactor(1, 1);
+    bottom->setStretchFactor(2, 1);
 
     auto* plots = plots_split_ = new QSplitter(Qt::Vertical);
     plots->addWidget(loss_plot_);
@@ -283,6 +297,7 @@ void MainWindow::build_layout() {
     live_layout->setContentsMargins(0, 4, 0, 0);
     live_layout->addWidget(oom_banner_);
     live_layout->addLayout(status_row);
+    live_layout->addWidget(noise_plot_->readout()); // in view in presentation mode too
     live_layout->addWidget(live_split, 1);
 
     lab_panel_ = new LabPanel;
@@ -392,6 +407,11 @@ void MainWindow::retranslate() {
     update_config_problems();
 }
 
+void MainWindow::take_noise_scale(const RunResult& run, std::function<QString()> source) {
+    const double noise_scale = measured_noise_scale_in_samples(run);
+    if (noise_scale_known(noise_scale)) config_panel_->set_measured_noise_scale(noise_scale, std::move(source), run.config);
+}
+
 void MainWindow::show_run_times(const accum::SummaryRecord& summary) {
     eta_label_->setText(tr("took %1").arg(format_duration(summary.train_runtime_s)));
     if (summary.samples_per_second > 0)
@@ -414,6 +434,7 @@ void MainWindow::on_records(const RecordBatch& batch) {
     live_run_.evals.insert(live_run_.evals.end(), batch.evals.begin(), batch.evals.end());
     loss_plot_->append(batch);
     memory_plot_->append(batch);
+    noise_plot_->append(batch);
     pending_logs_ << batch.logs;
     for (const auto& line : batch.logs) show_threads(line);
     for (const auto& e : batch.evals) {
@@ -454,6 +475,7 @@ void MainWindow::refresh_views(bool final) {
     code_panel_->refresh();
     loss_plot_->refresh();
     memory_plot_->refresh();
+    noise_plot_->refresh();
     if (!pending_logs_.isEmpty()) {
         const bool follow = log_follow_;
         log_view_->appendPlainText(pending_logs_.join(QLatin1Char('\n')));
@@ -522,6 +544,7 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
         },
         [summary] { return engine_message(summary); });
     runs_panel_->add_run(live_run_);
+    take_noise_scale(live_run_, [] { return tr("the live run"); });
     config_panel_->refresh_estimate_a_run_held();
     Q_EMIT run_finished(summary);
 }

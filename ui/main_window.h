@@ -47,6 +47,7 @@ class LabPanel;
 class LessonPanel;
 class LossPlot;
 class MemoryPlot;
+class NoisePlot;
 class OomBanner;
 class RunController;
 class RunsPanel;
@@ -60,6 +61,9 @@ public:
     ConfigPanel* config_panel() const { return config_panel_; }
     LossPlot* loss_plot() const { return loss_plot_; }
     MemoryPlot* memory_plot() const { return memory_plot_; }
+    // The live run's gradient noise scale: its plot beside the evaluation, its
+    // readout below the status row (noise_plot.h).
+    NoisePlot* noise_plot() const { return noise_plot_; }
     OomBanner* oom_banner() const { return oom_banner_; }
     QTableWidget* eval_table() const { return eval_table_; }
     QProgressBar* progress_bar() const { return progress_; }
@@ -203,6 +207,9 @@ private:
     void apply_presentation_scale(double scale);
     void fit_status_labels();
     void update_config_summary();
+    // The planner (the form's noise-scale line) takes `run`'s measured noise
+    // scale, if it has one; `source` names it in the language of the moment.
+    void take_noise_scale(const RunResult& run, std::function<QString()> source);
 
     Retexts texts_; // every fixed text the window sets, for a live change of language
     std::function<QString()> status_text_;
@@ -211,6 +218,7 @@ private:
     ConfigPanel* config_panel_ = nullptr;
     LossPlot* loss_plot_ = nullptr;
     MemoryPlot* memory_plot_ = nullptr;
+    NoisePlot* noise_plot_ = nullptr;
     OomBanner* oom_banner_ = nullptr;
     QTableWidget* eval_table_ = nullptr;
     QPlainTextEdit* log_view_ = nullptr;

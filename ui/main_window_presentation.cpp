@@ -25,6 +25,7 @@
 #include "screen_fit.h"
 #include "loss_plot.h"
 #include "memory_plot.h"
+#include "noise_plot.h"
 #include "oom_banner.h"
 
 namespace studio {
@@ -78,6 +79,7 @@ void MainWindow::update_config_summary() {
 void MainWindow::apply_presentation_scale(double scale) {
     loss_plot_->set_presentation_scale(scale);
     memory_plot_->set_presentation_scale(scale);
+    noise_plot_->set_presentation_scale(scale);
     lab_panel_->set_presentation_scale(scale);
     runs_panel_->set_presentation_scale(scale);
     code_panel_->set_presentation_scale(scale);

@@ -53,6 +53,7 @@
 #include "runs_panel.h"
 #include "loss_plot.h"
 #include "memory_plot.h"
+#include "noise_plot.h"
 #include "oom_banner.h"
 #include "run_controller.h"
 
@@ -73,6 +74,7 @@ void MainWindow::start_live_run(const accum::RunConfig& config, const QString& l
     loss_plot_->set_loss_scaling(running_config_.uses_loss_scaler());
     loss_plot_->clear();
     memory_plot_->clear();
+    noise_plot_->start_run(running_config_);
     memory_plot_->set_device(QString::fromStdString(running_config_.device));
     eval_table_->setRowCount(0);
     log_view_->clear();

@@ -17,6 +17,7 @@
 #include <qcustomplot.h>
 
 #include "lab_panel.h"
+#include "noise_scale.h"
 #include "plot_interaction.h"
 #include "runs_folder.h"
 
@@ -130,6 +131,9 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
     table_->setWordWrap(false);                // (a wrapped cell is cut at the end of its first line)
     connect(table_, &QTableWidget::itemChanged, this, &RunsPanel::on_item_changed);
     connect(table_, &QTableWidget::itemSelectionChanged, this, &RunsPanel::update_delete_button);
+    connect(table_, &QTableWidget::currentCellChanged, this, [this](int row) {
+        if (row >= 0 && row < run_count()) Q_EMIT run_chosen(row);
+    });
 
     plot_ = new QCustomPlot;
     plot_->setObjectName(QStringLiteral("runs_plot"));
@@ -146,7 +150,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
         quantity_->setItemText(2, tr("Throughput"));
         quantity_->setToolTip(tr("What the plot shows of each ticked run, step by step"));
         table_->setHorizontalHeaderLabels({tr("Run"), tr("Source"), tr("Date"), tr("Style"), tr("B"), tr("K"),
-                                           tr("Effective"), tr("Status"), tr("Final loss"), tr("Accuracy"),
+                                           tr("Effective"), tr("Noise scale"), tr("Status"), tr("Final loss"), tr("Accuracy"),
                                            tr("Peak memory"), tr("Samples/s"), tr("Model"), tr("Data")});
         plot_->xAxis->setLabel(tr("samples seen"));
         plot_->yAxis->setLabel(tr("loss (window mean)"));
@@ -202,6 +206,11 @@ bool RunsPanel::open_directory(const QString& dir, QString* error) {
     const auto run = load_run_directory(dir, error);
     if (!run) return false;
     add_run(*run, true);
+    for (int row = run_count() - 1; row >= 0; --row)
+        if (clean_folder(entry(row).run.folder) == clean_folder(run->folder)) {
+            Q_EMIT run_chosen(row); // the planner takes its noise scale
+            break;
+        }
     return true;
 }
 
@@ -272,6 +281,7 @@ void RunsPanel::fill_row(int row) {
     cells[B] = known(QString::number(c.batch_size));
     cells[K] = known(QString::number(c.accumulation_steps));
     cells[Effective] = known(QString::number(c.effective_batch()));
+    cells[NoiseScale] = noise_figure(measured_noise_scale(r)); // "–" when it measured none
     cells[Status] = e.problem.isEmpty() ? status_name(r) : tr("Damaged");
     // A listed run without summary.json: its last whole step's loss, read from metrics.jsonl's end.
     cells[FinalLoss] = num(!r.has_summary && r.steps.empty() ? r.summary.final_loss : r.final_loss(), 4);

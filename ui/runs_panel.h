@@ -31,7 +31,7 @@ public:
     // What the plot shows for each step of a ticked run.
     enum class Quantity { Loss, PeakMemory, Throughput };
     // The table's columns.
-    enum Column { Name, Source, Date, Style, B, K, Effective, Status, FinalLoss, Accuracy, PeakMemory,
+    enum Column { Name, Source, Date, Style, B, K, Effective, NoiseScale, Status, FinalLoss, Accuracy, PeakMemory,
                   SamplesPerSecond, Model, Data, Columns };
 
     explicit RunsPanel(QWidget* parent = nullptr);
@@ -76,6 +76,9 @@ public:
 Q_SIGNALS:
     // The runs folder was listed (set_runs_folder, or follow_runs_folder's moment later).
     void runs_folder_listed();
+    // The table's current row is `row` now (a click, the keyboard): the planner
+    // takes its measured noise scale (noise_scale.h).
+    void run_chosen(int row);
 
 protected:
     void changeEvent(QEvent* event) override;

@@ -795,6 +795,14 @@
         <source>Untick to save nothing: runs are then not written to disk</source>
         <translation>Bỏ đánh dấu để không lưu gì: các lần chạy sẽ không được ghi ra đĩa</translation>
     </message>
+    <message>
+        <source>Noise scale</source>
+        <translation>Thang nhiễu</translation>
+    </message>
+    <message>
+        <source>It was measured on another model or data set: measure this one for a sound figure.</source>
+        <translation>Con số này đo trên mô hình hoặc tập dữ liệu khác: hãy đo trên cấu hình này để có con số đáng tin.</translation>
+    </message>
 </context>
 <context>
     <name>studio::EngineText</name>
@@ -1268,6 +1276,22 @@
         <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward (the CNN&apos;s first block; its second runs in slices of the batch), so it costs some speed.</source>
         <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại activation trong backward (khối đầu tiên của CNN; khối thứ hai chạy theo từng phần của batch), nên chậm hơn một chút.</translation>
     </message>
+    <message>
+        <source>Batch vs noise scale</source>
+        <translation>Batch và thang nhiễu</translation>
+    </message>
+    <message>
+        <source>Effective batch vs the noise scale</source>
+        <translation>Batch hiệu dụng so với thang nhiễu</translation>
+    </message>
+    <message>
+        <source>Two effective batches, well below and well above the measured gradient noise scale, on the same number of samples</source>
+        <translation>Hai batch hiệu dụng, nhỏ hơn hẳn và lớn hơn hẳn thang nhiễu gradient đã đo, trên cùng số mẫu</translation>
+    </message>
+    <message>
+        <source>Batch vs noise scale: the same micro-batch accumulated over a small K and a large K, so one effective batch sits well below the gradient noise scale and one well above it, each trained on the same number of samples. The big one takes far fewer optimizer steps, but above the noise scale its extra samples buy little: per sample it learns no faster. The x axis is samples seen.</source>
+        <translation>Batch và thang nhiễu: cùng một micro-batch tích lũy với K nhỏ và K lớn, nên một batch hiệu dụng nhỏ hơn hẳn thang nhiễu gradient và một batch lớn hơn hẳn, mỗi lần chạy huấn luyện trên cùng số mẫu. Batch lớn cần ít bước optimizer hơn nhiều, nhưng vượt quá thang nhiễu, các mẫu thêm mang lại rất ít: tính trên mỗi mẫu, nó không học nhanh hơn. Trục x là số mẫu đã xem.</translation>
+    </message>
 </context>
 <context>
     <name>studio::LabPanel</name>
@@ -1580,6 +1604,14 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>optimizer step (above the activations)</source>
         <translation>bước optimizer (phần trên activation)</translation>
+    </message>
+    <message>
+        <source>%1 × %2 = %3 (small)</source>
+        <translation>%1 × %2 = %3 (nhỏ)</translation>
+    </message>
+    <message>
+        <source>%1 × %2 = %3 (big)</source>
+        <translation>%1 × %2 = %3 (lớn)</translation>
     </message>
 </context>
 <context>
@@ -2153,6 +2185,18 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <source>Every key of the studio, read from its menus and buttons (F1)</source>
         <translation>Mọi phím tắt của studio, đọc từ các menu và nút của nó (F1)</translation>
     </message>
+    <message>
+        <source>the lab&apos;s run “%1”</source>
+        <translation>lần chạy “%1” của phòng thí nghiệm</translation>
+    </message>
+    <message>
+        <source>run “%1”</source>
+        <translation>lần chạy “%1”</translation>
+    </message>
+    <message>
+        <source>the live run</source>
+        <translation>lần chạy trực tiếp</translation>
+    </message>
 </context>
 <context>
     <name>studio::MemoryPlot</name>
@@ -2283,6 +2327,124 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>optimizer step (above the activations) %1</source>
         <translation>bước optimizer (phần trên activation) %1</translation>
+    </message>
+</context>
+<context>
+    <name>studio::NoisePlot</name>
+    <message>
+        <source>noise scale (running)</source>
+        <translation>thang nhiễu (trung bình trượt)</translation>
+    </message>
+    <message>
+        <source>optimizer steps</source>
+        <translation>bước optimizer</translation>
+    </message>
+    <message>
+        <source>samples</source>
+        <translation>mẫu</translation>
+    </message>
+    <message>
+        <source>The noise scale is measured from the accumulation windows: it needs K ≥ 2 or several processes.</source>
+        <translation>Thang nhiễu được đo từ các cửa sổ tích lũy: cần K ≥ 2 hoặc nhiều tiến trình.</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Gradient noise scale&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Thang nhiễu gradient&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>your effective batch (tokens)</source>
+        <translation>batch hiệu dụng của bạn (token)</translation>
+    </message>
+    <message>
+        <source>your effective batch</source>
+        <translation>batch hiệu dụng của bạn</translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <translation>token</translation>
+    </message>
+    <message>
+        <source>this run</source>
+        <translation>lần chạy này</translation>
+    </message>
+</context>
+<context>
+    <name>studio::NoiseScale</name>
+    <message>
+        <source>Noise scale: not measured yet (it needs K ≥ 2 or several processes).</source>
+        <translation>Thang nhiễu: chưa đo (cần K ≥ 2 hoặc nhiều tiến trình).</translation>
+    </message>
+    <message>
+        <source>Noise scale ≈ %1 tokens.</source>
+        <translation>Thang nhiễu ≈ %1 token.</translation>
+    </message>
+    <message>
+        <source>Noise scale ≈ %1 samples.</source>
+        <translation>Thang nhiễu ≈ %1 mẫu.</translation>
+    </message>
+    <message>
+        <source>Noise scale ≈ %1 tokens; your effective batch %2 tokens = %3 × that.</source>
+        <translation>Thang nhiễu ≈ %1 token; batch hiệu dụng của bạn %2 token = %3 × con số đó.</translation>
+    </message>
+    <message>
+        <source>Noise scale ≈ %1 samples; your effective batch %2 = %3 × that.</source>
+        <translation>Thang nhiễu ≈ %1 mẫu; batch hiệu dụng của bạn %2 = %3 × con số đó.</translation>
+    </message>
+    <message>
+        <source>Below the noise scale a bigger effective batch still pays: doubling it nearly halves the steps to a given loss.</source>
+        <translation>Dưới thang nhiễu, batch hiệu dụng lớn hơn vẫn có lợi: gấp đôi nó gần như giảm một nửa số bước để đạt một mức loss.</translation>
+    </message>
+    <message>
+        <source>Near the noise scale steps and samples are balanced: each about twice its least.</source>
+        <translation>Gần thang nhiễu, số bước và số mẫu cân bằng: mỗi thứ khoảng gấp đôi mức tối thiểu của nó.</translation>
+    </message>
+    <message>
+        <source>Above it the extra samples buy few steps: a smaller K reaches the same loss on fewer samples.</source>
+        <translation>Vượt quá nó, các mẫu thêm tiết kiệm được ít bước: K nhỏ hơn đạt cùng mức loss với ít mẫu hơn.</translation>
+    </message>
+    <message>
+        <source>Noise scale %1 tokens (measured in %2): this effective batch is %3 × it.</source>
+        <translation>Thang nhiễu %1 token (đo trong %2): batch hiệu dụng này bằng %3 × thang nhiễu.</translation>
+    </message>
+    <message>
+        <source>Noise scale %1 samples (measured in %2): this effective batch is %3 × it.</source>
+        <translation>Thang nhiễu %1 mẫu (đo trong %2): batch hiệu dụng này bằng %3 × thang nhiễu.</translation>
+    </message>
+    <message>
+        <source>To reach a given loss: about %1 × the fewest steps and %2 × the fewest samples.</source>
+        <translation>Để đạt một mức loss: khoảng %1 × số bước tối thiểu và %2 × số mẫu tối thiểu.</translation>
+    </message>
+    <message>
+        <source>K = %1 (effective batch %2) would reach it on about %3 × the samples, in %4 × the steps.</source>
+        <translation>K = %1 (batch hiệu dụng %2) sẽ đạt mức đó với khoảng %3 × số mẫu, trong %4 × số bước.</translation>
+    </message>
+    <message>
+        <source>An estimate from McCandlish et al. (2018); the noise scale drifts as training goes on.</source>
+        <translation>Ước tính theo McCandlish và cộng sự (2018); thang nhiễu thay đổi dần trong quá trình huấn luyện.</translation>
+    </message>
+    <message>
+        <source>Nothing to compare: a run has no step records.</source>
+        <translation>Không có gì để so sánh: một lần chạy không có bản ghi bước nào.</translation>
+    </message>
+    <message>
+        <source>Both saw %1 samples: %2 per update took %3 updates, %4 per update %5 — %6 × fewer.</source>
+        <translation>Cả hai đều xem %1 mẫu: %2 mẫu mỗi cập nhật cần %3 lần cập nhật, %4 mẫu mỗi cập nhật cần %5 — ít hơn %6 ×.</translation>
+    </message>
+    <message>
+        <source>Not the same samples: %1 and %2.</source>
+        <translation>Không cùng số mẫu: %1 và %2.</translation>
+    </message>
+    <message>
+        <source>Loss over the last %1 samples: %2 (small) vs %3 (big).</source>
+        <translation>Loss trên %1 mẫu cuối: %2 (nhỏ) so với %3 (lớn).</translation>
+    </message>
+    <message>
+        <source>Noise scale measured ≈ %1 samples: the small batch is %2 × it, the big %3 ×.</source>
+        <translation>Thang nhiễu đo được ≈ %1 mẫu: batch nhỏ bằng %2 × thang nhiễu, batch lớn %3 ×.</translation>
+    </message>
+    <message>
+        <source>No noise scale measured.</source>
+        <translation>Chưa đo được thang nhiễu.</translation>
     </message>
 </context>
 <context>
@@ -2528,6 +2690,10 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>throughput (samples/s)</source>
         <translation>thông lượng (mẫu/giây)</translation>
+    </message>
+    <message>
+        <source>Noise scale</source>
+        <translation>Thang nhiễu</translation>
     </message>
 </context>
 <context>
