@@ -302,7 +302,7 @@ QPushButton* LabPanel::button(Experiment experiment) const {
 void LabPanel::run_experiment(Experiment experiment) {
     if (queue_->is_running() || !base_) return;
     experiment_ = experiment;
-    const auto runs = plan_experiment(experiment, base_());
+    const auto runs = plan_experiment(experiment, base_(), shapes_ ? shapes_() : ExperimentShapes{});
     shown_.clear();
     table_->setRowCount(0);
     set_texts([count = runs.size()] { return tr("Running %1 runs one after another…").arg(count); },

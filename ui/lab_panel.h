@@ -49,6 +49,8 @@ public:
     explicit LabPanel(QWidget* parent = nullptr);
 
     void set_base_config_provider(std::function<accum::RunConfig()> provider) { base_ = std::move(provider); }
+    // The shapes a lesson step names for the experiment it starts now (empty: the lab's own).
+    void set_shapes_provider(std::function<ExperimentShapes()> provider) { shapes_ = std::move(provider); }
     // Runs `experiment` now. The window decides whether it may (engine_use.h): the
     // buttons only ask, through experiment_requested().
     void run_experiment(Experiment experiment);
@@ -106,6 +108,7 @@ private:
     void set_busy(bool busy);
 
     std::function<accum::RunConfig()> base_;
+    std::function<ExperimentShapes()> shapes_;
     Retexts texts_;
     std::function<QString()> verdict_text_;
     std::function<QString()> explanation_text_;

@@ -72,6 +72,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     code_panel_->preview_accumulation_steps(static_cast<int>(config_panel_->config().accumulation_steps));
     connect(code_panel_, &CodePanel::step_once_requested, this, &MainWindow::step_once);
     lab_panel_->set_base_config_provider([this] { return director_->lab_base_config(); });
+    lab_panel_->set_shapes_provider([this] { return lesson_panel_->requested_shapes(); });
     connect(lab_panel_, &LabPanel::experiment_requested, this, &MainWindow::run_experiment);
     connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) {
         if (!engine_refused_as_busy(r.summary)) runs_panel_->add_run(r); // a refused run never ran
