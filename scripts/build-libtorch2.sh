@@ -7,8 +7,8 @@
 # compiled and linked, the CUDA tests skip at run time. PyPI's Linux torch is
 # the CUDA build, whose CMake files need nvcc (NVIDIA's CUDA 13 toolkit; Debian
 # does not package it): without nvcc this script stops and says so, and the
-# CPU build is the quick start's (scripts/quick-start-build.sh, Debian's
-# LibTorch 1.13), or an unpacked CPU LibTorch through CMAKE_PREFIX_PATH.
+# CPU build is the quick start's (scripts/run-studio.sh, Debian's LibTorch
+# 1.13), or an unpacked CPU LibTorch through CMAKE_PREFIX_PATH.
 # Usage: scripts/build-libtorch2.sh [BUILD_DIR]   (default: build-libtorch2)
 # Extra CMake arguments: $ACCUM_CMAKE_ARGS.
 set -euo pipefail
@@ -18,8 +18,8 @@ TORCH_PIN="$(sed -n 's/^torch==\([0-9.]*\).*/\1/p' "$ROOT/scripts/requirements-t
 if ! command -v "${CUDACXX:-nvcc}" >/dev/null; then
   echo "build-libtorch2: the pinned torch $TORCH_PIN is PyPI's CUDA build, whose CMake files need nvcc" \
     "(NVIDIA's CUDA 13 toolkit): put it on PATH or set CUDACXX. Without it, build for the CPU with" \
-    "scripts/quick-start-build.sh (Debian's LibTorch 1.13), or with cmake -DCMAKE_PREFIX_PATH=/path/to/libtorch" \
-    "and a CPU LibTorch (README, LibTorch 2.x)" >&2
+    "scripts/run-studio.sh (the quick start: Debian's LibTorch 1.13), or with a CPU LibTorch through" \
+    "cmake -DCMAKE_PREFIX_PATH=/path/to/libtorch (README, LibTorch 2.x)" >&2
   exit 1
 fi
 "$ROOT/scripts/install-packages.sh"
