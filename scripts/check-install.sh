@@ -56,6 +56,7 @@ PREFIX="$WORK/prefix"
 cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
 for f in bin/accum-run bin/accum-studio \
   share/accum-studio/translations/accum_studio_vi.qm \
+  share/accum-studio/lessons/gradient-accumulation.json share/accum-studio/lessons/chapter-text-classifier.json \
   share/applications/$APP_ID.desktop share/metainfo/$APP_ID.metainfo.xml \
   share/icons/hicolor/scalable/apps/$APP_ID.svg \
   share/man/man1/accum-run.1.gz share/man/man1/accum-studio.1.gz \
@@ -104,6 +105,10 @@ else
   fi
   DEB=$(ls "$BUILD"/accum-studio_*.deb)
   pass "cpack -G DEB: $(basename "$DEB"), depends: $(dpkg-deb -f "$DEB" Depends)"
+  for lesson in "$ROOT"/resources/lessons/*.json; do
+    check "the .deb holds the lesson $(basename "$lesson")" \
+      bash -c 'dpkg-deb -c "$1" | grep -q " \./usr/share/accum-studio/lessons/$2\$"' _ "$DEB" "$(basename "$lesson")"
+  done
   check "lintian: no errors" lintian --fail-on error "$DEB"
   if dpkg-query -W -f='${Status}' accum-studio 2>/dev/null | grep -q "install ok installed"; then
     # Running the tests never changes what a user has installed: their copy

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA build, checked in one go on a machine with an NVIDIA GPU that has
-# little besides a Python torch 2.11 (cu130), nvcc, cmake and ninja (no Qt, no
+# little besides a Python torch 2.x (the pinned release of
+# scripts/requirements-torch2.txt, cu130 or later), nvcc, cmake and ninja (no Qt, no
 # Debian packages, no network):
 #  1. configures the engine, accum-run and the tests with the GUI off against an
 #     upstream LibTorch: $LIBTORCH (an unpacked LibTorch archive), else the

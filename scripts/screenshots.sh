@@ -10,6 +10,8 @@
 #   scripts/screenshots.sh lesson-step1 screenshot-no-sync   only these
 #   scripts/screenshots.sh --list           the pictures' names
 #   BUILD=build-other OUT=/tmp/shots scripts/screenshots.sh   another build, another folder
+#   CHAPTER_LANGUAGE=en OUT=/tmp/en scripts/screenshots.sh lesson-chapter-step3
+#                                           the chapter lesson in English (docs/ has Vietnamese)
 #
 # Sizes: the lesson's pictures at 1280 × 720 in presentation mode (the README says
 # so); the desk pictures on a 1920 × 1080 screen, where the window takes its
@@ -41,7 +43,7 @@ ALL=(screenshot-studio screenshot-studio-oom screenshot-memory-bands screenshot-
 die() { echo "screenshots.sh: $*" >&2; exit 1; }
 
 if [[ "${1:-}" == "--list" ]]; then printf '%s\n' "${ALL[@]}"; exit 0; fi
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0; fi
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0; fi
 WANTED=("$@")
 [[ ${#WANTED[@]} -gt 0 ]] || WANTED=("${ALL[@]}")
 for name in "${WANTED[@]}"; do
@@ -154,8 +156,8 @@ make_picture() {
       shot "$1" "$PROJECTOR" --presentation --lesson-step 2 --build-up-lines 7 --screenshot-after 10000 ;;
     lesson-step3) shot "$1" "$PROJECTOR" --presentation --lesson-step 3 ;;
     lesson-step5) shot "$1" "$PROJECTOR" --presentation --lesson-step 5 ;;
-    lesson-chapter-step[1-5]) # the chapter's own lesson (docs/lessons.md), in Vietnamese
-      shot "$1" "$PROJECTOR" --presentation --language vi --lesson-file "$ROOT/resources/lessons/chapter-text-classifier.json" \
+    lesson-chapter-step[1-5]) # the chapter's own lesson (docs/lessons.md), in Vietnamese unless told
+      shot "$1" "$PROJECTOR" --presentation --language "${CHAPTER_LANGUAGE:-vi}" --lesson-file "$ROOT/resources/lessons/chapter-text-classifier.json" \
         --lesson-step "${1#lesson-chapter-step}" ;;
     chapter-pytorch | chapter-accelerator | chapter-trainer) # each style's Chapter view mid-run
       local style="${1#chapter-}"

@@ -304,7 +304,8 @@ void LabPanel::run_experiment(Experiment experiment) {
     if (queue_->is_running() || !base_) return;
     experiment_ = experiment;
     const auto base = base_();
-    const auto runs = plan_experiment(experiment, base, noise_scale_ ? noise_scale_(base) : 0.0);
+    const auto runs = plan_experiment(experiment, base, noise_scale_ ? noise_scale_(base) : 0.0,
+                                      shapes_ ? shapes_() : ExperimentShapes{});
     shown_.clear();
     table_->setRowCount(0);
     set_texts([count = runs.size()] { return tr("Running %1 runs one after another…").arg(count); },

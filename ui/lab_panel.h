@@ -54,6 +54,8 @@ public:
     void set_noise_scale_provider(std::function<double(const accum::RunConfig&)> provider) {
         noise_scale_ = std::move(provider);
     }
+    // The shapes a lesson step names for the experiment it starts now (empty: the lab's own).
+    void set_shapes_provider(std::function<ExperimentShapes()> provider) { shapes_ = std::move(provider); }
     // Runs `experiment` now. The window decides whether it may (engine_use.h): the
     // buttons only ask, through experiment_requested().
     void run_experiment(Experiment experiment);
@@ -112,6 +114,7 @@ private:
 
     std::function<accum::RunConfig()> base_;
     std::function<double(const accum::RunConfig&)> noise_scale_;
+    std::function<ExperimentShapes()> shapes_;
     Retexts texts_;
     std::function<QString()> verdict_text_;
     std::function<QString()> explanation_text_;

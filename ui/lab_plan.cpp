@@ -112,7 +112,8 @@ void plan_noise_scale(std::vector<PlannedRun>& runs, accum::RunConfig base, doub
 
 } // namespace
 
-std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& config, double noise_scale) {
+std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunConfig& config, double noise_scale,
+                                        const ExperimentShapes& named_shapes) {
     auto base = lab_base(config);
     const auto B = base.batch_size, K = base.accumulation_steps;
     std::vector<PlannedRun> runs;
@@ -130,8 +131,11 @@ std::vector<PlannedRun> plan_experiment(Experiment experiment, const accum::RunC
         break;
     }
     case Experiment::CompareAccumulation: {
-        std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{B * K, 1}, {B, K}};
-        if (B >= 2 && B % 2 == 0) shapes.emplace_back(B / 2, 2 * K);
+        ExperimentShapes shapes = named_shapes;
+        if (shapes.empty()) {
+            shapes = {{B * K, 1}, {B, K}};
+            if (B >= 2 && B % 2 == 0) shapes.emplace_back(B / 2, 2 * K);
+        }
         std::int64_t cap = 1 << 20;
         for (const auto& [b, k] : shapes) cap = std::min(cap, full_windows(base, b, k));
         set_length(base, 60, cap);

@@ -2,12 +2,14 @@
 #include "lesson.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QFile>
 #include <QStringList>
 #include <algorithm>
 #include <cmath>
 
 #include "engine_text.h"
+#include "lesson_reader.h"
 #include "lab_panel.h" // the lab's measures of a run: format_bytes, allreduces_per_update…
 #include "link_curve.h"
 #include "noise_scale.h"
@@ -264,6 +266,19 @@ const std::vector<std::pair<const char*, QString (*)()>>& measured_kinds() {
     return kinds;
 }
 
+std::optional<Lesson> parse_lesson(const QByteArray& text, const QString& name, QString* error) {
+    return parse_lesson_with(text, name, {check_kinds(), measured_kinds()}, error);
+}
+
+std::optional<Lesson> read_lesson_file(const QString& path, QString* error) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (error) *error = QStringLiteral("%1: %2").arg(path, file.errorString());
+        return std::nullopt;
+    }
+    return parse_lesson(file.readAll(), path, error);
+}
+
 QString interface_language() {
     // Translated as the code of the translation's language: what is installed now.
     return QCoreApplication::translate("studio::Lesson", "en", "the code of this translation's language");
@@ -291,10 +306,14 @@ int Lesson::step_index(const QString& key) const {
     return -1;
 }
 
-QStringList shipped_lessons() {
-    return {QStringLiteral(":/lessons/gradient-accumulation.json"),
-            QStringLiteral(":/lessons/chapter-text-classifier.json")};
+QStringList shipped_lessons() { return {QStringLiteral(":/lessons/gradient-accumulation.json"), chapter_lesson()}; }
+
+QString lessons_directory(const QString& program_directory) {
+    const QString dir = QDir::cleanPath(program_directory + QLatin1Char('/') + QStringLiteral(ACCUM_LESSONS_RELATIVE_DIR));
+    return QDir(dir).exists() ? dir : QString();
 }
+
+QString chapter_lesson() { return QStringLiteral(":/lessons/chapter-text-classifier.json"); }
 
 std::shared_ptr<const Lesson> builtin_lesson_shared() {
     static const std::shared_ptr<const Lesson> lesson = [] {

@@ -12,6 +12,7 @@
 
 #include <QString>
 #include <QStringList>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -63,6 +64,9 @@ struct LessonStep {
     Experiment experiment = Experiment::CompareStyles; // with LessonRun::Experiment
     MemoryLever lever = MemoryLever::Planner;
     std::function<accum::RunConfig()> config;
+    // A compare-accumulation step's (micro-batch, K) pairs, the reference first;
+    // empty: the lab's own from the configuration's B and K.
+    std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
     // The runs the step made (one for a live run, the lab's runs for an experiment).
     std::function<LessonVerdict(const std::vector<RunResult>&)> check;
     // A sentence of measured figures, from a benchmark's results compiled into
@@ -93,6 +97,13 @@ std::optional<Lesson> parse_lesson(const QByteArray& text, const QString& name, 
 
 // The lessons the studio ships (compiled in), the built-in one first.
 QStringList shipped_lessons();
+// The folder of the shipped lessons' files for a studio in `program_directory`:
+// the installed share/accum-studio/lessons (the build tree keeps a copy at the
+// same place relative to app/), or "" when it is not there. File › Open lesson…
+// starts in it: a teacher copies a lesson from it to edit.
+QString lessons_directory(const QString& program_directory);
+// The chapter's own lesson (a text classifier in three APIs): Lab › Chapter lesson.
+QString chapter_lesson();
 // The built-in lesson: the chapter on gradient accumulation.
 const Lesson& builtin_lesson();
 std::shared_ptr<const Lesson> builtin_lesson_shared();

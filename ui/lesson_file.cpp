@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Reading a lesson file (docs/lessons.md). The file is JSON, read by a small
-// parser of its own that keeps the line of every value, so that every refusal
+// Reading a lesson file (docs/lessons.md). The file is JSON, read by nlohmann's
+// parser into a tree that keeps the line of every value, so that every refusal
 // names the line and the field; the run's settings go through the engine's own
-// reader of accum-run's --config (accum::from_json_text), so a lesson speaks
+// reader of accum-run's --config (accum::read_config_text), so a lesson speaks
 // the same option names and gets the same checks.
 
-#include <QFile>
 #include <QFileInfo>
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <iterator>
+#include <nlohmann/json.hpp>
 
-#include "lesson.h"
+#include "accum/config_text.h"
+#include "lesson_reader.h"
 
 namespace studio {
 
@@ -34,12 +35,28 @@ struct Node {
     std::vector<Node> items;
     std::vector<std::pair<QString, Node>> members;
 
-    const Node* member(const char* key) const {
-        for (const auto& [k, v] : members)
-            if (k == QLatin1String(key)) return &v;
-        return nullptr;
-    }
+    // Declared here, defined below: pair<QString, Node> needs Node whole first (clang).
+    Node();
+    Node(const Node&);
+    Node(Node&&) noexcept;
+    Node& operator=(const Node&);
+    Node& operator=(Node&&) noexcept;
+    ~Node();
+    const Node* member(const char* key) const;
 };
+
+Node::Node() = default;
+Node::Node(const Node&) = default;
+Node::Node(Node&&) noexcept = default;
+Node& Node::operator=(const Node&) = default;
+Node& Node::operator=(Node&&) noexcept = default;
+Node::~Node() = default;
+
+const Node* Node::member(const char* key) const {
+    for (const auto& [k, v] : members)
+        if (k == QLatin1String(key)) return &v;
+    return nullptr;
+}
 
 QString type_name(Node::Type type) {
     switch (type) {
@@ -53,213 +70,198 @@ QString type_name(Node::Type type) {
     return {};
 }
 
-// JSON (RFC 8259) with each value's line; the field being read names a syntax error.
-class Parser {
+// JSON through nlohmann's SAX parser, built into Nodes that keep each value's
+// line. The parser reads the file through Tracked, which notes how many bytes
+// it has taken: when an event arrives, the value's last byte (or an object's
+// '{') is the last non-blank one taken, as the lexer reads a number one byte
+// past its end and nothing past any other token.
+class Tracked {
 public:
-    explicit Parser(const QByteArray& text) : s_(text) {}
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
 
-    Node document() {
-        skip_space();
-        Node root = value(QString());
-        skip_space();
-        if (pos_ < s_.size()) fail(QString(), QStringLiteral("text after the lesson's closing }"));
-        return root;
+    Tracked(const char* p, const char** taken) : p_(p), taken_(taken) {}
+    reference operator*() const {
+        *taken_ = p_ + 1;
+        return *p_;
+    }
+    Tracked& operator++() {
+        ++p_;
+        return *this;
+    }
+    Tracked operator++(int) {
+        Tracked before = *this;
+        ++p_;
+        return before;
+    }
+    bool operator==(const Tracked& other) const { return p_ == other.p_; }
+    bool operator!=(const Tracked& other) const { return p_ != other.p_; }
+
+private:
+    const char* p_;
+    const char** taken_;
+};
+
+// Deeper than a lesson ever nests: refused before the tree's recursion could matter.
+constexpr std::size_t kMaxDepth = 64;
+
+class TreeBuilder : public nlohmann::json_sax<nlohmann::json> {
+public:
+    explicit TreeBuilder(const QByteArray& text) : text_(text), taken_(text.constData()) {
+        for (qsizetype i = 0; i < text.size(); ++i)
+            if (text[i] == '\n') newlines_.push_back(int(i));
+    }
+    const char** taken() { return &taken_; }
+    Node& root() { return root_; }
+
+    bool null() override { return scalar(Node{}); }
+    bool boolean(bool v) override {
+        Node n;
+        n.type = Node::Type::Boolean;
+        n.boolean = v;
+        return scalar(std::move(n));
+    }
+    bool number_integer(number_integer_t v) override { return number(double(v)); }
+    bool number_unsigned(number_unsigned_t v) override { return number(double(v)); }
+    bool number_float(number_float_t v, const string_t&) override { return number(v); }
+    bool string(string_t& v) override {
+        Node n;
+        n.type = Node::Type::String;
+        n.string = QString::fromStdString(v);
+        return scalar(std::move(n));
+    }
+    bool binary(binary_t&) override { return false; } // JSON text has none
+    bool start_object(std::size_t) override { return open(Node::Type::Object); }
+    bool start_array(std::size_t) override { return open(Node::Type::Array); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override {
+        Frame& f = frames_.back();
+        f.key = QString::fromStdString(k);
+        for (const auto& m : f.node->members)
+            if (m.first == f.key) throw Refusal{line(), child_field(), QStringLiteral("appears twice")};
+        return true;
+    }
+    bool parse_error(std::size_t position, const std::string& last_token,
+                     const nlohmann::detail::exception& ex) override {
+        throw Refusal{line_of(int(std::min<std::size_t>(position, std::size_t(text_.size())))), error_field(),
+                      syntax_reason(ex, last_token)};
     }
 
 private:
-    [[noreturn]] void fail(const QString& field, const QString& reason) const {
-        throw Refusal{line_, field.isEmpty() ? QStringLiteral("(the file)") : field, reason};
+    struct Frame {
+        Node* node;
+        QString field;
+        QString key; // the member being read, in an object
+    };
+
+    // The line of the last non-blank byte taken before `end`.
+    int line_of(int end) const {
+        int at = end - 1;
+        while (at > 0 && (text_[at] == ' ' || text_[at] == '\t' || text_[at] == '\n' || text_[at] == '\r')) --at;
+        return 1 + int(std::lower_bound(newlines_.begin(), newlines_.end(), std::max(at, 0)) - newlines_.begin());
     }
-    char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
-    void advance() {
-        if (s_[pos_] == '\n') ++line_;
-        ++pos_;
+    int offset() const { return int(taken_ - text_.constData()); }
+    int line() const { return line_of(offset()); }
+
+    // The field of the value being read now: the member's, the next item's, or the file's.
+    QString child_field() const {
+        if (frames_.empty()) return QString();
+        const Frame& f = frames_.back();
+        if (f.node->type == Node::Type::Array)
+            return QStringLiteral("%1[%2]").arg(f.field).arg(f.node->items.size() + 1);
+        return f.field.isEmpty() ? f.key : f.field + QLatin1Char('.') + f.key;
     }
-    void skip_space() {
-        while (pos_ < s_.size() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) advance();
-    }
-    QString found() const {
-        if (pos_ >= s_.size()) return QStringLiteral("the end of the file");
-        return QStringLiteral("'%1'").arg(QString::fromUtf8(s_.mid(pos_, 1)));
-    }
-    void expect(char c, const QString& field, const char* what) {
-        skip_space();
-        if (peek() != c)
-            fail(field, QStringLiteral("not JSON: expected %1, found %2").arg(QLatin1String(what), found()));
-        advance();
+    // A syntax error names the member last read, else the container.
+    QString error_field() const {
+        if (frames_.empty()) return QStringLiteral("(the file)");
+        const Frame& f = frames_.back();
+        if (f.node->type == Node::Type::Object && !f.key.isEmpty()) return child_field();
+        return f.field.isEmpty() ? QStringLiteral("(the file)") : f.field;
     }
 
-    Node value(const QString& field) {
-        skip_space();
-        Node n;
-        n.line = line_;
-        n.begin = pos_;
-        const char c = peek();
-        if (c == '{') {
-            n.type = Node::Type::Object;
-            advance();
-            skip_space();
-            if (peek() == '}') {
-                advance();
-            } else {
-                for (;;) {
-                    skip_space();
-                    if (peek() != '"')
-                        fail(field, QStringLiteral("not JSON: expected a field name in quotes, found %1").arg(found()));
-                    const QString key = string(field);
-                    const QString path = field.isEmpty() ? key : field + QLatin1Char('.') + key;
-                    for (const auto& m : n.members)
-                        if (m.first == key) fail(path, QStringLiteral("appears twice"));
-                    expect(':', path, "':'");
-                    n.members.emplace_back(key, value(path));
-                    skip_space();
-                    if (peek() == ',') {
-                        advance();
-                        continue;
-                    }
-                    expect('}', path, "',' or '}'");
-                    break;
-                }
-            }
-        } else if (c == '[') {
-            n.type = Node::Type::Array;
-            advance();
-            skip_space();
-            if (peek() == ']') {
-                advance();
-            } else {
-                for (;;) {
-                    n.items.push_back(value(QStringLiteral("%1[%2]").arg(field).arg(n.items.size() + 1)));
-                    skip_space();
-                    if (peek() == ',') {
-                        advance();
-                        continue;
-                    }
-                    expect(']', field, "',' or ']'");
-                    break;
-                }
-            }
-        } else if (c == '"') {
-            n.type = Node::Type::String;
-            n.string = string(field);
-        } else if (c == '-' || (c >= '0' && c <= '9')) {
-            n.type = Node::Type::Number;
-            n.number = number(field);
-        } else if (word("true")) {
-            n.type = Node::Type::Boolean;
-            n.boolean = true;
-        } else if (word("false")) {
-            n.type = Node::Type::Boolean;
-        } else if (!word("null")) {
-            fail(field, QStringLiteral("not JSON: expected a value, found %1").arg(found()));
+    Node* place(Node&& n) {
+        n.line = line();
+        if (frames_.empty()) {
+            root_ = std::move(n);
+            return &root_;
         }
-        n.end = pos_;
-        return n;
+        Node* parent = frames_.back().node;
+        if (parent->type == Node::Type::Array) {
+            parent->items.push_back(std::move(n));
+            return &parent->items.back();
+        }
+        parent->members.emplace_back(frames_.back().key, std::move(n));
+        return &parent->members.back().second;
     }
-
-    bool word(const char* w) {
-        const auto len = static_cast<qsizetype>(std::strlen(w));
-        if (s_.mid(pos_, len) != w) return false;
-        pos_ += len;
+    bool scalar(Node&& n) {
+        n.begin = n.end = offset();
+        place(std::move(n));
+        return true;
+    }
+    bool number(double v) {
+        Node n;
+        n.type = Node::Type::Number;
+        n.number = v;
+        return scalar(std::move(n));
+    }
+    bool open(Node::Type type) {
+        const QString field = child_field();
+        if (frames_.size() >= kMaxDepth)
+            throw Refusal{line(), field.isEmpty() ? QStringLiteral("(the file)") : field,
+                          QStringLiteral("nested deeper than %1 levels").arg(kMaxDepth)};
+        Node n;
+        n.type = type;
+        n.begin = offset() - 1; // the '{' or '['
+        frames_.push_back({place(std::move(n)), field, QString()});
+        return true;
+    }
+    bool close() {
+        frames_.back().node->end = offset();
+        frames_.pop_back();
         return true;
     }
 
-    double number(const QString& field) {
-        const int start = pos_;
-        auto digits = [this] {
-            const int from = pos_;
-            while (peek() >= '0' && peek() <= '9') advance();
-            return pos_ > from;
-        };
-        if (peek() == '-') advance();
-        if (!digits()) fail(field, QStringLiteral("not JSON: a number needs digits"));
-        if (peek() == '.') {
-            advance();
-            if (!digits()) fail(field, QStringLiteral("not JSON: a number needs digits after '.'"));
-        }
-        if (peek() == 'e' || peek() == 'E') {
-            advance();
-            if (peek() == '+' || peek() == '-') advance();
-            if (!digits()) fail(field, QStringLiteral("not JSON: a number needs digits after 'e'"));
-        }
-        bool ok = false;
-        const double v = s_.mid(start, pos_ - start).toDouble(&ok);
-        if (!ok || !std::isfinite(v)) fail(field, QStringLiteral("the number is out of range"));
-        return v;
+    // nlohmann's reason, said as the field's problem.
+    static QString syntax_reason(const nlohmann::detail::exception& ex, const std::string& last_token) {
+        const std::string what = ex.what();
+        const auto has = [&what](const char* part) { return what.find(part) != std::string::npos; };
+        const QString found = last_token.empty() || has("unexpected end of input")
+                                  ? QStringLiteral("the end of the file")
+                                  : QStringLiteral("'%1'").arg(QString::fromStdString(last_token));
+        if (ex.id == 406) return QStringLiteral("the number is out of range");
+        if (has("expected end of input")) return QStringLiteral("text after the lesson's closing }");
+        if (has("U+000A") || has("U+000D")) return QStringLiteral("not JSON: the text has no closing quote on its line");
+        if (has("missing closing quote")) return QStringLiteral("not JSON: the text has no closing quote");
+        if (has("while parsing object key"))
+            return QStringLiteral("not JSON: expected a field name in quotes, found %1").arg(found);
+        if (has("while parsing object separator")) return QStringLiteral("not JSON: expected ':', found %1").arg(found);
+        if (has("while parsing object -")) return QStringLiteral("not JSON: expected ',' or '}', found %1").arg(found);
+        if (has("while parsing array -")) return QStringLiteral("not JSON: expected ',' or ']', found %1").arg(found);
+        if (has("expected '[', '{', or a literal"))
+            return QStringLiteral("not JSON: expected a value, found %1").arg(found);
+        // The lexer's own reason (an invalid string, number or literal).
+        const auto dash = what.find(" - ");
+        return QStringLiteral("not JSON: ") +
+               QString::fromStdString(dash == std::string::npos ? what : what.substr(dash + 3));
     }
 
-    int hex4(const QString& field) {
-        int v = 0;
-        for (int i = 0; i < 4; ++i) {
-            const char c = peek();
-            const int d = c >= '0' && c <= '9'   ? c - '0'
-                          : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                 : -1;
-            if (d < 0) fail(field, QStringLiteral("not JSON: \\u needs four hexadecimal digits"));
-            v = v * 16 + d;
-            advance();
-        }
-        return v;
-    }
-
-    QString string(const QString& field) {
-        advance(); // the opening quote
-        QByteArray bytes;
-        QString out;
-        auto flush = [&] {
-            out += QString::fromUtf8(bytes);
-            bytes.clear();
-        };
-        for (;;) {
-            if (pos_ >= s_.size()) fail(field, QStringLiteral("not JSON: the text has no closing quote"));
-            const char c = peek();
-            if (c == '"') {
-                advance();
-                break;
-            }
-            if (c == '\n' || c == '\r')
-                fail(field, QStringLiteral("not JSON: the text has no closing quote on its line"));
-            if (static_cast<unsigned char>(c) < 0x20)
-                fail(field, QStringLiteral("not JSON: a control character inside quotes (write \\t)"));
-            if (c != '\\') {
-                bytes += c;
-                advance();
-                continue;
-            }
-            advance();
-            const char e = peek();
-            advance();
-            switch (e) {
-            case '"': bytes += '"'; break;
-            case '\\': bytes += '\\'; break;
-            case '/': bytes += '/'; break;
-            case 'b': bytes += '\b'; break;
-            case 'f': bytes += '\f'; break;
-            case 'n': bytes += '\n'; break;
-            case 'r': bytes += '\r'; break;
-            case 't': bytes += '\t'; break;
-            case 'u': {
-                flush();
-                char32_t code = char32_t(hex4(field));
-                if (code >= 0xD800 && code < 0xDC00 && word("\\u")) {
-                    const auto low = char32_t(hex4(field));
-                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-                }
-                out += QString::fromUcs4(&code, 1);
-                break;
-            }
-            default: fail(field, QStringLiteral("not JSON: unknown escape \\%1").arg(QLatin1Char(e)));
-            }
-        }
-        flush();
-        return out;
-    }
-
-    const QByteArray& s_;
-    int pos_ = 0;
-    int line_ = 1;
+    const QByteArray& text_;
+    const char* taken_;
+    std::vector<int> newlines_;
+    Node root_;
+    std::vector<Frame> frames_;
 };
+
+Node document(const QByteArray& text) {
+    TreeBuilder builder(text);
+    const char* data = text.constData();
+    nlohmann::json::sax_parse(Tracked(data, builder.taken()), Tracked(data + text.size(), builder.taken()), &builder);
+    return std::move(builder.root());
+}
 
 // ------------------------------------------------------------ the lesson
 
@@ -318,26 +320,54 @@ QString option_name(QString key) {
 }
 
 // Refuses the engine's `problem` at the key of `config` it names (accum-run's
-// option names, '_' spellings and aliases included), else at `at`.
+// option names, '_' spellings and aliases included, or the TrainingArguments
+// field its message starts with), else at `at`.
 [[noreturn]] void refuse_config(const Node* config, const Node& at, const QString& field,
                                 const accum::ConfigProblem& problem) {
     const QString option = QString::fromStdString(problem.option);
+    const QString message = QString::fromStdString(problem.message);
     if (config)
         for (const auto& [key, value] : config->members)
-            if (option_name(key) == option)
+            if (key == option || option_name(key) == option ||
+                message.startsWith(QStringLiteral("TrainingArguments' %1 ").arg(key)))
                 refuse(value, field + QLatin1Char('.') + key, QString::fromStdString(problem.message));
     refuse(at, field, QString::fromStdString(problem.to_string()));
 }
 
-// `config`'s keys on top of `base`, through accum-run's own --config reader.
-accum::RunConfig apply_config(const QByteArray& file, const Node& config, const QString& field,
-                              const accum::RunConfig& base) {
-    expect_type(config, Node::Type::Object, field);
+// The settings of `owner` (the lesson or a step) on top of `base`, through
+// accum-run's own --config reader: "config" holds accum-run's options, and
+// "training-arguments" a TrainingArguments file, read whole with Transformers'
+// defaults for what it leaves out. One or the other, never both; a field of
+// TrainingArguments among the options is refused by name.
+struct Settings {
+    const Node* node = nullptr; // the "config" or "training-arguments" object, if any
+    QString field;
+    accum::RunConfig config;
+};
+
+Settings read_settings(const QByteArray& file, const Node& owner, const QString& prefix, const accum::RunConfig& base) {
+    const auto path = [&prefix](const char* key) {
+        return prefix.isEmpty() ? QLatin1String(key) : prefix + QLatin1Char('.') + QLatin1String(key);
+    };
+    Settings s{owner.member("config"), path("config"), base};
+    auto form = accum::ConfigTextForm::Options;
+    if (const Node* arguments = owner.member("training-arguments")) {
+        if (s.node)
+            refuse(*arguments, path("training-arguments"),
+                   QStringLiteral("a %1 has config (accum-run's options) or training-arguments (a TrainingArguments "
+                                  "file), not both")
+                       .arg(prefix.isEmpty() ? QStringLiteral("lesson") : QStringLiteral("step")));
+        s = {arguments, path("training-arguments"), base};
+        form = accum::ConfigTextForm::TrainingArguments;
+    }
+    if (!s.node) return s;
+    expect_type(*s.node, Node::Type::Object, s.field);
     std::vector<accum::ConfigProblem> problems;
-    const auto text = file.mid(config.begin, config.end - config.begin).toStdString();
-    const auto result = accum::from_json_text(text, base, problems);
-    if (!problems.empty()) refuse_config(&config, config, field, problems.front());
-    return result;
+    std::vector<std::string> ignored;
+    const auto text = file.mid(s.node->begin, s.node->end - s.node->begin).toStdString();
+    s.config = accum::read_config_text(text, base, form, problems, ignored);
+    if (!problems.empty()) refuse_config(s.node, *s.node, s.field, problems.front());
+    return s;
 }
 
 template <typename T>
@@ -358,14 +388,15 @@ MemoryLever read_lever(const Node& n, const QString& field) {
                                 {"checkpointing", MemoryLever::Checkpointing}});
 }
 
-std::function<LessonVerdict(const std::vector<RunResult>&)> read_check(const Node& n, const QString& field) {
+std::function<LessonVerdict(const std::vector<RunResult>&)> read_check(const Node& n, const QString& field,
+                                                                       const std::vector<CheckKind>& kinds) {
     expect_type(n, Node::Type::Object, field);
     const Node& kind_node = require(n, "kind", field);
     const QString kind_field = field + QStringLiteral(".kind");
     expect_type(kind_node, Node::Type::String, kind_field);
     const CheckKind* kind = nullptr;
     QStringList names;
-    for (const auto& k : check_kinds()) {
+    for (const auto& k : kinds) {
         if (kind_node.string == QLatin1String(k.name)) kind = &k;
         names << QLatin1String(k.name);
     }
@@ -390,10 +421,43 @@ std::function<LessonVerdict(const std::vector<RunResult>&)> read_check(const Nod
     return [check = kind->check, parameters](const std::vector<RunResult>& runs) { return check(runs, parameters); };
 }
 
+// A compare-accumulation step's shapes: [[32, 1], [8, 4], [4, 8]], each a
+// micro-batch and its K, the first the reference the others are measured against.
+std::vector<std::pair<std::int64_t, std::int64_t>> read_shapes(const Node& n, const QString& field,
+                                                               const LessonStep& step) {
+    if (step.run != LessonRun::Experiment || step.experiment != Experiment::CompareAccumulation)
+        refuse(n, field, QStringLiteral("only a compare-accumulation step has shapes"));
+    expect_type(n, Node::Type::Array, field);
+    if (n.items.size() < 2 || n.items.size() > 6)
+        refuse(n, field, QStringLiteral("must name 2 to 6 shapes, not %1").arg(n.items.size()));
+    std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
+    for (std::size_t i = 0; i < n.items.size(); ++i) {
+        const Node& shape = n.items[i];
+        const QString f = QStringLiteral("%1[%2]").arg(field).arg(i + 1);
+        expect_type(shape, Node::Type::Array, f);
+        std::int64_t v[2] = {0, 0};
+        for (std::size_t j = 0; j < 2 && j < shape.items.size(); ++j) {
+            const Node& x = shape.items[j];
+            expect_type(x, Node::Type::Number, QStringLiteral("%1[%2]").arg(f).arg(j + 1));
+            if (x.number < 1 || x.number > 65536 || x.number != std::floor(x.number))
+                refuse(x, QStringLiteral("%1[%2]").arg(f).arg(j + 1),
+                       QStringLiteral("must be a whole number from 1 to 65536"));
+            v[j] = std::int64_t(x.number);
+        }
+        if (shape.items.size() != 2)
+            refuse(shape, f, QStringLiteral("must be [micro-batch, accumulation steps], two numbers"));
+        shapes.emplace_back(v[0], v[1]);
+    }
+    return shapes;
+}
+
 LessonStep read_step(const QByteArray& file, const Node& n, const QString& field, const QStringList& languages,
-                     const accum::RunConfig& base, MemoryLever lever, const QStringList& keys) {
+                     const accum::RunConfig& base, MemoryLever lever, const QStringList& keys,
+                     const LessonVocabulary& vocabulary) {
     expect_type(n, Node::Type::Object, field);
-    allow_only(n, field, {"key", "title", "text", "run", "focus", "config", "check", "measured", "lever", "note"});
+    allow_only(n, field,
+               {"key", "title", "text", "run", "focus", "config", "training-arguments", "shapes", "check", "measured",
+                "lever", "note"});
     LessonStep step;
     step.line = n.line;
     const Node& key = require(n, "key", field);
@@ -426,19 +490,17 @@ LessonStep read_step(const QByteArray& file, const Node& n, const QString& field
             {{"balanced", LiveFocus::Balanced}, {"memory", LiveFocus::Memory}, {"code", LiveFocus::Code}});
     }
 
-    accum::RunConfig config = base;
-    if (const Node* c = n.member("config")) config = apply_config(file, *c, field + QStringLiteral(".config"), base);
-    if (const auto problems = accum::validate(config); !problems.empty()) {
-        const Node* c = n.member("config");
-        refuse_config(c, c ? *c : n, field + QStringLiteral(".config"), problems.front());
-    }
-    step.config = [config] { return config; };
-    step.check = read_check(require(n, "check", field), field + QStringLiteral(".check"));
+    const Settings settings = read_settings(file, n, field, base);
+    if (const auto problems = accum::validate(settings.config); !problems.empty())
+        refuse_config(settings.node, settings.node ? *settings.node : n, settings.field, problems.front());
+    step.config = [config = settings.config] { return config; };
+    if (const Node* shapes = n.member("shapes")) step.shapes = read_shapes(*shapes, field + QStringLiteral(".shapes"), step);
+    step.check = read_check(require(n, "check", field), field + QStringLiteral(".check"), vocabulary.checks);
     if (const Node* m = n.member("measured")) {
         const QString m_field = field + QStringLiteral(".measured");
         expect_type(*m, Node::Type::String, m_field);
         QStringList names;
-        for (const auto& [name, sentence] : measured_kinds()) {
+        for (const auto& [name, sentence] : vocabulary.measured) {
             if (m->string == QLatin1String(name)) step.measured = sentence;
             names << QLatin1String(name);
         }
@@ -450,9 +512,10 @@ LessonStep read_step(const QByteArray& file, const Node& n, const QString& field
     return step;
 }
 
-Lesson read_lesson(const QByteArray& file, const Node& root) {
+Lesson read_lesson(const QByteArray& file, const Node& root, const LessonVocabulary& vocabulary) {
     expect_type(root, Node::Type::Object, QStringLiteral("(the file)"));
-    allow_only(root, QString(), {"format", "title", "languages", "lever", "config", "steps", "note"});
+    allow_only(root, QString(),
+               {"format", "title", "languages", "lever", "config", "training-arguments", "steps", "note"});
     const Node& format = require(root, "format", QString());
     expect_type(format, Node::Type::Number, QStringLiteral("format"));
     if (format.number != 1) refuse(format, QStringLiteral("format"), QStringLiteral("this studio reads format 1"));
@@ -470,8 +533,7 @@ Lesson read_lesson(const QByteArray& file, const Node& root) {
     lesson.title = read_text(require(root, "title", QString()), QStringLiteral("title"), lesson.languages);
     const MemoryLever lever =
         root.member("lever") ? read_lever(*root.member("lever"), QStringLiteral("lever")) : MemoryLever::Planner;
-    accum::RunConfig base;
-    if (const Node* c = root.member("config")) base = apply_config(file, *c, QStringLiteral("config"), base);
+    const accum::RunConfig base = read_settings(file, root, QString(), accum::RunConfig{}).config;
 
     const Node& steps = require(root, "steps", QString());
     expect_type(steps, Node::Type::Array, QStringLiteral("steps"));
@@ -479,7 +541,7 @@ Lesson read_lesson(const QByteArray& file, const Node& root) {
     QStringList keys;
     for (std::size_t i = 0; i < steps.items.size(); ++i) {
         lesson.steps.push_back(read_step(file, steps.items[i], QStringLiteral("steps[%1]").arg(i + 1), lesson.languages,
-                                         base, lever, keys));
+                                         base, lever, keys, vocabulary));
         keys << QLatin1String(lesson.steps.back().key);
     }
     return lesson;
@@ -487,10 +549,11 @@ Lesson read_lesson(const QByteArray& file, const Node& root) {
 
 } // namespace
 
-std::optional<Lesson> parse_lesson(const QByteArray& text, const QString& name, QString* error) {
+std::optional<Lesson> parse_lesson_with(const QByteArray& text, const QString& name,
+                                        const LessonVocabulary& vocabulary, QString* error) {
     try {
-        const Node root = Parser(text).document();
-        Lesson lesson = read_lesson(text, root);
+        const Node root = document(text);
+        Lesson lesson = read_lesson(text, root, vocabulary);
         lesson.file = name;
         return lesson;
     } catch (const Refusal& r) {
@@ -501,15 +564,6 @@ std::optional<Lesson> parse_lesson(const QByteArray& text, const QString& name, 
                          .arg(r.field, r.reason);
         return std::nullopt;
     }
-}
-
-std::optional<Lesson> read_lesson_file(const QString& path, QString* error) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        if (error) *error = QStringLiteral("%1: %2").arg(path, file.errorString());
-        return std::nullopt;
-    }
-    return parse_lesson(file.readAll(), path, error);
 }
 
 } // namespace studio

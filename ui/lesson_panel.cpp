@@ -213,6 +213,11 @@ void LessonPanel::run_step() {
     update_buttons();
 }
 
+std::vector<std::pair<std::int64_t, std::int64_t>> LessonPanel::requested_shapes() const {
+    if (requested_ != Waiting::Experiment) return {};
+    return lesson_->steps[static_cast<std::size_t>(index_)].shapes;
+}
+
 void LessonPanel::on_run_started() {
     if (requested_ == Waiting::Nothing) return;
     waiting_ = requested_;

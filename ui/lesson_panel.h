@@ -42,6 +42,9 @@ public:
     MemoryLever running_lever() const;
     // The step's run started and has not ended.
     bool is_running() const { return waiting_ != Waiting::Nothing; }
+    // While the step asks the window for its experiment: the shapes it names
+    // (lesson.h), which the lab plans with; else none.
+    std::vector<std::pair<std::int64_t, std::int64_t>> requested_shapes() const;
     // The last finished step's verdict and runs.
     const LessonVerdict& verdict() const { return verdict_; }
     const std::vector<RunResult>& results() const { return results_; }

@@ -77,6 +77,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     lab_panel_->set_noise_scale_provider([this](const accum::RunConfig& base) {
         return config_panel_->measured_noise_scale_for(base);
     });
+    lab_panel_->set_shapes_provider([this] { return lesson_panel_->requested_shapes(); });
     connect(lab_panel_, &LabPanel::experiment_requested, this, &MainWindow::run_experiment);
     connect(lab_panel_, &LabPanel::run_finished, this, [this](const RunResult& r) {
         if (engine_refused_as_busy(r.summary)) return; // a refused run never ran

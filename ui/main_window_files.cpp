@@ -120,7 +120,11 @@ void MainWindow::load_config_dialog() {
 }
 
 void MainWindow::open_lesson_dialog() {
-    const auto path = QFileDialog::getOpenFileName(this, tr("Open lesson"), QString(), tr("Lesson (*.json)"));
+    // The shipped lessons' folder (installed, else the build tree's copy): a
+    // teacher's own lessons start as copies of these.
+    const auto path = QFileDialog::getOpenFileName(this, tr("Open lesson"),
+                                                   lessons_directory(QCoreApplication::applicationDirPath()),
+                                                   tr("Lesson (*.json)"));
     if (path.isEmpty()) return;
     QString error;
     if (!open_lesson(path, &error)) QMessageBox::warning(this, tr("Open lesson"), error);

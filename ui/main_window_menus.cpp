@@ -120,10 +120,19 @@ void MainWindow::build_actions() {
         start_lesson(0);
     });
     lesson->setObjectName(QStringLiteral("lesson_action"));
-    texts_.add([lab, lesson] {
+    // The chapter's own lesson (a text classifier in three APIs), shipped as a file.
+    auto* chapter = lab->addAction(QString(), this, [this] {
+        QString error;
+        if (!this->open_lesson(chapter_lesson(), &error)) QMessageBox::warning(this, tr("Open lesson"), error);
+    });
+    chapter->setObjectName(QStringLiteral("chapter_lesson_action"));
+    texts_.add([lab, lesson, chapter] {
         lab->setTitle(tr("&Lab"));
         lesson->setText(tr("&Lesson"));
         lesson->setToolTip(tr("The chapter on gradient accumulation, step by step"));
+        chapter->setText(tr("&Chapter lesson: a text classifier"));
+        chapter->setToolTip(tr("The chapter's lesson: one text classifier trained with the PyTorch loop, "
+                               "Accelerate and the Trainer"));
     });
     // The experiments by group, a separator before each, in the table's order.
     for (const auto group : {ExperimentGroup::Equivalence, ExperimentGroup::Pitfall}) {

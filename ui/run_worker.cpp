@@ -132,6 +132,10 @@ void RunWorker::on_summary(const accum::SummaryRecord& r) {
     if (writer_) writer_->on_summary(r);
 }
 
+void RunWorker::on_detail(const std::string& text) {
+    if (writer_) writer_->on_detail(text);
+}
+
 void RunWorker::on_log(const std::string& line) {
     pending_.logs.append(QString::fromStdString(line));
     after_record();

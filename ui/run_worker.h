@@ -57,6 +57,7 @@ private:
     void on_eval(const accum::EvalRecord& r) override;
     void on_memory(const accum::MemoryRecord& r) override;
     void on_log(const std::string& line) override;
+    void on_detail(const std::string& text) override; // the run directory's log.txt, not the window
     void on_summary(const accum::SummaryRecord& r) override;
     void after_record();
     void flush();

@@ -232,6 +232,7 @@ ProgramDoc program_doc() {
     section.options.push_back(runner_options()[4]);
     doc.sections = {section};
     doc.exit_codes = {{exit_code::completed, "completed"},
+                      {exit_code::failure, "internal error (a bug: please report it)"},
                       {exit_code::invalid_arguments, "invalid arguments"},
                       {exit_code::out_of_memory, "out of memory"},
                       {exit_code::data_error, "data missing or corrupt, or a checkpoint that cannot be resumed"},

@@ -574,6 +574,11 @@ std::string ignored_fields_note(const std::vector<std::string>& ignored) {
 
 RunConfig read_config_text(const std::string& text, const RunConfig& base, std::vector<ConfigProblem>& problems,
                            std::vector<std::string>& ignored) {
+    return read_config_text(text, base, ConfigTextForm::Recognised, problems, ignored);
+}
+
+RunConfig read_config_text(const std::string& text, const RunConfig& base, ConfigTextForm form,
+                           std::vector<ConfigProblem>& problems, std::vector<std::string>& ignored) {
     RunConfig config = base;
     json j;
     try {
@@ -588,8 +593,16 @@ RunConfig read_config_text(const std::string& text, const RunConfig& base, std::
     }
     // Transformers' TrainingArguments: its fields first, then any keys beside
     // them that are options (so an option in such a file wins).
-    const bool is_training_arguments =
-        training_arguments::recognise(j, [](const std::string& key) { return find_field(key) != nullptr; });
+    const auto is_option = [](const std::string& key) { return find_field(key) != nullptr; };
+    const bool is_training_arguments = form == ConfigTextForm::TrainingArguments ||
+                                       (form == ConfigTextForm::Recognised && training_arguments::recognise(j, is_option));
+    if (form == ConfigTextForm::Options)
+        for (const auto& [key, value] : j.items())
+            if (training_arguments::is_field(key) && !is_option(key)) {
+                problems.push_back({key, "is a field of TrainingArguments, not an option: TrainingArguments are "
+                                         "read as a whole file of them (with their defaults) only where stated"});
+                return config;
+            }
     if (is_training_arguments) j = training_arguments::apply(j, config, problems, ignored);
     for (const auto& [raw_key, value] : j.items()) {
         // What a run's record (accum_config.json) holds beside the options (the

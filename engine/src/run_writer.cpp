@@ -117,6 +117,14 @@ void RunWriter::on_eval(const EvalRecord& r) {
 }
 void RunWriter::on_memory(const MemoryRecord& r) { write(to_json_line(r)); }
 
+void RunWriter::on_detail(const std::string& text) {
+    if (directory_.empty()) return;
+    try {
+        io::append_to_file((fs::path(directory_) / "log.txt").string(), text + '\n');
+    } catch (const WriteError&) {
+    }
+}
+
 void RunWriter::on_summary(const SummaryRecord& r) {
     // The run is over: a failure here is reported (summary_error), not thrown.
     const auto line = to_json_line(r);

@@ -56,6 +56,14 @@ void checkpoint_on_the_way_out(RunContext& ctx, std::map<std::string, std::strin
     }
 }
 
+// An input error's log line (its log_text: what LibTorch said, cut before its
+// backtrace, R9) and, whole, for the run's log file only.
+void log_error(const RunContext* ctx, Sink& sink, const CodedError& e) {
+    if (e.log_text().empty()) return;
+    if (ctx) sink.on_log(without_backtrace(e.log_text()));
+    sink.on_detail(e.log_text());
+}
+
 // The counters of the summary, from what the run did.
 void summarise(const RunContext* ctx, std::chrono::steady_clock::time_point wall_start, SummaryRecord& summary) {
     if (ctx) {
@@ -134,12 +142,12 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
             set_message(summary, std::move(message));
         }
     } catch (const DataError& e) {
-        if (ctx && !e.log_text().empty()) ctx->log(e.log_text());
+        log_error(ctx.get(), sink, e);
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::data_error;
         set_message(summary, e.detail());
     } catch (const ConfigError& e) {
-        if (ctx && !e.log_text().empty()) ctx->log(e.log_text());
+        log_error(ctx.get(), sink, e);
         summary.status = RunStatus::Error;
         summary.exit_code = exit_code::invalid_arguments;
         set_message(summary, e.detail());
@@ -178,7 +186,8 @@ SummaryRecord run_once(const RunConfig& config, Sink& sink, RunControl& control,
             summary.exit_code = exit_code::failure;
             // A true bug: LibTorch's message whole, so it can be reported; its C++
             // backtrace in the run's log only.
-            sink.on_log(std::string("internal error (with LibTorch's backtrace): ") + e.what());
+            sink.on_log("internal error: " + error_text(e) + " (LibTorch's backtrace: the run directory's log.txt)");
+            sink.on_detail(std::string("internal error: ") + e.what());
             set_message(summary, make_message(message_code::internal_error, {{"error", error_text(e)}}));
         }
     }

@@ -2094,6 +2094,14 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Chương về tích lũy gradient, từng bước một</translation>
     </message>
     <message>
+        <source>&amp;Chapter lesson: a text classifier</source>
+        <translation>Bài học của &amp;chương: một bộ phân loại văn bản</translation>
+    </message>
+    <message>
+        <source>The chapter&apos;s lesson: one text classifier trained with the PyTorch loop, Accelerate and the Trainer</source>
+        <translation>Bài học của chương: một bộ phân loại văn bản được huấn luyện bằng vòng lặp PyTorch, Accelerate và Trainer</translation>
+    </message>
+    <message>
         <source>&amp;View</source>
         <translation>&amp;Xem</translation>
     </message>

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the reader fuzzers with clang's libFuzzer (+ AddressSanitizer and
-# UndefinedBehaviorSanitizer) and runs each for a bounded time.
+# UndefinedBehaviorSanitizer) and runs each for a bounded time: the engine's
+# IDX, CSV, JSON-config and safetensors readers, and the studio's lesson reader.
 # Usage: tests/fuzz/run_fuzzers.sh [SECONDS_PER_TARGET] [WORK_DIR]
 # The seed corpus in tests/fuzz/corpus/ is read, never written: new inputs go
 # to WORK_DIR. A crash leaves its input in WORK_DIR and fails the script.
@@ -33,16 +34,35 @@ for src in "${CORE[@]}"; do
   fi
   CORE_OBJS+=("$obj")
 done
+# The lesson reader (ui/lesson_file.cpp) with the experiments' table: Qt Core
+# and the engine's torch-free API, no widget. Its seeds are the shipped lessons
+# as well as tests/fuzz/corpus/lesson.
+QT_CFLAGS=($(pkg-config --cflags Qt6Core)) QT_LIBS=($(pkg-config --libs Qt6Core))
+LESSON=("$ROOT/ui/lesson_file.cpp" "$ROOT/ui/experiments.cpp")
+LESSON_HEADERS=("$ROOT"/ui/lesson*.h "$ROOT/ui/experiments.h" "$ROOT/ui/run_result.h")
+LESSON_OBJS=()
+for src in "${LESSON[@]}"; do
+  obj="$WORK/lesson_$(basename "$src" .cpp).o"
+  if newer_than "$obj" "$src" "${HEADERS[@]}" "${LESSON_HEADERS[@]}"; then
+    "$CXX" "${COMMON[@]}" -fPIC -I"$ROOT/ui" "${QT_CFLAGS[@]}" -fsanitize=fuzzer-no-link,address,undefined \
+      -c "$src" -o "$obj"
+  fi
+  LESSON_OBJS+=("$obj")
+done
 status=0
-for target in idx csv config safetensors; do
+for target in idx csv config safetensors lesson; do
   exe="$WORK/fuzz_$target"
-  if newer_than "$exe" "$HERE/fuzz_$target.cpp" "${CORE_OBJS[@]}" "${HEADERS[@]}"; then
-    "$CXX" "${FLAGS[@]}" "$HERE/fuzz_$target.cpp" "${CORE_OBJS[@]}" -lz -o "$exe"
+  extra=() seeds=() max_len=4096
+  if [[ "$target" == lesson ]]; then
+    extra=(-fPIC -I"$ROOT/ui" "${QT_CFLAGS[@]}" "${LESSON_OBJS[@]}" "${QT_LIBS[@]}") seeds=("$ROOT/resources/lessons") max_len=65536
+  fi
+  if newer_than "$exe" "$HERE/fuzz_$target.cpp" "${CORE_OBJS[@]}" "${HEADERS[@]}" "${LESSON_OBJS[@]}"; then
+    "$CXX" "${FLAGS[@]}" "$HERE/fuzz_$target.cpp" "${CORE_OBJS[@]}" "${extra[@]}" -lz -o "$exe"
   fi
   mkdir -p "$WORK/corpus_$target"
   echo "fuzz_$target: ${SECONDS_PER_TARGET}s"
-  if ! (cd "$WORK" && "$exe" "$WORK/corpus_$target" "$HERE/corpus/$target" \
-          -max_total_time="$SECONDS_PER_TARGET" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  if ! (cd "$WORK" && "$exe" "$WORK/corpus_$target" "$HERE/corpus/$target" "${seeds[@]}" \
+          -max_total_time="$SECONDS_PER_TARGET" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
           -print_final_stats=1 2>"$WORK/fuzz_$target.log"); then
     echo "fuzz_$target FAILED (see $WORK/fuzz_$target.log):"
     tail -40 "$WORK/fuzz_$target.log"

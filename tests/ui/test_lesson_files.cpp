@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPushButton>
 #include <QSettings>
@@ -122,6 +123,9 @@ private Q_SLOTS:
     void damagedFileIsRefused_data();
     void damagedFileIsRefused();
     void openLessonRefusesADamagedFile();
+    void trainingArgumentsAreReadWhole();
+    void compareStepNamesItsShapes();
+    void lessonsAreFilesBesideTheStudio();
     void bannerLeadsWithTheLessonsLever();
     void builtinProblemStepAdvisesAccumulation();
     void chapterLessonWalksItsSteps();
@@ -255,6 +259,26 @@ void TestLessonFiles::damagedFileIsRefused_data() {
         15, "steps[2].key", "names an earlier step too");
     row("unknown lever", damaged("\"format\": 1,", "\"format\": 1, \"lever\": \"sharding\","), 2, "lever",
         "unknown value \"sharding\"");
+    row("a key twice", damaged("\"run\": \"live\",", "\"run\": \"live\", \"run\": \"live\","), 11, "steps[1].run",
+        "appears twice");
+    // A step's config holds options; TrainingArguments are stated as such, never mixed in.
+    row("a TrainingArguments field among the options",
+        damaged("\"batch-size\": 4", "\"per_device_train_batch_size\": 4"), 12,
+        "steps[1].config.per_device_train_batch_size", "is a field of TrainingArguments, not an option");
+    row("config and training-arguments",
+        damaged("\"run\": \"live\",", "\"run\": \"live\", \"training-arguments\": {\"max_steps\": 2},"), 11,
+        "steps[1].training-arguments", "not both");
+    row("a TrainingArguments value refused",
+        damaged("\"config\": {\"batch-size\": 4, \"accumulation-steps\": 2}",
+                "\"training-arguments\": {\"per_device_train_batch_size\": \"four\"}"),
+        12, "steps[1].training-arguments.per_device_train_batch_size", "four");
+    row("shapes in a live step", damaged("\"run\": \"live\",", "\"run\": \"live\", \"shapes\": [[4, 1], [2, 2]],"), 11,
+        "steps[1].shapes", "only a compare-accumulation step has shapes");
+    row("a shape of 0",
+        damaged("\"run\": \"live\",", "\"run\": \"compare-accumulation\", \"shapes\": [[4, 1], [0, 2]],"), 11,
+        "steps[1].shapes[2][1]", "a whole number from 1");
+    row("one shape", damaged("\"run\": \"live\",", "\"run\": \"compare-accumulation\", \"shapes\": [[4, 1]],"), 11,
+        "steps[1].shapes", "2 to 6 shapes");
 }
 
 void TestLessonFiles::damagedFileIsRefused() {
@@ -285,6 +309,86 @@ void TestLessonFiles::openLessonRefusesADamagedFile() {
     QVERIFY(!window.open_lesson(dir_.filePath(QStringLiteral("none.json")), &error));
     QVERIFY2(error.contains(QLatin1String("none.json")), qPrintable(error));
     QVERIFY(window.findChild<QAction*>(QStringLiteral("open_lesson_action")));
+}
+
+// A step's TrainingArguments are read whole, with Transformers' defaults for
+// what they leave out, even when every key is also an option's spelling; the
+// same keys as config are options on the lesson's settings.
+void TestLessonFiles::trainingArgumentsAreReadWhole() {
+    const char* const keys = "{\"learning_rate\": 0.01, \"gradient_accumulation_steps\": 2}";
+    const auto step_config = [keys](const char* field) {
+        QString error;
+        const auto lesson = studio::parse_lesson(
+            damaged("\"config\": {\"batch-size\": 4, \"accumulation-steps\": 2}",
+                    QStringLiteral("\"%1\": %2").arg(QLatin1String(field), QLatin1String(keys)).toUtf8().constData()),
+            QStringLiteral("mine.json"), &error);
+        if (!lesson) qFatal("%s", qPrintable(error));
+        return lesson->steps[0].config();
+    };
+    const auto arguments = step_config("training-arguments");
+    QCOMPARE(arguments.learning_rate, 0.01);
+    QCOMPARE(arguments.accumulation_steps, 2);
+    // TrainingArguments' defaults (engine/src/training_arguments.cpp, Transformers' own).
+    QCOMPARE(arguments.batch_size, 8);     // per_device_train_batch_size
+    QCOMPARE(arguments.seed, std::uint64_t(42)); // seed
+    QCOMPARE(int(arguments.optimizer), int(accum::OptimizerKind::AdamW));
+    QCOMPARE(int(arguments.dataset), int(accum::DatasetKind::SyntheticPairs)); // the lesson's, no field of it
+    const auto options = step_config("config");
+    QCOMPARE(options.learning_rate, 0.01);
+    QCOMPARE(options.accumulation_steps, 2);
+    QCOMPARE(options.batch_size, accum::RunConfig{}.batch_size); // the engine's default: no TrainingArguments
+    QCOMPARE(options.seed, accum::RunConfig{}.seed);
+    QCOMPARE(options.max_steps, 2); // the lesson's
+}
+
+// A compare-accumulation step's shapes are the lab's runs, the reference first.
+void TestLessonFiles::compareStepNamesItsShapes() {
+    QString error;
+    const auto lesson = studio::parse_lesson(
+        damaged("\"run\": \"live\",", "\"run\": \"compare-accumulation\", \"shapes\": [[12, 1], [6, 2], [3, 4]],"),
+        QStringLiteral("mine.json"), &error);
+    QVERIFY2(lesson, qPrintable(error));
+    const auto& step = lesson->steps[0];
+    const studio::ExperimentShapes named{{12, 1}, {6, 2}, {3, 4}};
+    QCOMPARE(step.shapes, named);
+    const auto runs = studio::plan_experiment(step.experiment, step.config(), step.shapes);
+    QCOMPARE(int(runs.size()), 3);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        QCOMPARE(runs[i].config.batch_size, named[i].first);
+        QCOMPARE(runs[i].config.accumulation_steps, named[i].second);
+        QVERIFY(accum::validate(runs[i].config).empty());
+    }
+    // Without shapes, the lab's own from the step's B = 4 and K = 2.
+    const auto own = studio::plan_experiment(step.experiment, step.config());
+    QCOMPARE(int(own.size()), 3);
+    QCOMPARE(own[0].config.batch_size, 8);
+    // The chapter's lesson names 32 × 1, 8 × 4, 4 × 8.
+    const auto chapter = studio::read_lesson_file(studio::chapter_lesson(), &error);
+    QVERIFY2(chapter, qPrintable(error));
+    const auto& accumulation = chapter->steps[std::size_t(chapter->step_index(QStringLiteral("accumulation")))];
+    QCOMPARE(accumulation.shapes, (studio::ExperimentShapes{{32, 1}, {8, 4}, {4, 8}}));
+}
+
+// The shipped lessons are files at share/accum-studio/lessons beside the
+// studio's bin/ (the build tree's copy, as installed), byte for byte the
+// compiled-in ones; Lab › Chapter lesson opens the chapter's.
+void TestLessonFiles::lessonsAreFilesBesideTheStudio() {
+    const auto app_dir = QCoreApplication::applicationDirPath() + QStringLiteral("/../../app"); // tests/ui → app
+    const QString folder = studio::lessons_directory(app_dir);
+    QCOMPARE(folder, QDir::cleanPath(QStringLiteral(ACCUM_LESSONS_BUILD_DIR)));
+    for (const auto& shipped : studio::shipped_lessons()) {
+        QFile compiled(shipped), file(QDir(folder).filePath(QFileInfo(shipped).fileName()));
+        QVERIFY(compiled.open(QIODevice::ReadOnly));
+        QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
+        QCOMPARE(file.readAll(), compiled.readAll());
+    }
+    QVERIFY(studio::lessons_directory(dir_.path()).isEmpty()); // no such folder there
+    MainWindow window;
+    auto* chapter = window.findChild<QAction*>(QStringLiteral("chapter_lesson_action"));
+    QVERIFY(chapter);
+    chapter->trigger();
+    QCOMPARE(window.lesson_panel()->lesson().file, studio::chapter_lesson());
+    QVERIFY(window.lesson_panel()->isVisible());
 }
 
 void TestLessonFiles::bannerLeadsWithTheLessonsLever() {

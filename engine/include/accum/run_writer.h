@@ -1,7 +1,9 @@
 #pragma once
 // Writes a run's files into its directory as the run goes: accum_config.json
-// (the run's record, accum/run_directory.h) at the start, metrics.jsonl one JSON line per record (each appended whole with
-// checked system calls), summary.json at the end; with --report-to
+// (the run's record, accum/run_directory.h) at the start, metrics.jsonl one JSON
+// line per record (each appended whole with checked system calls), summary.json
+// at the end, log.txt with the whole text of an error (LibTorch's backtrace)
+// when there is one; with --report-to
 // tensorboard, TensorBoard event files too. A Sink, so a caller passes
 // it to Session::run (directly, or behind its own).
 //
@@ -61,6 +63,9 @@ public:
     void on_memory(const MemoryRecord& r) override;
     // The summary's line, and summary.json (both synced).
     void on_summary(const SummaryRecord& r) override;
+    // Appended to log.txt in the run's directory. A text that cannot be written
+    // is dropped: the person's message does not depend on it.
+    void on_detail(const std::string& text) override;
     // Why the summary could not be written ("" when it was): the file and the reason.
     const std::string& summary_error() const { return summary_error_; }
 

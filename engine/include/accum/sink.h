@@ -21,6 +21,10 @@ public:
     virtual void on_memory(const MemoryRecord&) {}
     // A human-readable line, as the style's Python original would print it.
     virtual void on_log(const std::string&) {}
+    // The whole text behind an error's log line (LibTorch's what(), its C++
+    // backtrace included): for the run's log file only, never shown to a
+    // person (RunWriter keeps it in the run directory's log.txt).
+    virtual void on_detail(const std::string&) {}
     virtual void on_summary(const SummaryRecord&) {}
 };
 

@@ -20,6 +20,7 @@ public:
     void on_eval(const EvalRecord& r) override { inner_.on_eval(r); }
     void on_memory(const MemoryRecord& r) override { inner_.on_memory(r); }
     void on_log(const std::string& line) override { inner_.on_log(line); }
+    void on_detail(const std::string& text) override { inner_.on_detail(text); }
 
 private:
     Sink& inner_;
