@@ -36,18 +36,21 @@ output with .loss and .logits, or a tuple (loss, logits)), else as
 model(*inputs) -> logits with loss = loss_fn(logits, labels), a mean over the
 label items.
 
-Metadata (the package's extra/accum.json): format version, torch version,
+The initial weights are the package's accum/weights.safetensors
+(parameters and buffers by name; outside extra/, which Python's loader reads as text). Metadata (its extra/accum.json): format version, torch version,
 parameter names in state_dict order with dtypes and shapes and whether each is
 trained, buffer names, batch keys, outputs, label_shift (1 for a causal LM's
 own shifted loss), dropout. Further extra files (hf/config.json, hf/model.json,
 hf/tokenizer/... as examples/hf_to_accum.py writes them) go beside it."""
 import contextlib
 import json
+import math
 import os
 import shutil
 import tempfile
 
 import torch
+import torch.fx.experimental._config  # noqa: F401  (use_duck_shape)
 
 FORMAT = "accum-pt2-train/1"
 BATCH_KEYS = ("input_ids", "attention_mask", "token_type_ids", "labels")
@@ -84,7 +87,7 @@ def seeded_dropout(seed):
     site = [0]
 
     def dropout(input, p=0.5, training=True, inplace=False):
-        if not training or p == 0.0:
+        if not training or p == 0.0 or seed is None:
             return input
         if p >= 1.0:
             return input * 0.0
@@ -124,7 +127,7 @@ def _label_shift(loss, logits, labels):
     return None
 
 
-def build_graphs(model, batch, loss_fn=None, dynamic_batch=True):
+def build_graphs(model, batch, loss_fn=None, dynamic_batch=True, dropout=True, autocast=None):
     """The training and evaluation steps of `model` as ExportedPrograms, and the metadata."""
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.func import functional_call
@@ -147,7 +150,8 @@ def build_graphs(model, batch, loss_fn=None, dynamic_batch=True):
     def call(p, b, bt, seed):
         state = dict(zip(pnames, p))
         state.update(zip(bnames, b))
-        with seeded_dropout(seed) as sites:
+        with seeded_dropout(seed if dropout else None) as sites, \
+                torch.autocast(p[0].device.type, dtype=autocast or torch.bfloat16, enabled=autocast is not None):
             loss, logits = _loss_and_logits(lambda *a, **k: functional_call(model, state, a, k), bt, loss_fn)
         return loss, logits, sites[0]
 
@@ -187,11 +191,16 @@ def build_graphs(model, batch, loss_fn=None, dynamic_batch=True):
         loss, logits, sites = call([t.detach() for t in pt], [t.clone() for t in bt], batch, seed)
     shift = _label_shift(loss, logits, batch["labels"]) if logits is not None and logits.dim() >= 2 else None
 
+    # Without duck shaping every dimension gets a symbol of its own: a batch of 4
+    # beside a 4-class head would otherwise share one symbol and export the batch static.
+    no_duck = torch.fx.experimental._config.patch(use_duck_shape=False)
     model.train()
-    gm_train = make_fx(train_step, tracing_mode="symbolic")(*pt, *bt, *data, seed)
+    with no_duck:
+        gm_train = make_fx(train_step, tracing_mode="symbolic")(*pt, *bt, *data, seed)
     ep_train = torch.export.export(gm_train, (*pt, *bt, *data, seed), dynamic_shapes=dyn(1), strict=False)
     model.eval()
-    gm_eval = make_fx(eval_step, tracing_mode="symbolic")(*pt, *bt, *data)
+    with no_duck:
+        gm_eval = make_fx(eval_step, tracing_mode="symbolic")(*pt, *bt, *data)
     ep_eval = torch.export.export(gm_eval, (*pt, *bt, *data), dynamic_shapes=dyn(0), strict=False)
     model.train(was_training)
 
@@ -216,52 +225,95 @@ def build_graphs(model, batch, loss_fn=None, dynamic_batch=True):
         "label_shift": shift,
         "logits_shape": list(logits.shape) if logits is not None else [],
         "dropout_sites": sites,
+        "dropout": bool(dropout and sites),
+        "autocast": str(autocast).replace("torch.", "") if autocast is not None else None,
+        "device": next(model.parameters()).device.type,
         "model_class": type(model).__name__,
     }
     return ep_train, ep_eval, meta
 
 
+_ST_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.bfloat16: "BF16",
+              torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
+              torch.bool: "BOOL"}
+
+
+def safetensors_bytes(tensors):
+    """{name: tensor} in the safetensors format (no package needed for it)."""
+    header, blobs, offset = {}, [], 0
+    for name, t in tensors.items():
+        t = t.detach().cpu().contiguous()
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        header[name] = {"dtype": _ST_DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    return len(text).to_bytes(8, "little") + text + b"".join(blobs)
+
+
 def export_training_package(model, batch, path, loss_fn=None, extra_files=None, dynamic_batch=True,
-                            inductor_configs=None):
+                            inductor_configs=None, dropout=True, autocast=None):
     """Writes `model`'s training step and evaluation as one .pt2 package at `path`.
 
     batch: example tensors {"input_ids": ..., ["attention_mask", "token_type_ids"], "labels": ...},
     two samples or more (the batch dimension is exported dynamic).
     loss_fn: None when the model returns its own loss, else loss_fn(logits, labels) -> mean loss.
     extra_files: {name: str or bytes} stored beside the graphs (hf/config.json, ...).
+    dropout: False traces the training step without dropout (masks of ones), for runs that must
+    equal a Python run without dropout step for step.
+    autocast: torch.bfloat16 (or float16) compiles the step under torch.autocast: the weights and
+    gradients stay in their dtype, the matrix products run in the lower one (the engine's
+    --mixed-precision is then the package's, fixed at export).
     Returns the metadata written into extra/accum.json."""
-    from torch._inductor import aot_compile
-    from torch.export.pt2_archive._package import package_pt2
+    from torch.export.pt2_archive._package import DEFAULT_PICKLE_PROTOCOL, PT2ArchiveWriter, _package_aoti_files
 
-    ep_train, ep_eval, meta = build_graphs(model, batch, loss_fn, dynamic_batch)
+    ep_train, ep_eval, meta = build_graphs(model, batch, loss_fn, dynamic_batch, dropout, autocast)
     options = dict(inductor_configs or {})
     options["aot_inductor.package"] = True
-    files = {"accum.json": json.dumps(meta, indent=1)}
-    files.update(extra_files or {})
+    state = dict(model.named_parameters())
+    state.update(model.named_buffers())
+    files = {"extra/accum.json": json.dumps(meta, indent=1), "accum/weights.safetensors": safetensors_bytes(state)}
+    files.update({"extra/" + name: content for name, content in (extra_files or {}).items()})
     with tempfile.TemporaryDirectory() as tmp:
         aoti = {}
         for name, ep in (("train", ep_train), ("eval", ep_eval)):
             out = dict(options)
             out["aot_inductor.output_path"] = os.path.join(tmp, name)
             aoti[name] = torch._inductor.aot_compile(ep.module(), ep.example_inputs[0], options=out)
-        package_pt2(path, aoti_files=aoti, extra_files=files)
+        # package_pt2's extra files are text only (Python's load_pt2 decodes each): the weights, bytes,
+        # lie outside extra/, and hf/tokenizer/ files that are not UTF-8 would not load in Python.
+        with PT2ArchiveWriter(path) as writer:
+            _package_aoti_files(writer, aoti, pickle_protocol=DEFAULT_PICKLE_PROTOCOL)
+            for name, content in files.items():
+                writer.write_bytes(name, content if isinstance(content, bytes) else content.encode())
     return meta
 
 
-def _selftest(path):
-    """Two-layer MLP, exported and run back through Python's loader."""
+def demo(package, data_file, device="cpu"):
+    """A two-layer MLP on 64 random feature rows: the package (compiled for `device`)
+    and the data file accum-run trains it on (--dataset tensors)."""
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Dropout(0.0), torch.nn.Linear(16, 3))
-    x, y = torch.randn(4, 8), torch.randint(0, 3, (4,))
-    meta = export_training_package(model, {"input_ids": x, "labels": y}, path,
+    model = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.Tanh(), torch.nn.Dropout(0.1),
+                                torch.nn.Linear(32, 4)).to(device)
+    x, y = torch.randn(64, 12), torch.randint(0, 4, (64,))
+    torch.save({"train": {"inputs": x, "labels": y}, "validation": {"inputs": x[:16], "labels": y[:16]}}, data_file)
+    return export_training_package(model, {"input_ids": x[:4].to(device), "labels": y[:4].to(device)}, package,
                                    loss_fn=torch.nn.functional.cross_entropy)
-    print(json.dumps(meta)[:400])
 
 
 if __name__ == "__main__":
-    import sys
+    import argparse
     import time
 
-    t = time.time()
-    _selftest(sys.argv[1] if len(sys.argv) > 1 else "/tmp/mlp.pt2")
-    print(f"compiled in {time.time() - t:.1f} s")
+    parser = argparse.ArgumentParser(description="A demo: a two-layer MLP's training step as a .pt2 package "
+                                                 "and its data (accum-run --model OUT.pt2 --dataset tensors --data DATA.pt)")
+    parser.add_argument("package", metavar="OUT.pt2")
+    parser.add_argument("data", metavar="DATA.pt")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda: the package is compiled for it")
+    args = parser.parse_args()
+    started = time.time()
+    meta = demo(args.package, args.data, args.device)
+    print("wrote %s (%d parameters, compiled for %s in %.1f s) and %s" % (
+        args.package, sum(math.prod(p["shape"]) for p in meta["parameters"]), meta["device"], time.time() - started,
+        args.data))

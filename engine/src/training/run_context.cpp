@@ -17,6 +17,7 @@
 #include "distributed/rank_agreement.h"
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
+#include "models/pt2_model.h"
 #include "switches.h"
 #include "training/evaluation.h"
 #include "training/mixed_precision.h"
@@ -489,10 +490,13 @@ CheckpointParts RunContext::checkpoint_parts() {
 void RunContext::save_trained_module() {
     if (config_.output_dir.empty() || !is_main_process()) return;
     const auto bytes = model().torchscript_bytes();
-    if (bytes.empty()) return;
-    const auto path = (std::filesystem::path(config_.output_dir) / kTrainedModuleFile).string();
-    io::write_file_atomically(path, bytes);
-    log("saved the trained module to " + path + " (torch.jit.load reads it)");
+    // A .pt2 package has no module to save again: its weights go out as the Hugging Face files below.
+    if (bytes.empty() && !is_pt2_package(config_.model_file)) return;
+    if (!bytes.empty()) {
+        const auto path = (std::filesystem::path(config_.output_dir) / kTrainedModuleFile).string();
+        io::write_file_atomically(path, bytes);
+        log("saved the trained module to " + path + " (torch.jit.load reads it)");
+    }
     for (const auto& [file, contents] : hf_export_files(model(), config_))
         io::write_file_atomically((std::filesystem::path(config_.output_dir) / file).string(), contents);
 }
