@@ -52,6 +52,12 @@ module's parameter}, "trainable": [the module's trainable parameters]}): the
 engine writes adapter_model.safetensors and adapter_config.json into each
 checkpoint and the output, which PeftModel.from_pretrained(model, DIR) loads.
 
+--format pt2 writes, instead of the TorchScript module, the training step
+compiled by AOTInductor (examples/accum_pt2.py; no torch.jit call): FILE.pt2
+with a train graph (dropout as configured, drawn from a seed input; off with
+--dropout off), an eval graph, the weights, and the same hf/ extra files
+(parameter_prefix "": the names are the Transformers model's own).
+
 The data file: a torch.save dict {"train": {...}, "validation": {...}} of
 input_ids, attention_mask, token_type_ids (where the tokenizer gives them and
 the model takes them) and labels; or, for an output name ending in
@@ -542,6 +548,11 @@ def convert(args):
                 del split[name]
     if "labels" not in arguments:
         raise Refused("%s's forward takes no labels" % type(base).__name__)
+    if args.format == "pt2":
+        if args.lora_r is not None:
+            raise Refused("--lora-r with --format pt2: a LoRA module is converted to TorchScript only for now "
+                          "(leave out --format pt2)")
+        return convert_pt2(args, model, tokenizer, data, arguments, use_cache)
     traced = trace(model, data["train"], arguments, args.dropout == "on")
     if args.dropout == "on" and not dropout_applies(traced, data["train"], arguments):
         print("note: the model's config has no dropout that applies (all rates 0): forward and forward_eval compute "
@@ -568,6 +579,28 @@ def convert(args):
           (args.output_model, type(base).__name__, args.task, sum(p.numel() for p in model.parameters()), args.attn,
            "as configured" if args.dropout == "on" else "off", args.output_data, sizes, args.max_length,
            ", ".join(arguments)))
+
+
+def convert_pt2(args, model, tokenizer, data, arguments, use_cache):
+    """--format pt2: the training step compiled by AOTInductor (examples/accum_pt2.py), no TorchScript."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import accum_pt2
+    model.config.torchscript = False  # tuples are for tracing; tied weights stay tied
+    example = {k: v[:2] for k, v in data["train"].items() if k in arguments}
+    extra = {
+        "hf/config.json": user_config_json(model, use_cache),
+        # The package's parameters are the Transformers model's own: no prefix.
+        "hf/model.json": json.dumps({"auto_class": TASKS[args.task], "task": args.task, "parameter_prefix": ""}),
+    }
+    if not args.no_tokenizer_files:
+        extra.update(tokenizer_files(tokenizer))
+    meta = accum_pt2.export_training_package(model, example, args.output_model, extra_files=extra,
+                                             dropout=args.dropout == "on")
+    save_data(args.output_data, data)
+    print("wrote %s (%s, %s, %d parameters, an AOTInductor package for torch %s: dropout %s in its train graph, off "
+          "in its eval graph; sequences of %d tokens, any batch size) and %s" %
+          (args.output_model, type(model).__name__, args.task, sum(p.numel() for p in model.parameters()),
+           meta["torch_version"], "as configured" if meta["dropout"] else "off", args.max_length, args.output_data))
 
 
 def parser():
@@ -610,6 +643,9 @@ def parser():
     data.add_argument("--max-length", type=int, default=128, help="tokens per row, padded and truncated (128)")
     out = p.add_argument_group("the output")
     out.add_argument("--output-model", required=True, metavar="FILE.pt")
+    out.add_argument("--format", choices=["torchscript", "pt2"], default="torchscript",
+                     help="torchscript (default): a traced module, FILE.pt; pt2: the training step compiled by "
+                          "AOTInductor through torch.export (examples/accum_pt2.py), FILE.pt2, no torch.jit")
     out.add_argument("--output-data", required=True, metavar="FILE.pt|FILE.safetensors")
     out.add_argument("--no-tokenizer-files", action="store_true",
                      help="leave the tokenizer's files out of the module file")
@@ -620,6 +656,10 @@ def main(argv=None):
     args = parser().parse_args(argv)
     if args.max_length < 2:
         print("hf_to_accum.py: error: --max-length %d: at least 2" % args.max_length, file=sys.stderr)
+        return 2
+    if args.format == "pt2" and not args.output_model.endswith(".pt2"):
+        print("hf_to_accum.py: error: --format pt2 --output-model %s: name it FILE.pt2 (accum-run tells a package "
+              "by its name)" % args.output_model, file=sys.stderr)
         return 2
     if args.num_labels is not None and args.num_labels < 1:
         print("hf_to_accum.py: error: --num-labels %d: at least 1" % args.num_labels, file=sys.stderr)

@@ -18,6 +18,7 @@
 #     loss scaler, a first scale that overflows (its window is skipped, the run
 #     goes on); bf16; NCCL with one rank; plan on CUDA; a traced Transformers
 #     model from examples/ (--model FILE.pt) trained, estimated and planned;
+#     an MLP's training step compiled for CUDA (--model FILE.pt2) trained;
 #  5. the three styles on CUDA against the CPU, 20 updates of the MLP and the
 #     CNN (tests/versions/compare_builds.py; tolerance 1e-2: cuDNN's
 #     convolutions use TF32 on Ampere and later, 10 bits of mantissa);
@@ -236,6 +237,14 @@ if $GPU; then
     run_command 0 plan "${OWN[@]}" --target-batch 512 --memory-budget 64MiB --quiet
   else
     step "own model: examples/transformers_models.py" failed "see $BUILD/own-model.log"
+  fi
+  # The training step as an AOTInductor package compiled for CUDA (examples/accum_pt2.py demo).
+  if "$PYTHON" "$ROOT/examples/accum_pt2.py" "$WORK/mlp-cuda.pt2" "$WORK/mlp-cuda-data.pt" --device cuda \
+    >"$BUILD/pt2-cuda.log" 2>&1; then
+    run_command 0 --model "$WORK/mlp-cuda.pt2" --dataset tensors --data "$WORK/mlp-cuda-data.pt" --device cuda \
+      --batch-size 8 --accumulation-steps 2 --max-steps 6 --output-dir "$WORK/cuda-pt2"
+  else
+    step "own model: a CUDA .pt2 package (examples/accum_pt2.py)" failed "see $BUILD/pt2-cuda.log"
   fi
 else
   # Without CUDA, asking for it is a clear error (exit 2), never a crash.

@@ -47,7 +47,7 @@ bool looks_like_model_file(const std::string& text) {
     auto ends_with = [&](std::string_view suffix) {
         return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
-    return text.find('/') != std::string::npos || ends_with(".pt") || ends_with(".pth") || ends_with(".ts") ||
+    return text.find('/') != std::string::npos || ends_with(".pt") || ends_with(".pth") || ends_with(".ts") || ends_with(".pt2") ||
            ends_with(".torchscript");
 }
 
@@ -225,7 +225,8 @@ std::vector<ConfigProblem> validate(const RunConfig& c) {
                            "(a traced module keeps it as it was in training or eval mode when traced)");
         if (c.gradient_checkpointing)
             add("gradient-checkpointing", "cannot apply to " + file + ": the engine recomputes blocks of its own "
-                                          "models, and a TorchScript module's graph runs as it was saved");
+                                          "models, and a TorchScript module's graph (or a .pt2 package's compiled "
+                                          "step) runs as it was saved");
     }
     if (c.scheduler_per_micro_batch && c.mode != Mode::Pytorch)
         add("scheduler-per-micro-batch", "is a pitfall demo of the plain loop; use it with --mode pytorch "

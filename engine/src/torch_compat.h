@@ -24,6 +24,8 @@
 //                2.x throws typed errors (c10::DistNetworkError, DistStoreError,
 //                DistBackendError); 1.13 only c10d::TimeoutError (distributed/
 //                failures.cpp tells the rest by the store client's and Gloo's types).
+//   AOTInductor  torch::inductor::AOTIModelPackageLoader runs .pt2 packages
+//                (2.6 on); 1.13 refuses them by name (models/pt2_model.cpp).
 #include <exception>
 
 #include <ATen/autocast_mode.h>
@@ -42,6 +44,9 @@
 #define ACCUM_C10D_STORE_CLONE ACCUM_TORCH_AT_LEAST(2, 0)
 // c10::Allocator::allocate() is const-free and copy_data() pure virtual.
 #define ACCUM_ALLOCATOR_2_3 ACCUM_TORCH_AT_LEAST(2, 3)
+// AOTInductor packages (.pt2) run through torch::inductor::AOTIModelPackageLoader
+// (models/pt2_model.cpp); 1.13 has no AOTInductor.
+#define ACCUM_PT2_PACKAGES ACCUM_TORCH_AT_LEAST(2, 6)
 
 namespace accum::compat {
 

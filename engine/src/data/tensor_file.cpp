@@ -116,19 +116,6 @@ c10::IValue read_pickle(const std::string& path) {
     }
 }
 
-torch::ScalarType safetensors_scalar_type(const std::string& dtype) {
-    if (dtype == "BOOL") return torch::kBool;
-    if (dtype == "U8") return torch::kUInt8;
-    if (dtype == "I8") return torch::kInt8;
-    if (dtype == "I16") return torch::kInt16;
-    if (dtype == "I32") return torch::kInt32;
-    if (dtype == "I64") return torch::kInt64;
-    if (dtype == "F16") return torch::kFloat16;
-    if (dtype == "BF16") return torch::kBFloat16;
-    if (dtype == "F32") return torch::kFloat32;
-    return torch::kFloat64; // "F64": parse_safetensors lets no other dtype through
-}
-
 // A safetensors file's tensors, each a view of the file's read-only mapping that
 // keeps the mapping alive: nothing of the file is copied. Nested splits are
 // flattened with a dot ("train.input_ids", "validation.labels"); flat names
@@ -266,6 +253,19 @@ TensorDataset make_split(const std::string& path, const Named& t, const std::str
 }
 
 } // namespace
+
+torch::ScalarType safetensors_scalar_type(const std::string& dtype) {
+    if (dtype == "BOOL") return torch::kBool;
+    if (dtype == "U8") return torch::kUInt8;
+    if (dtype == "I8") return torch::kInt8;
+    if (dtype == "I16") return torch::kInt16;
+    if (dtype == "I32") return torch::kInt32;
+    if (dtype == "I64") return torch::kInt64;
+    if (dtype == "F16") return torch::kFloat16;
+    if (dtype == "BF16") return torch::kBFloat16;
+    if (dtype == "F32") return torch::kFloat32;
+    return torch::kFloat64; // "F64": parse_safetensors lets no other dtype through
+}
 
 DataSplits load_tensor_file(const std::string& path) {
     if (path.empty()) throw DataError("--data: the tensors dataset needs --data FILE.pt (tensors saved by torch.save)");

@@ -37,6 +37,9 @@ namespace accum {
 // shapes or dtypes that do not fit.
 DataSplits load_tensor_file(const std::string& path);
 
+// The torch dtype of a safetensors dtype name that parse_safetensors let through ("F32", "I64", …).
+torch::ScalarType safetensors_scalar_type(const std::string& dtype);
+
 // The label items of each sample (items_per_sample): 1 for a class label, else
 // the labels other than -100 from position `from` on. A model that shifts its
 // labels itself (a causal LM computing its own loss, as Transformers' do:

@@ -1,6 +1,7 @@
 #include "models/model.h"
 
 #include "accum/errors.h"
+#include "models/pt2_model.h"
 #include "models/script_model.h"
 
 namespace accum {
@@ -54,6 +55,7 @@ std::shared_ptr<Model> build(const RunConfig& config, const TensorDataset& data,
             throw ConfigError("--model: the transformer needs token data (synthetic-pairs or synthetic-lm)");
         return make_transformer(config, data, kernels);
     case ModelKind::File:
+        if (is_pt2_package(config.model_file)) return load_pt2_model(config, data, kernels);
         return load_script_model(config, data, kernels);
     }
     throw ConfigError("--model: unknown model");

@@ -19,6 +19,7 @@
 #include "memory/counting_allocator.h"
 #include "memory/cuda_memory.h"
 #include "models/script_model.h"
+#include "models/pt2_model.h"
 #include "switches.h"
 #include "training/evaluation.h"
 #include "training/mixed_precision.h"
@@ -497,18 +498,23 @@ CheckpointParts RunContext::checkpoint_parts() {
 }
 
 void RunContext::save_trained_module() {
-    if (config_.output_dir.empty() || !is_main_process() || !is_script_model(model())) return;
+    if (config_.output_dir.empty() || !is_main_process()) return;
     const auto dir = std::filesystem::path(config_.output_dir);
-    const auto path = (dir / kTrainedModuleFile).string();
-    // Streamed: the module's tensors go from their own memory to the file.
-    io::write_file_atomically(path, [this](const std::string& file, const std::string& shown) {
-        io::FileWriter writer(file, shown);
-        io::FileWriterBuf buffer(writer);
-        std::ostream out(&buffer);
-        save_torchscript(model(), out);
-        writer.finish();
-    });
-    log("saved the trained module to " + path + " (torch.jit.load reads it)");
+    const bool script = is_script_model(model());
+    // A .pt2 package has no module to save again: its weights go out as the Hugging Face files below.
+    if (!script && !is_pt2_package(config_.model_file)) return;
+    if (script) {
+        const auto path = (dir / kTrainedModuleFile).string();
+        // Streamed: the module's tensors go from their own memory to the file.
+        io::write_file_atomically(path, [this](const std::string& file, const std::string& shown) {
+            io::FileWriter writer(file, shown);
+            io::FileWriterBuf buffer(writer);
+            std::ostream out(&buffer);
+            save_torchscript(model(), out);
+            writer.finish();
+        });
+        log("saved the trained module to " + path + " (torch.jit.load reads it)");
+    }
     // With Hugging Face metadata: model.safetensors, config.json and the
     // tokenizer's files, as the Trainer's output directory has them.
     const auto model_out = run_model_files(model(), config_);
