@@ -103,7 +103,7 @@ ModelFiles run_model_files(Model& model, const RunConfig& config) {
     const auto meta = read_hf_metadata(config.model_file);
     auto out = model_files(model, meta);
     // A LoRA module: its adapter as PEFT saves it, beside the weights.
-    if (meta.present()) append_peft_adapter_files(model, config.model_file, out.files);
+    if (meta.present()) append_peft_adapter_files(model, config.model_file, out);
     return out;
 }
 
@@ -172,6 +172,8 @@ CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFa
     auto in_tmp = [&](const char* file) { return (tmp_dir / file).string(); };
     auto shown = [&](const char* file) { return (final_dir / file).string(); };
     write_safetensors(in_tmp("model.safetensors"), shown("model.safetensors"), model_out.tensors);
+    for (const auto& [file, tensors] : model_out.tensor_files)
+        write_safetensors((tmp_dir / file).string(), (final_dir / file).string(), tensors);
     // The optimizer's and scheduler's state_dict() as PyTorch's own, under the
     // Trainer's names: Trainer.train(resume_from_checkpoint=...) loads them, and so does --resume.
     write_torch_save(in_tmp("optimizer.pt"), shown("optimizer.pt"), python_optimizer_state(parts, config));

@@ -49,8 +49,9 @@ HfMetadata read_hf_metadata(const std::string& module_file);
 // of model.safetensors under the names the file gives them, and small files
 // (config.json, the tokenizer's), each (file name, bytes).
 struct ModelFiles {
-    NamedTensors tensors;
+    NamedTensors tensors;                              // model.safetensors
     std::vector<std::pair<std::string, std::string>> files;
+    std::vector<std::pair<std::string, NamedTensors>> tensor_files; // other safetensors files (a LoRA adapter)
 };
 
 // For a module with metadata: its parameters and persistent buffers under

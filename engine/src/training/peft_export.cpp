@@ -27,27 +27,9 @@ std::string record(caffe2::serialize::PyTorchStreamReader& reader, const char* n
     return std::string(static_cast<const char*>(data.get()), size);
 }
 
-// safetensors' entry of a tensor, as it is on the CPU.
-NamedTensorBytes entry(std::string name, const torch::Tensor& t) {
-    NamedTensorBytes e;
-    e.name = std::move(name);
-    const auto cpu = t.detach().to(torch::kCPU).contiguous();
-    switch (cpu.scalar_type()) {
-    case torch::kFloat32: e.dtype = "F32"; break;
-    case torch::kBFloat16: e.dtype = "BF16"; break;
-    case torch::kFloat16: e.dtype = "F16"; break;
-    case torch::kFloat64: e.dtype = "F64"; break;
-    default: throw std::runtime_error("adapter weight " + e.name + ": no safetensors dtype for " + c10::toString(cpu.scalar_type()));
-    }
-    e.shape = cpu.sizes().vec();
-    e.data.assign(static_cast<const char*>(cpu.data_ptr()), cpu.numel() * cpu.element_size());
-    return e;
-}
-
 } // namespace
 
-void append_peft_adapter_files(Model& model, const std::string& module_file,
-                               std::vector<std::pair<std::string, std::string>>& files) {
+void append_peft_adapter_files(Model& model, const std::string& module_file, ModelFiles& files) {
     if (module_file.empty()) return;
     std::string adapter, config;
     try {
@@ -71,16 +53,16 @@ void append_peft_adapter_files(Model& model, const std::string& module_file,
     }
     if (weights.empty()) throw refuse(module_file, "hf/adapter.json maps no weights");
     const auto parameters = model.named_parameters();
-    std::vector<NamedTensorBytes> entries;
+    NamedTensors entries; // streamed as model.safetensors is (tensor_files.h)
     for (const auto& [key, name] : weights) {
         const auto* p = parameters.find(name);
         if (p == nullptr)
             throw refuse(module_file, "hf/adapter.json: \"" + key + "\" is the parameter " + name +
                                           ", which the module does not have");
-        entries.push_back(entry(key, *p));
+        entries.emplace_back(key, p->detach());
     }
-    files.emplace_back("adapter_model.safetensors", safetensors_bytes(entries));
-    files.emplace_back("adapter_config.json", std::move(config));
+    files.tensor_files.emplace_back("adapter_model.safetensors", std::move(entries));
+    files.files.emplace_back("adapter_config.json", std::move(config));
 }
 
 } // namespace accum

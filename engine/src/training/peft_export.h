@@ -15,20 +15,20 @@
 // PEFT model load it. A module without them gets no adapter files.
 
 #include <string>
-#include <utility>
-#include <vector>
+
+#include "training/hf_export.h"
 
 namespace accum {
 
 class Model;
 
-// Appends adapter_model.safetensors (the mapped parameters' current values, as
-// they are: the adapter trains in float32) and adapter_config.json to `files`
+// Adds adapter_model.safetensors (the mapped parameters' current values, as
+// they are: the adapter trains in float32; streamed as model.safetensors is) and
+// adapter_config.json to `files`
 // when the module file `module_file` carries hf/adapter.json. Throws ConfigError
 // naming the file and the key when hf/adapter.json is not what the convention
 // says, or names a parameter the model does not have, or comes without
 // hf/adapter_config.json.
-void append_peft_adapter_files(Model& model, const std::string& module_file,
-                               std::vector<std::pair<std::string, std::string>>& files);
+void append_peft_adapter_files(Model& model, const std::string& module_file, ModelFiles& files);
 
 } // namespace accum

@@ -522,6 +522,10 @@ void RunContext::save_trained_module() {
     io::write_file_atomically((dir / "model.safetensors").string(), [&](const std::string& file, const std::string& shown) {
         write_safetensors(file, shown, model_out.tensors);
     });
+    for (const auto& [file, tensors] : model_out.tensor_files)
+        io::write_file_atomically((dir / file).string(), [&](const std::string& tmp, const std::string& shown) {
+            write_safetensors(tmp, shown, tensors);
+        });
     for (const auto& [file, contents] : model_out.files) io::write_file_atomically((dir / file).string(), contents);
 }
 
