@@ -557,12 +557,19 @@ private Q_SLOTS:
         QVERIFY2(r.exit_code == 0, qPrintable(r.err));
         const auto steps = read_steps(measured + "/metrics.jsonl");
         QCOMPARE(int(steps.size()), 40);
+        int partial = 0;
         for (const auto& s : steps) {
+            QVERIFY(std::isfinite(s.grad_norm_sq_big) && s.grad_norm_sq_big > 0);
+            if (s.batch_big == 32.0) { // the epoch's 125th micro-batch, a window of one: no smaller batch
+                QVERIFY(std::isnan(s.grad_norm_sq_small) && s.batch_small == 0.0);
+                ++partial;
+                continue;
+            }
             QCOMPARE(s.batch_small, 32.0);
             QCOMPARE(s.batch_big, 128.0);
-            QVERIFY(std::isfinite(s.grad_norm_sq_small) && std::isfinite(s.grad_norm_sq_big));
-            QVERIFY(s.grad_norm_sq_small > 0 && s.grad_norm_sq_big > 0);
+            QVERIFY(std::isfinite(s.grad_norm_sq_small) && s.grad_norm_sq_small > 0);
         }
+        QCOMPARE(partial, 1);
         const auto records = read_records(measured + "/metrics.jsonl");
         const auto* summary = std::get_if<SummaryRecord>(&records.back());
         QVERIFY(summary && std::isfinite(summary->noise_scale) && summary->noise_scale > 0);
