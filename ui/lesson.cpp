@@ -203,15 +203,14 @@ LessonVerdict memory_check(const std::vector<RunResult>& runs, const CheckParame
 
 // Two effective batches on the same samples (the noise-scale experiment): the big
 // one took fewer steps, saw no fewer samples and got no further on them; the
-// runs' own noise scales lie at least `margin` above the small batch and below
-// the big one.
+// noise scale the runs measured (compare_noise_runs) lies at least `margin`
+// above the small batch and below the big one.
 LessonVerdict noise_scale_check(const std::vector<RunResult>& runs, const CheckParameters& p) {
     if (!all_completed(runs) || runs.size() != 2) return not_completed(runs);
     const auto c = compare_noise_runs(runs[0], runs[1]);
     const double margin = p.at("margin");
-    const bool measured = noise_scale_known(c.noise_small) && noise_scale_known(c.noise_big);
-    const bool apart = measured && c.effective_small * margin <= std::min(c.noise_small, c.noise_big) &&
-                       std::max(c.noise_small, c.noise_big) * margin <= c.effective_big;
+    const bool apart = noise_scale_known(c.noise_scale) && c.effective_small * margin <= c.noise_scale &&
+                       c.noise_scale * margin <= c.effective_big;
     const bool ok = c.valid && c.samples_small == c.samples_big && c.steps_big < c.steps_small && apart &&
                     c.tail_loss_small <= c.tail_loss_big;
     return {ok, noise_comparison_text(c)};

@@ -219,13 +219,21 @@ void MainWindow::build_layout() {
     });
 
     auto* bottom = new QSplitter(Qt::Horizontal);
-    auto* eval_box = new QWidget;
-    auto* eval_layout = new QVBoxLayout(eval_box);
-    eval_layout->setContentsMargins(0, 0, 0, 0);
-    auto* eval_title = new QLabel;
-    texts_.add([eval_title] { eval_title->setText(tr("<b>Evaluation per epoch</b>")); });
-    eval_layout->addWidget(eval_title);
-    eval_layout->addWidget(eval_table_);
+    // The evaluation and the noise scale's plot share a pane, as tabs: a third
+    // pane would widen the window past a 1024 px screen.
+    auto* eval_box = new QTabWidget;
+    eval_box->setObjectName(QStringLiteral("eval_noise_tabs"));
+    eval_box->setDocumentMode(true);
+    eval_box->addTab(eval_table_, QString());
+    eval_box->addTab(noise_plot_, QString());
+    texts_.add([eval_box] {
+        eval_box->setTabText(0, tr("Evaluation per epoch"));
+        eval_box->setTabText(1, tr("Noise scale"));
+    });
+    // The first measurement shows its plot, unless evaluations are there to read.
+    connect(noise_plot_, &NoisePlot::first_measurement, eval_box, [this, eval_box] {
+        if (eval_table_->rowCount() == 0) eval_box->setCurrentWidget(noise_plot_);
+    });
     auto* log_box = new QWidget;
     auto* log_layout = new QVBoxLayout(log_box);
     log_layout->setContentsMargins(0, 0, 0, 0);
@@ -234,11 +242,9 @@ void MainWindow::build_layout() {
     log_layout->addWidget(log_title);
     log_layout->addWidget(log_view_);
     bottom->addWidget(eval_box);
-    bottom->addWidget(noise_plot_);
     bottom->addWidget(log_box);
     bottom->setStretchFactor(0, 1);
     bottom->setStretchFactor(1, 1);
-    bottom->setStretchFactor(2, 1);
 
     auto* plots = plots_split_ = new QSplitter(Qt::Vertical);
     plots->addWidget(loss_plot_);

@@ -15,7 +15,7 @@ namespace studio {
 NoisePlot::NoisePlot(QWidget* parent) : QWidget(parent), noise_scale_(std::nan("")) {
     plot_ = new QCustomPlot(this);
     plot_->setObjectName(QStringLiteral("noise_plot"));
-    plot_->setMinimumHeight(70);
+    plot_->setMinimumSize(60, 40);
     noise_graph_ = plot_->addGraph();
     noise_graph_->setPen(QPen(QColor(0x2e, 0x7d, 0x32), 2.2));
     batch_graph_ = plot_->addGraph();
@@ -45,11 +45,8 @@ NoisePlot::NoisePlot(QWidget* parent) : QWidget(parent), noise_scale_(std::nan("
     });
     look_.capture(plot_);
 
-    auto* title = new QLabel;
-    texts_.add([title] { title->setText(tr("<b>Gradient noise scale</b>")); });
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(title);
     layout->addWidget(empty_note_, 1, Qt::AlignTop);
     layout->addWidget(plot_, 1);
 }
@@ -71,6 +68,7 @@ void NoisePlot::append(const RecordBatch& batch) {
     for (const auto& s : batch.steps) {
         last_step_ = s;
         if (!noise_scale_known(s.noise_scale)) continue;
+        if (steps_.empty()) Q_EMIT first_measurement();
         steps_.push_back(s);
         noise_scale_ = s.noise_scale;
         dirty_ = true;

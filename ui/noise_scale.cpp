@@ -60,9 +60,9 @@ QString noise_readout_text(double noise_scale, double effective_batch, bool toke
                       : Tr::tr("Noise scale ≈ %1 samples.").arg(noise_figure(noise_scale));
     const double ratio = effective_batch / noise_scale;
     return tokens ? Tr::tr("Noise scale ≈ %1 tokens; your effective batch %2 tokens = %3 × that.")
-                        .arg(noise_figure(noise_scale), noise_figure(effective_batch), noise_figure(ratio))
+                        .arg(noise_figure(noise_scale), QString::number(std::llround(effective_batch)), noise_figure(ratio))
                   : Tr::tr("Noise scale ≈ %1 samples; your effective batch %2 = %3 × that.")
-                        .arg(noise_figure(noise_scale), noise_figure(effective_batch), noise_figure(ratio));
+                        .arg(noise_figure(noise_scale), QString::number(std::llround(effective_batch)), noise_figure(ratio));
 }
 
 QString noise_meaning_text(NoiseRegime regime) {
@@ -148,9 +148,9 @@ NoiseComparison compare_noise_runs(const RunResult& small, const RunResult& big)
     c.samples_big = big.steps.back().samples_seen;
     c.noise_small = measured_noise_scale_in_samples(small);
     c.noise_big = measured_noise_scale_in_samples(big);
-    c.noise_scale = noise_scale_known(c.noise_small) && noise_scale_known(c.noise_big)
-                        ? std::sqrt(c.noise_small * c.noise_big)
-                        : std::nan("");
+    // The small batch's: its running average has many more windows behind it (32
+    // × as many in the lesson) than the big one's few, which wander widely.
+    c.noise_scale = noise_scale_known(c.noise_small) ? c.noise_small : c.noise_big;
     const auto window = std::max<std::int64_t>(1, std::llround(c.effective_big));
     c.tail_samples = std::max(window, (std::min(c.samples_small, c.samples_big) / 4) / window * window);
     c.tail_loss_small = tail_loss(small, c.tail_samples);

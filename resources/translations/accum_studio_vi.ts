@@ -1894,10 +1894,6 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Nhật ký lần chạy, như bản Python gốc của kiểu này in ra</translation>
     </message>
     <message>
-        <source>&lt;b&gt;Evaluation per epoch&lt;/b&gt;</source>
-        <translation>&lt;b&gt;Đánh giá theo epoch&lt;/b&gt;</translation>
-    </message>
-    <message>
         <source>&lt;b&gt;Run log&lt;/b&gt;</source>
         <translation>&lt;b&gt;Nhật ký chạy&lt;/b&gt;</translation>
     </message>
@@ -2205,6 +2201,14 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <source>the live run</source>
         <translation>lần chạy trực tiếp</translation>
     </message>
+    <message>
+        <source>Evaluation per epoch</source>
+        <translation>Đánh giá theo epoch</translation>
+    </message>
+    <message>
+        <source>Noise scale</source>
+        <translation>Thang nhiễu</translation>
+    </message>
 </context>
 <context>
     <name>studio::MemoryPlot</name>
@@ -2354,10 +2358,6 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>The noise scale is measured from the accumulation windows: it needs K ≥ 2 or several processes.</source>
         <translation>Thang nhiễu được đo từ các cửa sổ tích lũy: cần K ≥ 2 hoặc nhiều tiến trình.</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;Gradient noise scale&lt;/b&gt;</source>
-        <translation>&lt;b&gt;Thang nhiễu gradient&lt;/b&gt;</translation>
     </message>
     <message>
         <source>your effective batch (tokens)</source>

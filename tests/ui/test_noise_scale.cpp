@@ -130,7 +130,7 @@ void TestNoiseScale::readoutSaysWhereTheBatchSits() {
     QCOMPARE(studio::noise_readout_text(120.0, 256.0, false),
              QStringLiteral("Noise scale ≈ 120 samples; your effective batch 256 = 2.1 × that."));
     QCOMPARE(studio::noise_readout_text(5000.0, 2048.0, true),
-             QStringLiteral("Noise scale ≈ 5000 tokens; your effective batch 2000 tokens = 0.41 × that."));
+             QStringLiteral("Noise scale ≈ 5000 tokens; your effective batch 2048 tokens = 0.41 × that."));
     for (auto regime : {studio::NoiseRegime::Below, studio::NoiseRegime::Near, studio::NoiseRegime::Above})
         QVERIFY(!studio::noise_meaning_text(regime).isEmpty());
 }
@@ -248,12 +248,13 @@ void TestNoiseScale::lessonCheckNeedsTheMeasuredBracket() {
     auto better_big = made_up_run(8, 64, 10, 2.3, 0.3, 90.0);
     QVERIFY(!kind->check({small, better_big}, p).as_expected);
     // The noise scale above the big batch: it does not sit above it.
-    auto high = made_up_run(8, 64, 10, 2.3, 1.2, 400.0);
-    QVERIFY(!kind->check({small, high}, p).as_expected);
+    QVERIFY(!kind->check({made_up_run(8, 2, 320, 2.3, 0.6, 400.0), big}, p).as_expected);
     // Not measured: nothing to place the batches against.
+    auto unmeasured_small = made_up_run(8, 2, 320, 2.3, 0.6, std::nan(""));
     auto unmeasured = made_up_run(8, 64, 10, 2.3, 1.2, std::nan(""));
-    unmeasured.summary.noise_scale = std::nan("");
-    QVERIFY(!kind->check({small, unmeasured}, p).as_expected);
+    QVERIFY(!kind->check({unmeasured_small, unmeasured}, p).as_expected);
+    // The small run's figure counts (320 windows against 10): a big run's that wanders does not.
+    QVERIFY(kind->check({small, made_up_run(8, 64, 10, 2.3, 1.2, 400.0)}, p).as_expected);
     // Different samples.
     QVERIFY(!kind->check({made_up_run(8, 2, 300, 2.3, 0.6, 110.0), big}, p).as_expected);
     // A run that did not complete.
