@@ -200,7 +200,7 @@ def refuse_other_release(work, package, data_file):
                 meta["torch_version"] = "2.9.0+cpu"
                 body = json.dumps(meta).encode()
             dst.writestr(item, body)
-    argv = [peers.engine_program(), "--model", other, "--dataset", "tensors", "--data", data_file, "--max-steps", "1",
+    argv = [peers.engine_program(), "--model", other, "--dataset", "tensors", "--data", data_file, "--max-steps", "1", "--eval-strategy", "no",
             "--device", "cpu", "--output-dir", os.path.join(work, "refused")]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     text = p.stdout + p.stderr
