@@ -39,6 +39,11 @@ import accum_pt2  # noqa: E402
 import pretrained_classifier as pc  # noqa: E402
 
 
+def report(results, name, sec, args):
+    results[name] = sec
+    print("%-12s %s %d threads: %.3f s per step" % (name, args.dtype, args.threads, sec), flush=True)
+
+
 def timed(step, calls, warmup):
     for _ in range(warmup):
         step()
@@ -97,14 +102,14 @@ def main():
         buffers = [b.detach() for b in model.buffers()]
         seed = torch.tensor(1)
         inputs = [batch[k] for k in ("input_ids", "attention_mask", "token_type_ids", "labels")]
-        results["pt2"] = timed(lambda: train(*params, *buffers, *inputs, seed), args.calls, args.warmup)
+        report(results, "pt2", timed(lambda: train(*params, *buffers, *inputs, seed), args.calls, args.warmup), args)
         del train
 
     def fwd_bwd(module, as_tuple):
         def step():
             with autocast():
                 out = module(**batch)
-            loss = out[0] if as_tuple else out.loss
+            loss = out[0] if isinstance(out, (tuple, list)) else out.loss
             loss.backward()
             module.zero_grad(set_to_none=True)
         return step
@@ -112,11 +117,11 @@ def main():
     if "torchscript" in only:
         traced = pc.trace(pc.load_classifier(directory), dict(data))
         traced.train()
-        results["torchscript"] = timed(fwd_bwd(traced, True), args.calls, args.warmup)
+        report(results, "torchscript", timed(fwd_bwd(traced, True), args.calls, args.warmup), args)
     if "eager" in only:
         model = pc.load_classifier(directory, torchscript=False)
         model.train()
-        results["eager"] = timed(fwd_bwd(model, False), args.calls, args.warmup)
+        report(results, "eager", timed(fwd_bwd(model, False), args.calls, args.warmup), args)
     if "compile" in only:
         model = pc.load_classifier(directory, torchscript=False)
         model.train()
@@ -124,12 +129,11 @@ def main():
         t = time.perf_counter()
         fwd_bwd(compiled, False)()
         print("torch.compile first call (compile): %.1f s" % (time.perf_counter() - t), flush=True)
-        results["compile"] = timed(fwd_bwd(compiled, False), args.calls, args.warmup)
+        report(results, "compile", timed(fwd_bwd(compiled, False), args.calls, args.warmup), args)
     ref = results.get("torchscript")
-    for name, sec in results.items():
-        print("%-12s %s %d threads: %.3f s per step%s" % (name, args.dtype, args.threads, sec,
-                                                         " (%.2f x TorchScript's speed)" % (ref / sec) if ref else ""),
-              flush=True)
+    if ref:
+        for name, sec in results.items():
+            print("%-12s %.2f x TorchScript's speed" % (name, ref / sec), flush=True)
 
 
 if __name__ == "__main__":

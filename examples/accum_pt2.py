@@ -252,6 +252,21 @@ def safetensors_bytes(tensors):
     return len(text).to_bytes(8, "little") + text + b"".join(blobs)
 
 
+def _vector_isa_options():
+    """Inductor options that keep its C++ kernels vectorized where the CPU has the ISA.
+
+    Inductor checks each ISA by compiling a probe and dlopen-ing it in a child Python;
+    torch 2.15's probe leaves SLEEF's symbols (in libtorch_cpu, loaded without
+    RTLD_GLOBAL) unresolved, so on such a machine every ISA is refused and every kernel
+    is scalar C++. The package's library is loaded by a process that has LibTorch's
+    symbols (accum-run, or Python with RTLD_GLOBAL), so the CPU's own flags decide."""
+    from torch._inductor import cpu_vec_isa
+    if cpu_vec_isa.pick_vec_isa() or not cpu_vec_isa.x86_isa_checker():
+        return {}
+    cpu_vec_isa.valid_vec_isa_list.cache_clear()
+    return {"cpp.vec_isa_ok": True}
+
+
 def export_training_package(model, batch, path, loss_fn=None, extra_files=None, dynamic_batch=True,
                             inductor_configs=None, dropout=True, autocast=None):
     """Writes `model`'s training step and evaluation as one .pt2 package at `path`.
@@ -269,7 +284,8 @@ def export_training_package(model, batch, path, loss_fn=None, extra_files=None, 
     from torch.export.pt2_archive._package import DEFAULT_PICKLE_PROTOCOL, PT2ArchiveWriter, _package_aoti_files
 
     ep_train, ep_eval, meta = build_graphs(model, batch, loss_fn, dynamic_batch, dropout, autocast)
-    options = dict(inductor_configs or {})
+    options = _vector_isa_options()
+    options.update(inductor_configs or {})
     options["aot_inductor.package"] = True
     state = dict(model.named_parameters())
     state.update(model.named_buffers())

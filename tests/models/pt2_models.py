@@ -61,14 +61,15 @@ def cache_dir():
 
 
 def cached_package(key_text, make):
-    """The package `make(path)` writes, from the cache when the same inputs made one before."""
+    """The package `make(tmp, final)` writes at tmp (files beside it next to final), from the
+    cache when the same inputs made one before."""
     with open(os.path.join(ROOT, "examples", "accum_pt2.py"), "rb") as f:
         source = f.read()
     key = hashlib.sha256(source + key_text.encode() + torch.__version__.encode()).hexdigest()[:20]
     path = os.path.join(cache_dir(), key + ".pt2")
     if not os.path.exists(path):
         tmp = path + ".tmp%d.pt2" % os.getpid()
-        make(tmp)
+        make(tmp, path)
         os.replace(tmp, path)
         print("compiled %s" % path, flush=True)
     else:
@@ -84,7 +85,7 @@ def mlp(seed=3):
 
 
 def mlp_package(work):
-    def make(path):
+    def make(path, final):
         # Convert in a child Python so that its whole output can be checked for TorchScript's warning.
         script = ("import sys, torch; sys.path.insert(0, %r); sys.path.insert(0, %r)\n"
                   "import accum_pt2, pt2_models\n"
@@ -199,7 +200,7 @@ def refuse_other_release(work, package, data_file):
                 meta["torch_version"] = "2.9.0+cpu"
                 body = json.dumps(meta).encode()
             dst.writestr(item, body)
-    argv = [peers.engine_program(), "--model", other, "--dataset", "tensors", "--data", data_file, "--max-steps", "1",
+    argv = [peers.engine_program(), "--model", other, "--dataset", "tensors", "--data", data_file, "--max-steps", "1", "--eval-strategy", "no",
             "--device", "cpu", "--output-dir", os.path.join(work, "refused")]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     text = p.stdout + p.stderr
@@ -232,8 +233,8 @@ def hf_package(work, name, task, source, columns, fmt, dropout):
         hashlib.sha256(maker + rows).hexdigest()
     data_file = os.path.join(work, name + "_data.pt")
 
-    def make(path):
-        code, text = run_models.hf_to_accum(args + ["--output-model", path, "--output-data", path + ".data.pt"])
+    def make(path, final):
+        code, text = run_models.hf_to_accum(args + ["--output-model", path, "--output-data", final + ".data.pt"])
         for word in ("torch.jit", "TorchScript"):
             if word in text:
                 fail("hf_to_accum.py --format pt2 printed %r:\n%s" % (word, text[-2000:]))

@@ -65,7 +65,8 @@ std::string release_of(const std::string& version) { return version.substr(0, ve
 // computed come back in backward, scaled by what flows into the loss (1/K, a
 // token count, the loss scaler's scale), for autograd to add into each .grad.
 struct PackageStep : public torch::autograd::Function<PackageStep> {
-    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::autograd::variable_list& params,
+    // params as a TensorList: autograd takes each as an input (a std::vector would be one opaque argument).
+    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, at::TensorList params,
                                  const c10::IValue& loss, const c10::IValue& grads) {
         ctx->saved_data["grads"] = grads;
         (void)params; // inputs only so that autograd routes their gradients here
@@ -156,7 +157,7 @@ public:
             for (std::size_t i = 0; i < buffers_.size(); ++i) buffers_[i].copy_(out[2 + n + i]);
         }
         std::vector<torch::Tensor> grads(out.begin() + 2, out.begin() + 2 + static_cast<std::ptrdiff_t>(n));
-        torch::Tensor loss = PackageStep::apply(trained_, c10::IValue(out[0]), c10::IValue(std::move(grads)));
+        torch::Tensor loss = PackageStep::apply(at::TensorList(trained_), c10::IValue(out[0]), c10::IValue(std::move(grads)));
         return output(loss.to(torch::kFloat32), out[1], batch);
     }
 
