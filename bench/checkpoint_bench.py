@@ -256,6 +256,7 @@ def main():
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("ACCUM_MAKER_PYTHON", sys.executable)  # hf_to_accum.py runs in this environment
     work = tempfile.mkdtemp(prefix="checkpoint-bench-", dir=args.workdir)
     try:
         lines = (minilm if args.case == "minilm" else half)(args, work)

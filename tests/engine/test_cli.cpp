@@ -358,7 +358,8 @@ private Q_SLOTS:
     }
 
     // A checkpoint of the previous engine (model.pt and accum_optimizer.pt,
-    // LibTorch's archives: tests/engine/data/previous-checkpoint) resumes: the
+    // LibTorch's archives: tests/engine/data/previous-checkpoint, written by a
+    // build of this LibTorch) resumes: the
     // steps after it have the losses of today's uninterrupted run. And today's
     // checkpoint holds the weights and the optimizer state once each.
     void previousCheckpointFormatResumes() {
@@ -372,7 +373,7 @@ private Q_SLOTS:
         QCOMPARE(written.entryList(QDir::Files, QDir::Name),
                  QStringList({"accum_state.json", "model.safetensors", "optimizer.pt", "rng_state.pt", "scheduler.pt",
                               "trainer_state.json"}));
-        const QString previous = QStringLiteral(ACCUM_TEST_DATA_DIR "/previous-checkpoint/checkpoint-4");
+        const QString previous = QStringLiteral(ACCUM_PREVIOUS_CHECKPOINT);
         QVERIFY(QFile::exists(previous + "/model.pt") && QFile::exists(previous + "/accum_optimizer.pt"));
         const auto resumed = run_cli(common + QStringList{"--save-strategy", "no", "--output-dir",
                                                           dir.filePath("resumed"), "--resume", previous});

@@ -132,7 +132,7 @@ def case_minilm(work):
                     "scheduler.pt", "trainer_state.json"}
         check(expected <= set(names) and not {"model.pt", "model.torchscript.pt", "accum_optimizer.pt"} & set(names),
               "checkpoint-%d holds the Trainer's files, each state once: %s" % (step, names))
-        check("tokenizer_config.json" in names and "vocab.txt" in names,
+        check("tokenizer_config.json" in names and "tokenizer.json" in names,
               "checkpoint-%d holds the tokenizer's files" % step)
         size = lambda f: os.path.getsize(os.path.join(checkpoint, f))
         total = sum(size(f) for f in names)

@@ -1009,6 +1009,11 @@ def case_hf_files(work):
     module, extra = extra_files(out_model)
     meta = json.loads(extra["hf/model.json"])
     config = json.loads(extra["hf/config.json"])
+    # The model's state_dict() keys: every parameter's (prefix removed), and only the module's tensors.
+    keys = set(meta.pop("state_dict_keys", []))
+    own = {n[len("model."):] for n, _ in list(module.named_parameters()) + list(module.named_buffers())}
+    if not ({n[len("model."):] for n, _ in module.named_parameters()} <= keys <= own):
+        fail("hf/model.json's state_dict_keys %s are not the model's parameters and buffers %s" % (sorted(keys), sorted(own)))
     if meta != {"auto_class": "AutoModelForTokenClassification", "task": "token-classification",
                 "parameter_prefix": "model."}:
         fail("hf/model.json is %s" % meta)
