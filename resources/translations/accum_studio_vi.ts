@@ -1609,6 +1609,10 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <source>%1 × %2 = %3 (big)</source>
         <translation>%1 × %2 = %3 (lớn)</translation>
     </message>
+    <message>
+        <source>&lt;b&gt;Which batch&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Batch nào&lt;/b&gt;</translation>
+    </message>
 </context>
 <context>
     <name>studio::Lesson</name>
