@@ -96,7 +96,7 @@ const std::vector<ExperimentInfo>& experiments() {
                            "activations. Parameters, gradients and optimizer state stay the same size. "
                            "Checkpointing recomputes activations in backward (the CNN's first block; its second "
                            "runs in slices of the batch), so it costs some speed.")},
-        {Experiment::NoiseScale, "noise-scale", ExperimentGroup::Equivalence,
+        {Experiment::NoiseScale, "noise-scale", ExperimentGroup::Batch,
          QT_TRANSLATE_NOOP("studio::Experiments", "Batch vs noise scale"),
          QT_TRANSLATE_NOOP("studio::Experiments", "Effective batch vs the noise scale"),
          QT_TRANSLATE_NOOP("studio::Experiments",

@@ -28,6 +28,7 @@ enum class Experiment {
 enum class ExperimentGroup {
     Equivalence, // the same training in other shapes: the curves coincide
     Pitfall,     // a mistake beside the right loop: the curves part
+    Batch,       // which effective batch at all (a row of its own: a fifth button would widen the window)
 };
 
 struct ExperimentInfo {

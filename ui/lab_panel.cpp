@@ -49,15 +49,18 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     // One row per group under its heading, the table's order along it.
     auto* equivalence = new QLabel;
     auto* pitfalls = new QLabel;
-    texts_.add([equivalence, pitfalls] {
+    auto* batch = new QLabel;
+    texts_.add([equivalence, pitfalls, batch] {
         equivalence->setText(tr("<b>Equivalence</b>"));
         pitfalls->setText(tr("<b>Pitfalls</b>"));
+        batch->setText(tr("<b>Which batch</b>"));
     });
     buttons->addWidget(equivalence, 0, 0);
     buttons->addWidget(pitfalls, 1, 0);
-    int columns[2] = {1, 1};
+    buttons->addWidget(batch, 2, 0);
+    int columns[3] = {1, 1, 1};
     for (const auto& info : experiments()) {
-        const int row = info.group == ExperimentGroup::Equivalence ? 0 : 1;
+        const int row = info.group == ExperimentGroup::Equivalence ? 0 : info.group == ExperimentGroup::Pitfall ? 1 : 2;
         auto* b = new QPushButton;
         b->setObjectName(info.object_name());
         texts_.add([b, &info] {
@@ -73,7 +76,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     cancel_->setObjectName(QStringLiteral("lab_cancel"));
     cancel_->setEnabled(false);
     connect(cancel_, &QPushButton::clicked, this, &LabPanel::cancel);
-    buttons->setColumnStretch(std::max(columns[0], columns[1]), 1);
+    buttons->setColumnStretch(std::max({columns[0], columns[1], columns[2]}), 1);
 
     explanation_ = new QLabel;
     explanation_->setObjectName(QStringLiteral("lab_explanation"));

@@ -219,21 +219,13 @@ void MainWindow::build_layout() {
     });
 
     auto* bottom = new QSplitter(Qt::Horizontal);
-    // The evaluation and the noise scale's plot share a pane, as tabs: a third
-    // pane would widen the window past a 1024 px screen.
-    auto* eval_box = new QTabWidget;
-    eval_box->setObjectName(QStringLiteral("eval_noise_tabs"));
-    eval_box->setDocumentMode(true);
-    eval_box->addTab(eval_table_, QString());
-    eval_box->addTab(noise_plot_, QString());
-    texts_.add([eval_box] {
-        eval_box->setTabText(0, tr("Evaluation per epoch"));
-        eval_box->setTabText(1, tr("Noise scale"));
-    });
-    // The first measurement shows its plot, unless evaluations are there to read.
-    connect(noise_plot_, &NoisePlot::first_measurement, eval_box, [this, eval_box] {
-        if (eval_table_->rowCount() == 0) eval_box->setCurrentWidget(noise_plot_);
-    });
+    auto* eval_box = new QWidget;
+    auto* eval_layout = new QVBoxLayout(eval_box);
+    eval_layout->setContentsMargins(0, 0, 0, 0);
+    auto* eval_title = new QLabel;
+    texts_.add([eval_title] { eval_title->setText(tr("<b>Evaluation per epoch</b>")); });
+    eval_layout->addWidget(eval_title);
+    eval_layout->addWidget(eval_table_);
     auto* log_box = new QWidget;
     auto* log_layout = new QVBoxLayout(log_box);
     log_layout->setContentsMargins(0, 0, 0, 0);
@@ -315,10 +307,14 @@ void MainWindow::build_layout() {
     tabs_->addTab(live, QString());
     tabs_->addTab(lab_panel_, QString());
     tabs_->addTab(runs_panel_, QString());
+    // The noise scale's plot has a tab of its own: beside the evaluation it would
+    // widen the window past a 1024 px screen. Its readout stays in the live tab.
+    tabs_->addTab(noise_plot_, QString());
     texts_.add([this] {
         tabs_->setTabText(0, tr("Live run"));
         tabs_->setTabText(1, tr("Equivalence lab"));
         tabs_->setTabText(2, tr("Runs"));
+        tabs_->setTabText(3, tr("Noise scale"));
     });
 
     auto* right = new QWidget;

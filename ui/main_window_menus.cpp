@@ -135,7 +135,7 @@ void MainWindow::build_actions() {
                                "Accelerate and the Trainer"));
     });
     // The experiments by group, a separator before each, in the table's order.
-    for (const auto group : {ExperimentGroup::Equivalence, ExperimentGroup::Pitfall}) {
+    for (const auto group : {ExperimentGroup::Equivalence, ExperimentGroup::Pitfall, ExperimentGroup::Batch}) {
         lab->addSeparator();
         for (const auto& info : experiments()) {
             if (info.group != group) continue;

@@ -2,7 +2,7 @@
 #pragma once
 // The live run's gradient noise scale (noise_scale.h): a readout line for the
 // window ("Noise scale ≈ 120 samples; your effective batch 256 = 2.1 × that",
-// and one sentence on what it means) and a small plot (a tab beside the evaluation) of the running estimate
+// and one sentence on what it means) and a plot (the window's Noise scale tab) of the running estimate
 // over the optimizer steps, the effective batch beside it as a dashed line, on a
 // log axis. Like the other plots, append() only stores and refresh() (the
 // window's timer) redraws.

@@ -148,9 +148,10 @@ NoiseComparison compare_noise_runs(const RunResult& small, const RunResult& big)
     c.samples_big = big.steps.back().samples_seen;
     c.noise_small = measured_noise_scale_in_samples(small);
     c.noise_big = measured_noise_scale_in_samples(big);
-    // The small batch's: its running average has many more windows behind it (32
-    // × as many in the lesson) than the big one's few, which wander widely.
-    c.noise_scale = noise_scale_known(c.noise_small) ? c.noise_small : c.noise_big;
+    // The big batch's: its few updates leave the weights near where both runs
+    // started, where the choice of batch is made; the small run's figure drifts
+    // up as its many updates lower the loss (docs/noise-scale.md).
+    c.noise_scale = noise_scale_known(c.noise_big) ? c.noise_big : c.noise_small;
     const auto window = std::max<std::int64_t>(1, std::llround(c.effective_big));
     c.tail_samples = std::max(window, (std::min(c.samples_small, c.samples_big) / 4) / window * window);
     c.tail_loss_small = tail_loss(small, c.tail_samples);

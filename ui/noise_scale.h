@@ -71,7 +71,7 @@ struct NoiseComparison {
     std::int64_t steps_small = 0, steps_big = 0;
     std::int64_t samples_small = 0, samples_big = 0;
     double noise_small = 0, noise_big = 0; // each run's last running estimate, NaN when none
-    double noise_scale = 0;                // the small run's (more windows), else the big one's; NaN: none
+    double noise_scale = 0;                // the big run's (near the start), else the small one's; NaN: none
     // The mean window loss over the last quarter of the samples (at least the big
     // run's last window): how far each got on the same samples.
     std::int64_t tail_samples = 0;

@@ -1613,6 +1613,10 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <source>%1 × %2 = %3 (big)</source>
         <translation>%1 × %2 = %3 (lớn)</translation>
     </message>
+    <message>
+        <source>&lt;b&gt;Which batch&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Batch nào&lt;/b&gt;</translation>
+    </message>
 </context>
 <context>
     <name>studio::Lesson</name>
@@ -2202,12 +2206,12 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>lần chạy trực tiếp</translation>
     </message>
     <message>
-        <source>Evaluation per epoch</source>
-        <translation>Đánh giá theo epoch</translation>
-    </message>
-    <message>
         <source>Noise scale</source>
         <translation>Thang nhiễu</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Evaluation per epoch&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Đánh giá theo epoch&lt;/b&gt;</translation>
     </message>
 </context>
 <context>
