@@ -200,8 +200,8 @@ def refuse_other_release(work, package, data_file):
                 meta["torch_version"] = "2.9.0+cpu"
                 body = json.dumps(meta).encode()
             dst.writestr(item, body)
-    argv = [peers.engine_program(), "--model", other, "--dataset", "tensors", "--data", data_file, "--max-steps", "1", "--eval-strategy", "no",
-            "--device", "cpu", "--output-dir", os.path.join(work, "refused")]
+    argv = [peers.engine_program(), "--model", other, "--dataset", "tensors", "--data", data_file, "--max-steps", "1",
+            "--eval-strategy", "no", "--device", "cpu", "--output-dir", os.path.join(work, "refused")]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     text = p.stdout + p.stderr
     if p.returncode != 2 or "2.9.0" not in text or torch.__version__.split("+")[0] not in text or "export it again" not in text:
@@ -229,7 +229,8 @@ def hf_package(work, name, task, source, columns, fmt, dropout):
         maker = f.read()
     with open(train_file, "rb") as a, open(validation_file, "rb") as b:
         rows = a.read() + b.read()
-    key_text = repr(args[len(source):]) + repr(source[1:] if source[0] == "--config" else "minilm") + \
+    # The rows' own bytes are in the key, their paths (the work folder's) are not.
+    key_text = repr([os.path.basename(a) for a in args[len(source):]]) + repr(source[1:] if source[0] == "--config" else "minilm") + \
         hashlib.sha256(maker + rows).hexdigest()
     data_file = os.path.join(work, name + "_data.pt")
 
