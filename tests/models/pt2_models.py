@@ -305,26 +305,8 @@ def case_hf_trainer(work):
     run_models, peer_loops, tokenizer = hf_setup(work)
     for title, name, task, source, columns, fmt, auto_class in hf_cases(tokenizer):
         package, data_file = hf_package(work, name, task, source, columns, fmt, "off")
-        data = torch.load(data_file)
-        splits = {"train": run_models.Split(data["train"]), "eval": run_models.Split(data["validation"])}
-        cfg = {"model": name, "batch-size": 8, "accumulation-steps": 2, "lr": 1e-3, "max-grad-norm": 1.0,
-               "epochs": 1, "max-steps": HF_STEPS, "scheduler": "constant", "optimizer": "adamw", "seed": 0,
-               "logging-steps": 1, "save-strategy": "no"}
-        original = peers.make_model
-        peers.make_model = lambda kind_, init, vocab=0: ForTrainer(package_model(package, auto_class))
-        try:
-            real = peer_loops.trainer_run(cfg, splits, None, os.path.join(work, "trainer-" + name))
-        finally:
-            peers.make_model = original
-        reference = [s["loss"] for s in real["steps"]]
-        for mode in ("pytorch", "accelerator", "trainer"):
-            run = peers.run_engine(os.path.join(work, "engine-%s-%s" % (name, mode)), {
-                "model": package, "dataset": "tensors", "data": data_file, "mode": mode, "batch-size": 8,
-                "accumulation-steps": 2, "max-steps": HF_STEPS, "lr": 1e-3, "optimizer": "adamw",
-                "max-grad-norm": 1.0, "scheduler": "constant", "eval-strategy": "no", "save-strategy": "no",
-                "logging-steps": 1, "quiet": True}, timeout=600)
-            run_models.compare("%s .pt2, --mode %s against the real Trainer" % (title, mode),
-                               run_models.engine_losses(run, "%s %s" % (name, mode), HF_STEPS), reference)
+        run_models.styles_against_trainer(work, peer_loops, title + " .pt2", name, package, data_file,
+                                          lambda: ForTrainer(package_model(package, auto_class)))
 
 
 def case_hf_dropout(work):
