@@ -256,7 +256,11 @@ def package_model(package, auto_class):
         files = {n.split("/", 1)[1]: z.read(n) for n in z.namelist()}
     config = transformers.AutoConfig.for_model(**json.loads(files["extra/hf/config.json"]))
     model = getattr(transformers, auto_class).from_config(config)
-    missing, unexpected = model.load_state_dict(load_safetensors(files["accum/weights.safetensors"]), strict=False)
+    state = load_safetensors(files["accum/weights.safetensors"])
+    # The package holds every buffer, the non-persistent ones too (position_ids), which state_dict() leaves out.
+    buffers = dict(model.named_buffers())
+    state = {k: v for k, v in state.items() if k not in buffers or k in model.state_dict()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
     if unexpected or any(not k.endswith("lm_head.weight") for k in missing):
         fail("%s's weights do not fit %s: missing %s, unexpected %s" % (package, auto_class, missing, unexpected))
     return model
