@@ -274,6 +274,13 @@ class ForTrainer(torch.nn.Module):
         super().__init__()
         self.model = model
 
+    def train(self, mode=True):
+        # The package was compiled without dropout (--dropout off): the model's eval()
+        # is its train() without dropout (these models have no BatchNorm).
+        super().train(mode)
+        self.model.eval()
+        return self
+
     def forward(self, input_ids, attention_mask, labels, token_type_ids=None):
         extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
         out = self.model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, **extra)
