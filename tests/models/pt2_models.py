@@ -200,8 +200,8 @@ def refuse_other_release(work, package, data_file):
                 meta["torch_version"] = "2.9.0+cpu"
                 body = json.dumps(meta).encode()
             dst.writestr(item, body)
-    argv = [peers.engine_program(), "--model", other, "--dataset", "tensors", "--data", data_file, "--max-steps", "1", "--eval-strategy", "no",
-            "--device", "cpu", "--output-dir", os.path.join(work, "refused")]
+    argv = [peers.engine_program(), "--model", other, "--dataset", "tensors", "--data", data_file, "--max-steps", "1",
+            "--eval-strategy", "no", "--device", "cpu", "--output-dir", os.path.join(work, "refused")]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     text = p.stdout + p.stderr
     if p.returncode != 2 or "2.9.0" not in text or torch.__version__.split("+")[0] not in text or "export it again" not in text:
@@ -229,7 +229,8 @@ def hf_package(work, name, task, source, columns, fmt, dropout):
         maker = f.read()
     with open(train_file, "rb") as a, open(validation_file, "rb") as b:
         rows = a.read() + b.read()
-    key_text = repr(args[len(source):]) + repr(source[1:] if source[0] == "--config" else "minilm") + \
+    # The rows' own bytes are in the key, their paths (the work folder's) are not.
+    key_text = repr([os.path.basename(a) for a in args[len(source):]]) + repr(source[1:] if source[0] == "--config" else "minilm") + \
         hashlib.sha256(maker + rows).hexdigest()
     data_file = os.path.join(work, name + "_data.pt")
 
@@ -255,7 +256,11 @@ def package_model(package, auto_class):
         files = {n.split("/", 1)[1]: z.read(n) for n in z.namelist()}
     config = transformers.AutoConfig.for_model(**json.loads(files["extra/hf/config.json"]))
     model = getattr(transformers, auto_class).from_config(config)
-    missing, unexpected = model.load_state_dict(load_safetensors(files["accum/weights.safetensors"]), strict=False)
+    state = load_safetensors(files["accum/weights.safetensors"])
+    # The package holds every buffer, the non-persistent ones too (position_ids), which state_dict() leaves out.
+    buffers = dict(model.named_buffers())
+    state = {k: v for k, v in state.items() if k not in buffers or k in model.state_dict()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
     if unexpected or any(not k.endswith("lm_head.weight") for k in missing):
         fail("%s's weights do not fit %s: missing %s, unexpected %s" % (package, auto_class, missing, unexpected))
     return model
@@ -268,6 +273,13 @@ class ForTrainer(torch.nn.Module):
     def __init__(self, model):
         super().__init__()
         self.model = model
+
+    def train(self, mode=True):
+        # The package was compiled without dropout (--dropout off): the model's eval()
+        # is its train() without dropout (these models have no BatchNorm).
+        super().train(mode)
+        self.model.eval()
+        return self
 
     def forward(self, input_ids, attention_mask, labels, token_type_ids=None):
         extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
@@ -304,26 +316,8 @@ def case_hf_trainer(work):
     run_models, peer_loops, tokenizer = hf_setup(work)
     for title, name, task, source, columns, fmt, auto_class in hf_cases(tokenizer):
         package, data_file = hf_package(work, name, task, source, columns, fmt, "off")
-        data = torch.load(data_file)
-        splits = {"train": run_models.Split(data["train"]), "eval": run_models.Split(data["validation"])}
-        cfg = {"model": name, "batch-size": 8, "accumulation-steps": 2, "lr": 1e-3, "max-grad-norm": 1.0,
-               "epochs": 1, "max-steps": HF_STEPS, "scheduler": "constant", "optimizer": "adamw", "seed": 0,
-               "logging-steps": 1, "save-strategy": "no"}
-        original = peers.make_model
-        peers.make_model = lambda kind_, init, vocab=0: ForTrainer(package_model(package, auto_class))
-        try:
-            real = peer_loops.trainer_run(cfg, splits, None, os.path.join(work, "trainer-" + name))
-        finally:
-            peers.make_model = original
-        reference = [s["loss"] for s in real["steps"]]
-        for mode in ("pytorch", "accelerator", "trainer"):
-            run = peers.run_engine(os.path.join(work, "engine-%s-%s" % (name, mode)), {
-                "model": package, "dataset": "tensors", "data": data_file, "mode": mode, "batch-size": 8,
-                "accumulation-steps": 2, "max-steps": HF_STEPS, "lr": 1e-3, "optimizer": "adamw",
-                "max-grad-norm": 1.0, "scheduler": "constant", "eval-strategy": "no", "save-strategy": "no",
-                "logging-steps": 1, "quiet": True}, timeout=600)
-            run_models.compare("%s .pt2, --mode %s against the real Trainer" % (title, mode),
-                               run_models.engine_losses(run, "%s %s" % (name, mode), HF_STEPS), reference)
+        run_models.styles_against_trainer(work, peer_loops, title + " .pt2", name, package, data_file,
+                                          lambda: ForTrainer(package_model(package, auto_class)))
 
 
 def case_hf_dropout(work):

@@ -1069,6 +1069,30 @@ def case_hf_files(work):
 HF_STEPS = 3
 
 
+def styles_against_trainer(work, peer_loops, title, name, model, data_file, make_peer):
+    """Each style of accum-run on `model` against the real Trainer on make_peer(), per step."""
+    data = torch.load(data_file)
+    splits = {"train": Split(data["train"]), "eval": Split(data["validation"])}
+    cfg = {"model": name, "batch-size": 8, "accumulation-steps": 2, "lr": 1e-3, "max-grad-norm": 1.0,
+           "epochs": 1, "max-steps": HF_STEPS, "scheduler": "constant", "optimizer": "adamw", "seed": 0,
+           "logging-steps": 1, "save-strategy": "no"}
+    original = peers.make_model
+    peers.make_model = lambda kind_, init, vocab=0: make_peer()
+    try:
+        real = peer_loops.trainer_run(cfg, splits, None, os.path.join(work, "trainer-" + name))
+    finally:
+        peers.make_model = original
+    reference = [s["loss"] for s in real["steps"]]
+    for mode in ("pytorch", "accelerator", "trainer"):
+        run = peers.run_engine(os.path.join(work, "engine-%s-%s" % (name, mode)), {
+            "model": model, "dataset": "tensors", "data": data_file, "mode": mode, "batch-size": 8,
+            "accumulation-steps": 2, "max-steps": HF_STEPS, "lr": 1e-3, "optimizer": "adamw",
+            "max-grad-norm": 1.0, "scheduler": "constant", "eval-strategy": "no", "save-strategy": "no",
+            "logging-steps": 1, "quiet": True}, timeout=600)
+        compare("%s, accum-run --mode %s against the real Trainer" % (title, mode),
+                engine_losses(run, "%s %s" % (name, mode), HF_STEPS), reference)
+
+
 def case_hf_trainer(work):
     """Three architectures made by examples/hf_to_accum.py from files datasets
     reads, dropout off: each style against the real Trainer, per step."""
@@ -1087,26 +1111,7 @@ def case_hf_trainer(work):
     for title, name, task, source, columns, fmt in cases:
         started = time.monotonic()
         model, data_file = hf_case_files(work, name, task, source, columns, fmt, "off")
-        data = torch.load(data_file)
-        splits = {"train": Split(data["train"]), "eval": Split(data["validation"])}
-        cfg = {"model": name, "batch-size": 8, "accumulation-steps": 2, "lr": 1e-3, "max-grad-norm": 1.0,
-               "epochs": 1, "max-steps": HF_STEPS, "scheduler": "constant", "optimizer": "adamw", "seed": 0,
-               "logging-steps": 1, "save-strategy": "no"}
-        original = peers.make_model
-        peers.make_model = lambda kind_, init, vocab=0: TracedForTrainer(model)
-        try:
-            real = peer_loops.trainer_run(cfg, splits, None, os.path.join(work, "trainer-" + name))
-        finally:
-            peers.make_model = original
-        reference = [s["loss"] for s in real["steps"]]
-        for mode in ("pytorch", "accelerator", "trainer"):
-            run = peers.run_engine(os.path.join(work, "engine-%s-%s" % (name, mode)), {
-                "model": model, "dataset": "tensors", "data": data_file, "mode": mode, "batch-size": 8,
-                "accumulation-steps": 2, "max-steps": HF_STEPS, "lr": 1e-3, "optimizer": "adamw",
-                "max-grad-norm": 1.0, "scheduler": "constant", "eval-strategy": "no", "save-strategy": "no",
-                "logging-steps": 1, "quiet": True}, timeout=600)
-            compare("%s, accum-run --mode %s against the real Trainer" % (title, mode),
-                    engine_losses(run, "%s %s" % (name, mode), HF_STEPS), reference)
+        styles_against_trainer(work, peer_loops, title, name, model, data_file, lambda: TracedForTrainer(model))
         print("%s: %.0f s (files, the Trainer and three engine runs)" % (title, time.monotonic() - started),
               flush=True)
 
