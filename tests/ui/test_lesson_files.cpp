@@ -351,7 +351,7 @@ void TestLessonFiles::compareStepNamesItsShapes() {
     const auto& step = lesson->steps[0];
     const studio::ExperimentShapes named{{12, 1}, {6, 2}, {3, 4}};
     QCOMPARE(step.shapes, named);
-    const auto runs = studio::plan_experiment(step.experiment, step.config(), step.shapes);
+    const auto runs = studio::plan_experiment(step.experiment, step.config(), 0.0, step.shapes);
     QCOMPARE(int(runs.size()), 3);
     for (std::size_t i = 0; i < runs.size(); ++i) {
         QCOMPARE(runs[i].config.batch_size, named[i].first);
