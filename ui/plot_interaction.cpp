@@ -174,8 +174,7 @@ void wrap_legend_to_height(QCustomPlot* plot) {
     int entry = 0, count = 0;
     for (int i = 0; i < legend->itemCount(); ++i)
         if (auto* item = legend->item(i)) {
-            // The height the layout gives an entry can exceed its hint.
-            entry = std::max({entry, item->minimumOuterSizeHint().height(), item->outerRect().height()});
+            entry = std::max(entry, item->minimumOuterSizeHint().height());
             ++count;
         }
     // The height the layout gives the legend beside the axis rect: the row's,
