@@ -150,17 +150,13 @@ QStringList legend_entry_problems(QCustomPlot* plot) {
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& [name, r] = entries[i];
         if (!legend_rect.contains(r) || !viewport.contains(r))
-            found << QStringLiteral("the legend entry \"%1\" at %2,%3 %4x%5 runs out of the %6 at %7,%8 %9x%10")
+            found << QStringLiteral("the legend entry \"%1\" at %2,%3 %4x%5 runs out of the %6")
                          .arg(name)
                          .arg(r.x())
                          .arg(r.y())
                          .arg(r.width())
                          .arg(r.height())
-                         .arg(legend_rect.contains(r) ? QStringLiteral("plot") : QStringLiteral("legend"))
-                         .arg((legend_rect.contains(r) ? viewport : legend_rect).x())
-                         .arg((legend_rect.contains(r) ? viewport : legend_rect).y())
-                         .arg((legend_rect.contains(r) ? viewport : legend_rect).width())
-                         .arg((legend_rect.contains(r) ? viewport : legend_rect).height());
+                         .arg(legend_rect.contains(r) ? QStringLiteral("plot") : QStringLiteral("legend"));
         for (std::size_t j = i + 1; j < entries.size(); ++j)
             if (r.intersects(entries[j].second))
                 found << QStringLiteral("the legend entries \"%1\" and \"%2\" overlap").arg(name, entries[j].first);
@@ -177,10 +173,10 @@ void wrap_legend_to_height(QCustomPlot* plot) {
             entry = std::max(entry, item->minimumOuterSizeHint().height());
             ++count;
         }
-    // The height the layout gives the legend beside the axis rect: the row's,
-    // however tall the legend would like to be (the layout does not grow a row
-    // past the plot).
-    const int room = legend->outerRect().height() - legend->margins().top() - legend->margins().bottom();
+    // The axis rect's row down to the plot's bottom: what the legend beside it
+    // has, whatever height the legend asks for now.
+    const int room = plot->viewport().bottom() + 1 - plot->axisRect()->outerRect().top() - legend->margins().top() -
+                     legend->margins().bottom();
     const int step = entry + legend->rowSpacing();
     const int rows = step > 0 ? std::max(1, (room - entry) / step + 1) : count;
     const int wrap = rows < count ? rows : 0; // rows first: a column holds `wrap` entries
