@@ -309,26 +309,16 @@ void LossPlot::frame() {
         plot_->yAxis->setRangeUpper(y.upper + legend * y.size() / (height - legend));
         if (legend_to_free_corner(plot_, corners)) return;
     }
-    // Below in one row, below in two columns, or beside: whichever leaves the
-    // curves the largest area with every entry readable, and beside only when it
-    // takes at most a third of the width (a long entry in large text would take half).
-    auto area_with = [this](int columns) -> std::int64_t {
+    // Beside or below (two columns), whichever leaves the curves the larger area.
+    auto area_with = [this](int columns) {
         PlotLook::legend_below(plot_, false);
         PlotLook::legend_below(plot_, true, columns);
         lay_out(plot_);
         const QRect r = plot_->axisRect()->rect();
-        const bool wide = columns == 0 && plot_->legend->outerRect().width() * 3 > plot_->viewport().width();
-        if (wide || !legend_entry_problems(plot_).isEmpty()) return -1;
         return std::int64_t(r.width()) * r.height();
     };
-    int best = 2;
-    std::int64_t best_area = -1;
-    for (const int columns : {plot_->legend->itemCount(), 2, 0})
-        if (const auto area = area_with(columns); area > best_area) {
-            best = columns;
-            best_area = area;
-        }
-    area_with(best);
+    const auto below = area_with(2);
+    if (area_with(0) < below) area_with(2);
     fit_ranges(keys, values); // the plot is smaller now: the markers' room again
 }
 

@@ -135,9 +135,6 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     plot_->legend->setIconSize(14, 9);
     plot_->legend->setRowSpacing(-3);
     plot_->legend->setMargins(QMargins(2, 0, 2, 0));
-    // Entries that do not fit the height in one column go on in another, at
-    // every replot: the text's size, the plot's height and the entries change.
-    connect(plot_, &QCustomPlot::beforeReplot, this, [this] { wrap_legend_to_height(plot_); });
     use_fast_drawing(plot_);
     freeze_view_on_interaction(plot_, this, &auto_range_, [this] {
         dirty_ = true;
@@ -190,9 +187,6 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
 
 void MemoryPlot::set_presentation_scale(double scale) {
     look_.apply(scale);
-    // The desk's rows overlap their margins to fit a short plot; in front of a
-    // class the large entries keep apart, in columns where the rows do not fit.
-    plot_->legend->setRowSpacing(scale > 1.0 ? 0 : -3);
     // The sentence the plot is there for: as large as the plot's text in front of a class.
     QFont font = caption_font_;
     if (scale > 1.0) {

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
-#include <vector>
 
 #include <qcustomplot.h>
 
@@ -134,56 +132,6 @@ bool legend_to_free_corner(QCustomPlot* plot, std::initializer_list<Qt::Alignmen
 bool legend_covers_a_point(QCustomPlot* plot) {
     if (!plot->legend->visible()) return false;
     return covers(plot, QRectF(plot->legend->outerRect()));
-}
-
-QStringList legend_entry_problems(QCustomPlot* plot) {
-    QStringList found;
-    auto* legend = plot->legend;
-    if (!legend || !legend->visible()) return found;
-    const QRect legend_rect = legend->outerRect(), viewport = plot->viewport();
-    std::vector<std::pair<QString, QRect>> entries;
-    for (int i = 0; i < legend->itemCount(); ++i)
-        if (auto* item = legend->item(i); item && item->visible()) {
-            auto* plottable = qobject_cast<QCPPlottableLegendItem*>(item);
-            entries.emplace_back(plottable ? plottable->plottable()->name() : QStringLiteral("#%1").arg(i), item->rect());
-        }
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const auto& [name, r] = entries[i];
-        if (!legend_rect.contains(r) || !viewport.contains(r))
-            found << QStringLiteral("the legend entry \"%1\" at %2,%3 %4x%5 runs out of the %6")
-                         .arg(name)
-                         .arg(r.x())
-                         .arg(r.y())
-                         .arg(r.width())
-                         .arg(r.height())
-                         .arg(legend_rect.contains(r) ? QStringLiteral("plot") : QStringLiteral("legend"));
-        for (std::size_t j = i + 1; j < entries.size(); ++j)
-            if (r.intersects(entries[j].second))
-                found << QStringLiteral("the legend entries \"%1\" and \"%2\" overlap").arg(name, entries[j].first);
-    }
-    return found;
-}
-
-void wrap_legend_to_height(QCustomPlot* plot) {
-    auto* legend = plot->legend;
-    lay_out(plot);
-    int entry = 0, count = 0;
-    for (int i = 0; i < legend->itemCount(); ++i)
-        if (auto* item = legend->item(i)) {
-            entry = std::max(entry, item->minimumOuterSizeHint().height());
-            ++count;
-        }
-    // The axis rect's row down to the plot's bottom: what the legend beside it
-    // has, whatever height the legend asks for now.
-    const int room = plot->viewport().bottom() + 1 - plot->axisRect()->outerRect().top() - legend->margins().top() -
-                     legend->margins().bottom();
-    const int step = entry + legend->rowSpacing();
-    const int rows = step > 0 ? std::max(1, (room - entry) / step + 1) : count;
-    const int wrap = rows < count ? rows : 0; // rows first: a column holds `wrap` entries
-    if (legend->wrap() == wrap && legend->fillOrder() == QCPLayoutGrid::foRowsFirst) return;
-    legend->setWrap(wrap);
-    legend->setFillOrder(QCPLayoutGrid::foRowsFirst, true);
-    lay_out(plot);
 }
 
 QCPRange decades_around(double lowest, double highest) {
