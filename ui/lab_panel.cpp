@@ -46,6 +46,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     buttons_box_ = new QWidget;
     auto* buttons = new QGridLayout(buttons_box_);
     buttons->setContentsMargins(0, 0, 0, 0);
+    buttons->setVerticalSpacing(2); // three rows of demos that still leave the plots a 720 px screen's room
     // One row per group under its heading, the table's order along it.
     auto* equivalence = new QLabel;
     auto* pitfalls = new QLabel;

@@ -233,7 +233,7 @@ private:
                                   ? QStringLiteral("the end of the file")
                                   : QStringLiteral("'%1'").arg(QString::fromStdString(last_token));
         if (ex.id == 406) return QStringLiteral("the number is out of range");
-        if (has("expected end of input")) return QStringLiteral("text after the lesson's closing }");
+        if (has("; expected end of input")) return QStringLiteral("text after the lesson's closing }");
         if (has("U+000A") || has("U+000D")) return QStringLiteral("not JSON: the text has no closing quote on its line");
         if (has("missing closing quote")) return QStringLiteral("not JSON: the text has no closing quote");
         if (has("while parsing object key"))

@@ -123,7 +123,7 @@ void MainWindow::build_actions() {
     // The chapter's own lesson (a text classifier in three APIs), shipped as a file.
     auto* chapter = lab->addAction(QString(), this, [this] {
         QString error;
-        if (!open_lesson(chapter_lesson(), &error)) QMessageBox::warning(this, tr("Open lesson"), error);
+        if (!this->open_lesson(chapter_lesson(), &error)) QMessageBox::warning(this, tr("Open lesson"), error);
     });
     chapter->setObjectName(QStringLiteral("chapter_lesson_action"));
     texts_.add([lab, lesson, chapter] {

@@ -441,6 +441,12 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         // started from; its start's --overwrite-output-dir is no part of resuming.
         if (!given.count("output-dir")) parsed.config.output_dir = record_dir;
         if (!given.count("overwrite-output-dir")) parsed.config.overwrite_output_dir = false;
+        // A strategy given here without its step count: the record's count was
+        // for the record's strategy, and goes with it.
+        if (given.count("save-strategy") && !given.count("save-steps") && parsed.config.save_strategy != Strategy::Steps)
+            parsed.config.save_steps = 0;
+        if (given.count("eval-strategy") && !given.count("eval-steps") && parsed.config.eval_strategy != Strategy::Steps)
+            parsed.config.eval_steps = 0;
     } else if (resume_alone && std::all_of(given.begin(), given.end(), [](const std::string& n) {
                    // Where the run writes and how it shows, not what it trains.
                    for (const char* where : {"resume", "output-dir", "metrics", "quiet", "disable-tqdm", "device",

@@ -34,8 +34,9 @@ OTHER_PROGRAMS = {
                                 "text-pair-column", "tokens-column", "tags-column", "max-length", "output-model",
                                 "output-data", "no-tokenizer-files", "set"},
 }
-# hf_to_accum.py's split of one data file (docs/own-model.md).
-OTHER_PROGRAMS["examples/hf_to_accum.py"] |= {"validation-split"}
+# hf_to_accum.py's split of one data file and its LoRA options (docs/own-model.md).
+OTHER_PROGRAMS["examples/hf_to_accum.py"] |= {"validation-split", "lora-r", "lora-alpha", "lora-dropout",
+                                             "lora-target-modules", "lora-base-dtype"}
 OTHER_OPTIONS = set().union(*OTHER_PROGRAMS.values())
 # A word that ends a command in a code block: the options after it are not accum-run's.
 COMMAND_BREAK = re.compile(r"^(?:\||\|\||&&|;|&|\)|#)$")

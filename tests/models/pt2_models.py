@@ -140,11 +140,13 @@ def eager_sgd(data, batch, k, steps, lr):
 
 
 def saved_weights(run_dir, step):
-    path = os.path.join(run_dir, "checkpoint-%d" % step, "model.pt")
+    path = os.path.join(run_dir, "checkpoint-%d" % step, "model.safetensors")
     if not os.path.exists(path):
         fail("the run saved no %s" % path)
-    # The engine's own archive of the Model (torch::serialize): its parameters by state_dict name.
-    return {n: p.detach() for n, p in torch.jit.load(path).named_parameters()}
+    # The checkpoint's one copy of the weights: without Hugging Face metadata,
+    # under the engine's parameter names (its state_dict names).
+    from safetensors.torch import load_file
+    return load_file(path)
 
 
 def case_mlp(work):
