@@ -46,7 +46,6 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     buttons_box_ = new QWidget;
     auto* buttons = new QGridLayout(buttons_box_);
     buttons->setContentsMargins(0, 0, 0, 0);
-    buttons->setVerticalSpacing(2); // three rows of demos that still leave the plots a 720 px screen's room
     // One row per group under its heading, the table's order along it.
     auto* equivalence = new QLabel;
     auto* pitfalls = new QLabel;
@@ -58,7 +57,11 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     });
     buttons->addWidget(equivalence, 0, 0);
     buttons->addWidget(pitfalls, 1, 0);
-    buttons->addWidget(batch, 2, 0);
+    // "Which batch" sits in the plot's axis row: a third row of demos would take
+    // the height a 720 px screen needs for the plots.
+    auto* batch_row = new QHBoxLayout;
+    batch_row->setContentsMargins(0, 0, 0, 0);
+    batch_row->addWidget(batch);
     int columns[3] = {1, 1, 1};
     for (const auto& info : experiments()) {
         const int row = info.group == ExperimentGroup::Equivalence ? 0 : info.group == ExperimentGroup::Pitfall ? 1 : 2;
@@ -69,7 +72,10 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
             b->setToolTip(info.tooltip_text());
         });
         connect(b, &QPushButton::clicked, this, [this, e = info.experiment] { Q_EMIT experiment_requested(e); });
-        buttons->addWidget(b, row, columns[row]++);
+        if (row == 2)
+            batch_row->addWidget(b);
+        else
+            buttons->addWidget(b, row, columns[row]++);
         buttons_.emplace_back(info.experiment, b);
     }
     cancel_ = new QPushButton;
@@ -127,6 +133,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     axis_row->addWidget(against_word);
     axis_row->addWidget(x_axis_);
     axis_row->addStretch(1);
+    axis_row->addLayout(batch_row);
     axis_row->addWidget(cancel_); // beside the plot it stops, not widening the row of demos
 
     plot_ = new QCustomPlot;
