@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "isolated_settings.h"
 #include "accum/run_config.h"
 #include "chapter_listing.h"
 #include "code_listing.h"
@@ -71,11 +72,7 @@ private:
 
 void TestChapterView::initTestCase() {
     QVERIFY(settings_dir_.isValid());
-    qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
-    qputenv("HOME", settings_dir_.path().toUtf8()); // the runs the studio saves go here too
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+    isolate_settings(settings_dir_.path());
 }
 
 void TestChapterView::chapterWritesEachStyle_data() {

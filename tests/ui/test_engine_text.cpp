@@ -14,6 +14,7 @@
 #include <QTranslator>
 #include <map>
 
+#include "isolated_settings.h"
 #include "accum/engine_messages.h"
 #include "config_panel.h"
 #include "engine_text.h"
@@ -78,11 +79,7 @@ private:
 
 void TestEngineText::initTestCase() {
     QVERIFY(settings_dir_.isValid());
-    qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
-    qputenv("HOME", settings_dir_.path().toUtf8()); // the runs the studio saves go here too
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+    isolate_settings(settings_dir_.path());
     QSettings(QStringLiteral("AccumulateStudio"), QStringLiteral("accum-studio")).clear();
     QVERIFY(vietnamese_.load(QStringLiteral(ACCUM_TRANSLATIONS_BUILD_DIR "/accum_studio_vi.qm")));
 }

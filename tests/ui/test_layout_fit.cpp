@@ -41,6 +41,7 @@
 #include <QTest>
 #include <qcustomplot.h>
 
+#include "isolated_settings.h"
 #include "accum/engine_messages.h"
 #include "code_panel.h"
 #include "lab_panel.h"
@@ -159,11 +160,7 @@ private:
 
 void TestLayoutFit::initTestCase() {
     QVERIFY(settings_dir_.isValid());
-    qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
-    qputenv("HOME", settings_dir_.path().toUtf8()); // the runs the studio saves go here too
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+    isolate_settings(settings_dir_.path());
     QVERIFY2(screen_of_size(1024, 768) && screen_of_size(1280, 720) && screen_of_size(1920, 1080),
              "the offscreen screens were not configured");
 }

@@ -32,6 +32,7 @@
 #include <memory>
 #include <qcustomplot.h>
 
+#include "isolated_settings.h"
 #include "lesson.h"
 #include "lesson_panel.h"
 #include "main_window.h"
@@ -135,11 +136,7 @@ private:
 
 void TestLiveLanguage::initTestCase() {
     QVERIFY(settings_dir_.isValid());
-    qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
-    qputenv("HOME", settings_dir_.path().toUtf8());
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+    isolate_settings(settings_dir_.path());
 }
 
 void TestLiveLanguage::cleanup() { switch_to_english(); }

@@ -13,6 +13,7 @@
 #include <QTest>
 #include <cmath>
 
+#include "isolated_settings.h"
 #include "config_panel.h"
 #include "lab_plan.h"
 #include "lesson.h"
@@ -70,11 +71,7 @@ private Q_SLOTS:
 // The window's settings and its runs folder in a folder of the test's own.
 void TestNoiseScale::initTestCase() {
     QVERIFY(settings_dir_.isValid());
-    qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
-    qputenv("HOME", settings_dir_.path().toUtf8()); // the runs the studio saves go here too
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+    isolate_settings(settings_dir_.path());
 }
 
 void TestNoiseScale::figures() {

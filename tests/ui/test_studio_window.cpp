@@ -26,6 +26,7 @@
 #include <cmath>
 #include <memory>
 
+#include "isolated_settings.h"
 #include "accum/engine_messages.h"
 #include "accum/run_config.h"
 #include "accum/session.h"
@@ -113,11 +114,7 @@ private:
 
 void TestStudioWindow::initTestCase() {
     QVERIFY(settings_dir_.isValid());
-    qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
-    qputenv("HOME", settings_dir_.path().toUtf8()); // the runs the studio saves go here too
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+    isolate_settings(settings_dir_.path());
 }
 
 void TestStudioWindow::init() {

@@ -22,6 +22,7 @@
 
 #include <QLabel>
 
+#include "isolated_settings.h"
 #include "accum/run_config.h"
 #include "accum/session.h"
 #include "accum/sink.h"
@@ -88,11 +89,7 @@ private:
 
 void TestTeachingLab::initTestCase() {
     QVERIFY(settings_dir_.isValid());
-    qputenv("XDG_CONFIG_HOME", settings_dir_.path().toUtf8());
-    qputenv("HOME", settings_dir_.path().toUtf8()); // the runs the studio saves go here too
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
+    isolate_settings(settings_dir_.path());
     // These tests count the runs of one window: no run saved, none listed from another.
     studio::set_configured_runs_folder({false, studio::default_runs_folder()});
 }
