@@ -35,6 +35,11 @@ Cases (tests/models/CMakeLists.txt registers each):
              within 1e-4 relative (the all-reduce adds in another order). K = 1
              with 2 processes measures nothing (null: the first micro-batch is
              already all-reduced).
+  fused      the built-in MLP, whose fused backward notes each weight
+             gradient's squared norm as it stores it (the meter then reads the
+             first micro-batch's norm without a pass over the gradients):
+             --cpu-kernels fused against aten (LibTorch's operators, the pass),
+             in each style, every window's raw figures within 1e-5 relative.
 """
 import json
 import math
@@ -313,7 +318,24 @@ def case_raw(work):
         compare_raw("scripted lm, %s, %d × %d, token loss (batch sizes in tokens)" % (mode, b, k), r.steps, eager)
 
 
-CASES = {"reference": case_reference, "raw": case_raw, "processes": case_processes}
+def case_fused(work):
+    os.makedirs(work, exist_ok=True)
+    images = os.path.join(work, "images.pt")
+    n, b, k = 88, 4, 4  # 5 windows of 4 and one of 2
+    image_data(images, n)
+    for mode in ("pytorch", "accelerator", "trainer"):
+        common = {"model": "mlp", "dataset": "tensors", "data": images, "mode": mode, "batch-size": b,
+                  "accumulation-steps": k, "seed": 3}
+        aten = run(os.path.join(work, "aten"), dict(common, **{"cpu-kernels": "aten"}))
+        fused = run(os.path.join(work, "fused"), dict(common, **{"cpu-kernels": "fused"}))
+        expected = [(s["grad_norm_sq_small"], s["grad_norm_sq_big"], s["batch_small"], s["batch_big"])
+                    for s in aten.steps]
+        if not expected or not all(finite(v) for e in expected for v in e):
+            fail("mlp, %s, --cpu-kernels aten: raw figures missing or not numbers: %r" % (mode, expected))
+        compare_raw("built-in mlp, %s, %d × %d, fused kernels against aten" % (mode, b, k), fused.steps, expected)
+
+
+CASES = {"reference": case_reference, "raw": case_raw, "processes": case_processes, "fused": case_fused}
 
 if __name__ == "__main__":
     case, program, work = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -107,13 +107,16 @@ void backward_input(std::int64_t n, std::int64_t k, std::int64_t m, const float*
 }
 
 void backward_weight(std::int64_t n, std::int64_t k, std::int64_t m, const float* gt, const float* x,
-                     std::int64_t ldx, float* dw, bool accumulate, std::int64_t row_begin, std::int64_t row_end) {
-    ACCUM_DISPATCH(backward_weight(n, k, m, gt, x, ldx, dw, accumulate, row_begin, row_end));
+                     std::int64_t ldx, float* dw, bool accumulate, std::int64_t row_begin, std::int64_t row_end,
+                     double* squares) {
+    ACCUM_DISPATCH(backward_weight(n, k, m, gt, x, ldx, dw, accumulate, row_begin, row_end, squares));
 }
 
 void backward_bias(std::int64_t n, std::int64_t m, const float* gt, float* db, bool accumulate) {
     ACCUM_DISPATCH(backward_bias(n, m, gt, db, accumulate));
 }
+
+double sum_of_squares(const float* x, std::int64_t n) { ACCUM_DISPATCH(sum_of_squares(x, n)); }
 
 } // namespace dense
 

@@ -47,12 +47,19 @@ void backward_input(std::int64_t n, std::int64_t k, std::int64_t m, const float*
                     const float* ht, float* dxt, std::int64_t row_begin, std::int64_t row_end);
 
 // dW (n × k) = gᵀ x over the m items, or dW += gᵀ x when accumulate: gᵀ in panel
-// layout with n features, x m × k row-major with stride ldx. Rows: n.
+// layout with n features, x m × k row-major with stride ldx. Rows: n. With
+// `squares`, also Σ dW² over the rows written (the values dW holds after the
+// write), taken as they are stored: no second pass over dW.
 void backward_weight(std::int64_t n, std::int64_t k, std::int64_t m, const float* gt, const float* x,
-                     std::int64_t ldx, float* dw, bool accumulate, std::int64_t row_begin, std::int64_t row_end);
+                     std::int64_t ldx, float* dw, bool accumulate, std::int64_t row_begin, std::int64_t row_end,
+                     double* squares = nullptr);
 
 // db (n) = the sum of gᵀ's n features over the m items (db += it when accumulate).
 void backward_bias(std::int64_t n, std::int64_t m, const float* gt, float* db, bool accumulate);
+
+// Σ x² over n floats, in double across blocks (no float lane sums more than a
+// few hundred terms).
+double sum_of_squares(const float* x, std::int64_t n);
 
 } // namespace accum::dense
 // SPDX-License-Identifier: GPL-3.0-or-later

@@ -85,6 +85,10 @@ GradientTarget gradient_of(const at::Tensor& param, bool in_place, at::Tensor& r
     return {returned, false};
 }
 
+std::atomic<int> note_takers{0}; // the GradientNotes alive
+// Keeps Σ dW² of the in-place gradient `grad` of `param` (gradient notes, fused_dense.h).
+void note_gradient(const at::Tensor& param, const at::Tensor& grad, double squares);
+
 class FusedDense final : public torch::autograd::Function<FusedDense> {
 public:
     static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input_in,
@@ -139,10 +143,16 @@ public:
             if (w_param.requires_grad()) {
                 const auto x = l == 0 ? input : from_panels(ht, m, k);
                 auto dw = gradient_of(w_param, in_place, grads_out[1 + 2 * l]);
+                const bool note = note_takers.load(std::memory_order_relaxed) > 0 && dw.tensor.is_same(w_param.grad());
+                std::atomic<double> squares{0.0};
                 for_rows(n, k * m, [&](std::int64_t begin, std::int64_t end) {
+                    double part = 0.0;
                     dense::backward_weight(n, k, m, gt.data_ptr<float>(), x.data_ptr<float>(), k,
-                                           dw.tensor.data_ptr<float>(), dw.accumulate, begin, end);
+                                           dw.tensor.data_ptr<float>(), dw.accumulate, begin, end,
+                                           note ? &part : nullptr);
+                    if (note) squares.fetch_add(part, std::memory_order_relaxed);
                 });
+                if (note) note_gradient(w_param, dw.tensor, squares.load());
             }
             if (b_param.requires_grad()) {
                 auto db = gradient_of(b_param, in_place, grads_out[2 + 2 * l]);
@@ -190,6 +200,25 @@ private:
     };
     std::vector<Entry> entries_;
 };
+
+struct GradientNote {
+    const void* grad;          // the .grad tensor noted
+    std::int64_t version;      // its version then
+    std::uint64_t generation;  // new_gradient_notes() then
+    double squares;
+};
+std::mutex notes_mutex;
+PerParameter<GradientNote> notes;
+std::uint64_t notes_generation = 0; // guarded by notes_mutex
+
+void note_gradient(const at::Tensor& param, const at::Tensor& grad, double squares) {
+    const GradientNote note{grad.unsafeGetTensorImpl(), static_cast<std::int64_t>(grad._version()), 0, squares};
+    std::lock_guard<std::mutex> lock(notes_mutex);
+    auto* found = notes.find(param);
+    auto& entry = found != nullptr ? *found : notes.add(param, note);
+    entry = note;
+    entry.generation = notes_generation;
+}
 
 // The bf16 copies of float32 parameters, kept while a parameter is unchanged, so
 // that under accumulation one copy serves the window's K micro-batches where
@@ -337,6 +366,25 @@ void dense_weights_changed() { ++weights_generation; }
 at::Tensor fused_dense_bf16(const at::Tensor& input, const std::vector<at::Tensor>& params,
                             bool gradients_in_place) {
     return FusedDenseBf16::apply(input, at::TensorList(params), gradients_in_place);
+}
+
+GradientNotes::GradientNotes() { note_takers.fetch_add(1); }
+GradientNotes::~GradientNotes() { note_takers.fetch_sub(1); }
+
+void new_gradient_notes() {
+    std::lock_guard<std::mutex> lock(notes_mutex);
+    ++notes_generation;
+}
+
+double noted_gradient_squares(const at::Tensor& param) {
+    const auto& grad = param.grad();
+    if (!grad.defined()) return -1.0;
+    std::lock_guard<std::mutex> lock(notes_mutex);
+    const auto* note = notes.find(param);
+    if (note == nullptr || note->generation != notes_generation || note->grad != grad.unsafeGetTensorImpl() ||
+        note->version != static_cast<std::int64_t>(grad._version()))
+        return -1.0;
+    return note->squares;
 }
 
 } // namespace accum

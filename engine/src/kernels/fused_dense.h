@@ -49,5 +49,23 @@ at::Tensor fused_dense_bf16(const at::Tensor& input, const std::vector<at::Tenso
 // session call it.
 void dense_weights_changed();
 
+// Gradient notes: the squared norm of a weight's .grad as the float32 backward
+// wrote it in place, summed as the values were stored, for a reader that would
+// otherwise pass over every gradient again (the noise scale's meter, after a
+// window's first backward). The backward notes only while a GradientNotes lives.
+// A note holds while .grad is the same tensor at the same version and no
+// new_gradient_notes() came since: anything else that writes .grad (autograd's
+// accumulation, zero_grad, clipping) moves its version or replaces it.
+class GradientNotes {
+public:
+    GradientNotes();
+    ~GradientNotes();
+    GradientNotes(const GradientNotes&) = delete;
+    GradientNotes& operator=(const GradientNotes&) = delete;
+};
+void new_gradient_notes();
+// The note of `param`'s .grad, or a negative value where none holds.
+double noted_gradient_squares(const at::Tensor& param);
+
 } // namespace accum
 // SPDX-License-Identifier: GPL-3.0-or-later

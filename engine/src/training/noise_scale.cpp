@@ -1,5 +1,7 @@
 #include "training/noise_scale.h"
 
+#include "kernels/dense_kernels.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -32,7 +34,11 @@ double NoiseScale::value() const {
 }
 
 NoiseScaleMeter::NoiseScaleMeter(const RunConfig& config, int world_size, bool measures)
-    : config_(config), world_size_(world_size), measures_(measures) {}
+    : config_(config), world_size_(world_size), measures_(measures) {
+    if (!measures_) return;
+    notes_ = std::make_unique<GradientNotes>();
+    new_gradient_notes();
+}
 
 void NoiseScaleMeter::after_backward(const std::vector<torch::Tensor>& parameters, const Batch& batch,
                                      std::int64_t index, const DataLoader& loader, double loss_scale, bool sync) {
@@ -84,33 +90,9 @@ void NoiseScaleMeter::window_done(double grad_norm, StepRecord& r) {
         estimate_.add(unbiased_noise_estimate(r.grad_norm_sq_small, r.batch_small, r.grad_norm_sq_big, r.batch_big));
     }
     small_sq_ = SquaredNorm();
+    new_gradient_notes(); // the next window's first backward writes its own
     r.noise_scale = estimate_.value();
 }
-
-namespace {
-
-// Σ x² of float32 values: 16 float lanes (which the compiler vectorises) over
-// blocks of 4096, each block's sum added in double, so that no lane sums more
-// than 256 terms.
-double sum_of_squares(const float* x, std::int64_t n) {
-    constexpr std::int64_t kBlock = 4096;
-    constexpr int kLanes = 16;
-    double total = 0.0;
-    for (std::int64_t start = 0; start < n; start += kBlock) {
-        const std::int64_t end = std::min(n, start + kBlock);
-        float lanes[kLanes] = {};
-        std::int64_t i = start;
-        for (; i + kLanes <= end; i += kLanes)
-            for (int j = 0; j < kLanes; ++j) lanes[j] += x[i + j] * x[i + j];
-        double block = 0.0;
-        for (; i < end; ++i) block += static_cast<double>(x[i]) * x[i];
-        for (const float lane : lanes) block += lane;
-        total += block;
-    }
-    return total;
-}
-
-} // namespace
 
 SquaredNorm squared_grad_norm(const std::vector<torch::Tensor>& parameters) {
     SquaredNorm out;
@@ -119,8 +101,10 @@ SquaredNorm squared_grad_norm(const std::vector<torch::Tensor>& parameters) {
         const auto& g = p.grad();
         if (!g.defined()) continue;
         out.any = true;
-        if (g.device().is_cpu() && g.scalar_type() == torch::kFloat && g.is_contiguous())
-            out.cpu += sum_of_squares(g.data_ptr<float>(), g.numel());
+        if (const double noted = noted_gradient_squares(p); noted >= 0.0)
+            out.cpu += noted;
+        else if (g.device().is_cpu() && g.scalar_type() == torch::kFloat && g.is_contiguous())
+            out.cpu += dense::sum_of_squares(g.data_ptr<float>(), g.numel());
         else
             norms.push_back(g.detach().norm(2));
     }

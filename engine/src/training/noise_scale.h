@@ -9,6 +9,7 @@
 // are unbiased; their exponential moving averages give B_simple = EMA(S) / EMA(|G|²).
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <torch/types.h>
@@ -17,6 +18,7 @@
 #include "accum/run_config.h"
 #include "data/batch.h"
 #include "data/data_loader.h"
+#include "kernels/fused_dense.h"
 
 namespace accum {
 
@@ -45,9 +47,10 @@ private:
     bool started_ = false;
 };
 
-// The squared norm of the parameters' gradients: float32 gradients in CPU
-// memory summed here (no operator call per parameter), any others as a 0-dim
-// tensor on their device (no synchronisation until value()).
+// The squared norm of the parameters' gradients: a gradient the fused backward
+// noted as it wrote it (fused_dense.h) taken from its note, other float32
+// gradients in CPU memory summed here (no operator call per parameter), any
+// others as a 0-dim tensor on their device (no synchronisation until value()).
 struct SquaredNorm {
     double cpu = 0.0;
     torch::Tensor device;
@@ -59,7 +62,7 @@ SquaredNorm squared_grad_norm(const std::vector<torch::Tensor>& parameters);
 // A run's measurement, window by window, from the loops' .grad (as the styles
 // weigh each micro-batch's loss): |G_small|² is the window's first micro-batch's
 // gradient, read right after its backward (one pass over the gradients per
-// window, no copy); |G_big|² is the norm clip_grad_norm_ measured on the
+// window, no copy, or none where the fused backward noted the norms); |G_big|² is the norm clip_grad_norm_ measured on the
 // unscaled, all-reduced window gradient. In samples, or in label tokens with
 // token normalisation. A window of one micro-batch has no smaller batch inside
 // it (NaN), nor has one whose first micro-batch is all-reduced already (K = 1
@@ -81,6 +84,7 @@ private:
     const RunConfig& config_;
     int world_size_;
     bool measures_;
+    std::unique_ptr<GradientNotes> notes_; // while measuring
     NoiseScale estimate_;
     SquaredNorm small_sq_;           // the first micro-batch's |.grad|², as it lay (scaled)
     double small_factor_ = 0.0;      // |G_small| = √small_sq_ × small_factor_
