@@ -357,7 +357,7 @@ private Q_SLOTS:
         QFETCH(bool, portable);
         use_portable_kernels(portable);
         torch::manual_seed(9);
-        // 300 rows: more than the 128 a lane sums before it is added in double;
+        // 300 rows: more than the 256 a lane sums before it is added in double;
         // 37 columns: two blocks of 16 and a partial one.
         std::vector<torch::Tensor> params{torch::randn({300, 37}).requires_grad_(), torch::randn({300}).requires_grad_(),
                                           torch::randn({5, 300}).requires_grad_(), torch::randn({5}).requires_grad_()};
@@ -365,23 +365,23 @@ private Q_SLOTS:
         const auto upstream = torch::randn({23, 5});
         const auto squares = [](const torch::Tensor& p) { return p.grad().to(torch::kDouble).square().sum().item<double>(); };
         const auto near = [](double noted, double exact) { return std::abs(noted - exact) <= 1e-6 * exact; };
-        {
-            const GradientNotes notes;
-            new_gradient_notes();
-            fused_dense(x, params, true).backward(upstream);
-            for (const int w : {0, 2}) QVERIFY2(near(noted_gradient_squares(params[w]), squares(params[w])),
-                                                qPrintable(QString("weight %1, first backward").arg(w)));
-            QVERIFY(noted_gradient_squares(params[1]) < 0); // biases are not noted
-            fused_dense(x * 0.5, params, true).backward(upstream); // adds into .grad in place
-            QVERIFY(near(noted_gradient_squares(params[0]), squares(params[0])));
-            params[0].mutable_grad().mul_(2.0); // another writer moves the version
-            QVERIFY(noted_gradient_squares(params[0]) < 0);
-            QVERIFY(noted_gradient_squares(params[2]) >= 0);
-            new_gradient_notes();
-            QVERIFY(noted_gradient_squares(params[2]) < 0);
-        }
+        arm_gradient_notes(true);
+        fused_dense(x, params, true).backward(upstream);
+        for (const int w : {0, 2}) QVERIFY2(near(noted_gradient_squares(params[w]), squares(params[w])),
+                                            qPrintable(QString("weight %1, first backward").arg(w)));
+        QVERIFY(noted_gradient_squares(params[1]) < 0); // biases are not noted
+        fused_dense(x * 0.5, params, true).backward(upstream); // adds into .grad in place
+        QVERIFY(near(noted_gradient_squares(params[0]), squares(params[0])));
+        params[0].mutable_grad().mul_(2.0); // another writer moves the version
+        QVERIFY(noted_gradient_squares(params[0]) < 0);
+        QVERIFY(noted_gradient_squares(params[2]) >= 0);
+        arm_gradient_notes(false);
+        QVERIFY(noted_gradient_squares(params[2]) >= 0); // disarming keeps what was noted
+        arm_gradient_notes(true);                         // a new generation does not
+        QVERIFY(noted_gradient_squares(params[2]) < 0);
+        arm_gradient_notes(false);
         for (auto& p : params) p.mutable_grad() = torch::Tensor();
-        fused_dense(x, params, true).backward(upstream); // nobody asked: no notes
+        fused_dense(x, params, true).backward(upstream); // disarmed: no notes
         QVERIFY(noted_gradient_squares(params[0]) < 0);
         use_portable_kernels(false);
     }

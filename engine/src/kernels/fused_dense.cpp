@@ -85,7 +85,7 @@ GradientTarget gradient_of(const at::Tensor& param, bool in_place, at::Tensor& r
     return {returned, false};
 }
 
-std::atomic<int> note_takers{0}; // the GradientNotes alive
+std::atomic<bool> notes_armed{false}; // arm_gradient_notes
 // Keeps Σ dW² of the in-place gradient `grad` of `param` (gradient notes, fused_dense.h).
 void note_gradient(const at::Tensor& param, const at::Tensor& grad, double squares);
 
@@ -143,7 +143,7 @@ public:
             if (w_param.requires_grad()) {
                 const auto x = l == 0 ? input : from_panels(ht, m, k);
                 auto dw = gradient_of(w_param, in_place, grads_out[1 + 2 * l]);
-                const bool note = note_takers.load(std::memory_order_relaxed) > 0 && dw.tensor.is_same(w_param.grad());
+                const bool note = notes_armed.load(std::memory_order_relaxed) && dw.tensor.is_same(w_param.grad());
                 std::atomic<double> squares{0.0};
                 for_rows(n, k * m, [&](std::int64_t begin, std::int64_t end) {
                     double part = 0.0;
@@ -368,12 +368,10 @@ at::Tensor fused_dense_bf16(const at::Tensor& input, const std::vector<at::Tenso
     return FusedDenseBf16::apply(input, at::TensorList(params), gradients_in_place);
 }
 
-GradientNotes::GradientNotes() { note_takers.fetch_add(1); }
-GradientNotes::~GradientNotes() { note_takers.fetch_sub(1); }
-
-void new_gradient_notes() {
+void arm_gradient_notes(bool armed) {
     std::lock_guard<std::mutex> lock(notes_mutex);
-    ++notes_generation;
+    if (armed) ++notes_generation;
+    notes_armed = armed;
 }
 
 double noted_gradient_squares(const at::Tensor& param) {

@@ -52,18 +52,12 @@ void dense_weights_changed();
 // Gradient notes: the squared norm of a weight's .grad as the float32 backward
 // wrote it in place, summed as the values were stored, for a reader that would
 // otherwise pass over every gradient again (the noise scale's meter, after a
-// window's first backward). The backward notes only while a GradientNotes lives.
-// A note holds while .grad is the same tensor at the same version and no
-// new_gradient_notes() came since: anything else that writes .grad (autograd's
-// accumulation, zero_grad, clipping) moves its version or replaces it.
-class GradientNotes {
-public:
-    GradientNotes();
-    ~GradientNotes();
-    GradientNotes(const GradientNotes&) = delete;
-    GradientNotes& operator=(const GradientNotes&) = delete;
-};
-void new_gradient_notes();
+// window's first backward). The backward notes only while armed: arming starts
+// a new generation (notes written before are stale), so the reader arms just
+// before the backward it wants and disarms after reading. A note holds while
+// .grad is the same tensor at the same version: anything else that writes .grad
+// (autograd's accumulation, zero_grad, clipping) moves its version or replaces it.
+void arm_gradient_notes(bool armed);
 // The note of `param`'s .grad, or a negative value where none holds.
 double noted_gradient_squares(const at::Tensor& param);
 

@@ -35,9 +35,13 @@ double NoiseScale::value() const {
 
 NoiseScaleMeter::NoiseScaleMeter(const RunConfig& config, int world_size, bool measures)
     : config_(config), world_size_(world_size), measures_(measures) {
-    if (!measures_) return;
-    notes_ = std::make_unique<GradientNotes>();
-    new_gradient_notes();
+    // The first backward's gradient norms come from the fused backward's notes
+    // where it writes them; K = 1 measures nothing.
+    if (measures_ && config_.accumulation_steps > 1) arm_gradient_notes(true);
+}
+
+NoiseScaleMeter::~NoiseScaleMeter() {
+    if (measures_) arm_gradient_notes(false);
 }
 
 void NoiseScaleMeter::after_backward(const std::vector<torch::Tensor>& parameters, const Batch& batch,
@@ -51,6 +55,14 @@ void NoiseScaleMeter::after_backward(const std::vector<torch::Tensor>& parameter
     window_samples_ = batch.size;
     small_sq_ = SquaredNorm();
     if (!measures_) return;
+    measure_first(parameters, batch, index, first, loader, loss_scale, sync);
+    arm_gradient_notes(false); // the window's other backward passes need no notes
+}
+
+void NoiseScaleMeter::measure_first(const std::vector<torch::Tensor>& parameters, const Batch& batch,
+                                    std::int64_t index, std::int64_t first, const DataLoader& loader,
+                                    double loss_scale, bool sync) {
+    const std::int64_t k = config_.accumulation_steps;
     // Every style starts its windows at multiples of K in the epoch and flushes
     // the last, r ≤ K micro-batches long.
     const std::int64_t r = std::min(first + k, loader.size()) - first;
@@ -90,7 +102,7 @@ void NoiseScaleMeter::window_done(double grad_norm, StepRecord& r) {
         estimate_.add(unbiased_noise_estimate(r.grad_norm_sq_small, r.batch_small, r.grad_norm_sq_big, r.batch_big));
     }
     small_sq_ = SquaredNorm();
-    new_gradient_notes(); // the next window's first backward writes its own
+    if (config_.accumulation_steps > 1) arm_gradient_notes(true); // for the next window's first backward
     r.noise_scale = estimate_.value();
 }
 

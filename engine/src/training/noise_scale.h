@@ -9,7 +9,6 @@
 // are unbiased; their exponential moving averages give B_simple = EMA(S) / EMA(|G|²).
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include <torch/types.h>
@@ -71,6 +70,9 @@ class NoiseScaleMeter {
 public:
     // `measures`: this process writes the records, and ACCUM_NOISE_SCALE is not 0.
     NoiseScaleMeter(const RunConfig& config, int world_size, bool measures);
+    ~NoiseScaleMeter();
+    NoiseScaleMeter(const NoiseScaleMeter&) = delete;
+    NoiseScaleMeter& operator=(const NoiseScaleMeter&) = delete;
     // After the backward of micro-batch `index` of the epoch; `loss_scale` is the
     // loss scaler's S (1 without one), `sync` as the loops say it.
     void after_backward(const std::vector<torch::Tensor>& parameters, const Batch& batch, std::int64_t index,
@@ -81,10 +83,13 @@ public:
     double value() const { return estimate_.value(); }
 
 private:
+    // The first micro-batch's |.grad|² and the window's batch sizes and factors.
+    void measure_first(const std::vector<torch::Tensor>& parameters, const Batch& batch, std::int64_t index,
+                       std::int64_t first, const DataLoader& loader, double loss_scale, bool sync);
+
     const RunConfig& config_;
     int world_size_;
     bool measures_;
-    std::unique_ptr<GradientNotes> notes_; // while measuring
     NoiseScale estimate_;
     SquaredNorm small_sq_;           // the first micro-batch's |.grad|², as it lay (scaled)
     double small_factor_ = 0.0;      // |G_small| = √small_sq_ × small_factor_
