@@ -21,6 +21,10 @@ Cases (tests/models/CMakeLists.txt registers each):
          the run's evaluation equals the Transformers model loaded with
          from_pretrained from the run's output (model.safetensors, config.json)
          in eval(), within 1e-5.
+  hf_resume  the MiniLM (dropout off) in --mode trainer with checkpoints: accum-run
+         --resume and the real Trainer's resume_from_checkpoint from the engine's
+         checkpoint-2 continue the uninterrupted run (losses within 1e-5, learning
+         rates, gradient norms); from_pretrained(checkpoint-2) loads every weight.
 
 Compiled packages are kept in ~/.cache/accum-studio/pt2 (ACCUM_PT2_CACHE),
 keyed by a hash of what makes them (this file's model, accum_pt2.py, torch's
@@ -379,7 +383,78 @@ def eval_loss(model, split, batch_size, shift):
     return total / count
 
 
-CASES = {"mlp": case_mlp, "hf_trainer": case_hf_trainer, "hf_dropout": case_hf_dropout}
+def without_dropout(model):
+    """The model as the package trains it (--dropout off): its train() keeps every
+    submodule in eval() (these models have no BatchNorm, so that is all it changes)."""
+    import types
+    model.train = types.MethodType(lambda self, mode=True: torch.nn.Module.train(self, False), model)
+    return model.eval()
+
+
+def case_hf_resume(work):
+    """The pretrained MiniLM as .pt2 (dropout off), --mode trainer, AdamW with weight
+    decay and a linear schedule, a checkpoint every 2 steps: accum-run --resume
+    checkpoint-2 and the real Trainer's train(resume_from_checkpoint=checkpoint-2)
+    each continue with the uninterrupted run's losses (1e-5), learning rates and
+    gradient norms, as tests/peers/hf_checkpoint.py checks for a TorchScript module;
+    from_pretrained(checkpoint-2) loads every weight."""
+    run_models, peer_loops, tokenizer = hf_setup(work)
+    title, name, task, source, columns, fmt, auto_class = hf_cases(tokenizer)[0]
+    package, data_file = hf_package(work, name, task, source, columns, fmt, "off")
+    data = torch.load(data_file)
+    at, steps = 2, 4  # 64 rows, 8 × 2: 4 steps an epoch; checkpoint-2 is inside it
+    options = {"model": package, "dataset": "tensors", "data": data_file, "mode": "trainer", "batch-size": 8,
+               "accumulation-steps": 2, "max-steps": steps, "lr": 1e-3, "optimizer": "adamw", "weight-decay": 0.01,
+               "max-grad-norm": 1.0, "scheduler": "linear", "warmup-steps": 1, "seed": 0, "eval-strategy": "no",
+               "save-strategy": "steps", "save-steps": at, "logging-steps": 1, "quiet": True}
+    full = peers.run_engine(os.path.join(work, "engine"), options, timeout=600)
+    losses = run_models.engine_losses(full, "uninterrupted", steps)
+    checkpoint = os.path.join(full.out_dir, "checkpoint-%d" % at)
+    state = json.load(open(os.path.join(checkpoint, "accum_state.json")))
+    if not 0 < state["progress"]["next_index"] < 8:
+        fail("checkpoint-%d is not inside an epoch: %s" % (at, state["progress"]))
+
+    import transformers
+    model, info = getattr(transformers, auto_class).from_pretrained(checkpoint, output_loading_info=True)
+    if info["missing_keys"] or info["mismatched_keys"] or info["unexpected_keys"]:
+        fail("from_pretrained(checkpoint-%d): %s" % (at, info))
+    print("from_pretrained(checkpoint-%d): every weight loads (%d tensors)" % (at, len(model.state_dict())), flush=True)
+
+    again = peers.run_engine(os.path.join(work, "engine-resumed"), dict(options, resume=checkpoint), timeout=600)
+    run_models.compare("%s .pt2: accum-run --resume checkpoint-%d" % (title, at),
+                       run_models.engine_losses(again, "resumed", steps - at), losses[at:])
+
+    fresh = lambda: without_dropout(getattr(transformers, auto_class).from_config(
+        transformers.AutoConfig.from_pretrained(checkpoint)))
+    cfg = {"model": name, "batch-size": 8, "accumulation-steps": 2, "lr": 1e-3, "weight-decay": 0.01,
+           "max-grad-norm": 1.0, "scheduler": "linear", "warmup-steps": 1, "epochs": 1, "max-steps": steps,
+           "optimizer": "adamw", "seed": 0, "logging-steps": 1, "save-strategy": "no"}
+    original = peers.make_model
+    peers.make_model = lambda kind_, init, vocab=0: fresh()
+    try:
+        # accepts_loss_kwargs=False: each micro-batch's mean divided by K, as the engine's mean.
+        tr = peer_loops.trainer_run(cfg, {"train": run_models.Split(data["train"]),
+                                          "eval": run_models.Split(data["validation"])}, None,
+                                    os.path.join(work, "trainer-resumed"), accepts_loss_kwargs=False,
+                                    resume=checkpoint)
+    finally:
+        peers.make_model = original
+    if [s["step"] for s in tr["steps"]] != list(range(at + 1, steps + 1)):
+        fail("the resumed Trainer ran steps %s, expected %d..%d" % ([s["step"] for s in tr["steps"]], at + 1, steps))
+    run_models.compare("%s .pt2: the real Trainer resumed from checkpoint-%d" % (title, at),
+                       losses[at:], [s["loss"] for s in tr["steps"]])
+    for key, bound, relative in (("learning_rate", 1e-9, False), ("grad_norm", 1e-5, True)):
+        ours, theirs = [s[key] for s in full.steps[at:]], [s[key] for s in tr["steps"]]
+        if not all(math.isfinite(v) for v in ours + theirs):
+            fail("%s: non-finite (engine %s, Trainer %s)" % (key, ours, theirs))
+        worst = max(abs(a - b) / (abs(b) if relative else 1.0) for a, b in zip(ours, theirs))
+        print("the resumed Trainer's %s: largest %s difference %.2e (bound %.0e)"
+              % (key, "relative" if relative else "absolute", worst, bound), flush=True)
+        if worst > bound:
+            fail("the resumed Trainer's %s: engine %s, Trainer %s" % (key, ours, theirs))
+
+
+CASES = {"mlp": case_mlp, "hf_trainer": case_hf_trainer, "hf_dropout": case_hf_dropout, "hf_resume": case_hf_resume}
 
 
 def main():
