@@ -223,7 +223,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
             candidate.timed_steps = static_cast<int>(rates.size());
             candidate.batch_size = b;
             candidate.accumulation_steps = k;
-            candidate.predicted_peak_bytes = e.peak_at(b);
+            candidate.predicted_peak_bytes = e.peak_at(b, k);
             if (s.status == RunStatus::Completed) {
                 candidate.verified = true;
                 candidate.verified_peak_bytes = s.peak_memory_bytes;
