@@ -18,6 +18,7 @@
 #include <QTest>
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "accum/run_config.h"
 #include "accum/session.h"
@@ -37,16 +38,22 @@ private Q_SLOTS:
     void studioTrainsAPackage();
 
 private:
-    template <typename T>
-    T* child(const char* name) {
-        auto* w = window_->findChild<T*>(QString::fromLatin1(name));
-        if (!w) qFatal("no child %s", name);
-        return w;
-    }
-    void set_combo(const char* name, const QString& data) {
-        auto* combo = child<QComboBox>(name);
-        combo->setCurrentIndex(combo->findData(data));
-        QVERIFY2(combo->currentData().toString() == data, name);
+    // Sets the form's field `name` (a combo box by its item's data, a spin box, a line edit).
+    bool set_field(const char* name, const QVariant& value) {
+        auto* field = window_->findChild<QWidget*>(QString::fromLatin1(name));
+        if (auto* combo = qobject_cast<QComboBox*>(field)) {
+            combo->setCurrentIndex(combo->findData(value));
+            return combo->currentData() == value;
+        }
+        if (auto* spin = qobject_cast<QSpinBox*>(field)) {
+            spin->setValue(value.toInt());
+            return spin->value() == value.toInt();
+        }
+        if (auto* edit = qobject_cast<QLineEdit*>(field)) {
+            edit->setText(value.toString());
+            return true;
+        }
+        return false;
     }
 
     QTemporaryDir settings_dir_;
@@ -77,21 +84,21 @@ void TestOwnPackage::studioTrainsAPackage() {
     window_ = std::make_unique<studio::MainWindow>();
     window_->show();
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-    set_combo("dataset", QStringLiteral("tensors"));
-    child<QLineEdit>("data_path")->setText(data);
-    set_combo("model", QStringLiteral("file"));
-    child<QLineEdit>("model_file")->setText(package);
-    set_combo("mode", QStringLiteral("pytorch"));
-    child<QSpinBox>("batch_size")->setValue(8);
-    child<QSpinBox>("accumulation_steps")->setValue(2);
-    child<QSpinBox>("max_steps")->setValue(6);
-    child<QSpinBox>("epochs")->setValue(0);
-    child<QSpinBox>("pace_ms")->setValue(0);
-    child<QLineEdit>("memory_budget")->setText(QStringLiteral("0"));
+    const std::pair<const char*, QVariant> fields[] = {
+        {"dataset", QStringLiteral("tensors")}, {"data_path", data},   {"model", QStringLiteral("file")},
+        {"model_file", package},                {"mode", QStringLiteral("pytorch")}, {"batch_size", 8},
+        {"accumulation_steps", 2},              {"max_steps", 6},      {"epochs", 0},
+        {"pace_ms", 0},                         {"memory_budget", QStringLiteral("0")}};
+    for (const auto& [name, value] : fields) QVERIFY2(set_field(name, value), name);
     QVERIFY2(window_->config_panel()->is_valid(), qPrintable(window_->config_panel()->problems_text()));
     const auto c = window_->config_panel()->config();
     QCOMPARE(c.model, accum::ModelKind::File);
     QCOMPARE(QString::fromStdString(c.model_file), package);
+    // The form's memory estimate knows the format: the gradients the compiled step returns.
+    auto* panel = window_->config_panel();
+    QTRY_VERIFY_WITH_TIMEOUT(panel->estimate().ok && panel->estimate().batch_size == 8, 60000);
+    QCOMPARE(panel->estimate().returned_gradient_bytes, panel->estimate().gradients_bytes);
+    QVERIFY(panel->estimate().gradients_bytes > 0);
 
     QSignalSpy finished(window_.get(), &studio::MainWindow::run_finished);
     window_->run_action()->trigger();
@@ -105,7 +112,9 @@ void TestOwnPackage::studioTrainsAPackage() {
     QVERIFY(window_->loss_plot()->eval_point_count() >= 1);   // the package's eval graph
     QVERIFY(window_->memory_plot()->point_count() >= 1);
     // The code panel names the compiled step, not torch.jit.load.
-    const auto line = child<QLabel>("code_model_line")->text();
+    const auto* model_line = window_->findChild<QLabel*>(QStringLiteral("code_model_line"));
+    QVERIFY(model_line);
+    const auto line = model_line->text();
     QVERIFY2(line.contains(QStringLiteral("mlp.pt2")) && !line.contains(QStringLiteral("torch.jit")), qPrintable(line));
 
     const auto shots = qEnvironmentVariable("ACCUM_SCREENSHOT_DIR");
