@@ -590,7 +590,8 @@ def convert_pt2(args, model, tokenizer, data, arguments, use_cache):
     extra = {
         "hf/config.json": user_config_json(model, use_cache),
         # The package's parameters are the Transformers model's own: no prefix.
-        "hf/model.json": json.dumps({"auto_class": TASKS[args.task], "task": args.task, "parameter_prefix": ""}),
+        "hf/model.json": json.dumps({"auto_class": TASKS[args.task], "task": args.task, "parameter_prefix": "",
+                                     "state_dict_keys": state_dict_keys(model)}),
     }
     if not args.no_tokenizer_files:
         extra.update(tokenizer_files(tokenizer))

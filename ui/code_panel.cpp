@@ -331,9 +331,14 @@ void CodePanel::update_build_up() {
 
 void CodePanel::set_model_file(const QString& file) {
     model_file_ = file;
-    model_line_->setText(
-        tr("model = torch.jit.load(\"%1\")   # your module: the loop below trains it as it trains the built-in ones")
-            .arg(QFileInfo(file).fileName()));
+    const auto name = QFileInfo(file).fileName();
+    model_line_->setText(name.endsWith(QStringLiteral(".pt2"))
+                             ? tr("step = load_package(\"%1\", \"train\")   # your compiled step: loss, logits and "
+                                  "gradients from one call, added up by the loop below")
+                                   .arg(name)
+                             : tr("model = torch.jit.load(\"%1\")   # your module: the loop below trains it as it "
+                                  "trains the built-in ones")
+                                   .arg(name));
     model_line_->setVisible(!file.isEmpty());
 }
 

@@ -95,13 +95,17 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
         data_path_->setPlaceholderText(tr("default location"));
         set_item_text(model_, "file", tr("from file…"));
         model_->setToolTip(tr("A built-in model, or your own: a TorchScript file made with torch.jit.script or "
-                              "torch.jit.trace (examples/ shows how)"));
-        model_file_->setPlaceholderText(tr("model.pt (TorchScript)"));
+                              "torch.jit.trace, or a training step compiled into a .pt2 package by "
+                              "examples/accum_pt2.py (examples/ shows how)"));
+        model_file_->setPlaceholderText(tr("model.pt (TorchScript) or model.pt2 (compiled step)"));
         model_file_->setToolTip(tr("The TorchScript module to train. Its forward gets the batch's input_ids (or inputs), "
                                    "attention_mask and labels by argument name, and returns logits, a loss, or a "
-                                   "Transformers model's (loss, logits)."));
+                                   "Transformers model's (loss, logits). Or a .pt2 package of the whole training "
+                                   "step (examples/accum_pt2.py, hf_to_accum.py --format pt2), which needs the "
+                                   "LibTorch 2.x build."));
     });
-    model_file_row_ = browse_row(model_file_, QStringLiteral("browse_model_file"), QT_TR_NOOP("Choose a TorchScript file"),
+    model_file_row_ = browse_row(model_file_, QStringLiteral("browse_model_file"),
+                                 QT_TR_NOOP("Choose a TorchScript file or a .pt2 package"),
                                  &ConfigPanel::choose_model_file);
     model_file_row_->setObjectName(QStringLiteral("model_file_row"));
     auto* data_row = browse_row(data_path_, QStringLiteral("browse_data"),
@@ -485,9 +489,13 @@ QWidget* ConfigPanel::browse_row(QLineEdit* edit, const QString& button_name, co
     return row;
 }
 
+QString ConfigPanel::model_file_filter() {
+    return tr("Your model (*.pt *.pth *.ts *.torchscript *.pt2);;TorchScript (*.pt *.pth *.ts *.torchscript);;"
+              "Compiled training step (*.pt2);;All files (*)");
+}
+
 void ConfigPanel::choose_model_file() {
-    const auto file = QFileDialog::getOpenFileName(this, tr("TorchScript model"), model_file_->text(),
-                                                   tr("TorchScript (*.pt *.pth *.ts *.torchscript);;All files (*)"));
+    const auto file = QFileDialog::getOpenFileName(this, tr("Your model"), model_file_->text(), model_file_filter());
     if (file.isEmpty()) return;
     model_file_->setText(file);
     select_data(model_, "file");

@@ -47,6 +47,8 @@ public:
     // The experiment in one line (presentation mode folds the panel to it):
     // model, data · micro-batch B × K = effective · optimizer lr · budget · style
     QString summary_text() const;
+    // The own-model file dialog's filter: TorchScript files and .pt2 packages first.
+    static QString model_file_filter();
     // Every text again in the language installed now: on QEvent::LanguageChange.
     void retranslate();
     // Applies the engine's out-of-memory suggestion: same effective batch (and

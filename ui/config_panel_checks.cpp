@@ -70,7 +70,7 @@ QList<ConfigPanel::Problem> ConfigPanel::field_problems(const accum::RunConfig& 
     if (c.mixed_precision == accum::MixedPrecision::Fp16 && (c.device == "cpu" || !have_cuda_))
         add(precision_, tr("fp16 needs a CUDA device; use bf16 on the CPU"));
     if (c.model == accum::ModelKind::File && c.model_file.empty())
-        add(model_, tr("%1 needs a TorchScript file: choose it under %2")
+        add(model_, tr("%1 needs a model file (TorchScript .pt or a compiled .pt2 step): choose it under %2")
                         .arg(model_->currentText(), rows_.value(model_file_).label));
     return found;
 }

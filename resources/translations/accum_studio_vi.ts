@@ -365,6 +365,10 @@
         <translation>All-reduce trong lần cập nhật này: %1 (%2 tiến trình)</translation>
     </message>
     <message>
+        <source>step = load_package(&quot;%1&quot;, &quot;train&quot;)   # your compiled step: loss, logits and gradients from one call, added up by the loop below</source>
+        <translation>step = load_package(&quot;%1&quot;, &quot;train&quot;)   # bước đã biên dịch của bạn: loss, logits và gradient từ một lần gọi, được vòng lặp bên dưới cộng dồn</translation>
+    </message>
+    <message>
         <source>model = torch.jit.load(&quot;%1&quot;)   # your module: the loop below trains it as it trains the built-in ones</source>
         <translation>model = torch.jit.load(&quot;%1&quot;)   # mô hình của bạn: vòng lặp bên dưới huấn luyện nó như các mô hình có sẵn</translation>
     </message>
@@ -688,20 +692,20 @@
         <translation>từ tệp…</translation>
     </message>
     <message>
-        <source>A built-in model, or your own: a TorchScript file made with torch.jit.script or torch.jit.trace (examples/ shows how)</source>
-        <translation>Một mô hình có sẵn, hoặc mô hình của bạn: tệp TorchScript tạo bằng torch.jit.script hoặc torch.jit.trace (xem examples/)</translation>
+        <source>A built-in model, or your own: a TorchScript file made with torch.jit.script or torch.jit.trace, or a training step compiled into a .pt2 package by examples/accum_pt2.py (examples/ shows how)</source>
+        <translation>Một mô hình có sẵn, hoặc mô hình của bạn: tệp TorchScript tạo bằng torch.jit.script hoặc torch.jit.trace, hoặc một bước huấn luyện được biên dịch thành gói .pt2 bằng examples/accum_pt2.py (xem examples/)</translation>
     </message>
     <message>
-        <source>model.pt (TorchScript)</source>
-        <translation>model.pt (TorchScript)</translation>
+        <source>model.pt (TorchScript) or model.pt2 (compiled step)</source>
+        <translation>model.pt (TorchScript) hoặc model.pt2 (bước huấn luyện đã biên dịch)</translation>
     </message>
     <message>
-        <source>The TorchScript module to train. Its forward gets the batch&apos;s input_ids (or inputs), attention_mask and labels by argument name, and returns logits, a loss, or a Transformers model&apos;s (loss, logits).</source>
-        <translation>Mô-đun TorchScript cần huấn luyện. Hàm forward nhận input_ids (hoặc inputs), attention_mask và labels của lô theo tên tham số, và trả về logits, một giá trị loss, hoặc (loss, logits) như mô hình Transformers.</translation>
+        <source>The TorchScript module to train. Its forward gets the batch&apos;s input_ids (or inputs), attention_mask and labels by argument name, and returns logits, a loss, or a Transformers model&apos;s (loss, logits). Or a .pt2 package of the whole training step (examples/accum_pt2.py, hf_to_accum.py --format pt2), which needs the LibTorch 2.x build.</source>
+        <translation>Mô-đun TorchScript cần huấn luyện. Hàm forward nhận input_ids (hoặc inputs), attention_mask và labels của lô theo tên tham số, và trả về logits, một giá trị loss, hoặc (loss, logits) như mô hình Transformers. Hoặc một gói .pt2 chứa toàn bộ bước huấn luyện (examples/accum_pt2.py, hf_to_accum.py --format pt2), cần bản dựng LibTorch 2.x.</translation>
     </message>
     <message>
-        <source>Choose a TorchScript file</source>
-        <translation>Chọn tệp TorchScript</translation>
+        <source>Choose a TorchScript file or a .pt2 package</source>
+        <translation>Chọn tệp TorchScript hoặc gói .pt2</translation>
     </message>
     <message>
         <source>Choose the data: a folder for Fashion-MNIST, a file for csv and tensors</source>
@@ -712,12 +716,12 @@
         <translation>Tệp mô hình</translation>
     </message>
     <message>
-        <source>TorchScript model</source>
-        <translation>Mô hình TorchScript</translation>
+        <source>Your model</source>
+        <translation>Mô hình của bạn</translation>
     </message>
     <message>
-        <source>TorchScript (*.pt *.pth *.ts *.torchscript);;All files (*)</source>
-        <translation>TorchScript (*.pt *.pth *.ts *.torchscript);;Mọi tệp (*)</translation>
+        <source>Your model (*.pt *.pth *.ts *.torchscript *.pt2);;TorchScript (*.pt *.pth *.ts *.torchscript);;Compiled training step (*.pt2);;All files (*)</source>
+        <translation>Mô hình của bạn (*.pt *.pth *.ts *.torchscript *.pt2);;TorchScript (*.pt *.pth *.ts *.torchscript);;Bước huấn luyện đã biên dịch (*.pt2);;Mọi tệp (*)</translation>
     </message>
     <message>
         <source>Fashion-MNIST folder</source>
@@ -780,8 +784,8 @@
         <translation>fp16 cần thiết bị CUDA; hãy dùng bf16 trên CPU</translation>
     </message>
     <message>
-        <source>%1 needs a TorchScript file: choose it under %2</source>
-        <translation>%1 cần một tệp TorchScript: hãy chọn nó ở %2</translation>
+        <source>%1 needs a model file (TorchScript .pt or a compiled .pt2 step): choose it under %2</source>
+        <translation>%1 cần một tệp mô hình (TorchScript .pt hoặc bước .pt2 đã biên dịch): hãy chọn nó ở %2</translation>
     </message>
     <message>
         <source>But an epoch has only %1 micro-batches of %2: the epoch ends first, so each update takes the whole epoch, %3 samples.</source>

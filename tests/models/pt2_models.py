@@ -18,9 +18,18 @@ Cases (tests/models/CMakeLists.txt registers each):
          style against the real Trainer on the model the package was made from,
          per step within 1e-5.
   hf_dropout  the GPT-2 with dropout on: two seeds give different step losses;
+         the same batch at unchanged weights gives a different loss at each step
+         (equal ones with the package made with --dropout off);
          the run's evaluation equals the Transformers model loaded with
          from_pretrained from the run's output (model.safetensors, config.json)
          in eval(), within 1e-5.
+  hf_resume  the MiniLM (dropout off) in --mode trainer with checkpoints: accum-run
+         --resume and the real Trainer's resume_from_checkpoint from the engine's
+         checkpoint-2 continue the uninterrupted run (losses within 1e-5, learning
+         rates, gradient norms); from_pretrained(checkpoint-2) loads every weight.
+  files      the studio test's package and data (tests/ui/test_own_package.cpp).
+  memory     the MiniLM's memory records and `accum-run estimate` / `plan` at
+         8 × 2, 8 × 1 and 32 × 1 (case_memory says what each checks).
 
 Compiled packages are kept in ~/.cache/accum-studio/pt2 (ACCUM_PT2_CACHE),
 keyed by a hash of what makes them (this file's model, accum_pt2.py, torch's
@@ -341,6 +350,30 @@ def case_hf_dropout(work):
     print("dropout on: seed 0 %s, seed 1 %s" % (losses[0], losses[1]), flush=True)
     if abs(losses[0][0] - losses[1][0]) < 1e-6:
         fail("dropout on: step 1 is the same under seeds 0 and 1 (%r): the masks do not follow --seed" % losses[0][0])
+    # Masks change from step to step: one row repeated, weights that do not move
+    # (SGD at lr 1e-30 moves no float32 weight that is not 0): each step sees the same
+    # batch at the same weights, so only dropout's masks can tell its steps apart.
+    off_package, _ = hf_package(work, name, task, source, columns, fmt, "off")
+    same = {}
+    for tag, path in (("on", package), ("off", off_package)):
+        row = {k: v[:1].repeat(8, *([1] * (v.dim() - 1))) for k, v in torch.load(data_file)["train"].items()}
+        rows_file = os.path.join(work, "same_row.pt")
+        torch.save({"train": row}, rows_file)
+        options = dict(base, model=path, data=rows_file, **{"accumulation-steps": 1, "optimizer": "sgd", "momentum": 0,
+                                                            "lr": 1e-30, "eval-strategy": "no"})
+        del options["eval-steps"]
+        run = peers.run_engine(os.path.join(work, "same-" + tag), options)
+        same[tag] = run_models.engine_losses(run, "the same batch, dropout " + tag, HF_STEPS)
+        if not all(math.isfinite(v) for v in same[tag]):
+            fail("the same batch, dropout %s: non-finite losses %s" % (tag, same[tag]))
+    spread = {tag: max(v) - min(v) for tag, v in same.items()}
+    closest_on = min(abs(a - b) for i, a in enumerate(same["on"]) for b in same["on"][i + 1:])
+    print("the same batch at %d steps: dropout on %s (closest two %.2e apart), off %s (spread %.2e, bound 1e-6)"
+          % (HF_STEPS, same["on"], closest_on, same["off"], spread["off"]), flush=True)
+    if spread["off"] > 1e-6:
+        fail("dropout off: the same batch at the same weights gives step losses %s" % same["off"])
+    if closest_on < 1e-6:
+        fail("dropout on: two steps of the same batch have the same loss (%s): the masks did not change" % same["on"])
     # The same model without dropout: a Python forward in eval() at the initial weights.
     model = package_model(package, auto_class)
     data = torch.load(data_file)
@@ -379,7 +412,185 @@ def eval_loss(model, split, batch_size, shift):
     return total / count
 
 
-CASES = {"mlp": case_mlp, "hf_trainer": case_hf_trainer, "hf_dropout": case_hf_dropout}
+def without_dropout(model):
+    """The model as the package trains it (--dropout off): its train() keeps every
+    submodule in eval() (these models have no BatchNorm, so that is all it changes)."""
+    import types
+    model.train = types.MethodType(lambda self, mode=True: torch.nn.Module.train(self, False), model)
+    return model.eval()
+
+
+def case_hf_resume(work):
+    """The pretrained MiniLM as .pt2 (dropout off), --mode trainer, AdamW with weight
+    decay and a linear schedule, a checkpoint every 2 steps: accum-run --resume
+    checkpoint-2 and the real Trainer's train(resume_from_checkpoint=checkpoint-2)
+    each continue with the uninterrupted run's losses (1e-5), learning rates and
+    gradient norms, as tests/peers/hf_checkpoint.py checks for a TorchScript module;
+    from_pretrained(checkpoint-2) loads every weight."""
+    run_models, peer_loops, tokenizer = hf_setup(work)
+    title, name, task, source, columns, fmt, auto_class = hf_cases(tokenizer)[0]
+    package, data_file = hf_package(work, name, task, source, columns, fmt, "off")
+    data = torch.load(data_file)
+    at, steps = 2, 4  # 64 rows, 8 × 2: 4 steps an epoch; checkpoint-2 is inside it
+    options = {"model": package, "dataset": "tensors", "data": data_file, "mode": "trainer", "batch-size": 8,
+               "accumulation-steps": 2, "max-steps": steps, "lr": 1e-3, "optimizer": "adamw", "weight-decay": 0.01,
+               "max-grad-norm": 1.0, "scheduler": "linear", "warmup-steps": 1, "seed": 0, "eval-strategy": "no",
+               "save-strategy": "steps", "save-steps": at, "logging-steps": 1, "quiet": True}
+    full = peers.run_engine(os.path.join(work, "engine"), options, timeout=600)
+    losses = run_models.engine_losses(full, "uninterrupted", steps)
+    checkpoint = os.path.join(full.out_dir, "checkpoint-%d" % at)
+    state = json.load(open(os.path.join(checkpoint, "accum_state.json")))
+    if not 0 < state["progress"]["next_index"] < 8:
+        fail("checkpoint-%d is not inside an epoch: %s" % (at, state["progress"]))
+
+    import transformers
+    model, info = getattr(transformers, auto_class).from_pretrained(checkpoint, output_loading_info=True)
+    if info["missing_keys"] or info["mismatched_keys"] or info["unexpected_keys"]:
+        fail("from_pretrained(checkpoint-%d): %s" % (at, info))
+    print("from_pretrained(checkpoint-%d): every weight loads (%d tensors)" % (at, len(model.state_dict())), flush=True)
+
+    again = peers.run_engine(os.path.join(work, "engine-resumed"), dict(options, resume=checkpoint), timeout=600)
+    run_models.compare("%s .pt2: accum-run --resume checkpoint-%d" % (title, at),
+                       run_models.engine_losses(again, "resumed", steps - at), losses[at:])
+
+    fresh = lambda: without_dropout(getattr(transformers, auto_class).from_config(
+        transformers.AutoConfig.from_pretrained(checkpoint)))
+    cfg = {"model": name, "batch-size": 8, "accumulation-steps": 2, "lr": 1e-3, "weight-decay": 0.01,
+           "max-grad-norm": 1.0, "scheduler": "linear", "warmup-steps": 1, "epochs": 1, "max-steps": steps,
+           "optimizer": "adamw", "seed": 0, "logging-steps": 1, "save-strategy": "no"}
+    original = peers.make_model
+    peers.make_model = lambda kind_, init, vocab=0: fresh()
+    try:
+        # accepts_loss_kwargs=False: each micro-batch's mean divided by K, as the engine's mean.
+        tr = peer_loops.trainer_run(cfg, {"train": run_models.Split(data["train"]),
+                                          "eval": run_models.Split(data["validation"])}, None,
+                                    os.path.join(work, "trainer-resumed"), accepts_loss_kwargs=False,
+                                    resume=checkpoint)
+    finally:
+        peers.make_model = original
+    if [s["step"] for s in tr["steps"]] != list(range(at + 1, steps + 1)):
+        fail("the resumed Trainer ran steps %s, expected %d..%d" % ([s["step"] for s in tr["steps"]], at + 1, steps))
+    run_models.compare("%s .pt2: the real Trainer resumed from checkpoint-%d" % (title, at),
+                       losses[at:], [s["loss"] for s in tr["steps"]])
+    for key, bound, relative in (("learning_rate", 1e-9, False), ("grad_norm", 1e-5, True)):
+        ours, theirs = [s[key] for s in full.steps[at:]], [s[key] for s in tr["steps"]]
+        if not all(math.isfinite(v) for v in ours + theirs):
+            fail("%s: non-finite (engine %s, Trainer %s)" % (key, ours, theirs))
+        worst = max(abs(a - b) / (abs(b) if relative else 1.0) for a, b in zip(ours, theirs))
+        print("the resumed Trainer's %s: largest %s difference %.2e (bound %.0e)"
+              % (key, "relative" if relative else "absolute", worst, bound), flush=True)
+        if worst > bound:
+            fail("the resumed Trainer's %s: engine %s, Trainer %s" % (key, ours, theirs))
+
+
+def package_bytes(package):
+    """Bytes of the package's parameters and of those it trains (its accum.json's shapes and dtypes)."""
+    with zipfile.ZipFile(package) as z:
+        meta = json.loads(next(z.read(n) for n in z.namelist() if n.endswith("/extra/accum.json")))
+    size = lambda p: math.prod(p["shape"]) * torch.empty(0, dtype=getattr(torch, p["dtype"])).element_size()
+    return sum(size(p) for p in meta["parameters"]), sum(size(p) for p in meta["parameters"] if p["trained"])
+
+
+def case_memory(work):
+    """The MiniLM .pt2's memory, AdamW: the records' parameters, gradients and optimizer
+    state are the package's own sizes (two moments a trained parameter); the activations
+    are what the compiled call allocates, at its peak: at K = 2 they hold the gradients it
+    returns (added into the window's) but no second copy of them, at K = 1 those gradients
+    are the gradients; `accum-run estimate` predicts each within models.plan's 15 %, and
+    `accum-run plan --memory-budget` proposes a micro-batch × K that runs under it: smaller
+    micro-batches under the 32 × 1 peak, 32 × 1 itself under a budget it fits but 16 × 2
+    (a second copy of the gradients) would not."""
+    run_models, _, tokenizer = hf_setup(work)
+    title, name, task, source, columns, fmt, auto_class = hf_cases(tokenizer)[0]
+    package, data_file = hf_package(work, name, task, source, columns, fmt, "off")
+    params, trained = package_bytes(package)
+    common = ["--model", package, "--dataset", "tensors", "--data", data_file, "--device", "cpu", "--threads", "1",
+              "--optimizer", "adamw", "--lr", "1e-3", "--eval-strategy", "no"]
+    measured_peak = {}
+    for batch, k in ((8, 2), (8, 1), (32, 1)):
+        what = "%s .pt2 at %d × %d" % (title, batch, k)
+        out = os.path.join(work, "run-%d-%d" % (batch, k))
+        run = peers.run_engine(out, {"model": package, "dataset": "tensors", "data": data_file, "batch-size": batch,
+                                     "accumulation-steps": k, "max-steps": 2, "optimizer": "adamw", "lr": 1e-3,
+                                     "eval-strategy": "no", "save-strategy": "no", "quiet": True}, timeout=600)
+        losses = run_models.engine_losses(run, what, 2)
+        if not all(math.isfinite(v) for v in losses):
+            fail("%s: non-finite losses %s" % (what, losses))
+        records = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
+        last = [r for r in records if r.get("type") == "memory"][-1]
+        static = {"parameters": last["peak_parameters_bytes"], "gradients": last["peak_gradients_bytes"],
+                  "optimizer state": last["peak_optimizer_state_bytes"]}
+        if static != {"parameters": params, "gradients": trained, "optimizer state": 2 * trained}:
+            fail("%s: the memory record's static parts %s; the package's sizes give parameters %d, gradients %d, "
+                 "AdamW's two moments %d" % (what, static, params, trained, 2 * trained))
+        activations = max(r["peak_activations_bytes"] for r in records if r.get("type") == "step")
+        measured_peak[(batch, k)] = json.load(open(os.path.join(out, "summary.json")))["peak_memory_bytes"]
+        rc, text, err = run_models.accum_run(["estimate", "--json", "--batch-size", str(batch), "--accumulation-steps",
+                                              str(k)] + common, timeout=600)
+        if rc != 0:
+            fail("accum-run estimate at %d × %d exited %d: %s" % (batch, k, rc, err[-2000:]))
+        estimate = json.loads(text)
+        print("%-44s activations %.1f MiB measured, %.1f MiB estimated; peak %.1f MiB measured, %.1f MiB estimated; "
+              "the returned gradients %.1f MiB" % (what, activations / 2**20, estimate["activation_bytes"] / 2**20,
+                                                   measured_peak[(batch, k)] / 2**20,
+                                                   estimate["predicted_peak_bytes"] / 2**20, trained / 2**20),
+              flush=True)
+        if estimate["returned_gradient_bytes"] != trained:
+            fail("%s: the estimate's returned_gradient_bytes %r, the package trains %d bytes"
+                 % (what, estimate["returned_gradient_bytes"], trained))
+        # The window's gradients exist from its second micro-batch on: the call's returned
+        # gradients are then activations until backward adds them in. The backward scales
+        # them in place, so no second copy: the call's other allocations at 8 × 32 tokens
+        # are far below one copy of MiniLM's gradients.
+        if k > 1 and not trained <= activations < 2 * trained:
+            fail("%s: peak activations %d, expected the returned gradients (%d) and less than two copies"
+                 % (what, activations, trained))
+        if k == 1 and batch == 8 and not 0 < activations < trained:
+            fail("%s: peak activations %d; at K = 1 the returned gradients (%d) are the gradients"
+                 % (what, activations, trained))
+        for figure, ours, theirs in (("activations", estimate["activation_bytes"], activations),
+                                     ("peak", estimate["predicted_peak_bytes"], measured_peak[(batch, k)])):
+            if not (ours > 0 and theirs > 0) or abs(ours - theirs) / theirs > 0.15:
+                fail("%s: the estimate's %s %r against the measured %r (bound 15 %%)" % (what, figure, ours, theirs))
+    # The planner, its safety margin 10 %: a budget at the measured peak of 32 × 1 keeps
+    # the whole batch as one micro-batch out; one 15 % above it lets 32 × 1 in, which
+    # at K >= 2 would hold a second copy of the gradients and not fit.
+    for budget, whole in ((measured_peak[(32, 1)], False), (int(measured_peak[(32, 1)] * 1.15), True)):
+        rc, text, err = run_models.accum_run(["plan", "--memory-budget", str(budget), "--target-batch", "32"] + common,
+                                             timeout=600)
+        if rc != 0:
+            fail("accum-run plan exited %d: %s" % (rc, err[-2000:]))
+        plan = json.loads(text)
+        b, k = plan["batch_size"], plan["accumulation_steps"]
+        print("plan under %.1f MiB: micro-batch %d × K %d, predicted %.1f MiB" % (budget / 2**20, b, k,
+                                                                               plan["predicted_peak_bytes"] / 2**20))
+        if b * k != 32 or (b == 32) != whole:
+            fail("the plan %d × %d under %d bytes: expected 32 as %s" % (b, k, budget, "one micro-batch" if whole else
+                                                                       "smaller micro-batches"))
+        out = os.path.join(work, "planned-%d" % b)
+        peers.run_engine(out, {"model": package, "dataset": "tensors", "data": data_file, "batch-size": b,
+                               "accumulation-steps": k, "max-steps": 2, "optimizer": "adamw", "lr": 1e-3,
+                               "eval-strategy": "no", "save-strategy": "no", "quiet": True, "memory-budget": budget},
+                         timeout=600)
+        peak = json.load(open(os.path.join(out, "summary.json")))["peak_memory_bytes"]
+        print("the planned run's peak: %.1f MiB under the %.1f MiB budget" % (peak / 2**20, budget / 2**20), flush=True)
+        if not 0 < peak <= budget:
+            fail("the planned run peaked at %d bytes, over the budget %d" % (peak, budget))
+
+
+def case_files(work):
+    """The studio's test files (tests/ui/test_own_package.cpp): the MLP's package as
+    WORK/mlp.pt2 and 64 training and 16 evaluation rows as WORK/mlp_data.pt."""
+    os.makedirs(work, exist_ok=True)
+    package = mlp_package(work)
+    g = torch.Generator().manual_seed(5)
+    split = lambda n: {"inputs": torch.randn(n, 12, generator=g), "labels": torch.randint(0, 4, (n,), generator=g)}
+    torch.save({"train": split(64), "validation": split(16)}, os.path.join(work, "mlp_data.pt"))
+    shutil.copy(package, os.path.join(work, "mlp.pt2"))
+    print("wrote %s and mlp_data.pt" % os.path.join(work, "mlp.pt2"), flush=True)
+
+
+CASES = {"files": case_files, "memory": case_memory, "mlp": case_mlp, "hf_trainer": case_hf_trainer, "hf_dropout": case_hf_dropout, "hf_resume": case_hf_resume}
 
 
 def main():

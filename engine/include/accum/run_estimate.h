@@ -63,8 +63,12 @@ struct RunMemoryEstimate {
     std::vector<ActivationProbe> probes;
     double activation_fixed_bytes = 0;     // the fit: fixed + per_sample × B
     double activation_per_sample_bytes = 0;
-    double activation_bytes = 0;           // at batch_size
-    double predicted_peak_bytes = 0;       // at batch_size
+    double activation_bytes = 0;           // at batch_size × accumulation_steps
+    double predicted_peak_bytes = 0;       // at batch_size × accumulation_steps
+    // A compiled .pt2 step returns every gradient from its call at once: they are
+    // activations while the window's gradients exist (its micro-batches 2..K, which
+    // the probe measures); at K = 1 they become the gradients themselves.
+    std::int64_t returned_gradient_bytes = 0;
     std::int64_t process_overhead_bytes = 0; // measured: the process's resident memory that is no tensor
     std::int64_t save_bytes = 0;             // the most a checkpoint's save adds (the largest tensor)
     bool tensors_in_host_memory = true;      // the device is the CPU: the tensors' peak is the process's too
@@ -73,8 +77,9 @@ struct RunMemoryEstimate {
 
     std::int64_t static_bytes() const { return parameters_bytes + gradients_bytes + optimizer_state_bytes; }
     double activations_at(std::int64_t batch_size) const;
-    double peak_at(std::int64_t batch_size) const;
-    double process_at(std::int64_t batch_size) const;
+    double peak_at(std::int64_t batch_size) const; // at K ≥ 2 (any K but for a .pt2 step)
+    double peak_at(std::int64_t batch_size, std::int64_t accumulation_steps) const;
+    double process_at(std::int64_t batch_size, std::int64_t accumulation_steps = 2) const;
     // A few lines for a terminal: each category per dtype, the activations per
     // sample, the predicted peak for B × K.
     std::string describe() const;

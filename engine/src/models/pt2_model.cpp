@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "accum/errors.h"
@@ -75,13 +76,23 @@ struct PackageStep : public torch::autograd::Function<PackageStep> {
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grad_outputs) {
         // The package's gradients are dropped here, not when the graph is: they
-        // count as this micro-batch's activations only until its backward.
+        // count as this micro-batch's activations only until its backward. They
+        // are scaled in place (the call made them, nothing else holds them), so
+        // the backward adds no second copy of every gradient to the call's peak;
+        // one that shares its memory with another, or overlaps itself, is copied.
         auto grads = ctx->saved_data["grads"].toTensorVector();
         ctx->saved_data.erase("grads");
         torch::autograd::variable_list out;
         out.reserve(grads.size() + 2);
         const auto& scale = grad_outputs.at(0);
-        for (auto& g : grads) out.push_back(g * scale.to(g.scalar_type()));
+        std::multiset<const void*> storages;
+        for (const auto& g : grads) storages.insert(g.storage().data());
+        for (auto& g : grads) {
+            const auto factor = scale.to(g.scalar_type());
+            const bool own = g.is_non_overlapping_and_dense() && storages.count(g.storage().data()) == 1;
+            out.push_back(own ? g.mul_(factor) : g * factor);
+        }
+        grads.clear();
         out.emplace_back(); // loss
         out.emplace_back(); // grads
         return out;

@@ -189,6 +189,9 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
                                 (usable - static_cast<double>(e.static_bytes()) - e.activation_fixed_bytes) /
                                 e.activation_per_sample_bytes)));
         }
+        // A .pt2 step at K = 1 holds no second copy of the gradients it returns: the
+        // target as one micro-batch can fit where no smaller one with K >= 2 would.
+        if (budget > 0 && e.returned_gradient_bytes > 0 && e.peak_at(target, 1) <= usable) largest = target;
         too_big_at_one.push_back(largest < 1 ? e.peak_at(1) : 0.0);
         if (largest < 1) {
             candidate.note = "even micro-batch 1 is predicted to need " +
@@ -223,7 +226,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
             candidate.timed_steps = static_cast<int>(rates.size());
             candidate.batch_size = b;
             candidate.accumulation_steps = k;
-            candidate.predicted_peak_bytes = e.peak_at(b);
+            candidate.predicted_peak_bytes = e.peak_at(b, k);
             if (s.status == RunStatus::Completed) {
                 candidate.verified = true;
                 candidate.verified_peak_bytes = s.peak_memory_bytes;

@@ -20,6 +20,7 @@
 #include "memory/estimate_guard.h"
 #include "memory/memory_estimate.h"
 #include "memory/out_of_memory.h"
+#include "models/pt2_model.h"
 #include "training/mixed_precision.h"
 #include "training/run_parts.h"
 
@@ -95,12 +96,16 @@ double RunMemoryEstimate::activations_at(std::int64_t b) const {
     return activation_fixed_bytes + activation_per_sample_bytes * static_cast<double>(b);
 }
 
-double RunMemoryEstimate::peak_at(std::int64_t b) const {
-    return static_cast<double>(static_bytes()) + std::max(activations_at(b), static_cast<double>(step_temporary_bytes));
+double RunMemoryEstimate::peak_at(std::int64_t b) const { return peak_at(b, 2); }
+
+double RunMemoryEstimate::peak_at(std::int64_t b, std::int64_t k) const {
+    const double activations =
+        std::max(0.0, activations_at(b) - (k == 1 ? static_cast<double>(returned_gradient_bytes) : 0.0));
+    return static_cast<double>(static_bytes()) + std::max(activations, static_cast<double>(step_temporary_bytes));
 }
 
-double RunMemoryEstimate::process_at(std::int64_t b) const {
-    return (tensors_in_host_memory ? peak_at(b) : 0.0) + static_cast<double>(process_overhead_bytes + save_bytes);
+double RunMemoryEstimate::process_at(std::int64_t b, std::int64_t k) const {
+    return (tensors_in_host_memory ? peak_at(b, k) : 0.0) + static_cast<double>(process_overhead_bytes + save_bytes);
 }
 
 std::string RunMemoryEstimate::describe() const {
@@ -122,10 +127,16 @@ std::string RunMemoryEstimate::describe() const {
         out << (i ? (i + 1 == probes.size() ? " and " : ", ") : " ") << probes[i].batch_size;
     out << ")\n";
     if (step_temporary_bytes > 0) out << "  optimizer step   " << bytes_text(step_temporary_bytes) << " of temporaries\n";
+    if (returned_gradient_bytes > 0)
+        out << "  of the activations, " << bytes_text(static_cast<double>(returned_gradient_bytes))
+            << " are the gradients the compiled step returns at once: added into the window's gradients from its "
+               "second micro-batch on; at K = 1 they are the gradients\n";
     out << "predicted peak " << bytes_text(predicted_peak_bytes) << " at micro-batch " << batch_size << " × "
         << accumulation_steps << " (effective batch " << effective_batch << "): activations "
         << bytes_text(activation_bytes) << " + parameters, gradients and optimizer state "
-        << bytes_text(static_cast<double>(static_bytes())) << "; more accumulation steps do not change it\n";
+        << bytes_text(static_cast<double>(static_bytes()))
+        << (returned_gradient_bytes > 0 ? "; any K above 1 gives the same peak\n"
+                                        : "; more accumulation steps do not change it\n");
     out << "the whole process " << bytes_text(process_bytes) << " of host memory, checkpoints included: "
         << (tensors_in_host_memory ? "the tensors' peak + " : "") << bytes_text(static_cast<double>(process_overhead_bytes))
         << " of the process itself (libraries, data, measured) + " << bytes_text(static_cast<double>(save_bytes))
@@ -209,8 +220,11 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
         for (const auto& p : points) e.probes.push_back({p.batch_size, p.bytes});
         e.activation_fixed_bytes = fit.fixed_bytes;
         e.activation_per_sample_bytes = fit.per_sample_bytes;
-        e.activation_bytes = estimate.activation_bytes;
-        e.predicted_peak_bytes = estimate.predicted_peak_bytes;
+        if (c.model == ModelKind::File && is_pt2_package(c.model_file)) e.returned_gradient_bytes = e.gradients_bytes;
+        e.activation_bytes = std::max(0.0, estimate.activation_bytes - (c.accumulation_steps == 1
+                                                                             ? static_cast<double>(e.returned_gradient_bytes)
+                                                                             : 0.0));
+        e.predicted_peak_bytes = e.peak_at(c.batch_size, c.accumulation_steps);
         // The process: what is resident now and is no tensor the estimate holds
         // (the parameters were made before counting began; the probe's gradients
         // are counted; freed blocks the allocator keeps are tensors' memory).
@@ -221,7 +235,7 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
                                           memory::cached_block_bytes() - uncounted_parameters);
         for (const auto& p : parameters)
             e.save_bytes = std::max<std::int64_t>(e.save_bytes, p.numel() * static_cast<std::int64_t>(p.element_size()));
-        e.process_bytes = e.process_at(c.batch_size);
+        e.process_bytes = e.process_at(c.batch_size, c.accumulation_steps);
         e.ok = true;
     } catch (const DataError& ex) {
         e.error = ex.what();
@@ -268,6 +282,7 @@ std::string to_json_text(const RunMemoryEstimate& e) {
            {"activations", {{"fixed_bytes", e.activation_fixed_bytes}, {"per_sample_bytes", e.activation_per_sample_bytes}}},
            {"activation_bytes", e.activation_bytes},
            {"predicted_peak_bytes", e.predicted_peak_bytes},
+           {"returned_gradient_bytes", e.returned_gradient_bytes},
            {"process_overhead_bytes", e.process_overhead_bytes},
            {"save_bytes", e.save_bytes},
            {"process_bytes", e.process_bytes},
