@@ -9,7 +9,9 @@ runs with the estimator on and off (ACCUM_NOISE_SCALE=0), alternating on, off, o
 With --instructions, instead: the instructions the estimator adds to a window, under
 valgrind's callgrind (which counts every instruction the process executes, so the figure
 does not depend on what else runs on the machine): runs of N₁ and N₂ steps, on and off,
-give ((on₂ − off₂) − (on₁ − off₁)) / (off₂ − off₁), the start-up cancelled out.
+give ((on₂ − off₂) − (on₁ − off₁)) / (off₂ − off₁), the start-up cancelled out. The
+memory records, which a run makes every 250 ms of wall time (more of them in a slower run
+under callgrind, none of them the estimator's), are left out of every count.
 
 Two figures per configuration, each the median over the rounds:
   - CPU: the process's user + system CPU seconds (one compute thread), less a
@@ -58,14 +60,28 @@ INSTRUCTION_STEPS = {"mlp 8": (100, 300), "mlp 64": (20, 60), "cnn": (8, 24), "t
 def instructions(program, args, steps, out, noise_on):
     env = dict(os.environ, ACCUM_ADAPTIVE_THREADS="0", ACCUM_NOISE_SCALE="1" if noise_on else "0")
     args = [x if i == 0 or args[i - 1] != "--max-steps" else str(steps) for i, x in enumerate(args)]
-    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.devnull, program] + args + [
+    profile = out + ".callgrind"
+    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + profile, program] + args + [
         "--eval-strategy", "no", "--save-strategy", "no", "--threads", "1", "--quiet", "--output-dir", out,
         "--overwrite-output-dir"]
     p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    found = re.search(r"Collected : (\d+)", p.stderr)
-    if p.returncode != 0 or not found:
+    if p.returncode != 0:
         sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(argv), p.stderr[-2000:]))
-    return int(found.group(1))
+    listing = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", profile],
+                             capture_output=True, text=True, check=True).stdout
+    total = records = None
+    for line in listing.splitlines():
+        found = re.match(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$", line)
+        if not found:
+            continue
+        count = int(found.group(1).replace(",", ""))
+        if "PROGRAM TOTALS" in found.group(2):
+            total = count
+        elif "accum::RunContext::emit_memory_record()" in found.group(2):
+            records = max(records or 0, count)
+    if total is None:
+        sys.exit("callgrind_annotate gave no total for " + " ".join(argv))
+    return total - (records or 0)
 
 
 def instruction_rows(program, configs, out):
