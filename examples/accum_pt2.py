@@ -259,10 +259,15 @@ def _vector_isa_options():
     torch 2.15's probe leaves SLEEF's symbols (in libtorch_cpu, loaded without
     RTLD_GLOBAL) unresolved, so on such a machine every ISA is refused and every kernel
     is scalar C++. The package's library is loaded by a process that has LibTorch's
-    symbols (accum-run, or Python with RTLD_GLOBAL), so the CPU's own flags decide."""
+    symbols (accum-run, or Python with RTLD_GLOBAL), so the CPU's own flags decide.
+    Each ISA's check is cached (functools.cache) with its refusal: those caches are
+    cleared too, else only AVX2 (whose check is not cached) would come back, and
+    never AVX-512 or AMX where the CPU has them."""
     from torch._inductor import cpu_vec_isa
     if cpu_vec_isa.pick_vec_isa() or not cpu_vec_isa.x86_isa_checker():
         return {}
+    for isa in cpu_vec_isa.supported_vec_isa_list:
+        getattr(type(isa).__bool__, "cache_clear", lambda: None)()
     cpu_vec_isa.valid_vec_isa_list.cache_clear()
     return {"cpp.vec_isa_ok": True}
 
