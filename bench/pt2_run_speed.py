@@ -9,12 +9,12 @@ machine's load falls on both alike.
     $PY examples/pretrained_classifier.py minilm.pt minilm_data.pt --train 96
     $PY bench/pt2_speed.py --model minilm --runs pt2 --rounds 1   # prints the package's path
     $PY bench/pt2_run_speed.py ACCUM_RUN --data minilm_data.pt --model ts=minilm.pt --model pt2=PACKAGE.pt2 \\
-        [--rounds 3] [--steps 4] [--threads 1] [-- more accum-run options]
+        [--rounds 3] [--steps 4] [--threads 1] [--extra=--mixed-precision --extra=bf16]
 
 Each run: --batch-size 16 --accumulation-steps 1 --max-steps STEPS --threads T,
 AdamW, no evaluation, no checkpoint. Prints per model the summary's samples/s
 (every step, the first with its one-time costs) and the steady samples/s of the
-steps after the first (from metrics.jsonl's elapsed_s), median and range over
+steps after the first --skip (from metrics.jsonl's elapsed_s), median and range over
 the rounds, and each model's steady speed against the first model's (the median
 of the per-round ratios).
 """
@@ -42,9 +42,12 @@ def one_run(accum_run, model, args, out_dir):
         sys.exit("accum-run did not complete: %s" % summary)
     with open(os.path.join(out_dir, "metrics.jsonl")) as f:
         steps = [r for r in map(json.loads, f) if r.get("type") == "step"]
-    if len(steps) < 2 or any(r["loss"] != r["loss"] for r in steps):
-        sys.exit("accum-run %s: fewer than two steps or a NaN loss" % model)
-    steady = (steps[-1]["samples_seen"] - steps[0]["samples_seen"]) / (steps[-1]["elapsed_s"] - steps[0]["elapsed_s"])
+    if any(r["loss"] != r["loss"] for r in steps):
+        sys.exit("accum-run %s: a NaN loss" % model)
+    if len(steps) <= args.skip:
+        sys.exit("accum-run %s: --steps must exceed --skip" % model)
+    first = steps[args.skip - 1]
+    steady = (steps[-1]["samples_seen"] - first["samples_seen"]) / (steps[-1]["elapsed_s"] - first["elapsed_s"])
     return summary["samples_per_second"], steady, steps[-1]["loss"]
 
 
@@ -55,10 +58,14 @@ def main():
     p.add_argument("--model", action="append", required=True, metavar="NAME=FILE")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--skip", type=int, default=1, help="steps left out of the steady rate (default 1)")
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("extra", nargs="*", help="more accum-run options, after --")
+    p.add_argument("--extra", action="append", default=[], metavar="ARG",
+                   help="one more accum-run argument for every run (repeat: --extra=--mixed-precision --extra=bf16)")
     args = p.parse_args()
+    if args.skip < 1 or args.steps <= args.skip:
+        p.error("--skip must be 1 or more and less than --steps")
     models = [m.split("=", 1) for m in args.model]
     results = {name: [] for name, _ in models}
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,9 +27,10 @@ bf16 is autocast (CPU, bfloat16) for eager, TorchScript and torch.compile, and a
 package compiled under the same autocast. A --variant's options go to Inductor
 (max_autotune=True, cpp.simdlen=256, ...); `decomp=keep:OP+OP` (layer_norm,
 gelu, softmax, ...) compiles with Inductor's decomposition table less those ops'
-backward decompositions. Each package is compiled in a child process stopped
-after --compile-limit seconds; packages are cached in ~/.cache/accum-studio/pt2
-by a hash of their inputs. Every run is warmed up --warmup times, then each
+backward decompositions. Each package is compiled in a child process (a variant's is stopped
+after --compile-limit seconds); packages are cached in ~/.cache/accum-studio/pt2
+by a hash of their inputs. A package whose loss differs from eager's on the
+timed batch is reported WRONG and not timed. Every run is warmed up --warmup times, then each
 round times one sample of each run (a sample is --inner steps); prints the
 median and the range per step and each run's speed against TorchScript (the
 median over rounds of TorchScript's time / the run's, same round).
@@ -154,10 +155,11 @@ def package(args, name, options):
            str(args.batch), "--compile-package", path, "--options", json.dumps(options)]
     print("compiling %s (%s) ..." % (name, options or "defaults"), flush=True)
     t = time.perf_counter()
+    limit = args.compile_limit if options else 1200  # the default package is the figure: it may take longer
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.compile_limit)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
-        return None, "stopped: no package after %d s of compiling" % args.compile_limit
+        return None, "stopped: no package after %d s of compiling" % limit
     if out.returncode != 0:
         tail = (out.stderr or out.stdout).strip().splitlines()[-3:]
         return None, "compile failed: " + " | ".join(tail)[-400:]
@@ -179,7 +181,7 @@ def main():
     p.add_argument("--runs", default="pt2,torchscript,eager,compile")
     p.add_argument("--variant", action="append", default=[], metavar="NAME:K=V,...",
                    help="one more package compiled with these Inductor options, timed as pt2:NAME")
-    p.add_argument("--compile-limit", type=int, default=360, help="seconds before a package compile is stopped")
+    p.add_argument("--compile-limit", type=int, default=360, help="seconds before a --variant's compile is stopped (the default package's: 1200)")
     p.add_argument("--compile-package", help=argparse.SUPPRESS)
     p.add_argument("--options", default="{}", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -211,12 +213,19 @@ def main():
     buffers = [t.detach() for t in model.buffers()]
     inputs = [batch[k] for k in accum_pt2.BATCH_KEYS if k in batch]
     seed = torch.tensor(1)
+    with torch.no_grad(), autocast():
+        expected = loss_of(model, batch, loss_fn).item()  # every package's loss is checked against it
     for name, options in packages:
         path, notes[name] = package(args, name, options)
-        print("%-14s %s" % (name, notes[name]), flush=True)
         if path:
             train = load_package(path, "train")
-            steps[name] = (lambda train: lambda: train(*params, *buffers, *inputs, seed))(train)
+            loss = train(*params, *buffers, *inputs, seed)[0].item()
+            if not abs(loss - expected) <= (2e-2 if bf16 else 1e-4) * max(1.0, abs(expected)):
+                notes[name] += "; WRONG: loss %.6f at batch %d against eager's %.6f, not timed" % (
+                    loss, args.batch, expected)
+            else:
+                steps[name] = (lambda train: lambda: train(*params, *buffers, *inputs, seed))(train)
+        print("%-14s %s" % (name, notes[name]), flush=True)
     if "torchscript" in runs:
         module = make(torchscript=True)
         module.eval()

@@ -288,9 +288,17 @@ def export_training_package(model, batch, path, loss_fn=None, extra_files=None, 
     Returns the metadata written into extra/accum.json."""
     from torch.export.pt2_archive._package import DEFAULT_PICKLE_PROTOCOL, PT2ArchiveWriter, _package_aoti_files
 
+    configs = inductor_configs or {}
+    autotune = [k for k in ("max_autotune", "max_autotune_gemm") if configs.get(k)]
+    if autotune and dynamic_batch and configs.get("epilogue_fusion", True):
+        # torch 2.15's C++ batched-matmul templates, fused with the ops around them, fix their batch
+        # loop at the example's size while the package takes any batch: wrong losses and gradients.
+        raise ValueError(f"inductor_configs {autotune[0]}=True with a dynamic batch: its fused C++ GEMM "
+                         "templates compute the example batch's size only (bench/PT2_SPEED.md); add "
+                         "epilogue_fusion=False, leave it out, or pass dynamic_batch=False")
     ep_train, ep_eval, meta = build_graphs(model, batch, loss_fn, dynamic_batch, dropout, autocast)
     options = _vector_isa_options()
-    options.update(inductor_configs or {})
+    options.update(configs)
     options["aot_inductor.package"] = True
     state = dict(model.named_parameters())
     state.update(model.named_buffers())
