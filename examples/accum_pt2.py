@@ -259,10 +259,15 @@ def _vector_isa_options():
     torch 2.15's probe leaves SLEEF's symbols (in libtorch_cpu, loaded without
     RTLD_GLOBAL) unresolved, so on such a machine every ISA is refused and every kernel
     is scalar C++. The package's library is loaded by a process that has LibTorch's
-    symbols (accum-run, or Python with RTLD_GLOBAL), so the CPU's own flags decide."""
+    symbols (accum-run, or Python with RTLD_GLOBAL), so the CPU's own flags decide.
+    Each ISA's check is cached (functools.cache) with its refusal: those caches are
+    cleared too, else only AVX2 (whose check is not cached) would come back, and
+    never AVX-512 or AMX where the CPU has them."""
     from torch._inductor import cpu_vec_isa
     if cpu_vec_isa.pick_vec_isa() or not cpu_vec_isa.x86_isa_checker():
         return {}
+    for isa in cpu_vec_isa.supported_vec_isa_list:
+        getattr(type(isa).__bool__, "cache_clear", lambda: None)()
     cpu_vec_isa.valid_vec_isa_list.cache_clear()
     return {"cpp.vec_isa_ok": True}
 
@@ -283,9 +288,17 @@ def export_training_package(model, batch, path, loss_fn=None, extra_files=None, 
     Returns the metadata written into extra/accum.json."""
     from torch.export.pt2_archive._package import DEFAULT_PICKLE_PROTOCOL, PT2ArchiveWriter, _package_aoti_files
 
+    configs = inductor_configs or {}
+    autotune = [k for k in ("max_autotune", "max_autotune_gemm") if configs.get(k)]
+    if autotune and dynamic_batch and configs.get("epilogue_fusion", True):
+        # torch 2.15's C++ batched-matmul templates, fused with the ops around them, fix their batch
+        # loop at the example's size while the package takes any batch: wrong losses and gradients.
+        raise ValueError(f"inductor_configs {autotune[0]}=True with a dynamic batch: its fused C++ GEMM "
+                         "templates compute the example batch's size only (bench/PT2_SPEED.md); add "
+                         "epilogue_fusion=False, leave it out, or pass dynamic_batch=False")
     ep_train, ep_eval, meta = build_graphs(model, batch, loss_fn, dynamic_batch, dropout, autocast)
     options = _vector_isa_options()
-    options.update(inductor_configs or {})
+    options.update(configs)
     options["aot_inductor.package"] = True
     state = dict(model.named_parameters())
     state.update(model.named_buffers())
