@@ -39,11 +39,11 @@ QT_HEADER = re.compile(r"^(Q[A-Za-z]+(/|$)|qcustomplot)")
 SOURCE = (".cpp", ".h", ".inc", ".hpp", ".cu")
 
 
-def sources(root, top):
+def sources(root, top, endings=SOURCE):
     base = os.path.join(root, top)
     for folder, _, names in os.walk(base):
         for name in sorted(names):
-            if name.endswith(SOURCE):
+            if name.endswith(endings):
                 path = os.path.join(folder, name)
                 with open(path, encoding="utf-8", errors="replace") as f:
                     yield os.path.relpath(path, root), f.read()
@@ -171,15 +171,6 @@ TEST_LINES = 800
 TEST_SOURCE = SOURCE + (".py", ".sh")
 
 
-def test_sources(root):
-    base = os.path.join(root, "tests")
-    for folder, _, names in os.walk(base):
-        for name in sorted(names):
-            if name.endswith(TEST_SOURCE):
-                path = os.path.join(folder, name)
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    yield os.path.relpath(path, root), f.read()
-
 
 def long_files(root):
     """R6: a code file of ui/, engine/, app/ above CODE_LINES lines; R7: a test file above TEST_LINES."""
@@ -188,7 +179,7 @@ def long_files(root):
         for path, text in sources(root, top):
             if text.count("\n") > CODE_LINES:
                 problems.append(f"{path}: R6: {text.count(chr(10))} lines, above {CODE_LINES}: split it by job")
-    for path, text in test_sources(root):
+    for path, text in sources(root, "tests", TEST_SOURCE):
         if text.count("\n") > TEST_LINES:
             problems.append(f"{path}: R7: {text.count(chr(10))} lines, above {TEST_LINES}: split it by subject")
     return problems
