@@ -85,7 +85,7 @@ if [[ "${ACCUM_SKIP_LIBTORCH1:-0}" != 1 ]]; then
   # What differs between the versions, and what a quick-start user runs.
   LIBTORCH1_TESTS="test_cli test_styles test_mixed_precision test_kernels test_memory_anatomy test_distributed
     test_torchrun test_distributed_launch test_gradient_checkpoint"
-  LIBTORCH1_UI_TESTS="test_studio_window test_engine_text"
+  LIBTORCH1_UI_TESTS="test_studio_window test_engine_text test_config_form"
   REFERENCE=()
   if [[ -x "$ROOT/build-libtorch2/app/accum-run" && "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]]; then
     REFERENCE=(-DACCUM_REFERENCE_RUN="$ROOT/build-libtorch2/app/accum-run")
