@@ -84,8 +84,8 @@ if [[ "${ACCUM_SKIP_LIBTORCH1:-0}" != 1 ]]; then
   leg "LibTorch 1.13 (Debian, the quick start): build and ctest"
   # What differs between the versions, and what a quick-start user runs.
   LIBTORCH1_TESTS="test_cli test_styles test_mixed_precision test_kernels test_memory_anatomy test_distributed
-    test_torchrun"
-  LIBTORCH1_UI_TESTS="test_studio_window test_engine_text"
+    test_torchrun test_distributed_launch test_gradient_checkpoint"
+  LIBTORCH1_UI_TESTS="test_studio_window test_engine_text test_config_form"
   REFERENCE=()
   if [[ -x "$ROOT/build-libtorch2/app/accum-run" && "${ACCUM_SKIP_LIBTORCH2:-0}" != 1 ]]; then
     REFERENCE=(-DACCUM_REFERENCE_RUN="$ROOT/build-libtorch2/app/accum-run")
@@ -135,7 +135,7 @@ if [[ "${ACCUM_SKIP_SANITIZERS:-0}" != 1 ]]; then
   # group, writes and the soak run. The rest of the engine tests run
   # uninstrumented in parts 1 and 2.
   SAN_TESTS="test_config test_readers test_control test_invariants test_kernels test_mixed_precision
-    test_memory_anatomy test_distributed test_messages test_soak"
+    test_memory_anatomy test_distributed test_messages test_soak test_distributed_launch test_gradient_checkpoint"
   # shellcheck disable=SC2086
   cmake --build "$ROOT/build-asan" --parallel "$(nproc)" --target $SAN_TESTS accum-run
   # shellcheck disable=SC2086

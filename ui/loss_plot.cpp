@@ -22,6 +22,10 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
     // out-of-memory banner, beside the memory plot (test_layout_fit: the window no
     // taller than the screen); the splitter gives it more where there is room.
     plot_->setMinimumHeight(110);
+    // Its least width is its own, not its legend's: a legend laid out below or
+    // beside the curves in large text takes its room from them (frame() checks
+    // every entry fits), never from the code panel beside (test_layout_fit).
+    plot_->setMinimumWidth(200);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->plotLayout()->insertRow(0);
     auto* title = new QCPTextElement(plot_, QString(), QFont(font().family(), 12, QFont::Bold));
@@ -110,6 +114,11 @@ LossPlot::LossPlot(QWidget* parent) : QWidget(parent) {
         name_axes();
     });
     look_.capture(plot_);
+    // A plot given another size (the lesson's bar, a readout above it) places its
+    // legend again before it is drawn: what fitted the old size may not fit.
+    connect(plot_, &QCustomPlot::beforeReplot, this, [this] {
+        if (plot_->size() != framed_size_) frame();
+    });
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -171,7 +180,9 @@ void LossPlot::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
     if (event->type() == QEvent::LanguageChange) {
         texts_.apply();
-        plot_->replot();
+        // The legend's place and its entries' lines follow the new names' widths.
+        dirty_ = true;
+        refresh();
     }
 }
 
@@ -281,6 +292,7 @@ void LossPlot::refresh() {
 }
 
 void LossPlot::frame() {
+    framed_size_ = plot_->size();
     // The legend lists the curves that have points; an empty plot has none.
     bool any = false;
     for (auto* g : {micro_graph_, step_graph_, eval_graph_, scale_graph_, skipped_graph_}) {
@@ -295,6 +307,7 @@ void LossPlot::frame() {
     QCPRange keys, values;
     if (!graphs_extent(plot_, plot_->yAxis, &keys, &values)) return;
     PlotLook::legend_below(plot_, false);
+    legend_names_on_lines(plot_, false);
     fit_ranges(keys, values);
     // The legend in a corner the curves leave free; else in room made above them
     // when a little is enough; else outside: beside a wide plot, below a narrow one
@@ -309,16 +322,30 @@ void LossPlot::frame() {
         plot_->yAxis->setRangeUpper(y.upper + legend * y.size() / (height - legend));
         if (legend_to_free_corner(plot_, corners)) return;
     }
-    // Beside or below (two columns), whichever leaves the curves the larger area.
-    auto area_with = [this](int columns) {
+    // Below in one row, below in two columns, or beside: whichever leaves the
+    // curves the largest area with every entry readable, and beside only when it
+    // takes at most a third of the width (a long entry in large text would take half).
+    // Beside in large text, a long entry takes two lines (half the width). A curve
+    // needs height to be read: an area under kLeastAxesHeight counts for half.
+    constexpr int kLeastAxesHeight = 80; // test_layout_fit's least, a flat strip below
+    auto area_with = [this](int columns) -> std::int64_t {
         PlotLook::legend_below(plot_, false);
+        legend_names_on_lines(plot_, columns == 0 && look_.scale() > 1.0);
         PlotLook::legend_below(plot_, true, columns);
         lay_out(plot_);
         const QRect r = plot_->axisRect()->rect();
-        return std::int64_t(r.width()) * r.height();
+        const bool wide = columns == 0 && plot_->legend->outerRect().width() * 3 > plot_->viewport().width();
+        if (wide || !legend_entry_problems(plot_).isEmpty()) return -1;
+        return std::int64_t(r.width()) * r.height() / (r.height() < kLeastAxesHeight ? 2 : 1);
     };
-    const auto below = area_with(2);
-    if (area_with(0) < below) area_with(2);
+    int best = 2;
+    std::int64_t best_area = -1;
+    for (const int columns : {plot_->legend->itemCount(), 2, 0})
+        if (const auto area = area_with(columns); area > best_area) {
+            best = columns;
+            best_area = area;
+        }
+    area_with(best);
     fit_ranges(keys, values); // the plot is smaller now: the markers' room again
 }
 

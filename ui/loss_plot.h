@@ -93,6 +93,7 @@ private:
     PlotLook look_;
     bool dirty_ = false;
     bool auto_range_ = true;
+    QSize framed_size_; // the plot's size when frame() last placed the legend
     bool loss_scaling_ = false;
 };
 

@@ -53,6 +53,10 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     plot_ = new QCustomPlot(this);
     plot_->setObjectName(QStringLiteral("memory_plot"));
     plot_->setMinimumHeight(140);
+    // Its least width is its own, not its legend's: the legend's second column
+    // in large text takes its room from the curves, never from the code panel
+    // beside (test_layout_fit).
+    plot_->setMinimumWidth(200);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->plotLayout()->insertRow(0);
     title_ = new QCPTextElement(plot_, QString(), QFont(font().family(), 12, QFont::Bold));
@@ -133,8 +137,11 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
     plot_->legend->setBorderPen(Qt::NoPen);
     plot_->legend->setIconSize(14, 9);
-    plot_->legend->setRowSpacing(-3);
+    plot_->legend->setRowSpacing(0);
     plot_->legend->setMargins(QMargins(2, 0, 2, 0));
+    // Entries that do not fit the height in one column go on in another, at
+    // every replot: the text's size, the plot's height and the entries change.
+    connect(plot_, &QCustomPlot::beforeReplot, this, [this] { wrap_legend_to_height(plot_); });
     use_fast_drawing(plot_);
     freeze_view_on_interaction(plot_, this, &auto_range_, [this] {
         dirty_ = true;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <qcustomplot.h>
 
@@ -132,6 +134,87 @@ bool legend_to_free_corner(QCustomPlot* plot, std::initializer_list<Qt::Alignmen
 bool legend_covers_a_point(QCustomPlot* plot) {
     if (!plot->legend->visible()) return false;
     return covers(plot, QRectF(plot->legend->outerRect()));
+}
+
+QStringList legend_entry_problems(QCustomPlot* plot) {
+    QStringList found;
+    auto* legend = plot->legend;
+    if (!legend || !legend->visible()) return found;
+    const QRect legend_rect = legend->outerRect(), viewport = plot->viewport();
+    std::vector<std::pair<QString, QRect>> entries;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        if (auto* item = legend->item(i); item && item->visible()) {
+            auto* plottable = qobject_cast<QCPPlottableLegendItem*>(item);
+            // What is drawn: the entry's icon and text at the top of the cell the
+            // layout gives it, which may be taller (rows share spare height, rounded up).
+            const QSize drawn = item->minimumOuterSizeHint().boundedTo(item->rect().size());
+            entries.emplace_back(plottable ? plottable->plottable()->name() : QStringLiteral("#%1").arg(i),
+                                 QRect(item->rect().topLeft(), drawn));
+        }
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const auto& [name, r] = entries[i];
+        if (!legend_rect.contains(r) || !viewport.contains(r))
+            found << QStringLiteral("the legend entry \"%1\" at %2,%3 %4x%5 runs out of the %6 at %7,%8 %9x%10")
+                         .arg(name)
+                         .arg(r.x())
+                         .arg(r.y())
+                         .arg(r.width())
+                         .arg(r.height())
+                         .arg(legend_rect.contains(r) ? QStringLiteral("plot") : QStringLiteral("legend"))
+                         .arg((legend_rect.contains(r) ? viewport : legend_rect).x())
+                         .arg((legend_rect.contains(r) ? viewport : legend_rect).y())
+                         .arg((legend_rect.contains(r) ? viewport : legend_rect).width())
+                         .arg((legend_rect.contains(r) ? viewport : legend_rect).height());
+        for (std::size_t j = i + 1; j < entries.size(); ++j)
+            if (r.intersects(entries[j].second))
+                found << QStringLiteral("the legend entries \"%1\" and \"%2\" overlap").arg(name, entries[j].first);
+    }
+    return found;
+}
+
+void wrap_legend_to_height(QCustomPlot* plot) {
+    auto* legend = plot->legend;
+    lay_out(plot);
+    int entry = 0, count = 0;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        if (auto* item = legend->item(i)) {
+            // Its hint, not the height a layout gave it: rows share the legend's
+            // spare height (stretched in one row, an entry would count as all).
+            entry = std::max(entry, item->minimumOuterSizeHint().height());
+            ++count;
+        }
+    // The height the layout gives the legend beside the axis rect: the row's,
+    // however tall the legend would like to be (the layout does not grow a row
+    // past the plot).
+    const int room = legend->outerRect().height() - legend->margins().top() - legend->margins().bottom();
+    const int step = entry + legend->rowSpacing();
+    const int rows = step > 0 ? std::max(1, (room - entry) / step + 1) : count;
+    // Rows first, a column holding `wrap` entries; the columns share them evenly.
+    const int columns = rows < count ? (count + rows - 1) / rows : 1;
+    const int wrap = columns > 1 ? (count + columns - 1) / columns : 0;
+    if (legend->wrap() == wrap && legend->fillOrder() == QCPLayoutGrid::foRowsFirst) return;
+    legend->setWrap(wrap);
+    legend->setFillOrder(QCPLayoutGrid::foRowsFirst, true);
+    lay_out(plot);
+}
+
+void legend_names_on_lines(QCustomPlot* plot, bool two_lines) {
+    constexpr int kLongest = 18; // characters on one line before a name is broken
+    for (int i = 0; i < plot->legend->itemCount(); ++i) {
+        auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i));
+        if (!item) continue;
+        QString name = item->plottable()->name();
+        name.replace(QLatin1Char('\n'), QLatin1Char(' '));
+        if (two_lines && name.size() > kLongest) {
+            // The break whose longer line is the shortest.
+            int best = -1;
+            for (int at = name.indexOf(QLatin1Char(' ')); at >= 0; at = name.indexOf(QLatin1Char(' '), at + 1))
+                if (best < 0 || std::max(at, int(name.size()) - at - 1) < std::max(best, int(name.size()) - best - 1))
+                    best = at;
+            if (best > 0) name[best] = QLatin1Char('\n');
+        }
+        if (item->plottable()->name() != name) item->plottable()->setName(name);
+    }
 }
 
 QCPRange decades_around(double lowest, double highest) {

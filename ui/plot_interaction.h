@@ -6,6 +6,7 @@
 #include <functional>
 #include <initializer_list>
 
+#include <QStringList>
 #include <Qt>
 
 class QCPAxis;
@@ -64,6 +65,21 @@ bool legend_to_free_corner(QCustomPlot* plot, std::initializer_list<Qt::Alignmen
 // Whether the legend's rectangle covers a point of a visible graph (after a replot
 // or lay_out): what the tests check.
 bool legend_covers_a_point(QCustomPlot* plot);
+
+// The legend's entries that cannot be read (after a replot or lay_out): one whose
+// drawn icon and text overlap another's, or run out of the legend or of the plot. Empty
+// when every entry stands clear; what presentation mode's tests check.
+QStringList legend_entry_problems(QCustomPlot* plot);
+
+// A legend beside the axis rect, its entries in as many columns as it takes for
+// the rows to fit the axis rect's height (one column when they do). Lays the
+// plot out.
+void wrap_legend_to_height(QCustomPlot* plot);
+
+// The legend's entries on one line each, or (two_lines) a long one broken at the
+// space nearest its middle: a legend beside the curves in large text then takes
+// the width of half its longest entry. The plottables' names change.
+void legend_names_on_lines(QCustomPlot* plot, bool two_lines);
 
 // Whole decades around [lowest, highest] (half a decade of margin each side),
 // so that a halving of the loss scale reads as a step on a log axis.

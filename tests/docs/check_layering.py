@@ -19,8 +19,10 @@ Rules (ARCHITECTURE.md §1.3, §1.4):
       which uses the store client, never the other way). Other folders have such pairs (a
       data set and its factory, a model and its TorchScript form): R5_FOLDERS names the
       folders held to it.
-  R6  no file of ui/ above UI_LINES lines unless its opening comment says why ("Longer than …
-      lines because …"): one job a file in the studio (ARCHITECTURE.md §1.2)
+  R6  no code file of ui/, engine/ or app/ above CODE_LINES lines: one job a file
+      (ARCHITECTURE.md §1.4, R10)
+  R7  no test file (tests/: its code, Python and shell) above TEST_LINES lines: a test file is
+      split by subject
 A part is a folder of engine/src/ (`memory/`) or a file at its top (`session.cpp`,
 `other_load.cpp` with its header). `accum/` (the public API) may be included by any part.
 """
@@ -37,11 +39,11 @@ QT_HEADER = re.compile(r"^(Q[A-Za-z]+(/|$)|qcustomplot)")
 SOURCE = (".cpp", ".h", ".inc", ".hpp", ".cu")
 
 
-def sources(root, top):
+def sources(root, top, endings=SOURCE):
     base = os.path.join(root, top)
     for folder, _, names in os.walk(base):
         for name in sorted(names):
-            if name.endswith(SOURCE):
+            if name.endswith(endings):
                 path = os.path.join(folder, name)
                 with open(path, encoding="utf-8", errors="replace") as f:
                     yield os.path.relpath(path, root), f.read()
@@ -119,7 +121,7 @@ def check(root):
              for p, incs in used.items()}
     problems += ["engine/src: R3: a circle of includes: " + " -> ".join(c) for c in circles(graph)]
     problems += file_circles(root)
-    problems += long_ui_files(root)
+    problems += long_files(root)
     return problems
 
 
@@ -164,17 +166,22 @@ def file_circles(root):
     return ["engine/src: R5: a circle between files: " + " -> ".join(c) for c in circles(graph)]
 
 
-UI_LINES = 600
-LONG_REASON = re.compile(r"^//.*\bLonger than \d+ lines because\b", re.MULTILINE)
+CODE_LINES = 600
+TEST_LINES = 800
+TEST_SOURCE = SOURCE + (".py", ".sh")
 
 
-def long_ui_files(root):
-    """R6: a ui/ file above UI_LINES lines says why in its opening comment (its first 15 lines)."""
+
+def long_files(root):
+    """R6: a code file of ui/, engine/, app/ above CODE_LINES lines; R7: a test file above TEST_LINES."""
     problems = []
-    for path, text in sources(root, "ui"):
-        lines = text.count("\n")
-        if lines > UI_LINES and not LONG_REASON.search("\n".join(text.splitlines()[:15])):
-            problems.append(f"{path}: R6: {lines} lines, above {UI_LINES}, and its opening comment does not say why")
+    for top in ("ui", "engine", "app"):
+        for path, text in sources(root, top):
+            if text.count("\n") > CODE_LINES:
+                problems.append(f"{path}: R6: {text.count(chr(10))} lines, above {CODE_LINES}: split it by job")
+    for path, text in sources(root, "tests", TEST_SOURCE):
+        if text.count("\n") > TEST_LINES:
+            problems.append(f"{path}: R7: {text.count(chr(10))} lines, above {TEST_LINES}: split it by subject")
     return problems
 
 
@@ -193,10 +200,19 @@ def breaks(root):
         append("engine/src/memory/out_of_memory.cpp", '#include "training/run_context.h"')
         append("engine/src/data/dataset.cpp", "#if TORCH_VERSION_MAJOR > 1\n#endif")
         append("engine/src/distributed/rendezvous.cpp", '#include "distributed/process_group.h"')
-        append("ui/lesson.cpp", "\n".join("// a line" for _ in range(UI_LINES)))
+        # R6 in each of the three parts (the first source file of each), R7 in a new test file.
+        long_ones = []
+        for top in ("ui", "engine", "app"):
+            first = next(path for path, _ in sources(work, top) if path.endswith(".cpp"))
+            append(first, "\n".join("// a line" for _ in range(CODE_LINES)))
+            long_ones.append(first + ": R6")
+        os.makedirs(os.path.join(work, "tests", "engine"))
+        with open(os.path.join(work, "tests", "engine", "test_long.py"), "w", encoding="utf-8") as f:
+            f.write("# a line\n" * (TEST_LINES + 1))
         expected = ["ui/main_window.cpp: R1", "engine/src/session.cpp: R2",
                     "engine/src/memory/out_of_memory.cpp: R3", "engine/src/data/dataset.cpp: R4",
-                    "R3: a circle of includes", "R5: a circle between files", "ui/lesson.cpp: R6"]
+                    "R3: a circle of includes", "R5: a circle between files",
+                    *long_ones, "tests/engine/test_long.py: R7"]
         found = check(work)
         missing = [e for e in expected if not any(p.startswith(e) or e in p for p in found)]
         for p in found:

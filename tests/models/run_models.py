@@ -5,7 +5,9 @@ with torchscript=True) exactly as eager PyTorch trains the same module.
 
     run_models.py CASE ACCUM_RUN WORK_DIR
 
-Cases (tests/models/CMakeLists.txt registers each):
+Cases (tests/models/CMakeLists.txt registers each; the refusals, bad_files and
+sdpa, are run_refusals.py's, hf_to_accum.py's own files, hf_files and dropout,
+run_hf_files.py's):
   eager      every module, in each style, K = 1 and 4 (and the two LMs with the
              token-normalised loss at K = 4): the engine's per-step losses against
              eager PyTorch's training of the same file (torch.jit.load) from the
@@ -18,11 +20,6 @@ Cases (tests/models/CMakeLists.txt registers each):
   plan       the traced Bert: `accum-run estimate` within 15 % of the peak a run
              measures; `accum-run plan --memory-budget` proposes a micro-batch × K
              that then runs under that budget.
-  bad_files  every file and option the engine must refuse, with its exit code
-             and the words of its message.
-  sdpa       a Bert traced with Transformers' default attention: trains on a
-             LibTorch 2.x build; a 1.13 build refuses it naming the operator and
-             the two fixes.
   trainer    the real Transformers Trainer on the traced Bert and GPT-2 (the
              peers suite's trainer_run) against accum-run --mode trainer.
   pretrained a real pretrained transformer (all-MiniLM-L6-v2 from the pinned
@@ -34,14 +31,6 @@ Cases (tests/models/CMakeLists.txt registers each):
              4 × 16 (they add up at every record, activations strictly falling,
              the static parts equal); a label out of range at sample 37 refused
              at load with the data's exit code.
-  hf_files   examples/hf_to_accum.py: the safetensors keys, the hf/ extra files,
-             each word's tag on its first sub-word (recomputed from the
-             tokenizer's word_ids), and each refusal (exit 2, naming it).
-  dropout    a module from hf_to_accum.py trains with its dropout (step 1
-             differs from --dropout off, and equals Python's forward after
-             torch.manual_seed(seed)) and evaluates with forward_eval (equal to
-             the Transformers model rebuilt from the saved module's hf/ files, in
-             eval(), within 1e-5; the same weights under two seeds equal).
   hf_trainer the packaged MiniLM as a sequence classifier (CSV), a GPT-2-style
              causal LM and a DistilBERT token classifier (JSON lines, from a
              config), made by hf_to_accum.py --dropout off: each style against
@@ -67,7 +56,6 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "peers"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
-import bad_modules  # noqa: E402
 import peers  # noqa: E402  the engine's data order, running accum-run, reading its records
 import scripted_cnn  # noqa: E402
 import scripted_lm  # noqa: E402
@@ -376,184 +364,6 @@ def case_plan(work):
     print("the planned run's peak: %.2f MiB under the %.2f MiB budget" % (peak / 2**20, budget / 2**20))
     if not 0 < peak <= budget:
         fail("the planned run peaked at %d bytes, over the budget %d" % (peak, budget))
-
-
-# ------------------------------------------------------------------ bad files
-
-def scripted(work, name, cls):
-    path = os.path.join(work, name + ".pt")
-    torch.jit.script(cls()).save(path)
-    return path
-
-
-def case_bad_files(work):
-    os.makedirs(work, exist_ok=True)
-    images, tokens = image_data(work), lm_data(work)
-    cnn = os.path.join(work, "cnn.pt")
-    scripted_cnn.build().save(cnn)
-    garbage = os.path.join(work, "garbage.pt")
-    open(garbage, "wb").write(b"this is not a TorchScript archive\n" * 10)
-    frozen = scripted(work, "frozen", bad_modules.Frozen)
-    wrong_names = scripted(work, "wrong_names", bad_modules.WrongNames)
-    wrong_shape = scripted(work, "wrong_shape", bad_modules.WrongShape)
-    returns_int = scripted(work, "returns_int", bad_modules.ReturnsInt)
-    loss_no_labels = scripted(work, "loss_no_labels", bad_modules.LossWithoutLabels)
-    bad_logits = scripted(work, "bad_logits", bad_modules.BadLogits)
-    custom_loss = scripted(work, "custom_loss", bad_modules.CustomLoss)
-
-    def tensors(name, data):
-        return save_tensors(os.path.join(work, name + ".pt"), data)
-
-    no_labels = tensors("no_labels", {"input_ids": torch.ones(8, 4, dtype=torch.long),
-                                      "attention_mask": torch.ones(8, 4, dtype=torch.long)})
-    one_entry = tensors("one_entry", {"inputs": torch.randn(8, 4)})
-    float_labels = tensors("float_labels", {"inputs": torch.randn(8, 4), "labels": torch.rand(8)})
-    short_labels = tensors("short_labels", {"inputs": torch.randn(8, 4), "labels": torch.zeros(6, dtype=torch.long)})
-    unknown_key = tensors("unknown_key", {"inputs": torch.randn(8, 4), "labels": torch.zeros(8, dtype=torch.long),
-                                          "segment_ids": torch.zeros(8, 4, dtype=torch.long)})
-    float_types = tensors("float_types", {"inputs": torch.randn(8, 4), "labels": torch.zeros(8, dtype=torch.long),
-                                          "token_type_ids": torch.zeros(8, 4, dtype=torch.long)})
-    two_labels = tensors("two_labels", {"inputs": torch.randn(8, 4), "labels": torch.zeros(8, dtype=torch.long),
-                                        "label": torch.zeros(8, dtype=torch.long)})
-    split = {"inputs": torch.randn(8, 1, 28, 28), "labels": torch.zeros(8, dtype=torch.long)}
-    unknown_split = tensors("unknown_split", {"train": split, "dev": split})
-    two_evals = tensors("two_evals", {"train": split, "eval": split, "validation": split})
-    g = torch.Generator().manual_seed(5)
-    big_label = tensors("big_label", {"inputs": torch.randn(48, 1, 28, 28, generator=g),
-                                      "labels": torch.tensor([3] * 29 + [12] + [4] * 18)})
-    # A token id the LM has no embedding row for, at sample 5 (labels fine): its
-    # forward fails mid-run, deep in the module.
-    lm_module = os.path.join(work, "lm.pt")
-    scripted_lm.build(seed=4, vocab=64, max_length=24).save(lm_module)
-    bad_token = torch.load(tokens)
-    bad_token["input_ids"][5][3] = 1000
-    bad_token = tensors("bad_token", bad_token)
-    bad_mask = tensors("bad_mask", {"input_ids": torch.ones(8, 5, dtype=torch.long),
-                                    "attention_mask": torch.ones(8, 4, dtype=torch.long),
-                                    "labels": torch.zeros(8, dtype=torch.long)})
-    no_eval = tensors("no_eval", {"inputs": torch.randn(8, 4), "labels": torch.zeros(8, dtype=torch.long)})
-    def with_data(data):  # the scripted CNN on a tensors file
-        return ["--model", cnn, "--dataset", "tensors", "--data", data]
-
-    data_images = ["--dataset", "tensors", "--data", images]
-    data_tokens = ["--dataset", "tensors", "--data", tokens]
-    cases = [
-        ("a missing model file", ["--model", os.path.join(work, "missing.pt")] + data_images, 4,
-         ["--model", "missing.pt", "no such file"]),
-        ("a file that is not TorchScript", ["--model", garbage] + data_images, 2,
-         ["--model", "garbage.pt", "cannot be read as a TorchScript module"]),
-        ("a directory", ["--model", work + "/"] + data_images, 2, ["--model", "is a directory"]),
-        ("no parameters that require grad", ["--model", frozen] + data_images, 2,
-         ["frozen.pt", "no parameters that require gradients"]),
-        ("a forward whose arguments the data cannot feed", ["--model", wrong_names] + data_images, 2,
-         ["wrong_names.pt", "forward(a (nothing fits), b (nothing fits))", "takes none of the names"]),
-        ("a forward that fails on the data", ["--model", wrong_shape] + data_images, 2,
-         ["wrong_shape.pt", "failed on two samples of the data", "inputs [2, 1, 28, 28]"]),
-        ("a forward that returns an int", ["--model", returns_int] + data_images, 2,
-         ["returns_int.pt", "forward returns Int"]),
-        ("a loss but no labels", ["--model", loss_no_labels] + data_images, 2,
-         ["loss_no_labels.pt", "returns a loss but takes no labels"]),
-        ("logits that do not fit the labels", ["--model", bad_logits] + data_images, 2,
-         ["bad_logits.pt", "logits of shape [2, 2, 5]", "labels of shape [2]"]),
-        ("--gradient-checkpointing", ["--model", cnn, "--gradient-checkpointing"] + data_images, 2,
-         ["--gradient-checkpointing", "cnn.pt"]),
-        ("--dropout", ["--model", cnn, "--dropout", "0.1"] + data_images, 2, ["--dropout", "cnn.pt"]),
-        ("token loss on a loss that is no cross-entropy",
-         ["--model", custom_loss, "--loss-normalization", "tokens"] + data_tokens, 2,
-         ["--loss-normalization", "custom_loss.pt", "cannot count the tokens"]),
-        ("a missing data file", with_data(os.path.join(work, "none.pt")), 4,
-         ["--data", "none.pt", "no such file"]),
-        ("a data file that torch.save did not write", with_data(garbage), 4,
-         ["garbage.pt", "cannot be read as tensors saved by torch.save"]),
-        ("data without labels", with_data(no_labels), 4,
-         ["no_labels.pt", "has no 'labels'"]),
-        ("a dict of one entry", with_data(one_entry), 4,
-         # LibTorch 1.13's unpickler cannot read a dict of one entry (Python's SETITEM) and says so;
-         # 2.x reads it and finds no labels.
-         ["one_entry.pt", ("a dict of one entry, which LibTorch's reader cannot read; the file needs input_ids "
-                           "(or inputs) and labels", "the training split has no 'labels'")]),
-        ("float labels", with_data(float_labels), 4,
-         ["float_labels.pt", "'labels' is float32"]),
-        ("labels for fewer samples", with_data(short_labels), 4,
-         ["short_labels.pt", "'labels' has shape [6]", "[8, 4]"]),
-        ("an unknown key", with_data(unknown_key), 4,
-         ["unknown_key.pt", "unknown key 'segment_ids'", "token_type_ids, as a tokenizer gives them"]),
-        ("token_type_ids with float inputs", with_data(float_types), 4,
-         ["float_types.pt", "'token_type_ids' is given with float 'inputs'"]),
-        ("both label and labels", with_data(two_labels), 4,
-         ["two_labels.pt", "holds both 'labels' and 'label'"]),
-        ("a split of another name", with_data(unknown_split), 4,
-         ["unknown_split.pt", "'dev' is a dict", "train, validation (or eval) and test"]),
-        ("both an eval and a validation split", with_data(two_evals), 4,
-         ["two_evals.pt", "both an eval and a validation split"]),
-        ("a label the module has no output for", with_data(big_label) + ["--eval-strategy", "no"], 4,
-         ["big_label.pt", "label 12 of training sample 29", "model's 10 outputs"]),
-        ("a token id the module has no row for, mid-run",
-         ["--model", lm_module, "--dataset", "tensors", "--data", bad_token, "--no-shuffle", "--batch-size", "8",
-          "--eval-strategy", "no"], 4,
-         ["bad_token.pt", "the forward of", "lm.pt failed on training batch 1 of the epoch (samples 0–7)",
-          "sample 5 fails alone",
-          "index out of range"]),
-        ("a mask of another shape", with_data(bad_mask), 4,
-         ["bad_mask.pt", "'attention_mask' has shape [8, 4]"]),
-        ("no eval split with --eval-strategy epoch", with_data(no_eval), 2,
-         ["--eval-strategy", "no_eval.pt holds no eval split"]),
-        ("--dataset tensors without --data", ["--model", cnn, "--dataset", "tensors"], 2,
-         ["--data", "the tensors dataset needs --data FILE.pt"]),
-    ]
-    for what, args, code, words in cases:
-        out = os.path.join(work, "refused")
-        shutil.rmtree(out, ignore_errors=True)
-        rc, stdout, stderr = accum_run(args + ["--output-dir", out, "--device", "cpu", "--max-steps", "1",
-                                               "--quiet"], timeout=120)
-        text = stdout + stderr
-        line = next((l for l in stderr.splitlines() if l.startswith("accum-run: ")), stderr.strip()[:300])
-        print("%-48s exit %d: %s" % (what, rc, line), flush=True)
-        if rc != code:
-            fail("%s: exit %d, expected %d\n%s" % (what, rc, code, text[-2000:]))
-        # A word, or a tuple of words one of which must be there.
-        missing = [w for w in words if not any(x in text for x in (w if isinstance(w, tuple) else (w,)))]
-        if missing:
-            fail("%s: the message lacks %s:\n%s" % (what, missing, text[-2000:]))
-        if "Traceback" in text or "terminate called" in text:
-            fail("%s: the refusal printed a stack:\n%s" % (what, text[-2000:]))
-
-
-def case_sdpa(work):
-    """A Bert traced with Transformers' default attention (sdpa): it holds
-    aten::scaled_dot_product_attention. A LibTorch 2.x build trains it; a 1.13
-    build refuses it (exit 2), naming the operator, keeping LibTorch's reason and
-    naming both fixes."""
-    os.makedirs(work, exist_ok=True)
-    files = transformers_files(work, "bert", attention="sdpa")
-    if files is None:
-        print("SKIP: no Python with transformers (ACCUM_MAKER_PYTHON) to trace the model", flush=True)
-        sys.exit(77)
-    model, data = files
-    rc, version, _ = accum_run(["--version"])
-    if rc != 0 or "LibTorch" not in version:
-        fail("accum-run --version: exit %d: %s" % (rc, version))
-    torch_major = int(version.split("LibTorch ")[1].split(".")[0])
-    out = os.path.join(work, "run")
-    rc, stdout, stderr = accum_run(["--model", model, "--dataset", "tensors", "--data", data, "--mode", "trainer",
-                                    "--batch-size", "8", "--accumulation-steps", "2", "--optimizer", "adamw",
-                                    "--lr", "2e-3", "--max-steps", "3", "--device", "cpu", "--quiet",
-                                    "--output-dir", out], timeout=300)
-    text = stdout + stderr
-    print("LibTorch %d: exit %d: %s" % (torch_major, rc, text.strip()[-400:]), flush=True)
-    if torch_major >= 2:
-        if rc != 0:
-            fail("the sdpa-traced Bert did not train on LibTorch 2.x: exit %d\n%s" % (rc, text[-2000:]))
-        losses = engine_losses(peers.EngineRun(out, text), "sdpa Bert", 3)
-        if any(math.isnan(l) for l in losses):
-            fail("a NaN loss: %s" % losses)
-    else:
-        if rc != 2:
-            fail("LibTorch 1.x: the sdpa-traced Bert: exit %d, expected 2\n%s" % (rc, text[-2000:]))
-        for words in ["bert_sdpa.pt", "aten::scaled_dot_product_attention", "scripts/build-libtorch2.sh",
-                      'attn_implementation="eager"', "Unknown builtin op"]:
-            if words not in text:
-                fail("the refusal lacks %r:\n%s" % (words, text[-2000:]))
 
 
 # ------------------------------------------------------------------ the real Trainer
@@ -879,193 +689,6 @@ def hf_case_files(work, name, task, source, columns, fmt, dropout, max_length=32
     return model, data
 
 
-def extra_files(path):
-    names = {"hf/config.json": "", "hf/model.json": "", "hf/tokenizer/tokenizer.json": ""}
-    module = torch.jit.load(path, _extra_files=names)
-    return module, names
-
-
-def eval_loss_in_python(module_file, split, batch_size):
-    """The validation loss as the engine averages it (each batch's mean × its items
-    over all items), from forward_eval of the saved module and from the Transformers
-    model rebuilt from its hf/config.json and weights, in eval() mode."""
-    import tempfile
-    import transformers
-    module, extra = extra_files(module_file)
-    meta = json.loads(extra["hf/model.json"])
-    with tempfile.TemporaryDirectory() as directory:
-        with open(os.path.join(directory, "config.json"), "wb") as f:
-            f.write(extra["hf/config.json"])
-        config = transformers.AutoConfig.from_pretrained(directory)
-    model = getattr(transformers, meta["auto_class"]).from_config(config, attn_implementation="eager")
-    prefix = meta["parameter_prefix"]
-    state = {k[len(prefix):]: v for k, v in module.named_parameters()}
-    missing, _ = model.load_state_dict(state, strict=False)
-    if missing:
-        fail("%s: the Transformers model rebuilt from hf/config.json lacks weights for %s" % (module_file, missing))
-    model.eval()
-    names = [a.name for a in module.forward_eval.schema.arguments[1:]]
-    sums = {"forward_eval": 0.0, "transformers": 0.0}
-    count = 0
-    with torch.no_grad():
-        for start in range(0, len(split["labels"]), batch_size):
-            batch = {n: split[n][start:start + batch_size] for n in names}
-            items = len(batch["labels"]) if batch["labels"].dim() == 1 else int(batch["labels"].ne(-100).sum())
-            sums["forward_eval"] += module.forward_eval(**batch)[0].item() * items
-            sums["transformers"] += model(**batch).loss.item() * items
-            count += items
-    return {k: v / count for k, v in sums.items()}
-
-
-def case_dropout(work):
-    """The module's dropout as Python's model.train() / model.eval() have it."""
-    tokenizer = require_hf(work)
-    source = ["--config", "bert", "--tokenizer", tokenizer, "--seed", "5"] + sum((["--set", s] for s in BERT_SETS), [])
-    columns = ["text", "label"]
-    on, data = hf_case_files(work, "bert_on", "sequence-classification", source, columns, "csv", "on")
-    off, _ = hf_case_files(work, "bert_off", "sequence-classification", source, columns, "csv", "off")
-    common = {"dataset": "tensors", "data": data, "mode": "pytorch", "batch-size": 8, "accumulation-steps": 2,
-              "optimizer": "sgd", "momentum": 0.9, "lr": 0.05, "scheduler": "constant", "logging-steps": 1,
-              "save-strategy": "no", "quiet": True}
-
-    # Dropout on trains differently from dropout off, from the same weights on the same batches.
-    runs = {}
-    for name, model in (("on", on), ("off", off)):
-        runs[name] = peers.run_engine(os.path.join(work, "train-" + name), dict(
-            common, model=model, quiet=False, **{"max-steps": 4, "eval-strategy": "steps", "eval-steps": 4}))
-    losses = {name: engine_losses(run, "dropout " + name, 4) for name, run in runs.items()}
-    for name, values in losses.items():
-        if not all(math.isfinite(v) for v in values):
-            fail("dropout %s: a non-finite loss %s" % (name, values))
-    apart = abs(losses["on"][0] - losses["off"][0])
-    print("step 1 from the same weights: dropout on %.6f, off %.6f (%.2e apart)" %
-          (losses["on"][0], losses["off"][0], apart), flush=True)
-    if apart < 1e-4:
-        fail("dropout on and off give the same first loss: the module trained without its dropout")
-    # The masks come from the engine's generator seeded by --seed (0): Python's forward
-    # on the first window's micro-batches, after torch.manual_seed(0), draws the same.
-    module = torch.jit.load(on)
-    train = torch.load(data)["train"]
-    order = torch.tensor(peers.epoch_order(len(train["labels"]), 0, 0, True))
-    names = [a.name for a in module.forward.schema.arguments[1:]]
-    torch.manual_seed(0)
-    with torch.no_grad():
-        first = sum(module.forward(**{n: train[n][order[i:i + 8]] for n in names})[0].item() for i in (0, 8)) / 2
-    print("step 1 with dropout: engine %.7f, Python's forward after torch.manual_seed(0) %.7f (%.1e apart)" %
-          (losses["on"][0], first, abs(losses["on"][0] - first)), flush=True)
-    if abs(losses["on"][0] - first) > TOLERANCE:
-        fail("the engine's first loss with dropout %.7f is not Python's %.7f under the same seed" %
-             (losses["on"][0], first))
-    if "forward_eval" not in runs["on"].stdout:
-        fail("the run does not say that it evaluates with forward_eval:\n%s" % runs["on"].stdout[-2000:])
-
-    # The evaluation after training equals the saved weights' eval() forward in Python.
-    validation = torch.load(data)["validation"]
-    for name, run in runs.items():
-        if len(run.evals) != 1 or not math.isfinite(run.evals[0]["eval_loss"]):
-            fail("dropout %s: eval records %s, expected one finite eval_loss" % (name, run.evals))
-        engine = run.evals[0]["eval_loss"]
-        python = eval_loss_in_python(os.path.join(run.out_dir, "model.torchscript.pt"), validation, 8)
-        for what, value in python.items():
-            print("dropout %s, eval after 4 updates: engine %.7f, Python %s %.7f (%.1e apart; bound 1e-5)" %
-                  (name, engine, what, value, abs(engine - value)), flush=True)
-            if not math.isfinite(value) or abs(engine - value) > TOLERANCE:
-                fail("dropout %s: the engine's eval_loss %.7f, Python's %s %.7f" % (name, engine, what, value))
-
-    # Two evaluations of the same weights (one update at learning rate 0: warmup of one
-    # step) under different seeds, so different dropout masks in training: equal.
-    evals = []
-    for seed in (1, 2):
-        run = peers.run_engine(os.path.join(work, "same-weights-%d" % seed), dict(
-            common, model=on, seed=seed, **{"max-steps": 1, "warmup-steps": 1, "eval-strategy": "steps",
-                                            "eval-steps": 1}))
-        if run.steps[0]["learning_rate"] != 0.0 or len(run.evals) != 1:
-            fail("seed %d: learning rate %r, %d evaluations" % (seed, run.steps[0]["learning_rate"], len(run.evals)))
-        evals.append(run.evals[0]["eval_loss"])
-    initial = eval_loss_in_python(on, validation, 8)["transformers"]
-    print("the initial weights evaluated under seeds 1 and 2: %.8f, %.8f; Transformers eval() %.8f" %
-          (evals[0], evals[1], initial), flush=True)
-    if not all(math.isfinite(v) for v in evals) or evals[0] != evals[1]:
-        fail("two evaluations of the same weights differ: %r" % evals)
-    if abs(evals[0] - initial) > TOLERANCE:
-        fail("the evaluation of the initial weights %.8f is not Transformers' eval() loss %.8f" % (evals[0], initial))
-
-
-def case_hf_files(work):
-    """What examples/hf_to_accum.py writes, and what it refuses."""
-    tokenizer = require_hf(work)
-    rows = sentence_rows(24, 12)
-    train = write_rows(os.path.join(work, "ner_train.json"), [{"tokens": r["tokens"], "tags": r["tags"]} for r in rows])
-    out_model, out_data = os.path.join(work, "ner.pt"), os.path.join(work, "ner.safetensors")
-    source = ["--config", "distilbert", "--tokenizer", tokenizer] + sum((["--set", s] for s in DISTILBERT_SETS), [])
-    hf_to_accum(source + ["--task", "token-classification", "--train", train, "--validation", train,
-                          "--max-length", "40", "--output-model", out_model, "--output-data", out_data])
-    from safetensors.torch import load_file
-    flat = load_file(out_data)
-    expected = sorted("%s.%s" % (s, n) for s in ("train", "validation") for n in ("attention_mask", "input_ids",
-                                                                                   "labels"))
-    if sorted(flat) != expected:
-        fail("the safetensors keys are %s, expected %s" % (sorted(flat), expected))
-    module, extra = extra_files(out_model)
-    meta = json.loads(extra["hf/model.json"])
-    config = json.loads(extra["hf/config.json"])
-    # The model's state_dict() keys: every parameter's (prefix removed), and only the module's tensors.
-    keys = set(meta.pop("state_dict_keys", []))
-    own = {n[len("model."):] for n, _ in list(module.named_parameters()) + list(module.named_buffers())}
-    if not ({n[len("model."):] for n, _ in module.named_parameters()} <= keys <= own):
-        fail("hf/model.json's state_dict_keys %s are not the model's parameters and buffers %s" % (sorted(keys), sorted(own)))
-    if meta != {"auto_class": "AutoModelForTokenClassification", "task": "token-classification",
-                "parameter_prefix": "model."}:
-        fail("hf/model.json is %s" % meta)
-    if config.get("torchscript") or config["id2label"] != {"0": "O", "1": "OBJ", "2": "SUBJ", "3": "VERB"} or \
-            not extra["hf/tokenizer/tokenizer.json"]:
-        fail("hf/config.json is %s (tokenizer.json: %d bytes)" % (config, len(extra["hf/tokenizer/tokenizer.json"])))
-    # Tags on each word's first sub-word, -100 on the others and on the specials:
-    # recompute from the tokenizer's own word_ids.
-    import transformers
-    tok = transformers.AutoTokenizer.from_pretrained(tokenizer)
-    ids = {"O": 0, "OBJ": 1, "SUBJ": 2, "VERB": 3}
-    split_words = 0
-    for i, r in enumerate(rows):
-        enc = tok(r["tokens"], is_split_into_words=True, padding="max_length", truncation=True, max_length=40)
-        want, previous = [], None
-        for w in enc.word_ids():
-            want.append(-100 if w is None or w == previous else ids[r["tags"][w]])
-            split_words += w is not None and w == previous
-            previous = w
-        if flat["train.labels"][i].tolist() != want or flat["train.input_ids"][i].tolist() != enc["input_ids"]:
-            fail("row %d: labels %s, expected %s" % (i, flat["train.labels"][i].tolist(), want))
-    if split_words == 0:
-        fail("no word of the data split into sub-words: the alignment went untested")
-    print("token classification: %d rows aligned, %d non-first sub-words at -100; safetensors keys %s" %
-          (len(rows), split_words, ", ".join(expected[:3]) + ", ..."), flush=True)
-    if module.model.distilbert.embeddings.word_embeddings.weight.data_ptr() != \
-            dict(module.named_parameters())["model.distilbert.embeddings.word_embeddings.weight"].data_ptr():
-        fail("the module's parameters are not its model's")
-
-    csv_train = write_rows(os.path.join(work, "seq_train.csv"), [{"text": r["text"], "label": r["label"]} for r in rows])
-    minilm = ["--model", tokenizer, "--output-model", os.path.join(work, "x.pt"), "--output-data",
-              os.path.join(work, "x.pt")]
-    refusals = [
-        (minilm + ["--task", "sequence-classification", "--train", csv_train, "--label-column", "sentiment"],
-         ["seq_train.csv", "no column 'sentiment'", "--label-column", "text, label"]),
-        (minilm + ["--task", "token-classification", "--train", csv_train], ["no column 'tokens'"]),
-        (minilm + ["--task", "translation", "--train", csv_train], ["invalid choice: 'translation'"]),
-        (["--model", work, "--task", "causal-lm", "--train", csv_train, "--output-model", "x.pt", "--output-data",
-          "x.pt"], [work, "not a Transformers model folder", "config.json"]),
-        (minilm + ["--task", "causal-lm", "--train", os.path.join(work, "none.csv")], ["none.csv: no such file"]),
-        (["--config", "no-such-type", "--tokenizer", tokenizer, "--task", "causal-lm", "--train", csv_train,
-          "--output-model", "x.pt", "--output-data", "x.pt"], ["--config no-such-type", "Unrecognized model"]),
-        (minilm + ["--task", "sequence-classification", "--train", csv_train, "--num-labels", "1"],
-         ["--num-labels 1", "2 distinct labels"]),
-    ]
-    for args, words in refusals:
-        code, text = hf_to_accum(args, expect_ok=False)
-        if code != 2 or any(w not in text for w in words) or "Traceback" in text:
-            fail("hf_to_accum.py %s: exit %d (expected 2, naming %s):\n%s" % (" ".join(args), code, words, text[-2000:]))
-        print("refused, exit 2: %s" % [l for l in text.splitlines() if "error" in l][-1][:150], flush=True)
-
-
 HF_STEPS = 3
 
 
@@ -1116,9 +739,8 @@ def case_hf_trainer(work):
               flush=True)
 
 
-CASES = {"eager": case_eager, "parts": case_parts, "plan": case_plan, "bad_files": case_bad_files,
-         "sdpa": case_sdpa, "trainer": case_trainer, "pretrained": case_pretrained, "dropout": case_dropout,
-         "hf_files": case_hf_files, "hf_trainer": case_hf_trainer}
+CASES = {"eager": case_eager, "parts": case_parts, "plan": case_plan, "trainer": case_trainer,
+         "pretrained": case_pretrained, "hf_trainer": case_hf_trainer}
 
 def main(cases):
     """CASE ACCUM_RUN WORK_DIR from the command line: the case in a fresh WORK_DIR."""

@@ -27,6 +27,7 @@
 
 #include "accum/data_parallel.h"
 #include "accum/errors.h"
+#include "distributed/background.h"
 #include "distributed/rendezvous.h"
 #include "torch_compat.h"
 
@@ -88,68 +89,6 @@ struct Completion {
 // a peer has left its failure there (one round trip).
 constexpr auto kFailureLook = std::chrono::milliseconds(200);
 
-// Threads that finish, off their caller's thread, work nobody waits for: a
-// join its caller gave up, the destruction of a group that failed. Each is
-// detached and counted; each ends within a bound of its own (a join within
-// moments of being cancelled, or Gloo's timeout while Gloo connects; a failed
-// group once Gloo's threads have given up on their peers, within the
-// timeout). At the end of the process the count is waited for, at most
-// kExitWait: a thread still busy then (Gloo waiting on a silent peer) is left
-// to the process's end, which reclaims what it holds.
-constexpr auto kExitWait = std::chrono::seconds(2);
-
-class Background {
-public:
-    // Runs `work` on a thread of its own; what `work` holds is destroyed there
-    // too. Throws std::system_error when no thread can be started.
-    void start(std::function<void()> work) {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            ++running_;
-        }
-        try {
-            std::thread([this, work = std::move(work)]() mutable {
-                try {
-                    work();
-                } catch (...) {
-                    // Nobody waits for it: what failed was given up already.
-                }
-                work = nullptr; // its captures (a backend, a store) end here, not at the count's release
-                {
-                    std::lock_guard<std::mutex> lock(mutex_);
-                    --running_;
-                }
-                idle_.notify_all();
-            }).detach();
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            --running_;
-            throw;
-        }
-    }
-    bool wait_idle(std::chrono::milliseconds limit) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        return idle_.wait_for(lock, limit, [&] { return running_ == 0; });
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable idle_;
-    int running_ = 0;
-};
-
-// Never destroyed: a thread left busy at the end of the process still counts
-// itself out through it. The first use registers the wait at exit, after
-// LibTorch's own statics, so that it runs before they are destroyed.
-Background& background() {
-    static Background* threads = new Background;
-    struct WaitAtExit {
-        ~WaitAtExit() { (void)threads->wait_idle(kExitWait); }
-    };
-    static WaitAtExit wait_at_exit;
-    return *threads;
-}
-
 // What the joining thread hands back, shared with it. A caller that stops
 // waiting (its `abandon`, or the deadline) sets `cancelled`: every wait of the
 // joining thread looks at it (the store's answers, the rendezvous, the
@@ -173,59 +112,6 @@ struct Joined {
 };
 
 } // namespace
-
-bool backend_built(Backend backend) {
-    switch (backend) {
-    case Backend::Auto: return true;
-    case Backend::Gloo:
-#ifdef ACCUM_WITH_GLOO
-        return true;
-#else
-        return false;
-#endif
-    case Backend::Nccl:
-#ifdef ACCUM_WITH_NCCL
-        return true;
-#else
-        return false;
-#endif
-    }
-    return false;
-}
-
-Backend resolve_backend(Backend requested, bool on_cuda) {
-    if (requested == Backend::Auto) {
-        if (on_cuda && backend_built(Backend::Nccl)) return Backend::Nccl;
-        if (backend_built(Backend::Gloo)) return Backend::Gloo;
-        throw ConfigError("--backend auto: this build has neither Gloo (its headers were not found when it was "
-                          "built) nor NCCL for a model on CUDA");
-    }
-    if (requested == Backend::Nccl) {
-        if (!backend_built(Backend::Nccl))
-            throw ConfigError("--backend nccl: this build has no NCCL (the LibTorch it was built with has no CUDA "
-                              "or no NCCL); use --backend gloo");
-        if (!on_cuda) throw ConfigError("--backend nccl needs the model on CUDA (--device cuda); use --backend gloo");
-    }
-    if (requested == Backend::Gloo && !backend_built(Backend::Gloo))
-        throw ConfigError("--backend gloo: this build has no Gloo (its headers were not found when it was built)");
-    return requested;
-}
-
-std::chrono::milliseconds parse_dist_timeout(double seconds) {
-    if (!std::isfinite(seconds) || seconds <= 0 || seconds > 1e6)
-        throw ConfigError("--dist-timeout must be a positive number of seconds (got " + std::to_string(seconds) + ")");
-    return std::chrono::milliseconds(std::max<long long>(1, std::llround(seconds * 1000.0)));
-}
-
-void announce_failure(const WorldInfo& world, double dist_timeout_s, const std::string& message) {
-    std::chrono::milliseconds timeout(std::chrono::seconds(60));
-    try {
-        timeout = parse_dist_timeout(dist_timeout_s);
-    } catch (const ConfigError&) {
-        // an invalid --dist-timeout is the failure itself: the default
-    }
-    announce_failure_before_joining(world, timeout, message);
-}
 
 struct ProcessGroup::Impl {
     GroupOptions options;
