@@ -516,13 +516,13 @@ void RunContext::save_trained_module() {
         log("saved the trained module to " + path + " (torch.jit.load reads it)");
     }
     // With Hugging Face metadata: model.safetensors, config.json and the
-    // tokenizer's files, as the Trainer's output directory has them.
+    // tokenizer's files, as the Trainer's output directory has them (a LoRA
+    // module's adapter files instead of the first two: peft_export.h).
     const auto model_out = run_model_files(model(), config_);
     if (model_out.files.empty()) return;
-    io::write_file_atomically((dir / "model.safetensors").string(), [&](const std::string& file, const std::string& shown) {
-        write_safetensors(file, shown, model_out.tensors);
-    });
-    for (const auto& [file, tensors] : model_out.tensor_files)
+    auto tensor_files = model_out.tensor_files;
+    if (!model_out.tensors.empty()) tensor_files.emplace(tensor_files.begin(), "model.safetensors", model_out.tensors);
+    for (const auto& [file, tensors] : tensor_files)
         io::write_file_atomically((dir / file).string(), [&](const std::string& tmp, const std::string& shown) {
             write_safetensors(tmp, shown, tensors);
         });
