@@ -21,7 +21,9 @@ Cases (tests/models/CMakeLists.txt registers each):
             real Trainer resumes from the engine's checkpoint-2, as it is and as
             the adapter alone, with the engine's losses for steps 3 and 4, as
             accum-run --resume does, from it and from an older LoRA checkpoint
-            (the whole PEFT model in model.safetensors, no adapter file). The
+            (the whole PEFT model in model.safetensors, no adapter file), and
+            refuses (exit 4, naming the key) an adapter that lacks a trainable
+            parameter or holds a key the module has not. The
             memory records, the estimate and the plan count the frozen weights
             apart (their bytes from the module's parameters).
 """
@@ -181,6 +183,31 @@ def older_checkpoint(checkpoint, module_file, work):
     return older
 
 
+def check_adapter_refusals(checkpoint, engine, work):
+    """--resume from an adapter that lacks a trainable parameter, or holds one the
+    module does not have: exit 4, naming the key and the file."""
+    from safetensors.torch import load_file, save_file
+    tensors = load_file(os.path.join(checkpoint, "adapter_model.safetensors"))
+    first = sorted(tensors)[0]
+    for what, changed, words in (("without %s" % first, {k: v for k, v in tensors.items() if k != first},
+                                  "no weights for the trainable parameter"),
+                                 ("with an unknown key", dict(tensors, **{"base_model.model.no_such.weight":
+                                                                          tensors[first].clone()}), "no_such.weight")):
+        broken = os.path.join(work, "broken-adapter", "checkpoint-2")
+        shutil.rmtree(os.path.dirname(broken), ignore_errors=True)
+        shutil.copytree(checkpoint, broken)
+        save_file(changed, os.path.join(broken, "adapter_model.safetensors"))
+        argv = []
+        for key, value in dict(engine, mode="trainer", resume=broken, **{"output-dir": broken + "-out"}).items():
+            argv += ["--" + key] if value is True else ["--" + key, str(value)]
+        rc, out, err = accum_run(argv + ["--device", "cpu", "--threads", "1"], timeout=600)
+        if rc != 4 or words not in err or "adapter_model.safetensors" not in err:
+            fail("--resume from an adapter %s: exit %d (expected 4, naming %r and the file):\n%s" %
+                 (what, rc, words, (out + err)[-2000:]))
+    print("--resume refused, exit 4: an adapter without a trainable parameter, an adapter with an unknown key",
+          flush=True)
+
+
 def check_optimizer_file(checkpoint, module):
     """optimizer.pt's groups hold the trainable parameters only (Trainer.create_optimizer's)."""
     state = torch.load(os.path.join(checkpoint, "optimizer.pt"), weights_only=False)
@@ -332,6 +359,8 @@ def case_lora(work):
                                  timeout=600)
         compare("accum-run --resume from %s" % what, [s["loss"] for s in again.steps],
                 [s["loss"] for s in run.steps[2:]])
+
+    check_adapter_refusals(checkpoint, engine, work)
 
     # The real Trainer resumes the engine's checkpoint-2: as written, and as the
     # adapter alone (a PEFT checkpoint: the Trainer's load_adapter path).

@@ -91,8 +91,11 @@ void append_peft_adapter_files(Model& model, const std::string& module_file, Mod
 void load_peft_adapter(Model& model, const std::string& module_file, const std::string& adapter_file) {
     const auto adapter = read_adapter(module_file);
     if (adapter.weights.empty())
-        throw std::runtime_error("it is a LoRA adapter, and this run's module " + module_file +
-                                 " carries none (no hf/adapter.json): resume with the module it was trained from");
+        throw std::runtime_error(
+            "it is a LoRA adapter, and this run's " +
+            (module_file.empty() ? std::string("model is a built-in one")
+                                 : "module " + module_file + " carries none (no hf/adapter.json)") +
+            ": resume with the LoRA module it was trained from");
     const auto parameters = model.named_parameters();
     std::set<std::string> loaded;
     torch::NoGradGuard no_grad;
