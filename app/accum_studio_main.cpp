@@ -16,6 +16,9 @@
 //                       (with --demo: when the lab experiment ends)
 //   --quit-after-run    quit when the run ends
 //   --screenshot-after MS  grab the window MS milliseconds after start (then quit)
+//   --screenshot-at-point N  grab to --screenshot FILE once the loss plot has N
+//                       micro-batch points, and go on (instead of the grab at the run's end)
+//   --event-loop-probe FILE  the event loop's lateness, for bench/ (event_loop_probe.h)
 //   --build-up-lines N  the code panel's build-up with its first N lines shown
 //   --lesson-step STEP  open the lesson at step STEP (1-based, or a name: problem, proof, tokens…);
 //                       with --screenshot: grab when the step's run ends
@@ -32,9 +35,11 @@
 #include "accum/records.h"
 #include "code_panel.h"
 #include "config_panel.h"
+#include "event_loop_probe.h"
 #include "language.h"
 #include "lesson.h"
 #include "lesson_panel.h"
+#include "loss_plot.h"
 #include "main_window.h"
 #include "runs_panel.h"
 #include "runner/cli_docs.h"
@@ -138,6 +143,12 @@ int main(int argc, char** argv) {
     QCommandLineOption presentation_option(QStringLiteral("presentation"),
                                            QStringLiteral("Start in presentation mode (F11 leaves it)."));
     after_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    QCommandLineOption at_option(QStringLiteral("screenshot-at-point"), QStringLiteral("Grab at the Nth point, go on."),
+                                 QStringLiteral("N"));
+    QCommandLineOption probe_option(QStringLiteral("event-loop-probe"), QStringLiteral("Write the event loop's lateness."),
+                                    QStringLiteral("FILE"));
+    at_option.setFlags(QCommandLineOption::HiddenFromHelp);
+    probe_option.setFlags(QCommandLineOption::HiddenFromHelp);
     lesson_step_option.setFlags(QCommandLineOption::HiddenFromHelp);
     QCommandLineOption build_up_option(QStringLiteral("build-up-lines"),
                                        QStringLiteral("Show the code panel's build-up at its first N lines."),
@@ -154,7 +165,7 @@ int main(int argc, char** argv) {
     const QList<QCommandLineOption> options{config_option,   autorun_option,      screenshot_option, quit_option,
                                             demo_option,     after_option,        language_option,   lesson_option,
                                             lesson_step_option, presentation_option, build_up_option, lesson_file_option,
-                                            manual_option, manual_extra_option};
+                                            manual_option, manual_extra_option, at_option, probe_option};
     parser.addOptions(options);
     const QString run_dir = QStringLiteral("run-dir"), run_dirs = QStringLiteral("[run-dir...]");
     const QString run_dirs_help = QStringLiteral("accum-run output directories to open in the Runs tab.");
@@ -237,10 +248,31 @@ int main(int argc, char** argv) {
         }
         window.tabs()->setCurrentWidget(window.runs_panel());
     }
-    const QString screenshot = parser.value(screenshot_option);
+    EventLoopProbe* probe =
+        parser.isSet(probe_option) ? new EventLoopProbe(parser.value(probe_option), &window) : nullptr;
+    if (probe) QObject::connect(&app, &QCoreApplication::aboutToQuit, probe, [probe] { probe->write(); });
+    const bool grab_at = parser.isSet(at_option);
+    const QString screenshot = grab_at ? QString() : parser.value(screenshot_option);
     const bool quit_after = parser.isSet(quit_option);
+    if (grab_at) { // the plot is looked at every 100 ms
+        auto* watch = new QTimer(&window);
+        watch->start(100);
+        QObject::connect(watch, &QTimer::timeout, &window, [&window, probe, watch, n = parser.value(at_option).toInt(),
+                                                            file = parser.value(screenshot_option)] {
+            const int points = window.loss_plot()->micro_point_count();
+            if (points > 0 && probe && !probe->has_mark(QStringLiteral("first_point")))
+                probe->mark(QStringLiteral("first_point"));
+            if (points < n) return;
+            watch->stop();
+            if (probe) probe->mark(QStringLiteral("screenshot"));
+            if (!file.isEmpty() && !window.grab().save(file))
+                std::fprintf(stderr, "accum-studio: could not write %s\n", qPrintable(file));
+            if (probe) probe->mark(QStringLiteral("screenshot_saved"));
+        });
+    }
     QObject::connect(&window, &studio::MainWindow::run_finished, &window,
-                     [&window, screenshot, quit_after](const accum::SummaryRecord& summary) {
+                     [&window, screenshot, quit_after, probe](const accum::SummaryRecord& summary) {
+                         if (probe) probe->mark(QStringLiteral("run_finished"));
                          std::fprintf(stderr, "accum-studio: run ended: %s %s (%.1f samples/s)\n", accum::to_string(summary.status),
                                       summary.message.c_str(), summary.samples_per_second);
                          // Let the queued replots paint before grabbing.
@@ -284,7 +316,10 @@ int main(int argc, char** argv) {
             if (!window.run_demo(name, config)) QApplication::exit(2); // checked above: cannot happen
         });
     } else if (parser.isSet(autorun_option)) {
-        QTimer::singleShot(0, &window, &studio::MainWindow::start_run);
+        QTimer::singleShot(0, &window, [&window, probe] {
+            if (probe) probe->mark(QStringLiteral("start"));
+            window.start_run();
+        });
     }
     return app.exec();
 }

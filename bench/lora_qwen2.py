@@ -11,8 +11,9 @@ Measures (each process under /usr/bin/time: wall seconds and peak RSS):
   - accum-run estimate's prediction against the run's measured tensor peak and
     peak RSS;
   - accum-run at 2 x 2 with AdamW for UPDATES updates, saving every update,
-    against the same run saving nothing: the difference over the checkpoints is
-    the checkpoint's write time; the adapter file's size and the checkpoint's;
+    against the same run saving nothing (peak RSS: the kernel's ru_maxrss); each
+    checkpoint's write time (its .checkpoint-N.tmp directory appearing to its
+    rename, bench/checkpoint_bench.py's measure); the adapter file's size and the checkpoint's;
   - the real Trainer on the same PEFT model, same shape, saving every update;
   - loading: PeftModel.from_pretrained(base, checkpoint) and the engine's start
     (the module read, to its first step).
@@ -24,6 +25,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import checkpoint_bench  # noqa: E402
 SETS = ["hidden_size=896", "num_hidden_layers=32", "intermediate_size=4864", "num_attention_heads=14",
         "num_key_value_heads=2", "max_position_embeddings=256", "tie_word_embeddings=true",
         "vocab_size=30522"]
@@ -32,7 +35,9 @@ ROWS, LENGTH = 16, 64
 
 
 def timed(argv, env=None):
-    """(wall s, peak RSS bytes, stdout+stderr) of a process under /usr/bin/time."""
+    """(wall s, peak RSS bytes, stdout+stderr) of a process under /usr/bin/time, once
+    the machine has the memory for it (it is shared)."""
+    checkpoint_bench.wait_for_memory()
     start = time.monotonic()
     p = subprocess.run(["/usr/bin/time", "-f", "RSS_KB %M"] + argv, capture_output=True, text=True, env=env)
     wall = time.monotonic() - start
@@ -84,18 +89,22 @@ def main():
     for name, save in (("no-save", ["--save-strategy", "no"]), ("save", ["--save-strategy", "steps", "--save-steps", "1"])):
         out = os.path.join(work, "engine-" + name)
         subprocess.run(["rm", "-rf", out])
-        wall, rss, text = timed([accum_run] + options + save + ["--output-dir", out])
+        checkpoint_bench.wait_for_memory()
+        code, text, wall, rss, saves = checkpoint_bench.measured([accum_run] + options + save + ["--output-dir", out], out)
+        if code != 0:
+            raise SystemExit("accum-run exited %d:\n%s" % (code, text[-3000:]))
         summary = json.load(open(os.path.join(out, "summary.json")))
         steps = [json.loads(l) for l in open(os.path.join(out, "metrics.jsonl")) if '"type":"step"' in l.replace(" ", "")]
-        runs[name] = (wall, rss, summary, steps, out)
+        runs[name] = (wall, rss, summary, steps, out, saves)
         rows.append(("accum-run %d updates at 2 x 2, %s" % (UPDATES, "checkpoint every update" if save[1] != "no"
                                                               else "no checkpoint"),
                      "%.1f s" % wall, gib(rss), "tensor peak %s; losses %s" % (
                          gib(summary["peak_memory_bytes"]), ", ".join("%.4f" % s["loss"] for s in steps))))
-    write = (runs["save"][0] - runs["no-save"][0]) / UPDATES
+    saves = runs["save"][5]
     checkpoint = os.path.join(runs["save"][4], "checkpoint-1")
     adapter = os.path.getsize(os.path.join(checkpoint, "adapter_model.safetensors"))
-    rows.append(("engine checkpoint", "%.1f s each (the saving run less the other, per checkpoint)" % write, "",
+    rows.append(("engine checkpoint", "%s (.checkpoint-N.tmp appearing to its rename)" % ", ".join(
+        "%.2f s" % saves[k] for k in sorted(saves)), "",
                  "adapter_model.safetensors %.1f MiB; the whole checkpoint %s" % (adapter / 2**20,
                                                                                   gib(tree_bytes(checkpoint)))))
 

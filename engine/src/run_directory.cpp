@@ -24,12 +24,14 @@ std::int64_t checkpoint_number(const fs::path& p) {
     return -1;
 }
 
-// The weights are model.safetensors, or model.pt in a checkpoint of an earlier engine.
+// The weights are model.safetensors, a LoRA run's adapter_model.safetensors, or
+// model.pt in a checkpoint of an earlier engine.
 bool complete(const fs::path& dir) {
     std::error_code ec;
     for (const char* f : {"optimizer.pt", "rng_state.pt", "trainer_state.json"})
         if (!fs::exists(dir / f, ec)) return false;
-    return fs::exists(dir / "model.safetensors", ec) || fs::exists(dir / "model.pt", ec);
+    return fs::exists(dir / "model.safetensors", ec) || fs::exists(dir / "adapter_model.safetensors", ec) ||
+           fs::exists(dir / "model.pt", ec);
 }
 
 constexpr const char* kRunFiles[] = {kRunRecordFile, kOlderRunRecordFile, "metrics.jsonl", "summary.json"};

@@ -11,13 +11,19 @@ Cases (tests/models/CMakeLists.txt registers each):
             the eager PEFT model holding the module's weights (within 1e-5, the
             issue's bound). The trainer style's checkpoints and output hold
             adapter_model.safetensors (PEFT's own keys, under 10 % of the base
-            weights) and adapter_config.json; optimizer.pt's groups hold the
+            weights) and adapter_config.json, and no frozen base weight: no
+            model.safetensors, and the checkpoint's tensor files are the size of
+            the adapter plus AdamW's two moments of it, not of the base (the
+            bytes counted from the module's parameters); optimizer.pt's groups hold the
             trainable parameters only, as the Trainer's; PeftModel.from_pretrained
             on the source model loads the output and gives the trained module's
             eval logits (within 1e-5), and merge_and_unload gives them too; the
             real Trainer resumes from the engine's checkpoint-2, as it is and as
             the adapter alone, with the engine's losses for steps 3 and 4, as
-            accum-run --resume does. The
+            accum-run --resume does, from it and from an older LoRA checkpoint
+            (the whole PEFT model in model.safetensors, no adapter file), and
+            refuses (exit 4, naming the key) an adapter that lacks a trainable
+            parameter or holds a key the module has not. The
             memory records, the estimate and the plan count the frozen weights
             apart (their bytes from the module's parameters).
 """
@@ -132,6 +138,74 @@ def check_adapter_files(directory, adapter, source_dir):
            100 * share, base, 100 * ADAPTER_SHARE), flush=True)
     if share >= ADAPTER_SHARE:
         fail("the adapter file is %.1f %% of the base weights" % (100 * share))
+
+
+def check_no_base(checkpoint, module, frozen_bytes):
+    """A LoRA checkpoint holds no frozen weight: the Trainer's PEFT checkpoint files,
+    and tensor files the size of the trainable parameters (the adapter once, AdamW's
+    exp_avg and exp_avg_sq of it), counted from the module's parameters."""
+    files = {f: os.path.getsize(os.path.join(checkpoint, f)) for f in os.listdir(checkpoint)}
+    whole = [f for f in ("model.safetensors", "model.pt", "model.torchscript.pt", "pytorch_model.bin") if f in files]
+    if whole or "config.json" in files:
+        fail("%s holds %s, as a PEFT checkpoint does not" % (checkpoint, whole + ["config.json"] * ("config.json" in files)))
+    trainable_bytes = sum(p.numel() * p.element_size() for p in module.parameters() if p.requires_grad)
+    tensors = files["adapter_model.safetensors"] + files["optimizer.pt"]
+    bound = 1.1 * 3 * trainable_bytes  # headers and pickled step counters: the 10 % over
+    total = sum(files.values())
+    print("%s: %d bytes in all (%s); adapter + optimizer.pt %d bytes against 3 × the trainable %d (bound %d); the "
+          "frozen base %d bytes is %.0f × the whole checkpoint" %
+          (os.path.basename(checkpoint), total, ", ".join(sorted(files)), tensors, trainable_bytes, int(bound),
+           frozen_bytes, frozen_bytes / total), flush=True)
+    if tensors > bound or total >= ADAPTER_SHARE * frozen_bytes:
+        fail("%s: its tensor files take %d bytes (bound %d), the whole %d (bound %d): frozen weights are in it" %
+             (checkpoint, tensors, bound, total, ADAPTER_SHARE * frozen_bytes))
+
+
+def older_checkpoint(checkpoint, module_file, work):
+    """checkpoint-2 as an earlier engine wrote it: the whole PEFT model in
+    model.safetensors (the module's state_dict keys minus its prefix, the adapter's
+    trained values put in), config.json, no adapter file."""
+    from safetensors.torch import load_file, save_file
+    module, extra = module_extra(module_file, ["hf/adapter.json", "hf/model.json", "hf/config.json"])
+    meta = json.loads(extra["hf/model.json"])
+    prefix = meta["parameter_prefix"]
+    named = {n: t.detach().clone() for n, t in list(module.named_parameters()) + list(module.named_buffers())}
+    for key, t in load_file(os.path.join(checkpoint, "adapter_model.safetensors")).items():
+        named[json.loads(extra["hf/adapter.json"])["weights"][key]] = t
+    older = os.path.join(work, "older-lora", "checkpoint-2")
+    shutil.copytree(checkpoint, older)
+    for name in ("adapter_model.safetensors", "adapter_config.json"):
+        os.remove(os.path.join(older, name))
+    save_file({k: named[prefix + k].contiguous() for k in meta["state_dict_keys"]},
+              os.path.join(older, "model.safetensors"))
+    with open(os.path.join(older, "config.json"), "wb") as f:
+        f.write(extra["hf/config.json"])
+    return older
+
+
+def check_adapter_refusals(checkpoint, engine, work):
+    """--resume from an adapter that lacks a trainable parameter, or holds one the
+    module does not have: exit 4, naming the key and the file."""
+    from safetensors.torch import load_file, save_file
+    tensors = load_file(os.path.join(checkpoint, "adapter_model.safetensors"))
+    first = sorted(tensors)[0]
+    for what, changed, words in (("without %s" % first, {k: v for k, v in tensors.items() if k != first},
+                                  "no weights for the trainable parameter"),
+                                 ("with an unknown key", dict(tensors, **{"base_model.model.no_such.weight":
+                                                                          tensors[first].clone()}), "no_such.weight")):
+        broken = os.path.join(work, "broken-adapter", "checkpoint-2")
+        shutil.rmtree(os.path.dirname(broken), ignore_errors=True)
+        shutil.copytree(checkpoint, broken)
+        save_file(changed, os.path.join(broken, "adapter_model.safetensors"))
+        argv = []
+        for key, value in dict(engine, mode="trainer", resume=broken, **{"output-dir": broken + "-out"}).items():
+            argv += ["--" + key] if value is True else ["--" + key, str(value)]
+        rc, out, err = accum_run(argv + ["--device", "cpu", "--threads", "1"], timeout=600)
+        if rc != 4 or words not in err or "adapter_model.safetensors" not in err:
+            fail("--resume from an adapter %s: exit %d (expected 4, naming %r and the file):\n%s" %
+                 (what, rc, words, (out + err)[-2000:]))
+    print("--resume refused, exit 4: an adapter without a trainable parameter, an adapter with an unknown key",
+          flush=True)
 
 
 def check_optimizer_file(checkpoint, module):
@@ -272,14 +346,21 @@ def case_lora(work):
     checkpoint = os.path.join(run.out_dir, "checkpoint-2")
     for directory in (checkpoint, run.out_dir):
         check_adapter_files(directory, adapter, source_dir)
+    check_no_base(checkpoint, module, frozen_bytes)
     check_optimizer_file(checkpoint, module)
     check_round_trip(run, data, source_dir, module_file)
 
-    # The engine's own --resume: the frozen weights stay out of the optimizer it restores.
-    again = peers.run_engine(os.path.join(work, "engine-resumed"),
-                             dict(engine, mode="trainer", resume=checkpoint), timeout=600)
-    compare("accum-run --resume from its checkpoint-2", [s["loss"] for s in again.steps],
-            [s["loss"] for s in run.steps[2:]])
+    # The engine's own --resume: the frozen weights from the module, the adapter
+    # from the checkpoint, and the frozen weights stay out of the optimizer it
+    # restores; an older checkpoint (the whole model) resumes too.
+    for what, resume in (("its checkpoint-2", checkpoint),
+                         ("an older LoRA checkpoint-2 (model.safetensors)", older_checkpoint(checkpoint, module_file, work))):
+        again = peers.run_engine(os.path.join(work, "engine-resumed"), dict(engine, mode="trainer", resume=resume),
+                                 timeout=600)
+        compare("accum-run --resume from %s" % what, [s["loss"] for s in again.steps],
+                [s["loss"] for s in run.steps[2:]])
+
+    check_adapter_refusals(checkpoint, engine, work)
 
     # The real Trainer resumes the engine's checkpoint-2: as written, and as the
     # adapter alone (a PEFT checkpoint: the Trainer's load_adapter path).

@@ -1,8 +1,9 @@
 #pragma once
 // Run directories, as accum-run and the studio write them: accum_config.json
 // (the run's record), metrics.jsonl, summary.json, config.json (a Hugging Face
-// model's, at the end) and checkpoint-{step}/ (complete once model.safetensors
-// or an earlier engine's model.pt, optimizer.pt, rng_state.pt and
+// model's, at the end) and checkpoint-{step}/ (complete once model.safetensors,
+// a LoRA run's adapter_model.safetensors or an earlier engine's model.pt,
+// optimizer.pt, rng_state.pt and
 // trainer_state.json are in). Found, checked and created here without LibTorch.
 
 #include <cstdint>

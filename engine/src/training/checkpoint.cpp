@@ -119,7 +119,8 @@ CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFa
 
     // The small files' bytes in memory; the tensors stay where they are and are
     // streamed to their files (tensor_files.h), one copy of each: the weights
-    // in model.safetensors, the optimizer's state in optimizer.pt.
+    // in model.safetensors (a LoRA module's adapter in adapter_model.safetensors
+    // instead, peft_export.h), the optimizer's state in optimizer.pt.
     const auto model_out = run_model_files(parts.model, config);
     std::vector<std::pair<std::string, std::string>> files = model_out.files; // config.json, the tokenizer's
     for (std::size_t r = 0; r < rng_states.size(); ++r)
@@ -171,7 +172,8 @@ CheckpointSaved save_checkpoint(const CheckpointParts& parts, const CheckpointFa
     TemporaryDirectory unfinished(tmp_dir.string());
     auto in_tmp = [&](const char* file) { return (tmp_dir / file).string(); };
     auto shown = [&](const char* file) { return (final_dir / file).string(); };
-    write_safetensors(in_tmp("model.safetensors"), shown("model.safetensors"), model_out.tensors);
+    if (!model_out.tensors.empty())
+        write_safetensors(in_tmp("model.safetensors"), shown("model.safetensors"), model_out.tensors);
     for (const auto& [file, tensors] : model_out.tensor_files)
         write_safetensors((tmp_dir / file).string(), (final_dir / file).string(), tensors);
     // The optimizer's and scheduler's state_dict() as PyTorch's own, under the
@@ -212,11 +214,13 @@ json read_json(const fs::path& file) {
 }
 
 // "F is missing" for the first file a complete checkpoint has that `dir` lacks,
-// or "": the weights are model.safetensors, or an earlier engine's model.pt.
+// or "": the weights are model.safetensors, a LoRA run's adapter_model.safetensors,
+// or an earlier engine's model.pt.
 std::string missing_file(const fs::path& dir) {
     std::error_code ec;
-    if (!fs::exists(dir / "model.safetensors", ec) && !fs::exists(dir / kLegacyModelFile, ec))
-        return "model.safetensors is missing";
+    if (!fs::exists(dir / "model.safetensors", ec) && !fs::exists(dir / kAdapterWeightsFile, ec) &&
+        !fs::exists(dir / kLegacyModelFile, ec))
+        return "model.safetensors (or a LoRA run's adapter_model.safetensors) is missing";
     for (const char* f : {"optimizer.pt", "rng_state.pt", "trainer_state.json"})
         if (!fs::exists(dir / f, ec)) return std::string(f) + " is missing";
     return {};
@@ -235,8 +239,10 @@ std::string checkpoint_problem(const fs::path& dir) {
         (void)read_json(dir / file).at("global_step").get<std::int64_t>();
         file = kEngineStateFile;
         if (fs::exists(dir / file, ec)) (void)read_json(dir / file).at("progress").at("epoch").get<std::int64_t>();
-        file = "model.safetensors";
-        if (fs::exists(dir / file, ec)) (void)read_safetensors_mapped((dir / file).string());
+        for (const char* weights : {"model.safetensors", kAdapterWeightsFile}) {
+            file = weights;
+            if (fs::exists(dir / file, ec)) (void)read_safetensors_mapped((dir / file).string());
+        }
         for (const char* archive : {kLegacyModelFile, kEngineOptimizerFile, "optimizer.pt", "scheduler.pt", "rng_state.pt"}) {
             file = archive;
             if (!fs::exists(dir / file, ec)) continue;
@@ -304,8 +310,8 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
                          std::int64_t micro_batches_per_epoch, const std::string& requested) {
     const fs::path dir = checkpoint_to_resume(requested);
     if (dir.empty())
-        throw DataError("--resume: " + requested + " holds no checkpoint (checkpoint-N with model.safetensors, "
-                        "optimizer.pt, rng_state.pt, trainer_state.json)");
+        throw DataError("--resume: " + requested + " holds no checkpoint (checkpoint-N with model.safetensors "
+                        "or adapter_model.safetensors, optimizer.pt, rng_state.pt, trainer_state.json)");
     if (const auto missing = missing_file(dir); !missing.empty()) throw unusable_checkpoint(dir, missing);
     std::string reading = "trainer_state.json"; // the file the reason belongs to
     json state;
@@ -349,8 +355,14 @@ Progress load_checkpoint(const CheckpointParts& parts, const RunConfig& config, 
             optimizer_archive.load_from(optimizer_file.string(), parts.device);
             parts.optimizer.impl().load(optimizer_archive);
         } else {
-            reading = "model.safetensors";
-            load_model_weights(parts.model, config, (dir / reading).string());
+            // A LoRA run's checkpoint holds the adapter alone: the frozen base
+            // is this run's module's (an older one holds the whole model).
+            const bool whole = fs::exists(dir / "model.safetensors");
+            reading = whole ? "model.safetensors" : kAdapterWeightsFile;
+            if (whole)
+                load_model_weights(parts.model, config, (dir / reading).string());
+            else
+                load_peft_adapter(parts.model, config.model_file, (dir / reading).string());
             reading = "optimizer.pt";
             restore_python_optimizer_state(parts, config, read_torch_save((dir / reading).string()));
         }

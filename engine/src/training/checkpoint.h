@@ -3,7 +3,10 @@
 //   model.safetensors     the weights, once: under their Hugging Face names for a
 //                         module with the metadata (hf_export.h, with config.json
 //                         and the tokenizer's files beside it), else under the
-//                         engine's parameter names
+//                         engine's parameter names; a LoRA run (peft_export.h)
+//                         writes adapter_model.safetensors and adapter_config.json
+//                         instead, as the Trainer's checkpoint of a PEFT model, and
+//                         --resume takes the frozen base from the run's --model
 //   optimizer.pt, scheduler.pt   the optimizer's and scheduler's state_dict() as
 //                         PyTorch's own (python_state.h): --resume and
 //                         Trainer.train(resume_from_checkpoint=) read them

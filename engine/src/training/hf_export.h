@@ -49,7 +49,7 @@ HfMetadata read_hf_metadata(const std::string& module_file);
 // of model.safetensors under the names the file gives them, and small files
 // (config.json, the tokenizer's), each (file name, bytes).
 struct ModelFiles {
-    NamedTensors tensors;                              // model.safetensors
+    NamedTensors tensors;                              // model.safetensors (none for a LoRA module)
     std::vector<std::pair<std::string, std::string>> files;
     std::vector<std::pair<std::string, NamedTensors>> tensor_files; // other safetensors files (a LoRA adapter)
 };

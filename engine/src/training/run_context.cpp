@@ -159,8 +159,7 @@ void RunContext::mark_step_start() {
 void RunContext::adapt_threads() {
     if (!tuner_) return;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count();
-    // Read at most every 20 ms; between readings the step's load is unknown
-    // (NaN) and the tuner weighs the known ones.
+    // Read at most every 20 ms; between readings the step's load is unknown (NaN), the tuner weighs the known ones.
     const double other = other_load_.take(0.02);
     if (const auto decision = tuner_->observe(seconds, progress_.samples_seen - samples_at_step_start_, other))
         log(decision->reason());
@@ -210,8 +209,8 @@ std::int64_t RunContext::current_memory_bytes() const {
 }
 
 std::int64_t RunContext::run_peak_memory_bytes() const {
-    // On CUDA the allocator's peak is reset at every reading (for the step's own
-    // peak), so the run's is the largest of those and the one in progress.
+    // On CUDA the allocator's peak is reset at every reading (for the step's own peak), so the
+    // run's is the largest of those and the one in progress.
     if (device().is_cuda()) return std::max(cuda_run_peak_, memory::cuda_stats(device().index()).peak_allocated);
     return memory::cpu_counters().peak;
 }
@@ -277,8 +276,7 @@ MemoryRecord RunContext::memory_record() const {
 }
 
 void RunContext::emit_memory_record() {
-    // The allocator's peak since its last reading counts for the step and this
-    // record; the next record starts a new interval.
+    // The allocator's peak since its last reading counts for the step and this record; the next starts anew.
     peak_meter_.at_record(window_peak_and_reset(), static_memory_now());
     const MemoryRecord r = memory_record();
     peak_meter_.take_interval();
@@ -358,8 +356,7 @@ double RunContext::window_total() const {
 
 double RunContext::close_window() {
     double loss = window_divisor_ > 0 ? window_total() / static_cast<double>(window_divisor_) : 0.0;
-    // Several processes: the mean over every rank's micro-batches, summed at the
-    // window's gradient sync.
+    // Several processes: the mean over every rank's micro-batches, summed at the window's gradient sync.
     if (ranks_)
         if (const auto agreed = ranks_->take_window_loss()) loss = *agreed;
     window_total_ = torch::Tensor();
@@ -515,14 +512,13 @@ void RunContext::save_trained_module() {
         });
         log("saved the trained module to " + path + " (torch.jit.load reads it)");
     }
-    // With Hugging Face metadata: model.safetensors, config.json and the
-    // tokenizer's files, as the Trainer's output directory has them.
+    // With Hugging Face metadata: model.safetensors, config.json and the tokenizer's files, as the
+    // Trainer's output has them (a LoRA module's adapter files instead of the first two: peft_export.h).
     const auto model_out = run_model_files(model(), config_);
     if (model_out.files.empty()) return;
-    io::write_file_atomically((dir / "model.safetensors").string(), [&](const std::string& file, const std::string& shown) {
-        write_safetensors(file, shown, model_out.tensors);
-    });
-    for (const auto& [file, tensors] : model_out.tensor_files)
+    auto tensor_files = model_out.tensor_files;
+    if (!model_out.tensors.empty()) tensor_files.emplace(tensor_files.begin(), "model.safetensors", model_out.tensors);
+    for (const auto& [file, tensors] : tensor_files)
         io::write_file_atomically((dir / file).string(), [&](const std::string& tmp, const std::string& shown) {
             write_safetensors(tmp, shown, tensors);
         });
@@ -540,8 +536,8 @@ std::string RunContext::save_checkpoint() {
         last_saved_step_ = progress_.global_step;
         return final_dir;
     }
-    // A checkpoint is written whatever the budget (as a GPU run would write it from
-    // host memory); the budget applies again to the training that follows.
+    // A checkpoint is written whatever the budget (as a GPU run would write it from host memory);
+    // the budget applies again to the training that follows.
     const auto budget = memory::cpu_counters().budget;
     memory::set_cpu_budget(0);
     struct RestoreBudget {
@@ -559,9 +555,13 @@ std::string RunContext::save_checkpoint() {
 }
 
 void RunContext::load_checkpoint(const std::string& dir) {
+    const auto start = std::chrono::steady_clock::now();
     progress_ = accum::load_checkpoint(checkpoint_parts(), config_, rank(), world_size(), micro_batches_per_epoch(), dir);
     last_saved_step_ = progress_.global_step;
     window_peak_and_reset(); // reading the checkpoint is not the first step's
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    log("resumed from " + dir + " at step " + std::to_string(progress_.global_step) + " (read in " +
+        std::to_string(ms.count()) + " ms)");
 }
 
 EvalRecord RunContext::evaluate() {
