@@ -336,6 +336,12 @@ std::optional<OutOfMemoryText> out_of_memory_text(const accum::SummaryRecord& su
     return text;
 }
 
+QString samples_rate_text(double samples_per_second) {
+    const double r = samples_per_second;
+    const int decimals = !(r < 100) ? 0 : r >= 10 ? 1 : r >= 1 ? 2 : 3;
+    return QCoreApplication::translate("studio::MainWindow", "%1 samples/s").arg(r, 0, 'f', decimals);
+}
+
 bool spread_includes_one(const QString& spread) {
     static const QRegularExpression range(QStringLiteral("^\\s*([0-9.eE+]+)\\s*[\u2013-]\\s*([0-9.eE+]+)\\s*$"));
     const auto m = range.match(spread);

@@ -24,6 +24,11 @@ QString engine_message(const accum::EngineMessage& message, const QString& engli
 // The summary's message in the interface's language.
 QString engine_message(const accum::SummaryRecord& summary);
 
+// The status row's speed, "1683 samples/s": digits enough that a slow run (a
+// half-billion-parameter model on the CPU: a sample every few seconds) reads
+// "0.27 samples/s", never "0 samples/s".
+QString samples_rate_text(double samples_per_second);
+
 // Whether a measured ratio's spread, "low–high" (an en dash or a hyphen),
 // includes 1: the measurement tells no difference apart, and the studio says so
 // instead of "× faster". False for text that is not such a range.

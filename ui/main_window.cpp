@@ -418,7 +418,7 @@ void MainWindow::take_noise_scale(const RunResult& run, std::function<QString()>
 void MainWindow::show_run_times(const accum::SummaryRecord& summary) {
     eta_label_->setText(tr("took %1").arg(format_duration(summary.train_runtime_s)));
     if (summary.samples_per_second > 0)
-        speed_label_->setText(tr("%1 samples/s").arg(summary.samples_per_second, 0, 'f', 0));
+        speed_label_->setText(samples_rate_text(summary.samples_per_second));
 }
 
 void MainWindow::show_refusal(const QString& why) {
@@ -503,7 +503,7 @@ void MainWindow::refresh_views(bool final) {
     step_label_->setText(tr("Step %1").arg(last_step_.step));
     epoch_label_->setText(tr("Epoch %1").arg(last_step_.epoch, 0, 'f', 2));
     const double rate = last_step_.elapsed_s > 0 ? last_step_.samples_seen / last_step_.elapsed_s : 0.0;
-    speed_label_->setText(tr("%1 samples/s").arg(rate, 0, 'f', 0));
+    speed_label_->setText(samples_rate_text(rate));
     if (fraction > 0.0 && controller_->is_running())
         eta_label_->setText(tr("ETA %1").arg(format_duration(last_step_.elapsed_s * (1.0 - fraction) / fraction)));
 }

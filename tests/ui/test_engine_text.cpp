@@ -68,6 +68,7 @@ private Q_SLOTS:
     void everyCodeIsRendered();
     void unknownCodeKeepsTheEnglish();
     void speedWithinItsSpreadIsNoDifference();
+    void slowRatesKeepTheirDigits();
     void outOfMemoryBannerAndStatusInVietnamese();
     void dataMissingStatusInVietnamese();
     void fieldErrorsInVietnamese();
@@ -125,6 +126,16 @@ void TestEngineText::unknownCodeKeepsTheEnglish() {
 // A ratio whose measured spread includes 1 is no measurable difference, in both
 // languages; one whose spread lies above 1 is "faster". The spreads are the
 // planner's quartile ranges (memory_planner.cpp's plan_faster arguments).
+// A 0.6 B model trained on the CPU at 2 × 2 read "0 samples/s"
+// (bench/STUDIO_HALF_BILLION.md's picture); the status row keeps digits enough.
+void TestEngineText::slowRatesKeepTheirDigits() {
+    QCOMPARE(studio::samples_rate_text(1683.4), QStringLiteral("1683 samples/s"));
+    QCOMPARE(studio::samples_rate_text(12.34), QStringLiteral("12.3 samples/s"));
+    QCOMPARE(studio::samples_rate_text(3.456), QStringLiteral("3.46 samples/s"));
+    QCOMPARE(studio::samples_rate_text(0.0271), QStringLiteral("0.027 samples/s"));
+    QCOMPARE(studio::samples_rate_text(0.0), QStringLiteral("0.000 samples/s"));
+}
+
 void TestEngineText::speedWithinItsSpreadIsNoDifference() {
     QVERIFY(studio::spread_includes_one(QStringLiteral("0.97–1.04")));
     QVERIFY(studio::spread_includes_one(QStringLiteral("0.5-2.5")));
