@@ -230,6 +230,22 @@ int main(int argc, char** argv) {
         }
     }
 
+    bool positive = false;
+    const int grab_point = parser.value(at_option).toInt(&positive);
+    if (parser.isSet(at_option) && (!positive || grab_point < 1 || !parser.isSet(screenshot_option))) {
+        std::fprintf(stderr, "accum-studio: --screenshot-at-point: '%s' must be a number of points, 1 or more, "
+                             "beside --screenshot FILE\n", qPrintable(parser.value(at_option)));
+        return 2;
+    }
+    if (parser.isSet(probe_option)) { // refused now, not after the run it was to measure
+        QFile probe_file(parser.value(probe_option));
+        if (!probe_file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+            std::fprintf(stderr, "accum-studio: --event-loop-probe: cannot write %s: %s\n",
+                         qPrintable(probe_file.fileName()), qPrintable(probe_file.errorString()));
+            return 2;
+        }
+    }
+
     studio::MainWindow window;
     window.lesson_panel()->set_lesson(lesson);
     if (parser.isSet(config_option)) {
@@ -257,7 +273,7 @@ int main(int argc, char** argv) {
     if (grab_at) { // the plot is looked at every 100 ms
         auto* watch = new QTimer(&window);
         watch->start(100);
-        QObject::connect(watch, &QTimer::timeout, &window, [&window, probe, watch, n = parser.value(at_option).toInt(),
+        QObject::connect(watch, &QTimer::timeout, &window, [&window, probe, watch, n = grab_point,
                                                             file = parser.value(screenshot_option)] {
             const int points = window.loss_plot()->micro_point_count();
             if (points > 0 && probe && !probe->has_mark(QStringLiteral("first_point")))

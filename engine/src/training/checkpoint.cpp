@@ -102,8 +102,8 @@ json trainer_state(const CheckpointFacts& facts, const json& log_state) {
 ModelFiles run_model_files(Model& model, const RunConfig& config) {
     const auto meta = read_hf_metadata(config.model_file);
     auto out = model_files(model, meta);
-    // A LoRA module: its adapter as PEFT saves it, beside the weights.
-    if (meta.present()) append_peft_adapter_files(model, config.model_file, out);
+    // A LoRA module: its adapter as PEFT saves it, instead of the whole model.
+    if (meta.present()) use_peft_adapter_files(model, config.model_file, out);
     return out;
 }
 

@@ -65,7 +65,7 @@ Adapter read_adapter(const std::string& module_file) {
 
 } // namespace
 
-void append_peft_adapter_files(Model& model, const std::string& module_file, ModelFiles& files) {
+void use_peft_adapter_files(Model& model, const std::string& module_file, ModelFiles& files) {
     auto adapter = read_adapter(module_file);
     if (adapter.weights.empty()) return;
     const auto parameters = model.named_parameters();

@@ -28,7 +28,7 @@ class Model;
 
 inline constexpr const char* kAdapterWeightsFile = "adapter_model.safetensors";
 
-// Adds adapter_model.safetensors (the mapped parameters' current values, as
+// Puts adapter_model.safetensors (the mapped parameters' current values, as
 // they are: the adapter trains in float32; streamed as model.safetensors is) and
 // adapter_config.json to `files`, and takes out model.safetensors's tensors
 // and config.json, when the module file `module_file` carries hf/adapter.json
@@ -36,13 +36,13 @@ inline constexpr const char* kAdapterWeightsFile = "adapter_model.safetensors";
 // naming the file and the key when hf/adapter.json is not what the convention
 // says, or names a parameter the model does not have, or comes without
 // hf/adapter_config.json.
-void append_peft_adapter_files(Model& model, const std::string& module_file, ModelFiles& files);
+void use_peft_adapter_files(Model& model, const std::string& module_file, ModelFiles& files);
 
 // Copies adapter_model.safetensors `adapter_file` (a checkpoint's) into the
 // parameters hf/adapter.json of `module_file` maps its keys to. Throws
 // std::runtime_error naming the key when the module has no adapter, the file
 // holds a key the adapter lacks or in another shape, or a trainable parameter
-// is not in it; ConfigError as append_peft_adapter_files for a bad hf/adapter.json.
+// is not in it; ConfigError as use_peft_adapter_files for a bad hf/adapter.json.
 void load_peft_adapter(Model& model, const std::string& module_file, const std::string& adapter_file);
 
 } // namespace accum
