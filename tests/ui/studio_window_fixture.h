@@ -11,9 +11,11 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
+#include <QtTest/QtTest>
 #include <memory>
 
 #include "accum/records.h"
+#include "isolated_settings.h"
 #include "main_window.h"
 
 using studio::MainWindow;
@@ -47,6 +49,19 @@ protected:
             QCoreApplication::processEvents();
         }
     }
+
+    // The test class's initTestCase, init and cleanup: the settings in a
+    // folder of the test's own, a new window shown for each test.
+    void isolate_test_settings() {
+        QVERIFY(settings_dir_.isValid());
+        isolate_settings(settings_dir_.path());
+    }
+    void show_new_window() {
+        window_ = std::make_unique<MainWindow>();
+        window_->show();
+        QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+    }
+    void close_window() { window_.reset(); } // the destructor stops any run and waits for the engine thread
 
     QTemporaryDir settings_dir_;
     std::unique_ptr<MainWindow> window_;

@@ -66,20 +66,9 @@ private Q_SLOTS:
     void resetToDefaultsAndUndo();
 };
 
-void TestConfigForm::initTestCase() {
-    QVERIFY(settings_dir_.isValid());
-    isolate_settings(settings_dir_.path());
-}
-
-void TestConfigForm::init() {
-    window_ = std::make_unique<MainWindow>();
-    window_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-}
-
-void TestConfigForm::cleanup() {
-    window_.reset(); // the destructor stops any run and waits for the engine thread
-}
+void TestConfigForm::initTestCase() { isolate_test_settings(); }
+void TestConfigForm::init() { show_new_window(); }
+void TestConfigForm::cleanup() { close_window(); }
 
 void TestConfigForm::defaultConfiguration() {
     const auto c = window_->config_panel()->config();

@@ -73,20 +73,9 @@ private Q_SLOTS:
     void runLogFollowsNewLines();
 };
 
-void TestStudioWindow::initTestCase() {
-    QVERIFY(settings_dir_.isValid());
-    isolate_settings(settings_dir_.path());
-}
-
-void TestStudioWindow::init() {
-    window_ = std::make_unique<MainWindow>();
-    window_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-}
-
-void TestStudioWindow::cleanup() {
-    window_.reset(); // the destructor stops any run and waits for the engine thread
-}
+void TestStudioWindow::initTestCase() { isolate_test_settings(); }
+void TestStudioWindow::init() { show_new_window(); }
+void TestStudioWindow::cleanup() { close_window(); }
 
 void TestStudioWindow::tinyRunFillsPlotsAndTable() {
     configure_tiny_run(32, 4, 20);
