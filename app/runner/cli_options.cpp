@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -14,6 +13,7 @@
 
 #include "accum/config_text.h"
 #include "accum/noise_scale_advice.h"
+#include "accum/option_table.h"
 #include "accum/records.h"
 #include "accum/run_directory.h"
 #include "accum/run_writer.h"
@@ -60,140 +60,39 @@ bool to_double(const std::string& text, double& out) {
     return !text.empty() && end == text.c_str() + text.size();
 }
 
-// The command line's options: the one table the parser, --help, the manual page
-// and the bash completion are made from (cli_docs.h). A value option sets the
-// config key of its name through accum::set_option (the same table and checks as
-// the JSON form); a flag sets a true/false key.
-struct Option {
-    OptionDoc doc;                    // names[0] is the option's name; metavar "" for a flag
-    const char* flag_key = nullptr;   // set for flags: the key they set...
-    const char* flag_value = "true";  // ...and to what
-    bool takes_value() const { return flag_key == nullptr; }
-};
-
-using Complete = OptionDoc::Complete;
-
-// A value: its placeholder in --help, what it does, and what the completion
-// offers for it (file or directory names, or nothing).
-Option value(std::string metavar, std::string help, Complete complete = Complete::Nothing) {
-    return {OptionDoc{{}, std::move(metavar), std::move(help), {}, complete, {}}, nullptr, "true"};
-}
-// A value among fixed words (completed), possibly beside a free form.
-Option words(std::string metavar, std::vector<std::string> values, const std::string& more, const std::string& help) {
-    std::string names;
-    for (const auto& n : values) names += (names.empty() ? "" : " | ") + n;
-    return {OptionDoc{{}, std::move(metavar), names + more + (help.empty() ? "" : " (" + help + ")"),
-                      std::move(values), Complete::Nothing, {}},
-            nullptr, "true"};
-}
-// An enumerated option: its values, from the option table, then what it does.
-template <typename E>
-Option choice(std::string metavar, const std::string& help) {
-    return words(std::move(metavar), choice_names<E>(), "", help);
-}
-Option flag(std::string help, const char* key, const char* to = "true") {
-    return {OptionDoc{{}, {}, std::move(help), {}, Complete::Nothing, {}}, key, to};
+// The command line's options are the engine's one option table (accum/option_table.h):
+// a value option sets the config key of its name through accum::set_option (the
+// same checks as the JSON form), a switch sets the key its row names, and the
+// runner's own rows are read here (runner_option). --help, the manual page and
+// the bash completion are made from the same rows (program_doc).
+OptionDoc doc_of(const OptionRow& row) {
+    const auto complete = row.complete == OptionRow::Complete::File        ? OptionDoc::Complete::File
+                          : row.complete == OptionRow::Complete::Directory ? OptionDoc::Complete::Directory
+                                                                           : OptionDoc::Complete::Nothing;
+    return {{row.name}, row.metavar, row.help, row.values, complete, row.file_extension};
 }
 
-std::map<std::string, Option> make_options() {
-    std::map<std::string, Option> o{
-        {"mode", choice<Mode>("MODE", "default pytorch")},
-        {"dataset", choice<DatasetKind>("DATASET", "default fashion-mnist")},
-        {"data", value("PATH", "data directory (fashion-mnist), CSV file (csv) or file of named tensors, .pt or "
-                               ".safetensors (tensors; a .safetensors file is mapped, not read)", Complete::File)},
-        {"label-column", value("NAME", "CSV column that holds the labels (default label)")},
-        {"model", words("MODEL", {"mlp", "cnn", "transformer"}, " | FILE.pt: a TorchScript module made with "
-                        "torch.jit.script or torch.jit.trace (default mlp)", "")},
-        {"batch-norm", flag("add BatchNorm layers (pitfall demo)", "batch-norm")},
-        {"scheduler-per-micro-batch", flag("pitfall demo: step the scheduler after every micro-batch (pytorch mode)",
-                                           "scheduler-per-micro-batch")},
-        {"dropout", value("P", "dropout probability (default 0)")},
-        {"transformer-layers", value("N", "encoder layers of the transformer (default 2)")},
-        {"batch-size", value("B", "micro-batch size B (default 64)")},
-        {"accumulation-steps", value("K", "gradient-accumulation steps K (default 4)")},
-        {"epochs", value("N", "epochs (default 3)")},
-        {"max-steps", value("N", "optimizer steps; overrides --epochs")},
-        {"gradient-checkpointing", flag("recompute each layer's (block's) activations in backward instead of keeping them",
-                                        "gradient-checkpointing")},
-        {"lr", value("RATE", "learning rate (default 0.05)")},
-        {"optimizer", choice<OptimizerKind>("OPTIMIZER", "default sgd")},
-        {"momentum", value("M", "SGD momentum (default 0.9)")},
-        {"weight-decay", value("W", "weight decay (default 0)")},
-        {"scheduler", choice<SchedulerKind>("SCHEDULER", "default constant")},
-        {"warmup-steps", value("N", "linear warm-up, in optimizer steps")},
-        {"warmup-ratio", value("R", "with --warmup-steps 0: warm up over ceil(R x the run's optimizer steps)")},
-        {"max-grad-norm", value("NORM", "clip the gradient norm once per window (0 = off)")},
-        {"skip-nonfinite", flag("skip an update whose loss or gradient is not finite instead of stopping", "skip-nonfinite")},
-        {"mixed-precision", choice<MixedPrecision>("VALUE", "default no; the forward under autocast; fp16 needs CUDA")},
-        {"bf16", flag("the Trainer's bf16=True: --mixed-precision bf16", "mixed-precision", "bf16")},
-        {"fp16", flag("the Trainer's fp16=True: --mixed-precision fp16", "mixed-precision", "fp16")},
-        {"loss-scaling", choice<LossScaling>("VALUE", "default none; dynamic scales the loss as GradScaler (on for fp16)")},
-        {"loss-scale-init", value("VALUE", "the loss scaler's first scale (default 65536 = 2^16)")},
-        {"scaler-per-micro-batch", flag("pitfall demo: unscale_ and update() the loss scaler after every micro-batch",
-                                        "scaler-per-micro-batch")},
-        {"loss-normalization", choice<LossNormalization>("MODE", "default mean; tokens divides by the window's label tokens")},
-        {"eval-strategy", choice<Strategy>("WHEN", "default epoch")},
-        {"eval-steps", value("N", "evaluate every N optimizer steps")},
-        {"logging-steps", value("N", "log every N optimizer steps (default 10)")},
-        {"save-strategy", choice<Strategy>("WHEN", "checkpoints; default epoch; the last step is always saved, unless no")},
-        {"save-steps", value("N", "checkpoint every N optimizer steps")},
-        {"save-total-limit", value("N", "keep at most N checkpoints (0 = all)")},
-        {"auto-find-batch-size", flag("on out of memory, retry with a smaller micro-batch", "auto-find-batch-size")},
-        {"seed", value("N", "random seed (default 0)")},
-        {"shuffle", flag("shuffle every epoch (default)", "shuffle")},
-        {"no-shuffle", flag("keep the data order", "shuffle", "false")},
-        {"device", words("DEVICE", {"auto", "cpu", "cuda"}, " | cuda:N", "")},
-        {"threads", value("N", "threads for the run, kept (0 = chosen by measurement, adapted to other programs' load)")},
-        {"cpu-kernels", choice<CpuKernels>("VALUE", "default fused: the engine's CPU kernels; aten: LibTorch's operators")},
-        {"memory-budget", value("SIZE", "tensor-memory budget, e.g. 512MiB (0 = none)")},
-        {"output-dir", value("DIR", "where accum_config.json, metrics.jsonl, summary.json go (default runs/<time>)",
-                             Complete::Directory)},
-        {"overwrite-output-dir", flag("replace the run already in --output-dir (its files and checkpoints)",
-                                      "overwrite-output-dir")},
-        {"metrics", value("FILE", "metrics JSON Lines file (default <output-dir>/metrics.jsonl)", Complete::File)},
-        {"resume", value("DIR", "continue from a checkpoint directory, or a run directory's newest checkpoint "
-                                "(without --config: with the options of the run's record, accum_config.json)",
-                         Complete::Directory)},
-        {"nproc-per-node", value("VALUE", "processes on this machine, data parallel like torchrun (default 1)")},
-        {"nnodes", value("VALUE", "machines in a data-parallel run (default 1)")},
-        {"node-rank", value("VALUE", "this machine's index among --nnodes (default 0)")},
-        {"master-addr", value("VALUE", "host of rank 0 (default 127.0.0.1)")},
-        {"master-port", value("VALUE", "port of rank 0's rendezvous (default 29500)")},
-        {"backend", choice<Backend>("VALUE", "default auto: NCCL on CUDA where the build has it, else Gloo")},
-        {"dist-timeout", value("VALUE", "seconds a rendezvous or an all-reduce may wait for a peer (default 60)")},
-        {"sync-each-micro-batch", flag("pitfall demo: all-reduce the gradients after every backward, not once per window",
-                                       "sync-each-micro-batch")},
-        {"quiet", flag("print only the summary", "quiet")},
-        {"micro-step-delay", value("SECONDS", "seconds to wait after each micro-batch (teaching pace)")},
-        {"report-to", words("WHERE", {"none", "tensorboard"}, "",
-                            "default none; tensorboard: also TensorBoard event files, with the Trainer's tags, in "
-                            "<output-dir>/runs/")},
-        {"disable-tqdm", flag("no progress bar on a terminal (the log's lines instead)", "disable-tqdm")},
-    };
-    // A --model file: the values above, or a TorchScript file (.pt) or a directory on the way to one.
-    o.at("model").doc.complete = Complete::File;
-    o.at("model").doc.file_extension = "pt";
-    for (auto& [name, option] : o) option.doc.names = {name};
-    return o;
-}
-
-const std::map<std::string, Option>& options() {
-    static const std::map<std::string, Option> o = make_options();
-    return o;
-}
-
-// The runner's own options, which are no config keys: one per command.
-const std::vector<OptionDoc>& runner_options() {
-    static const std::vector<OptionDoc> o{
-        {{"config"}, "FILE.json", "options as a JSON object", {}, Complete::File, {}},
-        {{"target-batch"}, "N", "(plan) effective batch to reach", {}, Complete::Nothing, {}},
-        {{"json"}, "", "(estimate) print the estimate as a JSON object", {}, Complete::Nothing, {}},
-        {{"noise-scale"}, "N", "(plan) a measured gradient noise scale: where --target-batch sits against it",
-         {}, Complete::Nothing, {}},
-        {{"noise-scale-from"}, "DIR", "(plan) the noise scale a finished run measured (its summary.json)", {},
-         Complete::Directory, {}},
-    };
-    return o;
+// A runner's row (OptionRow::Role::Runner): what it sets in `parsed`.
+void runner_option(ParsedArguments& parsed, const std::string& name, const std::string& value, bool has_inline_value) {
+    if (name == "config") return; // read by the first pass: the options given beside it win
+    if (name == "noise-scale-from") {
+        std::string error;
+        if (const auto measured = read_noise_scale(value, error)) parsed.noise_scale = *measured;
+        else parsed.problems.push_back({name, error});
+    } else if (name == "noise-scale") {
+        if (!to_double(value, parsed.noise_scale) || !std::isfinite(parsed.noise_scale) || parsed.noise_scale <= 0)
+            parsed.problems.push_back({name, "expects a positive number of samples, got '" + value + "'"});
+    } else if (name == "target-batch") {
+        if (!to_int(value, parsed.target_batch) || parsed.target_batch <= 0)
+            parsed.problems.push_back({name, "expects a positive whole number, got '" + value + "'"});
+    } else if (name == "json") {
+        if (has_inline_value) parsed.problems.push_back({name, "takes no value"});
+        else if (parsed.command != "estimate")
+            parsed.problems.push_back({name, "only applies to accum-run estimate"});
+        parsed.json = true;
+    } else {
+        parsed.problems.push_back({name, "is a row of the option table that accum-run does not read (a bug: please report it)"});
+    }
 }
 
 std::string read_file(const std::string& path, std::string& error) {
@@ -224,12 +123,7 @@ ProgramDoc program_doc() {
         "and weighs the target effective batch against a measured gradient noise scale;\n"
         "estimate predicts the run's memory by category without training."};
     OptionSection section{"Options", "also read from --config FILE.json with the same keys; flags win", {}};
-    section.options.push_back(runner_options()[0]);
-    for (const auto& [name, o] : options()) section.options.push_back(o.doc);
-    section.options.push_back(runner_options()[1]);
-    section.options.push_back(runner_options()[2]);
-    section.options.push_back(runner_options()[3]);
-    section.options.push_back(runner_options()[4]);
+    for (const auto& row : option_table()) section.options.push_back(doc_of(row));
     doc.sections = {section};
     doc.exit_codes = {{exit_code::completed, "completed"},
                       {exit_code::failure, "internal error (a bug: please report it)"},
@@ -352,12 +246,12 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         if (arg.rfind("--", 0) != 0) {
             // "--gradient-checkpointing yes": the word belongs to the switch before it.
             const std::string previous = i > 0 ? args[i - 1] : std::string();
-            const auto switch_it = previous.rfind("--", 0) == 0 && previous.find('=') == std::string::npos
-                                       ? options().find(previous.substr(2))
-                                       : options().end();
-            if (switch_it != options().end() && !switch_it->second.takes_value())
-                parsed.problems.push_back({switch_it->first, "takes no value (a switch: it applies when given alone), got '" +
-                                                             arg + "'"});
+            const OptionRow* switch_row = previous.rfind("--", 0) == 0 && previous.find('=') == std::string::npos
+                                              ? find_option_row(previous.substr(2))
+                                              : nullptr;
+            if (switch_row && !switch_row->takes_value())
+                parsed.problems.push_back({switch_row->name, "takes no value (a switch: it applies when given alone), got '" +
+                                                                 arg + "'"});
             else
                 parsed.problems.push_back({"", "unexpected argument '" + arg + "' (options start with --)"});
             continue;
@@ -369,57 +263,26 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             name = name.substr(0, eq);
             has_inline_value = true;
         }
-        if (name == "config") {
-            if (!has_inline_value) ++i;
-            continue;
-        }
-        if (name == "noise-scale" || name == "noise-scale-from") {
-            if (!has_inline_value) {
-                if (i + 1 >= args.size()) {
-                    parsed.problems.push_back({name, "needs a value"});
-                    continue;
-                }
-                value = args[++i];
-            }
-            std::string error;
-            if (name == "noise-scale-from") {
-                if (const auto measured = read_noise_scale(value, error)) parsed.noise_scale = *measured;
-                else parsed.problems.push_back({name, error});
-            } else if (!to_double(value, parsed.noise_scale) || !std::isfinite(parsed.noise_scale) ||
-                       parsed.noise_scale <= 0) {
-                parsed.problems.push_back({name, "expects a positive number of samples, got '" + value + "'"});
-            }
-            continue;
-        }
-        if (name == "target-batch") {
-            if (!has_inline_value) {
-                if (i + 1 >= args.size()) {
-                    parsed.problems.push_back({name, "needs a value"});
-                    continue;
-                }
-                value = args[++i];
-            }
-            if (!to_int(value, parsed.target_batch) || parsed.target_batch <= 0)
-                parsed.problems.push_back({name, "expects a positive whole number, got '" + value + "'"});
-            continue;
-        }
-        if (name == "json") {
-            if (has_inline_value) parsed.problems.push_back({name, "takes no value"});
-            else if (parsed.command != "estimate")
-                parsed.problems.push_back({name, "only applies to accum-run estimate"});
-            parsed.json = true;
-            continue;
-        }
-        if (name == "learning-rate") name = "lr"; // the Python spellings, as the JSON form accepts them
-        if (name == "gradient-accumulation-steps") name = "accumulation-steps";
-        given.insert(name);
-        const auto it = options().find(name);
-        if (it == options().end()) {
+        const OptionRow* row = find_option_row(name);
+        if (!row) {
+            given.insert(name);
             parsed.problems.push_back({name, "is not a known option (see accum-run --help)"});
             continue;
         }
-        const Option& option = it->second;
-        if (option.takes_value() && !has_inline_value) {
+        name = row->name; // an alias (--learning-rate, the Python spelling) as its option
+        if (row->role == OptionRow::Role::Runner) {
+            if (row->takes_value() && !has_inline_value) {
+                if (i + 1 >= args.size()) {
+                    if (name != "config") parsed.problems.push_back({name, "needs a value"}); // the first pass said it
+                    continue;
+                }
+                value = args[++i];
+            }
+            runner_option(parsed, name, value, has_inline_value);
+            continue;
+        }
+        given.insert(name);
+        if (row->takes_value() && !has_inline_value) {
             // "--lr --epochs 3": the value is missing, not "--epochs".
             const bool next_is_option = i + 1 < args.size() && args[i + 1].rfind("--", 0) == 0;
             if (i + 1 >= args.size() || next_is_option) {
@@ -427,13 +290,13 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
                 continue;
             }
             value = args[++i];
-        } else if (!option.takes_value() && has_inline_value) {
+        } else if (!row->takes_value() && has_inline_value) {
             parsed.problems.push_back({name, "takes no value"});
             continue;
         }
         std::string error;
-        const bool ok = option.takes_value() ? set_option(parsed.config, name, value, error)
-                                             : set_option(parsed.config, option.flag_key, option.flag_value, error);
+        const bool ok = row->takes_value() ? set_option(parsed.config, name, value, error)
+                                           : set_option(parsed.config, row->sets_key, row->sets_value, error);
         if (!ok) parsed.problems.push_back({name, error});
     }
     if (!record_dir.empty()) {

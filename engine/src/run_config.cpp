@@ -1,13 +1,14 @@
 #include "accum/run_config.h"
 #include "accum/config_text.h"
+#include "accum/option_table.h"
 #include "accum/run_writer.h"
+#include "config_fields.h"
 #include "training_arguments.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -252,185 +253,6 @@ namespace {
 
 using nlohmann::json;
 
-// One table drives both directions, so a key can never be written but not read.
-enum class Kind { Text, Boolean, Integer, Real };
-
-struct Field {
-    const char* key;
-    Kind kind;
-    std::function<json(const RunConfig&)> get;
-    std::function<bool(RunConfig&, const json&, std::string&)> set;
-    bool choice = false; // an enumerated option: its error names the value already
-};
-
-template <typename T>
-constexpr Kind kind_of() {
-    if constexpr (std::is_same_v<T, std::string> || std::is_enum_v<T>) return Kind::Text;
-    else if constexpr (std::is_same_v<T, bool>) return Kind::Boolean;
-    else if constexpr (std::is_floating_point_v<T>) return Kind::Real;
-    else return Kind::Integer;
-}
-
-template <typename T>
-Field make_field(const char* key, T RunConfig::*member) {
-    return Field{
-        key,
-        kind_of<T>(),
-        [member](const RunConfig& c) {
-            if constexpr (std::is_enum_v<T>) return json(to_string(c.*member));
-            else return json(c.*member);
-        },
-        [member](RunConfig& c, const json& v, std::string& error) {
-            if constexpr (std::is_same_v<T, std::string>) {
-                if (!v.is_string()) { error = "expects a string"; return false; }
-                c.*member = v.get<std::string>();
-            } else if constexpr (std::is_enum_v<T>) {
-                if (!v.is_string()) { error = "expects one of " + join(choice_names<T>()); return false; }
-                const auto parsed = parse_choice<T>(v.get<std::string>());
-                if (!parsed) {
-                    error = "unknown value '" + v.get<std::string>() + "' (choose " + join(choice_names<T>()) + ")";
-                    return false;
-                }
-                c.*member = *parsed;
-            } else if constexpr (std::is_same_v<T, bool>) {
-                if (!v.is_boolean()) { error = "expects true or false"; return false; }
-                c.*member = v.get<bool>();
-            } else if constexpr (std::is_floating_point_v<T>) {
-                if (!v.is_number()) { error = "expects a number"; return false; }
-                c.*member = v.get<T>();
-            } else {
-                if (!v.is_number_integer() && !v.is_number_unsigned()) {
-                    error = "expects a whole number";
-                    return false;
-                }
-                if constexpr (std::is_unsigned_v<T>) {
-                    if (v.is_number_integer() && v.get<std::int64_t>() < 0) { error = "must not be negative"; return false; }
-                    c.*member = v.get<T>();
-                } else {
-                    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
-                        error = "is too large";
-                        return false;
-                    }
-                    const auto wide = v.get<std::int64_t>();
-                    if (wide < std::numeric_limits<T>::min() || wide > std::numeric_limits<T>::max()) {
-                        error = "is out of range";
-                        return false;
-                    }
-                    c.*member = static_cast<T>(wide);
-                }
-            }
-            return true;
-        },
-        std::is_enum_v<T>};
-}
-
-// "model": a built-in model's name, or the path of a TorchScript file (which
-// sets ModelKind::File); written back as the same.
-Field model_field() {
-    return Field{
-        "model", Kind::Text,
-        [](const RunConfig& c) { return json(c.model == ModelKind::File ? c.model_file : to_string(c.model)); },
-        [](RunConfig& c, const json& v, std::string& error) {
-            if (!v.is_string()) {
-                error = "expects a model name or a TorchScript file";
-                return false;
-            }
-            const auto text = v.get<std::string>();
-            if (const auto kind = parse_choice<ModelKind>(text); kind && *kind != ModelKind::File) {
-                c.model = *kind;
-                c.model_file.clear();
-                return true;
-            }
-            if (!looks_like_model_file(text)) {
-                error = "unknown value '" + text +
-                        "' (choose mlp, cnn, transformer), and no TorchScript file (a path with / or a name "
-                        "ending in .pt)";
-                return false;
-            }
-            c.model = ModelKind::File;
-            c.model_file = text;
-            return true;
-        },
-        true};
-}
-
-const std::vector<Field>& fields() {
-    static const std::vector<Field> f{
-        make_field("mode", &RunConfig::mode),
-        make_field("dataset", &RunConfig::dataset),
-        make_field("data", &RunConfig::data_path),
-        make_field("label-column", &RunConfig::label_column),
-        model_field(),
-        make_field("batch-norm", &RunConfig::batch_norm),
-        make_field("dropout", &RunConfig::dropout),
-        make_field("transformer-layers", &RunConfig::transformer_layers),
-        make_field("scheduler-per-micro-batch", &RunConfig::scheduler_per_micro_batch),
-        make_field("batch-size", &RunConfig::batch_size),
-        make_field("accumulation-steps", &RunConfig::accumulation_steps),
-        make_field("epochs", &RunConfig::epochs),
-        make_field("max-steps", &RunConfig::max_steps),
-        make_field("gradient-checkpointing", &RunConfig::gradient_checkpointing),
-        make_field("lr", &RunConfig::learning_rate),
-        make_field("optimizer", &RunConfig::optimizer),
-        make_field("momentum", &RunConfig::momentum),
-        make_field("weight-decay", &RunConfig::weight_decay),
-        make_field("scheduler", &RunConfig::scheduler),
-        make_field("warmup-steps", &RunConfig::warmup_steps),
-        make_field("warmup-ratio", &RunConfig::warmup_ratio),
-        make_field("max-grad-norm", &RunConfig::max_grad_norm),
-        make_field("skip-nonfinite", &RunConfig::skip_nonfinite),
-        make_field("loss-normalization", &RunConfig::loss_normalization),
-        make_field("mixed-precision", &RunConfig::mixed_precision),
-        make_field("loss-scaling", &RunConfig::loss_scaling),
-        make_field("loss-scale-init", &RunConfig::loss_scale_init),
-        make_field("scaler-per-micro-batch", &RunConfig::scaler_per_micro_batch),
-        make_field("eval-strategy", &RunConfig::eval_strategy),
-        make_field("eval-steps", &RunConfig::eval_steps),
-        make_field("logging-steps", &RunConfig::logging_steps),
-        make_field("save-strategy", &RunConfig::save_strategy),
-        make_field("save-steps", &RunConfig::save_steps),
-        make_field("save-total-limit", &RunConfig::save_total_limit),
-        make_field("auto-find-batch-size", &RunConfig::auto_find_batch_size),
-        make_field("seed", &RunConfig::seed),
-        make_field("shuffle", &RunConfig::shuffle),
-        make_field("device", &RunConfig::device),
-        make_field("threads", &RunConfig::threads),
-        make_field("cpu-kernels", &RunConfig::cpu_kernels),
-        make_field("memory-budget", &RunConfig::memory_budget),
-        make_field("output-dir", &RunConfig::output_dir),
-        make_field("overwrite-output-dir", &RunConfig::overwrite_output_dir),
-        make_field("metrics", &RunConfig::metrics_file),
-        make_field("resume", &RunConfig::resume_from),
-        make_field("nproc-per-node", &RunConfig::nproc_per_node),
-        make_field("nnodes", &RunConfig::nnodes),
-        make_field("node-rank", &RunConfig::node_rank),
-        make_field("master-addr", &RunConfig::master_addr),
-        make_field("master-port", &RunConfig::master_port),
-        make_field("backend", &RunConfig::backend),
-        make_field("dist-timeout", &RunConfig::dist_timeout_s),
-        make_field("sync-each-micro-batch", &RunConfig::sync_each_micro_batch),
-        make_field("quiet", &RunConfig::quiet),
-        make_field("micro-step-delay", &RunConfig::micro_step_delay_s),
-        make_field("report-to", &RunConfig::report_to),
-        make_field("disable-tqdm", &RunConfig::disable_tqdm),
-    };
-    return f;
-}
-
-std::string normalise_key(std::string key) {
-    std::replace(key.begin(), key.end(), '_', '-');
-    if (key == "learning-rate") key = "lr";
-    if (key == "gradient-accumulation-steps") key = "accumulation-steps";
-    return key;
-}
-
-const Field* find_field(const std::string& key) {
-    const std::string k = normalise_key(key);
-    for (const auto& f : fields())
-        if (k == f.key) return &f;
-    return nullptr;
-}
-
 // A whole text as one number of type T (std::from_chars: no sign of '+', no spaces).
 template <typename T>
 bool text_to_number(const std::string& text, const char* expected, json& value, std::string& error) {
@@ -446,21 +268,21 @@ bool text_to_number(const std::string& text, const char* expected, json& value, 
 }
 
 // Command-line text → the JSON value the field's setter expects.
-bool text_to_json(Kind kind, const std::string& text, json& value, std::string& error) {
+bool text_to_json(Field::Kind kind, const std::string& text, json& value, std::string& error) {
     switch (kind) {
-    case Kind::Text:
+    case Field::Kind::Text:
         value = text;
         return true;
-    case Kind::Boolean:
+    case Field::Kind::Boolean:
         if (text != "true" && text != "false") {
             error = "expects true or false, got '" + text + "'";
             return false;
         }
         value = text == "true";
         return true;
-    case Kind::Integer:
+    case Field::Kind::Integer:
         return text_to_number<std::int64_t>(text, "a whole number", value, error);
-    case Kind::Real:
+    case Field::Kind::Real:
         return text_to_number<double>(text, "a number", value, error);
     }
     return false;
@@ -483,7 +305,7 @@ bool set_option(RunConfig& config, const std::string& key, const std::string& te
 
 std::string to_json_text(const RunConfig& config) {
     json j = json::object();
-    for (const auto& f : fields()) j[f.key] = f.get(config);
+    for (const auto& f : config_fields()) j[f.key] = f.get(config);
     return j.dump(2) + "\n";
 }
 
@@ -533,9 +355,19 @@ RunConfig read_config_text(const std::string& text, const RunConfig& base, Confi
         // What a run's record (accum_config.json) holds beside the options (the
         // benchmark switches its run was made with, run_writer.h): not an option.
         if (raw_key == kBenchSwitchesKey) continue;
-        // TrainingArguments' bf16=True / fp16=True: the mixed-precision key.
-        if (const auto k = normalise_key(raw_key); (k == "bf16" || k == "fp16") && value.is_boolean()) {
-            if (value.get<bool>()) config.mixed_precision = k == "bf16" ? MixedPrecision::Bf16 : MixedPrecision::Fp16;
+        const OptionRow* row = find_option_key(raw_key);
+        // A switch that sets another key (TrainingArguments' bf16=True, --no-shuffle):
+        // true applies it, false leaves the key as it is.
+        if (row && row->role == OptionRow::Role::Flag) {
+            std::string error;
+            if (!value.is_boolean())
+                problems.push_back({row->name, "expects true or false (in the config file, got " + value.dump() + ")"});
+            else if (value.get<bool>() && !set_option(config, row->sets_key, row->sets_value, error))
+                problems.push_back({row->name, error + " (in the config file)"});
+            continue;
+        }
+        if (row && row->role == OptionRow::Role::Runner) {
+            problems.push_back({row->name, "is an option of accum-run's command line, not a config key (in the config file)"});
             continue;
         }
         const Field* field = find_field(raw_key);
