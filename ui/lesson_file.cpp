@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accum/config_text.h"
+#include "accum/option_table.h"
 #include "lesson_reader.h"
 
 namespace studio {
@@ -311,12 +312,11 @@ LessonText read_text(const Node& n, const QString& field, const QStringList& lan
     return text;
 }
 
-// The engine's option name for a key as accum::set_option reads it.
-QString option_name(QString key) {
-    key.replace(QLatin1Char('_'), QLatin1Char('-'));
-    if (key == QLatin1String("learning-rate")) key = QStringLiteral("lr");
-    if (key == QLatin1String("gradient-accumulation-steps")) key = QStringLiteral("accumulation-steps");
-    return key;
+// The engine's option name for a key as accum::set_option reads it ('_'
+// spellings and aliases, from the option table); the key itself if it is none.
+QString option_name(const QString& key) {
+    const accum::OptionRow* row = accum::find_option_key(key.toStdString());
+    return row ? QString::fromStdString(row->name) : key;
 }
 
 // Refuses the engine's `problem` at the key of `config` it names (accum-run's

@@ -244,6 +244,8 @@ void TestLessonFiles::damagedFileIsRefused_data() {
         "steps[1].title", "must be an object");
     row("out of range", damaged("\"accumulation-steps\": 2", "\"accumulation-steps\": 0"), 12,
         "steps[1].config.accumulation-steps", "");
+    row("out of range: an alias", damaged("\"accumulation-steps\": 2", "\"gradient_accumulation_steps\": 0"), 12,
+        "steps[1].config.gradient_accumulation_steps", "");
     row("missing language text",
         damaged("\"text\": {\"en\": \"First. Second.\", \"vi\": \"Thứ nhất. Thứ hai.\"}",
                 "\"text\": {\"en\": \"First. Second.\"}"),
