@@ -17,8 +17,9 @@ FLAGS=("${COMMON[@]}" -fsanitize=fuzzer,address,undefined)
 CORE=("$ROOT/engine/src/run_config.cpp" "$ROOT/engine/src/metrics_io.cpp" "$ROOT/engine/src/engine_messages.cpp"
       "$ROOT/engine/src/data/idx_reader.cpp" "$ROOT/engine/src/data/csv_reader.cpp"
       "$ROOT/engine/src/data/safetensors_reader.cpp" "$ROOT/engine/src/training_arguments.cpp"
-      "$ROOT/engine/src/run_config_choices.cpp")
-HEADERS=("$ROOT"/engine/include/accum/*.h "$ROOT"/engine/src/data/*_reader.h "$ROOT/engine/src/training_arguments.h")
+      "$ROOT/engine/src/run_config_choices.cpp" "$ROOT/engine/src/option_table.cpp")
+HEADERS=("$ROOT"/engine/include/accum/*.h "$ROOT"/engine/src/data/*_reader.h "$ROOT/engine/src/training_arguments.h"
+         "$ROOT/engine/src/config_fields.h")
 newer_than() { # output inputs...: whether output is missing or older than an input
   local output="$1" input; shift
   [[ -e "$output" ]] || return 0
