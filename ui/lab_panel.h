@@ -101,7 +101,6 @@ protected:
 private:
     // The verdict line and the explanation, computed again when the language changes.
     void set_texts(std::function<QString()> verdict, std::function<QString()> explanation);
-    QString finished_verdict() const; // what the last experiment showed, with its numbers
     void on_run_started(int index, const QString& label);
     void on_progress(int index, const RunResult& partial);
     void on_run_finished(int index, const RunResult& result);
