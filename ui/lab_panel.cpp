@@ -18,6 +18,7 @@
 
 #include "accum/run_estimate.h"
 #include "lab_panel_parts.h"
+#include "lab_table.h"
 #include "lab_verdict.h"
 #include "engine_text.h"
 #include "engine_use.h"
@@ -234,25 +235,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     memory_bars_->setVisible(false);
     bars_look_.capture(memory_bars_);
 
-    table_ = new QTableWidget(0, ColumnCount);
-    table_->setObjectName(QStringLiteral("lab_table"));
-    texts_.add([this] {
-        table_->setHorizontalHeaderLabels({tr("Run"), tr("B × K = effective"), tr("Final loss"),
-                                           tr("max |Δ loss| vs first"), tr("Final accuracy"), tr("Time (s)"),
-                                           tr("Peak memory"), tr("Samples/s"), tr("All-reduces / update"),
-                                           tr("Time / update (ms)"), tr("Peak activations"),
-                                           tr("Optimizer step"), tr("Skipped updates")});
-    });
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-    table_->verticalHeader()->setVisible(false);
-    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table_->setAlternatingRowColors(true);
-    table_->setMinimumHeight(130);
-    // A run's meaning is at the end of its name ("… (wrong)", "… (right)"): cut the
-    // middle (a wrapped cell would cut its first line at the end instead).
-    table_->setTextElideMode(Qt::ElideMiddle);
-    table_->setWordWrap(false);
+    table_ = new LabTable;
 
     auto* lower = new QWidget;
     auto* lower_layout = new QVBoxLayout(lower);
@@ -305,6 +288,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(explanation_);
     layout->addWidget(split, 1);
 }
+
+QTableWidget* LabPanel::table() const { return table_; }
 
 QPushButton* LabPanel::button(Experiment experiment) const {
     for (const auto& [e, b] : buttons_)
@@ -392,6 +377,7 @@ void LabPanel::changeEvent(QEvent* event) {
 
 void LabPanel::retranslate() {
     texts_.apply();
+    table_->retranslate();
     set_texts(verdict_text_, explanation_text_);
     if (shown_.empty()) return; // no experiment yet: the plot's axes are unnamed
     fill_table();

@@ -31,6 +31,8 @@ class QTableWidget;
 
 namespace studio {
 
+class LabTable;
+
 // One run's memory as the lab's bars stack it, bottom to top: parameters,
 // gradients and optimizer state at the step's peak, and the peak of activations.
 struct MemoryBands {
@@ -65,7 +67,7 @@ public:
     const std::vector<RunResult>& results() const { return queue_->results(); }
     // The headline number: the largest pairwise max |Δ loss| of the last experiment.
     double max_loss_difference() const { return max_pairwise_loss_difference(queue_->results()); }
-    QTableWidget* table() const { return table_; }
+    QTableWidget* table() const;
     QCustomPlot* plot() const { return plot_; }
     QLabel* verdict_label() const { return verdict_; }
     QPushButton* button(Experiment experiment) const;
@@ -134,7 +136,7 @@ private:
     QCPAxisRect* delta_rect_ = nullptr;
     QCPItemRect* rounding_band_ = nullptr;
     QCPItemText* rounding_label_ = nullptr;
-    QTableWidget* table_ = nullptr;
+    LabTable* table_ = nullptr;
     QSplitter* split_ = nullptr;
     PlotLook look_;
     PlotLook bars_look_;  // memory_bars_

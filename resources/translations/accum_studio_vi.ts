@@ -1367,10 +1367,6 @@
 <context>
     <name>studio::LabPanel</name>
     <message>
-        <source>median of %1 updates after the first %2 (quartiles %3)</source>
-        <translation>trung vị của %1 lần cập nhật sau %2 lần đầu (tứ phân vị %3)</translation>
-    </message>
-    <message>
         <source>Measured on two hosts: where no_sync pays</source>
         <translation>Đo trên hai máy: khi nào no_sync có lợi</translation>
     </message>
@@ -1459,38 +1455,6 @@
         <translation>theo</translation>
     </message>
     <message>
-        <source>Run</source>
-        <translation>Lần chạy</translation>
-    </message>
-    <message>
-        <source>B × K = effective</source>
-        <translation>B × K = hiệu dụng</translation>
-    </message>
-    <message>
-        <source>Final loss</source>
-        <translation>Loss cuối</translation>
-    </message>
-    <message>
-        <source>max |Δ loss| vs first</source>
-        <translation>max |Δ loss| so với lần đầu</translation>
-    </message>
-    <message>
-        <source>Final accuracy</source>
-        <translation>Độ chính xác cuối</translation>
-    </message>
-    <message>
-        <source>Time (s)</source>
-        <translation>Thời gian (s)</translation>
-    </message>
-    <message>
-        <source>Peak memory</source>
-        <translation>Bộ nhớ đỉnh</translation>
-    </message>
-    <message>
-        <source>Samples/s</source>
-        <translation>Mẫu/giây</translation>
-    </message>
-    <message>
         <source>run %1</source>
         <translation>lần chạy %1</translation>
     </message>
@@ -1519,10 +1483,6 @@
         <translation>loss</translation>
     </message>
     <message>
-        <source>%1 (S → %2)</source>
-        <translation>%1 (S → %2)</translation>
-    </message>
-    <message>
         <source>scaler per window (right)</source>
         <translation>scaler mỗi cửa sổ (đúng)</translation>
     </message>
@@ -1537,10 +1497,6 @@
     <message>
         <source>loss scale</source>
         <translation>hệ số co giãn loss</translation>
-    </message>
-    <message>
-        <source>Skipped updates</source>
-        <translation>Cập nhật bị bỏ qua</translation>
     </message>
     <message>
         <source>update skipped (overflow)</source>
@@ -1561,10 +1517,6 @@
     <message>
         <source>MiB</source>
         <translation>MiB</translation>
-    </message>
-    <message>
-        <source>Peak activations</source>
-        <translation>Activation đỉnh</translation>
     </message>
     <message>
         <source>parameters</source>
@@ -1597,18 +1549,6 @@
         <translation>đồng bộ mỗi micro-batch</translation>
     </message>
     <message>
-        <source>All-reduces / update</source>
-        <translation>All-reduce / cập nhật</translation>
-    </message>
-    <message>
-        <source>Time / update (ms)</source>
-        <translation>Thời gian / cập nhật (ms)</translation>
-    </message>
-    <message>
-        <source>Optimizer step</source>
-        <translation>Bước optimizer</translation>
-    </message>
-    <message>
         <source>optimizer step (above the activations)</source>
         <translation>bước optimizer (phần trên activation)</translation>
     </message>
@@ -1623,6 +1563,69 @@
     <message>
         <source>&lt;b&gt;Which batch&lt;/b&gt;</source>
         <translation>&lt;b&gt;Batch nào&lt;/b&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LabTable</name>
+    <message>
+        <source>%1 (S → %2)</source>
+        <translation>%1 (S → %2)</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>Lần chạy</translation>
+    </message>
+    <message>
+        <source>B × K = effective</source>
+        <translation>B × K = hiệu dụng</translation>
+    </message>
+    <message>
+        <source>Final loss</source>
+        <translation>Loss cuối</translation>
+    </message>
+    <message>
+        <source>max |Δ loss| vs first</source>
+        <translation>max |Δ loss| so với lần đầu</translation>
+    </message>
+    <message>
+        <source>Final accuracy</source>
+        <translation>Độ chính xác cuối</translation>
+    </message>
+    <message>
+        <source>Time (s)</source>
+        <translation>Thời gian (s)</translation>
+    </message>
+    <message>
+        <source>Peak memory</source>
+        <translation>Bộ nhớ đỉnh</translation>
+    </message>
+    <message>
+        <source>Samples/s</source>
+        <translation>Mẫu/giây</translation>
+    </message>
+    <message>
+        <source>All-reduces / update</source>
+        <translation>All-reduce / cập nhật</translation>
+    </message>
+    <message>
+        <source>Time / update (ms)</source>
+        <translation>Thời gian / cập nhật (ms)</translation>
+    </message>
+    <message>
+        <source>Peak activations</source>
+        <translation>Activation đỉnh</translation>
+    </message>
+    <message>
+        <source>Optimizer step</source>
+        <translation>Bước optimizer</translation>
+    </message>
+    <message>
+        <source>Skipped updates</source>
+        <translation>Cập nhật bị bỏ qua</translation>
+    </message>
+    <message>
+        <source>median of %1 updates after the first %2 (quartiles %3)</source>
+        <translation>trung vị của %1 lần cập nhật sau %2 lần đầu (tứ phân vị %3)</translation>
     </message>
 </context>
 <context>
