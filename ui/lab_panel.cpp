@@ -289,8 +289,6 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(split, 1);
 }
 
-QTableWidget* LabPanel::table() const { return table_; }
-
 QPushButton* LabPanel::button(Experiment experiment) const {
     for (const auto& [e, b] : buttons_)
         if (e == experiment) return b;

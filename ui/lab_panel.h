@@ -15,6 +15,7 @@
 #include "experiment_queue.h"
 #include "experiments.h"
 #include "lab_plan.h"
+#include "lab_table.h"
 #include "plot_look.h"
 #include "retranslate.h"
 #include "run_result.h"
@@ -30,8 +31,6 @@ class QSplitter;
 class QTableWidget;
 
 namespace studio {
-
-class LabTable;
 
 // One run's memory as the lab's bars stack it, bottom to top: parameters,
 // gradients and optimizer state at the step's peak, and the peak of activations.
@@ -67,7 +66,7 @@ public:
     const std::vector<RunResult>& results() const { return queue_->results(); }
     // The headline number: the largest pairwise max |Δ loss| of the last experiment.
     double max_loss_difference() const { return max_pairwise_loss_difference(queue_->results()); }
-    QTableWidget* table() const;
+    QTableWidget* table() const { return table_; }
     QCustomPlot* plot() const { return plot_; }
     QLabel* verdict_label() const { return verdict_; }
     QPushButton* button(Experiment experiment) const;
