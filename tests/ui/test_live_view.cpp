@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
@@ -89,6 +90,7 @@ private Q_SLOTS:
     void refusedStartDrawsNothing();
     void outOfMemoryIsMarked();
     void newRunStartsEmpty();
+    void logFollowsUnlessScrolledUp();
     void durations();
 };
 
@@ -235,6 +237,37 @@ void TestLiveView::newRunStartsEmpty() {
     live.refresh(true);
     QCOMPARE(v.loss->step_point_count(), 2);
     QCOMPARE(v.progress->value(), 200);
+}
+
+void TestLiveView::logFollowsUnlessScrolledUp() {
+    Views v;
+    v.parent.resize(400, 300);
+    v.log->setGeometry(0, 0, 300, 120);
+    v.log->raise();
+    v.parent.show(); // the scroll bar's range needs a laid-out viewport
+    QVERIFY(QTest::qWaitForWindowExposed(&v.parent));
+    studio::LiveView live(v.widgets());
+    live.start(ten_steps(), QStringLiteral("run 1"));
+    auto lines = [&live](int from) {
+        studio::RecordBatch batch;
+        for (int i = from; i < from + 50; ++i) batch.logs << QStringLiteral("line %1").arg(i);
+        live.append(batch);
+        live.refresh(true);
+    };
+    auto* bar = v.log->verticalScrollBar();
+    lines(0);
+    QVERIFY(bar->maximum() > 0);
+    QCOMPARE(bar->value(), bar->maximum()); // at the end: it follows
+    // Scrolled up to read: new lines leave the view where it is.
+    bar->triggerAction(QAbstractSlider::SliderToMinimum);
+    QCOMPARE(bar->value(), 0);
+    lines(50);
+    QCOMPARE(bar->value(), 0);
+    QVERIFY(v.log->toPlainText().contains(QStringLiteral("line 99")));
+    // Back at the end: it follows again.
+    bar->triggerAction(QAbstractSlider::SliderToMaximum);
+    lines(100);
+    QCOMPARE(bar->value(), bar->maximum());
 }
 
 void TestLiveView::durations() {
