@@ -15,6 +15,7 @@
 #include "experiment_queue.h"
 #include "experiments.h"
 #include "lab_plan.h"
+#include "lab_table.h"
 #include "plot_look.h"
 #include "retranslate.h"
 #include "run_result.h"
@@ -101,7 +102,6 @@ protected:
 private:
     // The verdict line and the explanation, computed again when the language changes.
     void set_texts(std::function<QString()> verdict, std::function<QString()> explanation);
-    QString finished_verdict() const; // what the last experiment showed, with its numbers
     void on_run_started(int index, const QString& label);
     void on_progress(int index, const RunResult& partial);
     void on_run_finished(int index, const RunResult& result);
@@ -135,7 +135,7 @@ private:
     QCPAxisRect* delta_rect_ = nullptr;
     QCPItemRect* rounding_band_ = nullptr;
     QCPItemText* rounding_label_ = nullptr;
-    QTableWidget* table_ = nullptr;
+    LabTable* table_ = nullptr;
     QSplitter* split_ = nullptr;
     PlotLook look_;
     PlotLook bars_look_;  // memory_bars_

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// What the lab panel's two files share (lab_panel.cpp: the widget and its
-// verdict; lab_panel_views.cpp: the table, the plots and the memory bars): the
-// table's columns, the plot's y-axis choices, the |Δ loss| panel's floor and a
-// cell's number. Included by those two files only.
+// What the lab's files share (lab_panel.cpp: the widget; lab_panel_views.cpp:
+// the plots and the memory bars; lab_table.cpp: the table; lab_verdict.cpp):
+// the table's columns, the runs' colours, the plot's y-axis choices, the
+// |Δ loss| panel's floor and a cell's number. Included by those files only.
 #pragma once
 
+#include <QColor>
+#include <QList>
 #include <QString>
 #include <cmath>
 
@@ -20,6 +22,9 @@ enum Column { RunColumn, BatchColumn, FinalLossColumn, DeltaColumn, AccuracyColu
 
 // The plot's y-axis choices, in the combo box's order.
 enum YAxisChoice { LossAxis, LearningRateAxis, LossScaleAxis };
+
+// Each run's colour, by its index: the table's run names, the plot's curves, the bars.
+const QList<QColor>& run_colours();
 
 inline QString number_or_dash(double v, int precision, char format = 'f') {
     return std::isfinite(v) ? QString::number(v, format, precision) : QStringLiteral("–");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// LabPanel's views of the runs: the table (one row a run), the loss / |Δ loss| /
-// learning-rate plot and the memory bars, rebuilt from the queue's results.
+// LabPanel's views of the runs: the loss / |Δ loss| / learning-rate plot and the
+// memory bars, rebuilt from the queue's results (the table is lab_table.h).
 #include "lab_panel.h"
 
 #include <QComboBox>
@@ -18,105 +18,14 @@
 #include "engine_use.h"
 #include "link_curve.h"
 #include "lab_panel_parts.h"
+#include "lab_table.h"
 #include "plot_interaction.h"
 
 namespace studio {
 
 using namespace lab_parts;
 
-namespace {
-
-const QList<QColor>& run_colours() {
-    static const QList<QColor> colours = {QColor(0x1f77b4), QColor(0xd62728), QColor(0x2ca02c),
-                                          QColor(0x9467bd), QColor(0xff7f0e), QColor(0x8c564b)};
-    return colours;
-}
-
-QString batching(const accum::RunConfig& c) {
-    if (c.world_size() > 1)
-        return QStringLiteral("%1 × %2 × %3 = %4")
-            .arg(c.batch_size)
-            .arg(c.accumulation_steps)
-            .arg(c.world_size())
-            .arg(c.effective_batch());
-    return QStringLiteral("%1 × %2 = %3").arg(c.batch_size).arg(c.accumulation_steps).arg(c.effective_batch());
-}
-
-// "2 (S → 8.5e+37)": the updates skipped and the loss scale the run ended with.
-QString skipped_text(const RunResult& r) {
-    if (!r.config.uses_loss_scaler() || r.steps.empty()) return QStringLiteral("–");
-    return LabPanel::tr("%1 (S → %2)").arg(skipped_updates(r)).arg(r.steps.back().loss_scale, 0, 'g', 2);
-}
-
-} // namespace
-
-void LabPanel::fill_table() {
-    const auto& runs = queue_->results();
-    table_->setRowCount(int(runs.size()));
-    // In front of a class the run's name, its shape and the columns that make the
-    // experiment's point; the time and the accuracy (the lesson's bar says what
-    // they show) give the name their room.
-    table_->setColumnHidden(TimeColumn, scale_ > 1.0);
-    // No evaluation in any run (a short demo): no column of dashes.
-    table_->setColumnHidden(AccuracyColumn, scale_ > 1.0 || std::none_of(runs.begin(), runs.end(), [](const RunResult& r) {
-                                                return !r.evals.empty();
-                                            }));
-    // Communication columns for runs of several processes only.
-    const bool data_parallel =
-        std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return r.config.world_size() > 1; });
-    table_->setColumnHidden(AllReducesColumn, !data_parallel);
-    table_->setColumnHidden(TimePerUpdateColumn, !data_parallel);
-    // In front of a class runs of several processes make a point about
-    // communication; their memory is alike (each process holds the whole model),
-    // and at 1280 × 720 the memory columns pushed the time per update out of view.
-    const bool memory_aside = scale_ > 1.0 && data_parallel;
-    table_->setColumnHidden(MemoryColumn, memory_aside);
-    table_->setColumnHidden(PeakActivationsColumn, memory_aside);
-    table_->setColumnHidden(OptimizerStepColumn, memory_aside);
-    // Updates a loss scaler skipped (overflow), and the scale at the end: only for runs that scale.
-    table_->setColumnHidden(SkippedColumn, std::none_of(runs.begin(), runs.end(),
-                                                        [](const RunResult& r) { return r.config.uses_loss_scaler(); }));
-    for (int row = 0; row < int(runs.size()); ++row) {
-        const auto& r = runs[static_cast<std::size_t>(row)];
-        const double delta = row == 0 ? 0.0 : studio::max_loss_difference(runs.front(), r);
-        // Speeds without the warm-up, rounded to their spread; the spread in the tooltip.
-        const auto timing = update_timing(r);
-        const QStringList cells = {r.label,
-                                   batching(r.config),
-                                   number_or_dash(r.final_loss(), 4),
-                                   row == 0 ? QStringLiteral("—") : number_or_dash(delta, 2, 'e'),
-                                   number_or_dash(r.final_accuracy(), 4),
-                                   number_or_dash(r.summary.train_runtime_s, 2),
-                                   format_bytes(r.summary.peak_memory_bytes),
-                                   rounded_to_spread(timing.samples_per_second, timing.samples_low,
-                                                     timing.samples_high),
-                                   QString::number(allreduces_per_update(r), 'g', 3),
-                                   rounded_to_spread(1000.0 * timing.seconds, 1000.0 * timing.seconds_low,
-                                                     1000.0 * timing.seconds_high),
-                                   format_bytes(r.peak_activations_bytes()),
-                                   format_bytes(r.peak_optimizer_step_bytes()),
-                                   skipped_text(r)};
-        for (int c = 0; c < cells.size(); ++c) {
-            auto* item = new QTableWidgetItem(cells[c]);
-            item->setTextAlignment(c == 0 ? (Qt::AlignLeft | Qt::AlignVCenter) : Qt::AlignCenter);
-            if (c == 0) item->setForeground(run_colours()[row % run_colours().size()]);
-            if (c == 0) item->setToolTip(r.label); // the whole name, where the column cuts its middle
-            if (c == SpeedColumn)
-                item->setToolTip(tr("median of %1 updates after the first %2 (quartiles %3)")
-                                     .arg(timing.updates)
-                                     .arg(kLabWarmupUpdates)
-                                     .arg(with_spread(timing.samples_per_second, timing.samples_low,
-                                                      timing.samples_high)));
-            if (c == TimePerUpdateColumn)
-                item->setToolTip(tr("median of %1 updates after the first %2 (quartiles %3)")
-                                     .arg(timing.updates)
-                                     .arg(kLabWarmupUpdates)
-                                     .arg(with_spread(1000.0 * timing.seconds, 1000.0 * timing.seconds_low,
-                                                      1000.0 * timing.seconds_high)));
-            table_->setItem(row, c, item);
-        }
-    }
-}
+void LabPanel::fill_table() { table_->fill(queue_->results(), scale_ > 1.0); }
 
 void LabPanel::rebuild_plot() {
     plot_->clearGraphs();

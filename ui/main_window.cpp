@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "main_window.h"
 
 #include <QAction>
@@ -9,7 +10,6 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -40,25 +40,18 @@
 
 namespace studio {
 
-QString MainWindow::threads_text(int count) {
-    return count == 1 ? tr("1 thread") : tr("%1 threads").arg(count);
-}
-
-QString MainWindow::format_duration(double seconds) {
-    if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("–");
-    const auto s = static_cast<qint64>(std::llround(seconds));
-    if (s >= 3600) return QStringLiteral("%1:%2:%3").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'));
-    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-}
-
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     texts_.add([this] { setWindowTitle(tr("Accumulate Studio — gradient accumulation, live")); });
     controller_ = new RunController(this);
     director_ = new RunDirector(*this, this);
+    file_actions_ = new FileActions(*this, FileActions::modal_dialog(this), this);
     build_layout();
     build_actions();
 
-    connect(controller_, &RunController::records_ready, this, &MainWindow::on_records);
+    connect(controller_, &RunController::records_ready, live_view_, &LiveView::append);
+    // A change of the thread count mid-run says why where the eye is, for a while.
+    connect(live_view_, &LiveView::threads_changed, this,
+            [this](const QString& line) { statusBar()->showMessage(line, 10000); });
     connect(controller_, &RunController::finished, this, &MainWindow::on_finished);
     connect(controller_, &RunController::paused_changed, this, [this] { update_actions(); });
     connect(config_panel_, &ConfigPanel::validity_changed, this, [this] { update_actions(); });
@@ -98,7 +91,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(lesson_panel_, &LessonPanel::closed, director_, &RunDirector::leave_lesson);
     connect(director_, &RunDirector::lesson_run_started, lesson_panel_, &LessonPanel::on_run_started);
     connect(director_, &RunDirector::lesson_run_refused, lesson_panel_, &LessonPanel::on_run_refused);
-    connect(this, &MainWindow::run_finished, lesson_panel_, [this] { lesson_panel_->on_live_run_finished(live_run_); });
+    connect(this, &MainWindow::run_finished, lesson_panel_,
+            [this] { lesson_panel_->on_live_run_finished(live_view_->run()); });
     connect(this, &MainWindow::experiment_finished, lesson_panel_,
             [this] { lesson_panel_->on_experiment_finished(lab_panel_->results()); });
     connect(lab_panel_, &LabPanel::experiment_finished, this, &MainWindow::experiment_finished);
@@ -116,14 +110,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // The engine estimates memory only between runs: the estimate a run kept
     // waiting comes when it ends.
     connect(lab_panel_, &LabPanel::experiment_finished, config_panel_, &ConfigPanel::refresh_estimate_a_run_held);
-
-    // At most 10 replots a second: live enough to watch, and it leaves the CPU to
-    // training (faster replots cost the engine a good part of its speed on 2
-    // cores: bench/RESULTS.md, "Figures quoted in the code").
-    // During a run the interval stretches if drawing costs more than its budget
-    // (refresh_budget.h).
-    refresh_timer_.setInterval(RefreshBudget::kFastestMs);
-    connect(&refresh_timer_, &QTimer::timeout, this, &MainWindow::on_refresh_timer);
 
     undo_reset_timer_.setSingleShot(true);
     undo_reset_timer_.setInterval(30000); // the Undo button's time beside the status line
@@ -207,16 +193,6 @@ void MainWindow::build_layout() {
     log_font_ = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     log_view_->setFont(log_font_);
     texts_.add([this] { log_view_->setPlaceholderText(tr("The run's log, as the style's Python original would print it")); });
-    // The log follows new lines while the user is at its end; scrolling up to read
-    // stops it, scrolling back to the end resumes it. Decided here, not by
-    // QPlainTextEdit's own test at each append, which (with the block limit, or
-    // while the log is out of view) lost the end and then never followed again.
-    auto* log_bar = log_view_->verticalScrollBar();
-    connect(log_bar, &QScrollBar::actionTriggered, this,
-            [this, log_bar] { log_follow_ = log_bar->sliderPosition() >= log_bar->maximum(); });
-    connect(log_bar, &QScrollBar::valueChanged, this, [this, log_bar](int value) {
-        if (value >= log_bar->maximum()) log_follow_ = true;
-    });
 
     auto* bottom = new QSplitter(Qt::Horizontal);
     auto* eval_box = new QWidget;
@@ -265,21 +241,20 @@ void MainWindow::build_layout() {
     status_label_->setWordWrap(true);
     status_label_->setMinimumWidth(120);
     status_label_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
-    step_label_ = new QLabel;
-    epoch_label_ = new QLabel;
-    speed_label_ = new QLabel;
+    auto* step_label = new QLabel;
+    auto* epoch_label = new QLabel;
+    auto* speed_label = new QLabel;
     threads_label_ = new QLabel;
     threads_label_->setObjectName(QStringLiteral("threads_label"));
-    eta_label_ = new QLabel;
-    fit_status_labels();
+    auto* eta_label = new QLabel;
     auto* status_row = new QHBoxLayout;
     status_row->addWidget(status_label_, 3);
     status_row->addWidget(progress_, 2);
-    status_row->addWidget(step_label_);
-    status_row->addWidget(epoch_label_);
-    status_row->addWidget(speed_label_);
+    status_row->addWidget(step_label);
+    status_row->addWidget(epoch_label);
+    status_row->addWidget(speed_label);
     status_row->addWidget(threads_label_);
-    status_row->addWidget(eta_label_);
+    status_row->addWidget(eta_label);
 
     code_panel_ = new CodePanel;
     auto* live_split = live_split_ = new QSplitter(Qt::Horizontal);
@@ -290,6 +265,10 @@ void MainWindow::build_layout() {
     live_split->setStretchFactor(1, 2);
     live_split->setSizes({600, 470});
     code_panel_->setMinimumWidth(280); // the listing scrolls sideways on a 1024 px screen
+    live_view_ = new LiveView({loss_plot_, memory_plot_, noise_plot_, eval_table_, log_view_, progress_, step_label,
+                               epoch_label, speed_label, threads_label_, eta_label, code_panel_},
+                              this);
+    live_view_->fit_labels();
 
     auto* live = new QWidget;
     auto* live_layout = new QVBoxLayout(live);
@@ -402,10 +381,7 @@ void MainWindow::retranslate() {
     if (status_text_) status_label_->setText(status_text_());
     if (status_tip_) status_label_->setToolTip(status_tip_());
     update_actions();
-    if (threads_count_ > 0) threads_label_->setText(threads_text(threads_count_));
-    fit_status_labels();
-    if (last_step_.step > 0) refresh_views(true);
-    if (live_run_.has_summary && !controller_->is_running()) show_run_times(live_run_.summary);
+    live_view_->retranslate();
     update_config_summary();
     update_config_problems();
 }
@@ -413,12 +389,6 @@ void MainWindow::retranslate() {
 void MainWindow::take_noise_scale(const RunResult& run, std::function<QString()> source) {
     const double noise_scale = measured_noise_scale_in_samples(run);
     if (noise_scale_known(noise_scale)) config_panel_->set_measured_noise_scale(noise_scale, std::move(source), run.config);
-}
-
-void MainWindow::show_run_times(const accum::SummaryRecord& summary) {
-    eta_label_->setText(tr("took %1").arg(format_duration(summary.train_runtime_s)));
-    if (summary.samples_per_second > 0)
-        speed_label_->setText(samples_rate_text(summary.samples_per_second));
 }
 
 void MainWindow::show_refusal(const QString& why) {
@@ -429,90 +399,8 @@ void MainWindow::show_refusal(const QString& why) {
     statusBar()->showMessage(text(), 10000);
 }
 
-void MainWindow::on_records(const RecordBatch& batch) {
-    code_panel_->append(batch);
-    if (!batch.run_directory.isEmpty()) live_run_.folder = batch.run_directory;
-    live_run_.steps.insert(live_run_.steps.end(), batch.steps.begin(), batch.steps.end());
-    for (const auto& m : batch.memory) live_run_.note_memory(m);
-    live_run_.evals.insert(live_run_.evals.end(), batch.evals.begin(), batch.evals.end());
-    loss_plot_->append(batch);
-    memory_plot_->append(batch);
-    noise_plot_->append(batch);
-    pending_logs_ << batch.logs;
-    for (const auto& line : batch.logs) show_threads(line);
-    for (const auto& e : batch.evals) {
-        const int row = eval_table_->rowCount();
-        eval_table_->insertRow(row);
-        const QStringList cells = {QString::number(e.epoch, 'f', 2), QString::number(e.step),
-                                   QString::number(e.eval_loss, 'f', 4), QString::number(e.eval_accuracy, 'f', 4),
-                                   QString::number(e.eval_f1, 'f', 4)};
-        for (int c = 0; c < cells.size(); ++c) {
-            auto* item = new QTableWidgetItem(cells[c]);
-            item->setTextAlignment(Qt::AlignCenter);
-            eval_table_->setItem(row, c, item);
-        }
-    }
-    if (!batch.steps.empty()) last_step_ = batch.steps.back();
-}
-
-void MainWindow::show_threads(const QString& log_line) {
-    // The engine's lines: "threads: 2 (LibTorch's pool 2, BLAS 1), the default for
-    // this model on 2 cores; …" at the start, "threads: now 1 (was 2), other
-    // programs using 1.0 cores; …" when it changes the count (run_context.cpp).
-    static const QRegularExpression threads(QStringLiteral("^threads: (now |kept )?(\\d+)"));
-    const auto m = threads.match(log_line);
-    if (!m.hasMatch()) return;
-    threads_count_ = m.captured(2).toInt();
-    threads_label_->setText(threads_text(threads_count_));
-    threads_label_->setToolTip(log_line);
-    // A change mid-run says why where the eye is, for a while.
-    if (m.captured(1) == QLatin1String("now ")) statusBar()->showMessage(log_line, 10000);
-}
-
-void MainWindow::on_refresh_timer() {
-    refresh_views(false);
-    refresh_timer_.setInterval(refresh_budget_.interval_after_redraw(refresh_timer_.interval()));
-}
-
-void MainWindow::refresh_views(bool final) {
-    code_panel_->refresh();
-    loss_plot_->refresh();
-    memory_plot_->refresh();
-    noise_plot_->refresh();
-    if (!pending_logs_.isEmpty()) {
-        const bool follow = log_follow_;
-        log_view_->appendPlainText(pending_logs_.join(QLatin1Char('\n')));
-        pending_logs_.clear();
-        if (follow) {
-            auto* bar = log_view_->verticalScrollBar();
-            bar->setValue(bar->maximum());
-            log_follow_ = true;
-        }
-    }
-    if (last_step_.step <= 0) return;
-    if (!final && status_clock_.isValid() && status_clock_.elapsed() < 250) return;
-    status_clock_.start();
-    const auto& c = running_config_;
-    double fraction = 0.0;
-    if (c.max_steps > 0) fraction = double(last_step_.step) / double(c.max_steps);
-    if (c.epochs > 0) fraction = std::max(fraction, last_step_.epoch / double(c.epochs));
-    if (c.max_steps > 0 && c.epochs > 0)
-        fraction = std::max(double(last_step_.step) / double(c.max_steps), last_step_.epoch / double(c.epochs));
-    fraction = std::clamp(fraction, 0.0, 1.0);
-    progress_->setValue(static_cast<int>(std::lround(fraction * 1000)));
-    step_label_->setText(tr("Step %1").arg(last_step_.step));
-    epoch_label_->setText(tr("Epoch %1").arg(last_step_.epoch, 0, 'f', 2));
-    const double rate = last_step_.elapsed_s > 0 ? last_step_.samples_seen / last_step_.elapsed_s : 0.0;
-    speed_label_->setText(samples_rate_text(rate));
-    if (fraction > 0.0 && controller_->is_running())
-        eta_label_->setText(tr("ETA %1").arg(format_duration(last_step_.elapsed_s * (1.0 - fraction) / fraction)));
-}
-
 void MainWindow::on_finished(const accum::SummaryRecord& summary) {
-    last_summary_ = summary;
-    refresh_timer_.stop();
-    live_run_.summary = summary;
-    live_run_.has_summary = true;
+    live_view_->finish(summary); // the last records drawn, the run's time and speed
     if (engine_refused_as_busy(summary)) {
         // The engine refused to start it: another run of this process trains. Nothing
         // ran, so the Runs tab gets no row.
@@ -524,13 +412,9 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
         return;
     }
     if (summary.status == accum::RunStatus::OutOfMemory) {
-        memory_plot_->mark_out_of_memory(summary.peak_memory_bytes);
-        oom_banner_->show_for(summary, running_config_.batch_size, running_config_.accumulation_steps,
-                              lesson_panel_->running_lever());
+        const auto& running = live_view_->run().config;
+        oom_banner_->show_for(summary, running.batch_size, running.accumulation_steps, lesson_panel_->running_lever());
     }
-    refresh_views(true); // the last records
-    if (summary.status == accum::RunStatus::Completed) progress_->setValue(progress_->maximum());
-    show_run_times(summary);
     update_actions();
     set_status(
         [summary] {
@@ -546,11 +430,10 @@ void MainWindow::on_finished(const accum::SummaryRecord& summary) {
             return text;
         },
         [summary] { return engine_message(summary); });
-    runs_panel_->add_run(live_run_);
-    take_noise_scale(live_run_, [] { return tr("the live run"); });
+    runs_panel_->add_run(live_view_->run());
+    take_noise_scale(live_view_->run(), [] { return tr("the live run"); });
     config_panel_->refresh_estimate_a_run_held();
     Q_EMIT run_finished(summary);
 }
 
 } // namespace studio
-// SPDX-License-Identifier: GPL-3.0-or-later

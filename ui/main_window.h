@@ -2,11 +2,11 @@
 // The studio's window: configuration on the left, live loss and memory plots,
 // status and per-epoch evaluation, the out-of-memory banner, the guided lesson's
 // bar (Lab › Lesson) and presentation mode (View › Presentation, F11). Runs go through
-// a RunController (engine on its own thread); the plots are refreshed by a
-// timer, at most 10 times a second and less when drawing would take more than
-// its share of a core (refresh_budget.h), never per record.
+// a RunController (engine on its own thread); what starts is the RunDirector's
+// choice (run_director.h), the plots and the status row's numbers are the
+// LiveView's (live_view.h) and the File menu's reading and writing is
+// FileActions' (file_actions.h): each a class of its own, tested on a fake.
 
-#include <QElapsedTimer>
 #include <QPointer>
 #include <QFont>
 #include <QMainWindow>
@@ -19,9 +19,10 @@
 #include "accum/run_config.h"
 #include "engine_use.h"
 #include "experiments.h"
+#include "file_actions.h"
 #include "lesson.h"
+#include "live_view.h"
 #include "record_batch.h"
-#include "refresh_budget.h"
 #include "run_director.h"
 #include "retranslate.h"
 #include "run_result.h"
@@ -37,6 +38,7 @@ class QScrollArea;
 class QSplitter;
 class QTabWidget;
 class QTableWidget;
+class QTextStream;
 class QToolBar;
 
 namespace studio {
@@ -52,7 +54,7 @@ class OomBanner;
 class RunController;
 class RunsPanel;
 
-class MainWindow : public QMainWindow, private RunSurface {
+class MainWindow : public QMainWindow, private RunSurface, private FileSurface {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget* parent = nullptr);
@@ -93,9 +95,11 @@ public:
     // While the lesson has the form: the configuration the user had before it,
     // which the saved settings keep and leaving the lesson brings back.
     const std::optional<accum::RunConfig>& user_config() const { return director_->user_config(); }
-    const accum::SummaryRecord& last_summary() const { return last_summary_; }
+    const accum::SummaryRecord& last_summary() const { return live_view_->last_summary(); }
     // The last live run (configuration, step records, summary) once it has ended.
-    const RunResult& last_live_run() const { return live_run_; }
+    const RunResult& last_live_run() const { return live_view_->run(); }
+    LiveView* live_view() const { return live_view_; }
+    FileActions* file_actions() const { return file_actions_; }
 
     // Sizes the window for `screen` (its available area): the saved geometry, moved
     // and shrunk into the screen, or a first size that fits it. The constructor
@@ -177,35 +181,23 @@ private:
     void show_live(LiveFocus focus, bool build_up) override;
     void show_refusal(const QString& why) override;
     void store_settings() override;
+    // FileSurface: what the file actions drive (form_config and set_form_config above).
+    void start_lesson_file(std::shared_ptr<const Lesson> lesson) override;
+    bool write_plot_image(bool loss, const QString& path) const override;
+    void write_plot_csv(bool loss, QTextStream& out) const override;
+    void show_warning(const QString& title, const QString& text) override;
+    void show_message(const QString& text, int timeout_ms) override;
     // The status line's text (and tooltip), computed again when the language changes.
     void set_status(std::function<QString()> text, std::function<QString()> tooltip = {});
     void update_config_problems();
     // The field being typed in stays where it is on screen when the form's layout
     // changes above it (an estimate, an error row): the form scrolls by as much.
     void keep_focus_in_place();
-    void on_records(const studio::RecordBatch& batch);
     void on_finished(const accum::SummaryRecord& summary);
-    void on_refresh_timer();
-    // Plots on every tick; the status line (progress, step, speed, ETA) at most
-    // 4 times a second unless final: its text layout is a good part of the
-    // window's per-tick cost, and nobody reads numbers changing faster.
-    void refresh_views(bool final);
     void restore_settings();
-    void save_config_dialog();
-    void show_threads(const QString& log_line);
-    void load_config_dialog();
-    void open_lesson_dialog();
-    void export_plot_dialog(bool loss);
-    void export_csv_dialog();
     void build_language_menu();
-    // The status row's texts: "4 threads", "1:05" or "1:02:03" ("–" when unknown).
-    static QString threads_text(int count);
-    static QString format_duration(double seconds);
-    // An ended run's time and speed in the status row.
-    void show_run_times(const accum::SummaryRecord& summary);
     void build_help_menu(); // Help › Keyboard shortcuts…, listed from the window's actions
     void apply_presentation_scale(double scale);
-    void fit_status_labels();
     void update_config_summary();
     // The planner (the form's noise-scale line) takes `run`'s measured noise
     // scale, if it has one; `source` names it in the language of the moment.
@@ -214,7 +206,6 @@ private:
     Retexts texts_; // every fixed text the window sets, for a live change of language
     std::function<QString()> status_text_;
     std::function<QString()> status_tip_;
-    int threads_count_ = 0; // the run's thread count, once the engine said it
     ConfigPanel* config_panel_ = nullptr;
     LossPlot* loss_plot_ = nullptr;
     MemoryPlot* memory_plot_ = nullptr;
@@ -224,11 +215,7 @@ private:
     QPlainTextEdit* log_view_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QLabel* status_label_ = nullptr;
-    QLabel* speed_label_ = nullptr;
     QLabel* threads_label_ = nullptr;
-    QLabel* step_label_ = nullptr;
-    QLabel* epoch_label_ = nullptr;
-    QLabel* eta_label_ = nullptr;
     QAction* run_action_ = nullptr;
     QAction* pause_action_ = nullptr;
     QAction* stop_action_ = nullptr;
@@ -250,7 +237,6 @@ private:
     QTimer undo_reset_timer_;
     QPointer<QWidget> focus_anchor_;
     int focus_anchor_y_ = 0;
-    bool log_follow_ = true; // the run log follows new lines while the user is at its end
     QAction* show_config_action_ = nullptr;
     QAction* presentation_action_ = nullptr;
     QSplitter* plots_split_ = nullptr;
@@ -267,16 +253,10 @@ private:
     QSize desk_icon_size_;
     bool desk_maximized_ = false;
     QFont log_font_;
-    RunResult live_run_;
     RunController* controller_ = nullptr;
     RunDirector* director_ = nullptr;
-    QTimer refresh_timer_;
-    QElapsedTimer status_clock_;
-    RefreshBudget refresh_budget_;
-    accum::RunConfig running_config_;
-    accum::StepRecord last_step_;
-    accum::SummaryRecord last_summary_;
-    QStringList pending_logs_;
+    LiveView* live_view_ = nullptr;
+    FileActions* file_actions_ = nullptr;
 };
 
 } // namespace studio

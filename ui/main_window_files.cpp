@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// MainWindow, what it reads and writes: configurations (File › Open and Save),
-// the plots and data exported, and the window's settings kept between sessions.
+// MainWindow, what it reads and writes: the window's settings kept between
+// sessions, and what the file actions (file_actions.h: File › Open and Save,
+// Open lesson, the plots and data exported) ask of it.
 #include "main_window.h"
 
 #include <QAction>
@@ -63,101 +64,36 @@ QSettings studio_settings() { return QSettings(QStringLiteral("AccumulateStudio"
 } // namespace
 
 bool MainWindow::save_config(const QString& path, QString* error) const {
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
-        if (error) *error = file.errorString();
-        return false;
-    }
-    // Where the studio saves runs is its setting, not the experiment's: in
-    // accum-run --config, output-dir would be the run's own directory.
-    auto config = config_panel_->config();
-    config.output_dir.clear();
-    file.write(QByteArray::fromStdString(accum::to_json_text(config)));
-    return true;
+    return file_actions_->save_config(path, error);
 }
 
-bool MainWindow::load_config(const QString& path, QString* error) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
-        if (error) *error = file.errorString();
-        return false;
-    }
-    std::vector<accum::ConfigProblem> problems;
-    const auto config = accum::from_json_text(file.readAll().toStdString(), accum::RunConfig{}, problems);
-    if (!problems.empty()) {
-        QStringList lines;
-        for (const auto& p : problems) lines << QString::fromStdString(p.to_string());
-        if (error) *error = lines.join(QLatin1Char('\n'));
-        return false;
-    }
-    config_panel_->set_config(config);
-    return true;
-}
+bool MainWindow::load_config(const QString& path, QString* error) { return file_actions_->load_config(path, error); }
 
 bool MainWindow::export_csv(const QString& loss_path, const QString& memory_path) const {
-    QFile loss(loss_path), memory(memory_path);
-    if (!loss.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
-    if (!memory.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
-    QTextStream loss_out(&loss), memory_out(&memory);
-    loss_plot_->write_csv(loss_out);
-    memory_plot_->write_csv(memory_out);
-    return true;
+    return file_actions_->export_csv(loss_path, memory_path);
 }
 
-void MainWindow::save_config_dialog() {
-    const auto path = QFileDialog::getSaveFileName(this, tr("Save configuration"), QStringLiteral("config.json"),
-                                                   tr("JSON (*.json)"));
-    if (path.isEmpty()) return;
-    QString error;
-    if (!save_config(path, &error)) QMessageBox::warning(this, tr("Save configuration"), error);
-}
+bool MainWindow::open_lesson(const QString& path, QString* error) { return file_actions_->open_lesson(path, error); }
 
-void MainWindow::load_config_dialog() {
-    const auto path = QFileDialog::getOpenFileName(this, tr("Open configuration"), QString(), tr("JSON (*.json)"));
-    if (path.isEmpty()) return;
-    QString error;
-    if (!load_config(path, &error)) QMessageBox::warning(this, tr("Open configuration"), error);
-}
-
-void MainWindow::open_lesson_dialog() {
-    // The shipped lessons' folder (installed, else the build tree's copy): a
-    // teacher's own lessons start as copies of these.
-    const auto path = QFileDialog::getOpenFileName(this, tr("Open lesson"),
-                                                   lessons_directory(QCoreApplication::applicationDirPath()),
-                                                   tr("Lesson (*.json)"));
-    if (path.isEmpty()) return;
-    QString error;
-    if (!open_lesson(path, &error)) QMessageBox::warning(this, tr("Open lesson"), error);
-}
-
-bool MainWindow::open_lesson(const QString& path, QString* error) {
-    auto lesson = read_lesson_file(path, error);
-    if (!lesson) return false;
-    lesson_panel_->set_lesson(std::make_shared<const Lesson>(std::move(*lesson)));
+void MainWindow::start_lesson_file(std::shared_ptr<const Lesson> lesson) {
+    lesson_panel_->set_lesson(std::move(lesson));
     start_lesson(0);
-    return true;
 }
 
-void MainWindow::export_plot_dialog(bool loss) {
-    const auto path = QFileDialog::getSaveFileName(this, loss ? tr("Export loss plot") : tr("Export memory plot"),
-                                                   loss ? QStringLiteral("loss.png") : QStringLiteral("memory.png"),
-                                                   tr("PNG image (*.png);;PDF (*.pdf)"));
-    if (path.isEmpty()) return;
-    const bool ok = loss ? loss_plot_->save_image(path) : memory_plot_->save_image(path);
-    if (!ok) QMessageBox::warning(this, tr("Export"), tr("Could not write %1").arg(path));
+bool MainWindow::write_plot_image(bool loss, const QString& path) const {
+    return loss ? loss_plot_->save_image(path) : memory_plot_->save_image(path);
 }
 
-void MainWindow::export_csv_dialog() {
-    const auto path = QFileDialog::getSaveFileName(this, tr("Export data (CSV)"), QStringLiteral("loss.csv"),
-                                                   tr("CSV (*.csv)"));
-    if (path.isEmpty()) return;
-    const QFileInfo info(path);
-    const auto memory_path = info.dir().filePath(info.completeBaseName() + QStringLiteral("-memory.csv"));
-    if (!export_csv(path, memory_path))
-        QMessageBox::warning(this, tr("Export"), tr("Could not write %1").arg(path));
+void MainWindow::write_plot_csv(bool loss, QTextStream& out) const {
+    if (loss)
+        loss_plot_->write_csv(out);
     else
-        statusBar()->showMessage(tr("Wrote %1 and %2").arg(path, memory_path), 5000);
+        memory_plot_->write_csv(out);
 }
+
+void MainWindow::show_warning(const QString& title, const QString& text) { QMessageBox::warning(this, title, text); }
+
+void MainWindow::show_message(const QString& text, int timeout_ms) { statusBar()->showMessage(text, timeout_ms); }
 
 void MainWindow::restore_settings() {
     auto settings = studio_settings();
@@ -207,7 +143,7 @@ void MainWindow::store_settings() {
 void MainWindow::closeEvent(QCloseEvent* event) {
     // Stop the run (the engine writes what it has when an output dir is set)
     // and wait for the engine thread before the window goes away.
-    refresh_timer_.stop();
+    live_view_->stop_refresh();
     controller_->shutdown();
     lab_panel_->queue()->controller()->shutdown();
     store_settings();

@@ -87,14 +87,14 @@ void MainWindow::build_actions() {
     config_summary_action_->setVisible(false);
 
     auto* file = menuBar()->addMenu(QString());
-    auto* open = file->addAction(QString(), QKeySequence::Open, this, &MainWindow::load_config_dialog);
-    auto* save = file->addAction(QString(), QKeySequence::Save, this, &MainWindow::save_config_dialog);
-    auto* open_lesson = file->addAction(QString(), this, &MainWindow::open_lesson_dialog);
+    auto* open = file->addAction(QString(), QKeySequence::Open, file_actions_, &FileActions::load_config_dialog);
+    auto* save = file->addAction(QString(), QKeySequence::Save, file_actions_, &FileActions::save_config_dialog);
+    auto* open_lesson = file->addAction(QString(), file_actions_, &FileActions::open_lesson_dialog);
     open_lesson->setObjectName(QStringLiteral("open_lesson_action"));
     file->addSeparator();
-    auto* export_loss = file->addAction(QString(), this, [this] { export_plot_dialog(true); });
-    auto* export_memory = file->addAction(QString(), this, [this] { export_plot_dialog(false); });
-    auto* export_csv = file->addAction(QString(), this, &MainWindow::export_csv_dialog);
+    auto* export_loss = file->addAction(QString(), this, [this] { file_actions_->export_plot_dialog(true); });
+    auto* export_memory = file->addAction(QString(), this, [this] { file_actions_->export_plot_dialog(false); });
+    auto* export_csv = file->addAction(QString(), file_actions_, &FileActions::export_csv_dialog);
     file->addSeparator();
     auto* quit = file->addAction(QString(), QKeySequence::Quit, this, &QWidget::close);
     texts_.add([=] {

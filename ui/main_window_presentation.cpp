@@ -30,26 +30,6 @@
 
 namespace studio {
 
-void MainWindow::fit_status_labels() {
-    // Each label keeps one size, that of its widest text, so setting its text during
-    // a run repaints the label alone. A label whose size hint follows its text asks
-    // for a new layout of the whole window at each change, twice a second, and the
-    // layout measures the text of every widget again, on the cores that train.
-    // Measured again when presentation mode changes the font.
-    const auto keep_size = [](QLabel* label, const QStringList& widest) {
-        const QFontMetrics metrics(label->font());
-        int width = 0;
-        for (const auto& text : widest) width = std::max(width, metrics.horizontalAdvance(text) + 12);
-        label->setFixedSize(width, metrics.height() + 6);
-    };
-    const QString long_duration = format_duration(99 * 3600 + 59 * 60 + 59);
-    keep_size(step_label_, {tr("Step %1").arg(9999999)});
-    keep_size(epoch_label_, {tr("Epoch %1").arg(9999.99, 0, 'f', 2)});
-    keep_size(speed_label_, {tr("%1 samples/s").arg(9999999.0, 0, 'f', 0)});
-    keep_size(threads_label_, {threads_text(1), threads_text(88)});
-    keep_size(eta_label_, {tr("ETA %1").arg(long_duration), tr("took %1").arg(long_duration)});
-}
-
 void MainWindow::set_live_focus(LiveFocus focus) {
     // Shares of the splitters: (plots, code) across, (loss, memory, evaluation) down.
     int plots = 60, code = 40, loss = 50, memory = 30, bottom = 20;
@@ -94,7 +74,7 @@ void MainWindow::apply_presentation_scale(double scale) {
     // In front of a class the row has no room for it (a 1024-pixel projector):
     // the thread count is a workstation's question, and the log still says it.
     threads_label_->setVisible(scale <= 1.0);
-    fit_status_labels();
+    live_view_->fit_labels();
 }
 
 void MainWindow::set_presentation_mode(bool on) {

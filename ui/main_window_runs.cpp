@@ -69,40 +69,15 @@ QString MainWindow::form_problems() const {
 }
 
 void MainWindow::start_live_run(const accum::RunConfig& config, const QString& label) {
-    running_config_ = config;
-    loss_plot_->set_micro_batch_size(running_config_.batch_size);
-    loss_plot_->set_loss_scaling(running_config_.uses_loss_scaler());
-    loss_plot_->clear();
-    memory_plot_->clear();
-    noise_plot_->start_run(running_config_);
-    memory_plot_->set_device(QString::fromStdString(running_config_.device));
-    eval_table_->setRowCount(0);
-    log_view_->clear();
+    live_view_->start(config, label); // the views cleared, the refresh timer started
     oom_banner_->hide();
-    last_step_ = accum::StepRecord{};
-    last_summary_ = accum::SummaryRecord{};
-    progress_->setValue(0);
-    step_label_->clear();
-    epoch_label_->clear();
-    speed_label_->clear();
-    threads_label_->clear();
-    threads_label_->setToolTip({});
-    eta_label_->clear();
-    code_panel_->set_configuration(running_config_);
-    code_panel_->set_model_file(running_config_.model == accum::ModelKind::File
-                                    ? QString::fromStdString(running_config_.model_file)
-                                    : QString());
-    code_panel_->start_run(static_cast<int>(running_config_.accumulation_steps),
-                           static_cast<int>(std::lround(running_config_.micro_step_delay_s * 1000.0)),
-                           static_cast<int>(running_config_.world_size()));
-    live_run_ = RunResult{};
-    live_run_.config = running_config_;
-    live_run_.source = QStringLiteral("live");
-    live_run_.label = label;
-    controller_->start(running_config_);
-    refresh_timer_.setInterval(RefreshBudget::kFastestMs);
-    refresh_budget_.start();
-    refresh_timer_.start();
+    code_panel_->set_configuration(config);
+    code_panel_->set_model_file(config.model == accum::ModelKind::File ? QString::fromStdString(config.model_file)
+                                                                       : QString());
+    code_panel_->start_run(static_cast<int>(config.accumulation_steps),
+                           static_cast<int>(std::lround(config.micro_step_delay_s * 1000.0)),
+                           static_cast<int>(config.world_size()));
+    controller_->start(config);
     update_actions();
 }
 

@@ -1298,11 +1298,74 @@
     </message>
 </context>
 <context>
-    <name>studio::LabPanel</name>
+    <name>studio::FileActions</name>
     <message>
-        <source>median of %1 updates after the first %2 (quartiles %3)</source>
-        <translation>trung vị của %1 lần cập nhật sau %2 lần đầu (tứ phân vị %3)</translation>
+        <source>Save configuration</source>
+        <translation>Lưu cấu hình</translation>
     </message>
+    <message>
+        <source>JSON (*.json)</source>
+        <translation>JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>Could not write %1:
+%2</source>
+        <translation>Không ghi được %1:
+%2</translation>
+    </message>
+    <message>
+        <source>Open configuration</source>
+        <translation>Mở cấu hình</translation>
+    </message>
+    <message>
+        <source>Could not read %1:
+%2</source>
+        <translation>Không đọc được %1:
+%2</translation>
+    </message>
+    <message>
+        <source>Open lesson</source>
+        <translation>Mở bài học</translation>
+    </message>
+    <message>
+        <source>Lesson (*.json)</source>
+        <translation>Bài học (*.json)</translation>
+    </message>
+    <message>
+        <source>Export loss plot</source>
+        <translation>Xuất biểu đồ loss</translation>
+    </message>
+    <message>
+        <source>Export memory plot</source>
+        <translation>Xuất biểu đồ bộ nhớ</translation>
+    </message>
+    <message>
+        <source>PNG image (*.png);;PDF (*.pdf)</source>
+        <translation>Ảnh PNG (*.png);;PDF (*.pdf)</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>Xuất</translation>
+    </message>
+    <message>
+        <source>Could not write %1</source>
+        <translation>Không ghi được %1</translation>
+    </message>
+    <message>
+        <source>Export data (CSV)</source>
+        <translation>Xuất dữ liệu (CSV)</translation>
+    </message>
+    <message>
+        <source>CSV (*.csv)</source>
+        <translation>CSV (*.csv)</translation>
+    </message>
+    <message>
+        <source>Wrote %1 and %2</source>
+        <translation>Đã ghi %1 và %2</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LabPanel</name>
     <message>
         <source>Measured on two hosts: where no_sync pays</source>
         <translation>Đo trên hai máy: khi nào no_sync có lợi</translation>
@@ -1392,58 +1455,6 @@
         <translation>theo</translation>
     </message>
     <message>
-        <source>Run</source>
-        <translation>Lần chạy</translation>
-    </message>
-    <message>
-        <source>B × K = effective</source>
-        <translation>B × K = hiệu dụng</translation>
-    </message>
-    <message>
-        <source>Final loss</source>
-        <translation>Loss cuối</translation>
-    </message>
-    <message>
-        <source>max |Δ loss| vs first</source>
-        <translation>max |Δ loss| so với lần đầu</translation>
-    </message>
-    <message>
-        <source>Final accuracy</source>
-        <translation>Độ chính xác cuối</translation>
-    </message>
-    <message>
-        <source>Time (s)</source>
-        <translation>Thời gian (s)</translation>
-    </message>
-    <message>
-        <source>Peak memory</source>
-        <translation>Bộ nhớ đỉnh</translation>
-    </message>
-    <message>
-        <source>Samples/s</source>
-        <translation>Mẫu/giây</translation>
-    </message>
-    <message>
-        <source>Running %1 runs one after another…</source>
-        <translation>Đang chạy lần lượt %1 lần chạy…</translation>
-    </message>
-    <message>
-        <source>Run %1 of %2: %3…</source>
-        <translation>Lần chạy %1 trên %2: %3…</translation>
-    </message>
-    <message>
-        <source>Not every run completed; see the status column of the Runs tab.</source>
-        <translation>Không phải lần chạy nào cũng hoàn tất; xem cột trạng thái ở thẻ Các lần chạy.</translation>
-    </message>
-    <message>
-        <source>Largest |Δ loss| between styles: %1 — they differ (partial windows? dropout?).</source>
-        <translation>|Δ loss| lớn nhất giữa các kiểu: %1 — chúng khác nhau (cửa sổ thiếu? dropout?).</translation>
-    </message>
-    <message>
-        <source>Largest |Δ loss| between the variants: %1.</source>
-        <translation>|Δ loss| lớn nhất giữa các biến thể: %1.</translation>
-    </message>
-    <message>
         <source>run %1</source>
         <translation>lần chạy %1</translation>
     </message>
@@ -1460,14 +1471,6 @@
         <translation>tốc độ học</translation>
     </message>
     <message>
-        <source>0 (bit-identical)</source>
-        <translation>0 (giống hệt từng bit)</translation>
-    </message>
-    <message>
-        <source>Largest |Δ loss| between any two styles over %1 updates: %2 — the same trajectory.</source>
-        <translation>|Δ loss| lớn nhất giữa hai kiểu bất kỳ qua %1 lần cập nhật: %2 — cùng một quỹ đạo.</translation>
-    </message>
-    <message>
         <source>|Δ loss|</source>
         <translation>|Δ loss|</translation>
     </message>
@@ -1476,20 +1479,8 @@
         <translation>bên dưới: như nhau, chỉ khác sai số làm tròn</translation>
     </message>
     <message>
-        <source>%1: %2</source>
-        <translation>%1: %2</translation>
-    </message>
-    <message>
-        <source>Largest |Δ loss| against “%1” — %2.</source>
-        <translation>|Δ loss| lớn nhất so với “%1” — %2.</translation>
-    </message>
-    <message>
         <source>loss</source>
         <translation>loss</translation>
-    </message>
-    <message>
-        <source>%1 (S → %2)</source>
-        <translation>%1 (S → %2)</translation>
     </message>
     <message>
         <source>scaler per window (right)</source>
@@ -1506,14 +1497,6 @@
     <message>
         <source>loss scale</source>
         <translation>hệ số co giãn loss</translation>
-    </message>
-    <message>
-        <source>Skipped updates</source>
-        <translation>Cập nhật bị bỏ qua</translation>
-    </message>
-    <message>
-        <source>Once per window: %1 of %2 updates skipped for overflow (✕), S %3 → %4. Per micro-batch: %5 of %6 skipped, S → %7. Largest |Δ loss| between them: %8.</source>
-        <translation>Một lần mỗi cửa sổ: %1 trên %2 cập nhật bị bỏ qua do tràn số (✕), S %3 → %4. Mỗi micro-batch: bỏ qua %5 trên %6, S → %7. |Δ loss| lớn nhất giữa hai lượt: %8.</translation>
     </message>
     <message>
         <source>update skipped (overflow)</source>
@@ -1534,16 +1517,6 @@
     <message>
         <source>MiB</source>
         <translation>MiB</translation>
-    </message>
-    <message>
-        <source>Peak activations</source>
-        <translation>Activation đỉnh</translation>
-    </message>
-    <message>
-        <source>Same losses: largest |Δ loss| %1.
-Peak activations %2 · parameters, gradients and optimizer state %3 in every run · samples/s %4.</source>
-        <translation>Cùng loss: |Δ loss| lớn nhất %1.
-Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở mọi lần chạy · mẫu/giây %4.</translation>
     </message>
     <message>
         <source>parameters</source>
@@ -1576,36 +1549,6 @@ Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở 
         <translation>đồng bộ mỗi micro-batch</translation>
     </message>
     <message>
-        <source>All-reduces / update</source>
-        <translation>All-reduce / cập nhật</translation>
-    </message>
-    <message>
-        <source>Time / update (ms)</source>
-        <translation>Thời gian / cập nhật (ms)</translation>
-    </message>
-    <message>
-        <source>Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
-        <translation>Loss như nhau: |Δ loss| lớn nhất %1. All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
-    </message>
-    <message>
-        <source>Run “%1” did not start: %2</source>
-        <translation>Lần chạy “%1” không bắt đầu được: %2</translation>
-    </message>
-    <message>
-        <source>Optimizer step</source>
-        <translation>Bước optimizer</translation>
-    </message>
-    <message>
-        <source>Same curve: largest |Δ loss| %1.
-Peak memory %2 (activations %3) · samples/s %4.</source>
-        <translation>Cùng đường cong: |Δ loss| lớn nhất %1.
-Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
-    </message>
-    <message>
-        <source>The optimizer step&apos;s temporaries (%1) are the floor: a smaller micro-batch saves no more.</source>
-        <translation>Các giá trị tạm của bước optimizer (%1) là mức sàn: micro-batch nhỏ hơn không tiết kiệm thêm.</translation>
-    </message>
-    <message>
         <source>optimizer step (above the activations)</source>
         <translation>bước optimizer (phần trên activation)</translation>
     </message>
@@ -1620,6 +1563,136 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>&lt;b&gt;Which batch&lt;/b&gt;</source>
         <translation>&lt;b&gt;Batch nào&lt;/b&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LabTable</name>
+    <message>
+        <source>%1 (S → %2)</source>
+        <translation>%1 (S → %2)</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>Lần chạy</translation>
+    </message>
+    <message>
+        <source>B × K = effective</source>
+        <translation>B × K = hiệu dụng</translation>
+    </message>
+    <message>
+        <source>Final loss</source>
+        <translation>Loss cuối</translation>
+    </message>
+    <message>
+        <source>max |Δ loss| vs first</source>
+        <translation>max |Δ loss| so với lần đầu</translation>
+    </message>
+    <message>
+        <source>Final accuracy</source>
+        <translation>Độ chính xác cuối</translation>
+    </message>
+    <message>
+        <source>Time (s)</source>
+        <translation>Thời gian (s)</translation>
+    </message>
+    <message>
+        <source>Peak memory</source>
+        <translation>Bộ nhớ đỉnh</translation>
+    </message>
+    <message>
+        <source>Samples/s</source>
+        <translation>Mẫu/giây</translation>
+    </message>
+    <message>
+        <source>All-reduces / update</source>
+        <translation>All-reduce / cập nhật</translation>
+    </message>
+    <message>
+        <source>Time / update (ms)</source>
+        <translation>Thời gian / cập nhật (ms)</translation>
+    </message>
+    <message>
+        <source>Peak activations</source>
+        <translation>Activation đỉnh</translation>
+    </message>
+    <message>
+        <source>Optimizer step</source>
+        <translation>Bước optimizer</translation>
+    </message>
+    <message>
+        <source>Skipped updates</source>
+        <translation>Cập nhật bị bỏ qua</translation>
+    </message>
+    <message>
+        <source>median of %1 updates after the first %2 (quartiles %3)</source>
+        <translation>trung vị của %1 lần cập nhật sau %2 lần đầu (tứ phân vị %3)</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LabVerdict</name>
+    <message>
+        <source>Running %1 runs one after another…</source>
+        <translation>Đang chạy lần lượt %1 lần chạy…</translation>
+    </message>
+    <message>
+        <source>Run %1 of %2: %3…</source>
+        <translation>Lần chạy %1 trên %2: %3…</translation>
+    </message>
+    <message>
+        <source>0 (bit-identical)</source>
+        <translation>0 (giống hệt từng bit)</translation>
+    </message>
+    <message>
+        <source>Run “%1” did not start: %2</source>
+        <translation>Lần chạy “%1” không bắt đầu được: %2</translation>
+    </message>
+    <message>
+        <source>Not every run completed; see the status column of the Runs tab.</source>
+        <translation>Không phải lần chạy nào cũng hoàn tất; xem cột trạng thái ở thẻ Các lần chạy.</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| between any two styles over %1 updates: %2 — the same trajectory.</source>
+        <translation>|Δ loss| lớn nhất giữa hai kiểu bất kỳ qua %1 lần cập nhật: %2 — cùng một quỹ đạo.</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| between styles: %1 — they differ (partial windows? dropout?).</source>
+        <translation>|Δ loss| lớn nhất giữa các kiểu: %1 — chúng khác nhau (cửa sổ thiếu? dropout?).</translation>
+    </message>
+    <message>
+        <source>Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
+        <translation>Loss như nhau: |Δ loss| lớn nhất %1. All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
+    </message>
+    <message>
+        <source>Same curve: largest |Δ loss| %1.
+Peak memory %2 (activations %3) · samples/s %4.</source>
+        <translation>Cùng đường cong: |Δ loss| lớn nhất %1.
+Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
+    </message>
+    <message>
+        <source>The optimizer step&apos;s temporaries (%1) are the floor: a smaller micro-batch saves no more.</source>
+        <translation>Các giá trị tạm của bước optimizer (%1) là mức sàn: micro-batch nhỏ hơn không tiết kiệm thêm.</translation>
+    </message>
+    <message>
+        <source>Once per window: %1 of %2 updates skipped for overflow (✕), S %3 → %4. Per micro-batch: %5 of %6 skipped, S → %7. Largest |Δ loss| between them: %8.</source>
+        <translation>Một lần mỗi cửa sổ: %1 trên %2 cập nhật bị bỏ qua do tràn số (✕), S %3 → %4. Mỗi micro-batch: bỏ qua %5 trên %6, S → %7. |Δ loss| lớn nhất giữa hai lượt: %8.</translation>
+    </message>
+    <message>
+        <source>Same losses: largest |Δ loss| %1.
+Peak activations %2 · parameters, gradients and optimizer state %3 in every run · samples/s %4.</source>
+        <translation>Cùng loss: |Δ loss| lớn nhất %1.
+Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở mọi lần chạy · mẫu/giây %4.</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| against “%1” — %2.</source>
+        <translation>|Δ loss| lớn nhất so với “%1” — %2.</translation>
+    </message>
+    <message>
+        <source>Largest |Δ loss| between the variants: %1.</source>
+        <translation>|Δ loss| lớn nhất giữa các biến thể: %1.</translation>
     </message>
 </context>
 <context>
@@ -1782,6 +1855,33 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
     <message>
         <source>no_sync ÷ sync each (samples/s)</source>
         <translation>no_sync ÷ đồng bộ mỗi lần (mẫu/s)</translation>
+    </message>
+</context>
+<context>
+    <name>studio::LiveView</name>
+    <message>
+        <source>1 thread</source>
+        <translation>1 luồng</translation>
+    </message>
+    <message>
+        <source>%1 threads</source>
+        <translation>%1 luồng</translation>
+    </message>
+    <message>
+        <source>Step %1</source>
+        <translation>Bước %1</translation>
+    </message>
+    <message>
+        <source>Epoch %1</source>
+        <translation>Epoch %1</translation>
+    </message>
+    <message>
+        <source>ETA %1</source>
+        <translation>Còn %1</translation>
+    </message>
+    <message>
+        <source>took %1</source>
+        <translation>mất %1</translation>
     </message>
 </context>
 <context>
@@ -2018,72 +2118,12 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Đang dừng…</translation>
     </message>
     <message>
-        <source>Step %1</source>
-        <translation>Bước %1</translation>
-    </message>
-    <message>
-        <source>Epoch %1</source>
-        <translation>Epoch %1</translation>
-    </message>
-    <message>
         <source>%1 samples/s</source>
         <translation>%1 mẫu/giây</translation>
     </message>
     <message>
-        <source>ETA %1</source>
-        <translation>Còn %1</translation>
-    </message>
-    <message>
-        <source>took %1</source>
-        <translation>mất %1</translation>
-    </message>
-    <message>
         <source> — %1 optimizer steps, final loss %2</source>
         <translation> — %1 bước optimizer, loss cuối %2</translation>
-    </message>
-    <message>
-        <source>Save configuration</source>
-        <translation>Lưu cấu hình</translation>
-    </message>
-    <message>
-        <source>JSON (*.json)</source>
-        <translation>JSON (*.json)</translation>
-    </message>
-    <message>
-        <source>Open configuration</source>
-        <translation>Mở cấu hình</translation>
-    </message>
-    <message>
-        <source>Export loss plot</source>
-        <translation>Xuất biểu đồ loss</translation>
-    </message>
-    <message>
-        <source>Export memory plot</source>
-        <translation>Xuất biểu đồ bộ nhớ</translation>
-    </message>
-    <message>
-        <source>PNG image (*.png);;PDF (*.pdf)</source>
-        <translation>Ảnh PNG (*.png);;PDF (*.pdf)</translation>
-    </message>
-    <message>
-        <source>Export</source>
-        <translation>Xuất</translation>
-    </message>
-    <message>
-        <source>Could not write %1</source>
-        <translation>Không ghi được %1</translation>
-    </message>
-    <message>
-        <source>Export data (CSV)</source>
-        <translation>Xuất dữ liệu (CSV)</translation>
-    </message>
-    <message>
-        <source>CSV (*.csv)</source>
-        <translation>CSV (*.csv)</translation>
-    </message>
-    <message>
-        <source>Wrote %1 and %2</source>
-        <translation>Đã ghi %1 và %2</translation>
     </message>
     <message>
         <source>Show or hide the configuration panel</source>
@@ -2162,24 +2202,12 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Bấm vào một lỗi để tới trường của nó</translation>
     </message>
     <message>
-        <source>1 thread</source>
-        <translation>1 luồng</translation>
-    </message>
-    <message>
-        <source>%1 threads</source>
-        <translation>%1 luồng</translation>
-    </message>
-    <message>
         <source>Open &amp;lesson…</source>
         <translation>Mở &amp;bài học…</translation>
     </message>
     <message>
         <source>Open lesson</source>
         <translation>Mở bài học</translation>
-    </message>
-    <message>
-        <source>Lesson (*.json)</source>
-        <translation>Bài học (*.json)</translation>
     </message>
     <message>
         <source>No translation for %1 in %2</source>
