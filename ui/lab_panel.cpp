@@ -30,13 +30,6 @@ namespace studio {
 
 using namespace lab_parts;
 
-namespace {
-
-// Float rounding: runs within this of each other are the same (ARCHITECTURE.md I1).
-constexpr double kRoundingLevel = 1e-5;
-
-} // namespace
-
 LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("lab_panel"));
     queue_ = new ExperimentQueue(this);
@@ -119,8 +112,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
         x_axis_->setItemText(0, tr("Optimizer steps"));
         x_axis_->setItemText(1, tr("Samples seen"));
     });
-    connect(y_axis_, &QComboBox::currentIndexChanged, this, &LabPanel::rebuild_plot);
-    connect(x_axis_, &QComboBox::currentIndexChanged, this, &LabPanel::rebuild_plot);
+    connect(y_axis_, &QComboBox::currentIndexChanged, this, &LabPanel::draw_charts);
+    connect(x_axis_, &QComboBox::currentIndexChanged, this, &LabPanel::draw_charts);
     axis_box_ = new QWidget;
     auto* axis_row = new QHBoxLayout(axis_box_);
     axis_row->setContentsMargins(0, 0, 0, 0);
@@ -138,102 +131,7 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     axis_row->addLayout(batch_row);
     axis_row->addWidget(cancel_); // beside the plot it stops, not widening the row of demos
 
-    plot_ = new QCustomPlot;
-    plot_->setObjectName(QStringLiteral("lab_plot"));
-    plot_->setMinimumHeight(200);
-    plot_->legend->setVisible(true);
-    plot_->legend->setFont(font());
-    plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
-
-    // The |Δ loss| panel under the curves, on the same x axis, log-scaled: equal
-    // runs sit in the shaded band of float rounding, a pitfall decades above it.
-    delta_rect_ = new QCPAxisRect(plot_);
-    plot_->plotLayout()->addElement(1, 0, delta_rect_);
-    plot_->plotLayout()->setRowStretchFactor(0, 1);
-    plot_->plotLayout()->setRowStretchFactor(1, 1); // it carries the x axis's ticks and label
-    plot_->plotLayout()->setRowSpacing(0);
-    auto* margins = new QCPMarginGroup(plot_);
-    plot_->axisRect(0)->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
-    delta_rect_->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
-    auto* delta_y = delta_rect_->axis(QCPAxis::atLeft);
-    delta_y->setScaleType(QCPAxis::stLogarithmic);
-    // Ticks at the decades that matter: rounding (10⁻⁸), the band's edge (10⁻⁵),
-    // a visible difference (10⁻²) and 1.
-    auto ticks = QSharedPointer<QCPAxisTickerText>::create();
-    ticks->addTick(1e-8, QStringLiteral("10⁻⁸"));
-    ticks->addTick(1e-5, QStringLiteral("10⁻⁵"));
-    ticks->addTick(1e-2, QStringLiteral("10⁻²"));
-    ticks->addTick(1.0, QStringLiteral("1"));
-    ticks->addTick(1e2, QStringLiteral("100"));
-    delta_y->setTicker(ticks);
-    delta_y->setSubTicks(false);
-    delta_y->setRange(kDeltaFloor, 1.0);
-    texts_.add([delta_y] { delta_y->setLabel(tr("|Δ loss|")); });
-    plot_->xAxis->setTickLabels(false);
-    delta_rect_->setRangeDrag(Qt::Horizontal);
-    delta_rect_->setRangeZoom(Qt::Horizontal);
-    connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), delta_rect_->axis(QCPAxis::atBottom),
-            qOverload<const QCPRange&>(&QCPAxis::setRange));
-    connect(delta_rect_->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::rangeChanged), plot_->xAxis,
-            qOverload<const QCPRange&>(&QCPAxis::setRange));
-    rounding_band_ = new QCPItemRect(plot_);
-    rounding_band_->setClipAxisRect(delta_rect_);
-    for (auto* corner : {rounding_band_->topLeft, rounding_band_->bottomRight}) {
-        corner->setAxisRect(delta_rect_);
-        corner->setAxes(delta_rect_->axis(QCPAxis::atBottom), delta_y);
-        corner->setTypeX(QCPItemPosition::ptAxisRectRatio);
-        corner->setTypeY(QCPItemPosition::ptPlotCoords);
-    }
-    rounding_band_->topLeft->setCoords(0.0, kRoundingLevel);
-    rounding_band_->bottomRight->setCoords(1.0, kDeltaFloor);
-    rounding_band_->setPen(QPen(QColor(46, 125, 50, 150), 1, Qt::DashLine));
-    rounding_band_->setBrush(QColor(46, 125, 50, 40));
-    rounding_label_ = new QCPItemText(plot_);
-    rounding_label_->setClipAxisRect(delta_rect_);
-    rounding_label_->position->setAxisRect(delta_rect_);
-    rounding_label_->position->setAxes(delta_rect_->axis(QCPAxis::atBottom), delta_y);
-    rounding_label_->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
-    rounding_label_->position->setTypeY(QCPItemPosition::ptPlotCoords);
-    // At the right, just above the band's edge: equal runs' curves run inside the
-    // band, a pitfall's decades above the label.
-    rounding_label_->position->setCoords(0.995, kRoundingLevel);
-    rounding_label_->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
-    rounding_label_->setBrush(QColor(255, 255, 255, 170));
-    rounding_label_->setPadding(QMargins(4, 2, 4, 2));
-    rounding_label_->setColor(QColor(27, 94, 32));
-    texts_.add([this] { rounding_label_->setText(tr("below: the same, up to float rounding")); });
-    look_.capture(plot_);
-
-    // The loss scale of runs with a loss scaler, on the right axis (log-scaled).
-    use_scale_axis(plot_->yAxis2, tr("loss scale"));
-    texts_.add([this] { plot_->yAxis2->setLabel(tr("loss scale")); });
-    plot_->yAxis2->setVisible(false);
-    // The memory levers' bars: each run's peak, stacked by category.
-    memory_bars_ = new QCustomPlot;
-    memory_bars_->setObjectName(QStringLiteral("lab_memory_bars"));
-    memory_bars_->setMinimumHeight(200);
-    memory_bars_->plotLayout()->insertRow(0);
-    auto* bars_title = new QCPTextElement(memory_bars_, QString(), QFont(font().family(), 10, QFont::Bold));
-    memory_bars_->plotLayout()->addElement(0, 0, bars_title);
-    // The legend below the bars, in two columns: the bars take the plot's width.
-    memory_bars_->legend->setVisible(true);
-    memory_bars_->legend->setFont(font());
-    memory_bars_->axisRect()->insetLayout()->take(memory_bars_->legend);
-    memory_bars_->axisRect()->insetLayout()->simplify();
-    memory_bars_->plotLayout()->addElement(2, 0, memory_bars_->legend);
-    memory_bars_->plotLayout()->setRowStretchFactor(2, 0.001);
-    memory_bars_->legend->setWrap(2);
-    memory_bars_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
-    memory_bars_->legend->setBorderPen(Qt::NoPen);
-    memory_bars_->legend->setIconSize(14, 9);
-    memory_bars_->legend->setRowSpacing(-2);
-    texts_.add([this, bars_title] {
-        bars_title->setText(tr("Peak memory by category"));
-        memory_bars_->yAxis->setLabel(tr("MiB"));
-    });
-    memory_bars_->setVisible(false);
-    bars_look_.capture(memory_bars_);
+    charts_ = new LabCharts(font(), this);
 
     table_ = new LabTable;
 
@@ -248,8 +146,8 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     plot_layout->addWidget(axis_box_);
     auto* plots_row = new QHBoxLayout;
     plots_row->setContentsMargins(0, 0, 0, 0);
-    plots_row->addWidget(plot_, 3);
-    plots_row->addWidget(memory_bars_, 2);
+    plots_row->addWidget(charts_->plot(), 3);
+    plots_row->addWidget(charts_->memory_bars(), 2);
     if (const auto curve = measured_link_curve()) {
         // Not this machine's runs: the benchmark's, on two hosts and a shaped link.
         link_curve_ = new QCustomPlot;
@@ -309,9 +207,9 @@ void LabPanel::run_experiment(Experiment experiment) {
                              : experiment == Experiment::PitfallLossScale ? LossScaleAxis
                                                                           : LossAxis);
     x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation || experiment == Experiment::NoiseScale ? 1 : 0);
-    memory_bars_->setVisible(experiment == Experiment::MemoryLevers);
+    charts_->show_memory_bars(experiment == Experiment::MemoryLevers);
     if (link_curve_) link_curve_->setVisible(experiment == Experiment::NoSyncVsSyncEach);
-    rebuild_plot();
+    charts_->clear();
     queue_->start(runs);
     // Told after the start: the window then reads is_running() as true (engine_use.h).
     if (queue_->is_running()) set_busy(true);
@@ -333,20 +231,20 @@ void LabPanel::on_run_started(int index, const QString& label) {
               explanation_text_);
     shown_.resize(static_cast<std::size_t>(index + 1));
     shown_[static_cast<std::size_t>(index)].label = label;
-    rebuild_plot();
+    draw_charts();
 }
 
 void LabPanel::on_progress(int index, const RunResult& partial) {
     if (index < 0) return;
     shown_.resize(std::max(shown_.size(), static_cast<std::size_t>(index + 1)));
     shown_[static_cast<std::size_t>(index)] = partial;
-    rebuild_plot();
+    draw_charts();
 }
 
 void LabPanel::on_run_finished(int index, const RunResult& result) {
     shown_.resize(std::max(shown_.size(), static_cast<std::size_t>(index + 1)));
     shown_[static_cast<std::size_t>(index)] = result;
-    rebuild_plot();
+    draw_charts();
     fill_table();
     fit_table_height();
     Q_EMIT run_finished(result);
@@ -356,7 +254,7 @@ void LabPanel::on_all_finished() {
     set_busy(false);
     fill_table();
     fit_table_height();
-    rebuild_plot();
+    draw_charts();
     set_texts([this] { return LabVerdict::finished(experiment_, queue_->results()); }, explanation_text_);
     Q_EMIT experiment_finished();
 }
@@ -375,11 +273,12 @@ void LabPanel::changeEvent(QEvent* event) {
 
 void LabPanel::retranslate() {
     texts_.apply();
+    charts_->retranslate();
     table_->retranslate();
     set_texts(verdict_text_, explanation_text_);
     if (shown_.empty()) return; // no experiment yet: the plot's axes are unnamed
     fill_table();
-    rebuild_plot();
+    draw_charts();
 }
 
 void LabPanel::set_presentation_scale(double scale) {
@@ -388,20 +287,17 @@ void LabPanel::set_presentation_scale(double scale) {
     // mean. The table's coloured run names are the legend.
     for (auto* desk_only : std::initializer_list<QWidget*>{buttons_box_, explanation_, axis_box_, verdict_})
         desk_only->setVisible(scale <= 1.0);
-    // The legend stays, beside the plots (the curves keep the plot's area).
-    PlotLook::legend_below(plot_, scale > 1.0, 0);
+    charts_->set_presentation_scale(scale);
     split_->setStretchFactor(1, scale > 1.0 ? 0 : 2);
     fill_table(); // the columns shown in this mode
     fit_table_height();
-    look_.apply(scale);
-    bars_look_.apply(scale);
     if (link_curve_) {
         curve_look_.apply(scale);
         PlotLook::legend_below(link_curve_, scale > 1.0, 1);
     }
     verdict_->setStyleSheet(
         QStringLiteral("font-weight: bold; font-size: %1pt; padding: 2px;").arg(11.0 * scale, 0, 'f', 1));
-    rebuild_plot();
+    draw_charts();
 }
 
 } // namespace studio

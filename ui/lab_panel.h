@@ -14,6 +14,7 @@
 #include "accum/run_config.h"
 #include "experiment_queue.h"
 #include "experiments.h"
+#include "lab_charts.h"
 #include "lab_plan.h"
 #include "lab_table.h"
 #include "plot_look.h"
@@ -22,8 +23,6 @@
 
 class QComboBox;
 class QCPAxisRect;
-class QCPItemRect;
-class QCPItemText;
 class QCustomPlot;
 class QLabel;
 class QPushButton;
@@ -67,17 +66,17 @@ public:
     // The headline number: the largest pairwise max |Δ loss| of the last experiment.
     double max_loss_difference() const { return max_pairwise_loss_difference(queue_->results()); }
     QTableWidget* table() const { return table_; }
-    QCustomPlot* plot() const { return plot_; }
+    QCustomPlot* plot() const { return charts_->plot(); }
     QLabel* verdict_label() const { return verdict_; }
     QPushButton* button(Experiment experiment) const;
     // The experiments' buttons (the window's choice; Cancel follows the lab's own run).
     void set_experiments_enabled(bool enabled);
     ExperimentQueue* queue() const { return queue_; }
     // The |Δ loss| panel: its axes (log-scaled value axis) and one graph per run after the first.
-    QCPAxisRect* delta_rect() const { return delta_rect_; }
-    int delta_graph_count() const;
+    QCPAxisRect* delta_rect() const { return charts_->delta_rect(); }
+    int delta_graph_count() const { return charts_->delta_graph_count(); }
     // The memory levers' stacked bars (shown for that experiment only).
-    QCustomPlot* memory_bars() const { return memory_bars_; }
+    QCustomPlot* memory_bars() const { return charts_->memory_bars(); }
     // The no_sync demo's measured curve, speed-up against link rate on two hosts
     // (link_curve.h; shown for that experiment only; null when the studio has no
     // measurement compiled in).
@@ -106,8 +105,7 @@ private:
     void on_progress(int index, const RunResult& partial);
     void on_run_finished(int index, const RunResult& result);
     void on_all_finished();
-    void rebuild_plot();
-    void rebuild_memory_bars();
+    void draw_charts(); // the runs shown, on the axes chosen
     void fill_table();
     void fit_table_height(); // presentation mode: the table as tall as its rows
     void set_busy(bool busy);
@@ -129,16 +127,10 @@ private:
     QLabel* verdict_ = nullptr;
     QComboBox* y_axis_ = nullptr;
     QComboBox* x_axis_ = nullptr;
-    QCustomPlot* plot_ = nullptr;
-    QCustomPlot* memory_bars_ = nullptr;
+    LabCharts* charts_ = nullptr;
     QCustomPlot* link_curve_ = nullptr;
-    QCPAxisRect* delta_rect_ = nullptr;
-    QCPItemRect* rounding_band_ = nullptr;
-    QCPItemText* rounding_label_ = nullptr;
     LabTable* table_ = nullptr;
     QSplitter* split_ = nullptr;
-    PlotLook look_;
-    PlotLook bars_look_;  // memory_bars_
     PlotLook curve_look_; // link_curve_
     double scale_ = 1.0;
 };
