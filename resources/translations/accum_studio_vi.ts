@@ -1365,6 +1365,83 @@
     </message>
 </context>
 <context>
+    <name>studio::LabCharts</name>
+    <message>
+        <source>|Δ loss|</source>
+        <translation>|Δ loss|</translation>
+    </message>
+    <message>
+        <source>below: the same, up to float rounding</source>
+        <translation>bên dưới: như nhau, chỉ khác sai số làm tròn</translation>
+    </message>
+    <message>
+        <source>loss scale</source>
+        <translation>hệ số co giãn loss</translation>
+    </message>
+    <message>
+        <source>Peak memory by category</source>
+        <translation>Bộ nhớ đỉnh theo loại</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>run %1</source>
+        <translation>lần chạy %1</translation>
+    </message>
+    <message>
+        <source>update skipped (overflow)</source>
+        <translation>cập nhật bị bỏ qua (tràn số)</translation>
+    </message>
+    <message>
+        <source>samples seen</source>
+        <translation>số mẫu đã xem</translation>
+    </message>
+    <message>
+        <source>optimizer steps</source>
+        <translation>bước optimizer</translation>
+    </message>
+    <message>
+        <source>learning rate</source>
+        <translation>tốc độ học</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>loss</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>tham số</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>gradient</translation>
+    </message>
+    <message>
+        <source>optimizer state</source>
+        <translation>trạng thái optimizer</translation>
+    </message>
+    <message>
+        <source>activations (peak)</source>
+        <translation>activation (đỉnh)</translation>
+    </message>
+    <message>
+        <source>optimizer step (above the activations)</source>
+        <translation>bước optimizer (phần trên activation)</translation>
+    </message>
+    <message>
+        <source>%1 × %2
++ ckpt</source>
+        <translation>%1 × %2
++ ckpt</translation>
+    </message>
+    <message>
+        <source>%1 × %2</source>
+        <translation>%1 × %2</translation>
+    </message>
+</context>
+<context>
     <name>studio::LabPanel</name>
     <message>
         <source>Measured on two hosts: where no_sync pays</source>
@@ -1455,34 +1532,6 @@
         <translation>theo</translation>
     </message>
     <message>
-        <source>run %1</source>
-        <translation>lần chạy %1</translation>
-    </message>
-    <message>
-        <source>samples seen</source>
-        <translation>số mẫu đã xem</translation>
-    </message>
-    <message>
-        <source>optimizer steps</source>
-        <translation>bước optimizer</translation>
-    </message>
-    <message>
-        <source>learning rate</source>
-        <translation>tốc độ học</translation>
-    </message>
-    <message>
-        <source>|Δ loss|</source>
-        <translation>|Δ loss|</translation>
-    </message>
-    <message>
-        <source>below: the same, up to float rounding</source>
-        <translation>bên dưới: như nhau, chỉ khác sai số làm tròn</translation>
-    </message>
-    <message>
-        <source>loss</source>
-        <translation>loss</translation>
-    </message>
-    <message>
         <source>scaler per window (right)</source>
         <translation>scaler mỗi cửa sổ (đúng)</translation>
     </message>
@@ -1495,14 +1544,6 @@
         <translation>Hệ số co giãn loss</translation>
     </message>
     <message>
-        <source>loss scale</source>
-        <translation>hệ số co giãn loss</translation>
-    </message>
-    <message>
-        <source>update skipped (overflow)</source>
-        <translation>cập nhật bị bỏ qua (tràn số)</translation>
-    </message>
-    <message>
         <source>%1 × %2, checkpointing</source>
         <translation>%1 × %2, checkpointing</translation>
     </message>
@@ -1511,46 +1552,12 @@
         <translation>%1 × %2</translation>
     </message>
     <message>
-        <source>Peak memory by category</source>
-        <translation>Bộ nhớ đỉnh theo loại</translation>
-    </message>
-    <message>
-        <source>MiB</source>
-        <translation>MiB</translation>
-    </message>
-    <message>
-        <source>parameters</source>
-        <translation>tham số</translation>
-    </message>
-    <message>
-        <source>gradients</source>
-        <translation>gradient</translation>
-    </message>
-    <message>
-        <source>optimizer state</source>
-        <translation>trạng thái optimizer</translation>
-    </message>
-    <message>
-        <source>activations (peak)</source>
-        <translation>activation (đỉnh)</translation>
-    </message>
-    <message>
-        <source>%1 × %2
-+ ckpt</source>
-        <translation>%1 × %2
-+ ckpt</translation>
-    </message>
-    <message>
         <source>no_sync</source>
         <translation>no_sync</translation>
     </message>
     <message>
         <source>sync every micro-batch</source>
         <translation>đồng bộ mỗi micro-batch</translation>
-    </message>
-    <message>
-        <source>optimizer step (above the activations)</source>
-        <translation>bước optimizer (phần trên activation)</translation>
     </message>
     <message>
         <source>%1 × %2 = %3 (small)</source>
