@@ -22,7 +22,6 @@
 #include "run_result.h"
 
 class QComboBox;
-class QCPAxisRect;
 class QCustomPlot;
 class QLabel;
 class QPushButton;
@@ -66,17 +65,14 @@ public:
     // The headline number: the largest pairwise max |Δ loss| of the last experiment.
     double max_loss_difference() const { return max_pairwise_loss_difference(queue_->results()); }
     QTableWidget* table() const { return table_; }
-    QCustomPlot* plot() const { return charts_->plot(); }
     QLabel* verdict_label() const { return verdict_; }
     QPushButton* button(Experiment experiment) const;
     // The experiments' buttons (the window's choice; Cancel follows the lab's own run).
     void set_experiments_enabled(bool enabled);
     ExperimentQueue* queue() const { return queue_; }
-    // The |Δ loss| panel: its axes (log-scaled value axis) and one graph per run after the first.
-    QCPAxisRect* delta_rect() const { return charts_->delta_rect(); }
-    int delta_graph_count() const { return charts_->delta_graph_count(); }
-    // The memory levers' stacked bars (shown for that experiment only).
-    QCustomPlot* memory_bars() const { return charts_->memory_bars(); }
+    // The curves, the |Δ loss| panel and the memory levers' bars (shown for that
+    // experiment only): lab_charts.h.
+    LabCharts* charts() const { return charts_; }
     // The no_sync demo's measured curve, speed-up against link rate on two hosts
     // (link_curve.h; shown for that experiment only; null when the studio has no
     // measurement compiled in).

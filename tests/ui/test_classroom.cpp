@@ -198,7 +198,7 @@ void TestClassroom::presentationModeEnlargesAndRestores() {
 
     auto* loss = window.loss_plot()->plot();
     auto* memory = window.memory_plot()->plot();
-    auto* delta_axis = window.lab_panel()->delta_rect()->axis(QCPAxis::atLeft);
+    auto* delta_axis = window.lab_panel()->charts()->delta_rect()->axis(QCPAxis::atLeft);
     auto* code = window.code_panel()->editor(QStringLiteral("py"));
     auto* lesson_text = window.lesson_panel()->text_label();
     auto* title = qobject_cast<QCPTextElement*>(loss->plotLayout()->element(0, 0));
@@ -397,12 +397,12 @@ void TestClassroom::lessonWalksAllSteps() {
             QVERIFY(std::any_of(runs[0].steps.begin(), runs[0].steps.end(), [](const auto& s) { return s.skipped; }));
             QVERIFY(runs[0].steps.back().loss_scale < runs[0].steps.front().loss_scale);
             QVERIFY(runs[1].config.scaler_per_micro_batch && !runs[0].config.scaler_per_micro_batch);
-            QCOMPARE(window.lab_panel()->plot()->yAxis->scaleType(), QCPAxis::stLogarithmic); // the scale, log
+            QCOMPARE(window.lab_panel()->charts()->plot()->yAxis->scaleType(), QCPAxis::stLogarithmic); // the scale, log
             QVERIFY(studio::max_loss_difference(runs[0], runs[1]) >= 1e-2);
         }
         // Every pitfall and comparison draws its |Δ loss| panel: one curve per run after the first.
         if (step.run == studio::LessonRun::Experiment)
-            QCOMPARE(window.lab_panel()->delta_graph_count(), int(runs.size()) - 1);
+            QCOMPARE(window.lab_panel()->charts()->delta_graph_count(), int(runs.size()) - 1);
         if (i + 1 < count) {
             QVERIFY(lesson->next_button()->isEnabled());
             QTest::mouseClick(lesson->next_button(), Qt::LeftButton);
@@ -503,15 +503,15 @@ void TestClassroom::tokenPitfallIsDecadesApart() {
     QCOMPARE(runs[1].config.batch_size, 1);
     QCOMPARE(runs[1].config.accumulation_steps, 16);
     QCOMPARE(runs[0].config.batch_size, 16);
-    QCOMPARE(lab->delta_graph_count(), 2);
-    auto* delta_y = lab->delta_rect()->axis(QCPAxis::atLeft);
+    QCOMPARE(lab->charts()->delta_graph_count(), 2);
+    auto* delta_y = lab->charts()->delta_rect()->axis(QCPAxis::atLeft);
     QCOMPARE(delta_y->scaleType(), QCPAxis::stLogarithmic);
     // The wrong curve (mean per micro-batch) and the right one (token-normalised),
     // as drawn: at least three decades apart (measured: 1e-1 against 1e-7).
     QCPGraph* wrong = nullptr;
     QCPGraph* right = nullptr;
-    for (int i = 0; i < lab->plot()->graphCount(); ++i) {
-        auto* g = lab->plot()->graph(i);
+    for (int i = 0; i < lab->charts()->plot()->graphCount(); ++i) {
+        auto* g = lab->charts()->plot()->graph(i);
         if (g->valueAxis() != delta_y) continue;
         (wrong ? right : wrong) = g;
     }

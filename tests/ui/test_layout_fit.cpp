@@ -287,12 +287,12 @@ void TestLayoutFit::nothingIsCut() {
     }
     // Presentation keeps the lab plot's legend (moved outside the plot), and the lab's
     // table elides run names in the middle, keeping "(wrong)" and "(right)".
-    if (presentation && !window.lab_panel()->plot()->legend->visible())
+    if (presentation && !window.lab_panel()->charts()->plot()->legend->visible())
         all << QStringLiteral("the lab plot's legend is hidden in presentation mode");
     // The lab's other plots, shown for their experiments only (step 8's bars, the
     // no_sync demo's curve): their text is set for presentation all the same.
     if (presentation)
-        for (auto* plot : {window.lab_panel()->memory_bars(), window.lab_panel()->link_curve()})
+        for (auto* plot : {window.lab_panel()->charts()->memory_bars(), window.lab_panel()->link_curve()})
             if (plot)
                 for (const auto& p : small_plot_text(plot, screen->geometry().height() / 40 - 1))
                     all << QStringLiteral("lab: %1").arg(p);

@@ -409,7 +409,7 @@ void TestTeachingLab::memoryLeversDemo() {
     QVERIFY(bands.parameters_bytes > 0 && bands.gradients_bytes == bands.parameters_bytes &&
             bands.optimizer_state_bytes == bands.parameters_bytes); // SGD with momentum: one copy
     QCOMPARE(bands.activations_bytes, a[0]);
-    auto* bars = window.lab_panel()->memory_bars();
+    auto* bars = window.lab_panel()->charts()->memory_bars();
     QVERIFY(!bars->isHidden());
     QCOMPARE(bars->plottableCount(), 5); // the four bands and the optimizer step above the activations
     QVERIFY(window.lab_panel()->verdict_label()->text().contains(QStringLiteral("samples/s")));
