@@ -5,21 +5,13 @@
 
 #include <QComboBox>
 #include <QHeaderView>
-#include <QLabel>
 #include <QScrollBar>
 #include <QSplitter>
-#include <QTableWidget>
 #include <algorithm>
-#include <cmath>
-#include <map>
-#include <qcustomplot.h>
 
-#include "engine_text.h"
-#include "engine_use.h"
-#include "link_curve.h"
+#include "lab_charts.h"
 #include "lab_panel_parts.h"
 #include "lab_table.h"
-#include "plot_interaction.h"
 
 namespace studio {
 
