@@ -51,9 +51,9 @@ std::chrono::milliseconds join_slack(std::chrono::milliseconds timeout) {
 // much longer so that Gloo's message, which says more, comes first.
 constexpr auto kWaitSlack = std::chrono::seconds(2);
 // A collective is waited for in slices, between which `abort` and the store are
-// looked at; the work's future says when it completes (its callback), so the
-// wait ends then, not at the end of a slice. A work without a future (NCCL's
-// in 1.13) is looked at every millisecond.
+// looked at; Gloo's work completes its future on Gloo's thread (its callback),
+// so the wait ends then, not at the end of a slice. NCCL's future completes
+// when the work is queued on the GPU: its work is looked at every millisecond.
 constexpr auto kSlice = std::chrono::milliseconds(10);
 struct Completion {
     std::mutex mutex;
@@ -203,12 +203,12 @@ struct ProcessGroup::Impl {
             // Waited for in slices (ended early by the work's completion),
             // looking between them whether the caller gives up (options.abort).
             std::shared_ptr<Completion> completion;
-            if (!work->isCompleted()) {
+            if (options.backend == Backend::Gloo && !work->isCompleted()) {
                 completion = std::make_shared<Completion>();
                 try {
                     work->getFuture()->addCallback([completion](c10::ivalue::Future&) { completion->set(); });
                 } catch (const c10::Error&) {
-                    completion.reset(); // a work without a future: slices of a millisecond
+                    completion.reset(); // a work without a future: slices of a millisecond too
                 }
             }
             bool aborted = false;

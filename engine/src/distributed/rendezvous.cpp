@@ -75,22 +75,6 @@ std::optional<std::pair<int, std::string>> failure_under(c10d::Store& store, con
     return std::nullopt;
 }
 
-// "failed_seen" counts the ranks that need the store no more: those that read
-// a failure, and those that left one (and end) while not serving the store.
-void leave_failure(c10d::Store& store, const std::string& prefix, int rank, const std::string& message,
-                   bool serves_store) {
-    store.set(prefix + "/failed/" + std::to_string(rank), bytes_of(message));
-    store.add(prefix + "/failures", 1);
-    if (!serves_store) store.add(prefix + "/failed_seen", 1);
-}
-
-// Until every other rank has read a failure or left (or `linger` is over): the
-// store ends with this process.
-void linger_until_read(c10d::Store& store, const std::string& prefix, int readers, std::chrono::milliseconds linger) {
-    const auto until = Clock::now() + linger;
-    while (Clock::now() < until && store.add(prefix + "/failed_seen", 0) < readers) std::this_thread::sleep_for(kPoll);
-}
-
 // The ranks other than rank 0 registered under the meeting's prefix.
 int registered_peers(c10d::Store& store, const std::string& prefix, int world) {
     int n = 0;
@@ -289,9 +273,19 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const CancelToken
 void publish_failure(const Meeting& m, int rank, int world_size, const std::string& message,
                      std::chrono::milliseconds linger, int readers) {
     if (!m.store || m.prefix.empty() || world_size < 2) return;
+    // "failed_seen" counts the ranks that need the store no more: those that
+    // read a failure, and those that left one (and end) while not serving the
+    // store. The one that serves it waits for them: the store ends with it.
     try {
-        leave_failure(*m.store, m.prefix, rank, message, m.serves_store);
-        if (m.serves_store) linger_until_read(*m.store, m.prefix, readers < 0 ? world_size - 1 : readers, linger);
+        m.store->set(m.prefix + "/failed/" + std::to_string(rank), bytes_of(message));
+        m.store->add(m.prefix + "/failures", 1);
+        if (!m.serves_store) {
+            m.store->add(m.prefix + "/failed_seen", 1);
+            return;
+        }
+        const int wanted = readers < 0 ? world_size - 1 : readers;
+        const auto until = Clock::now() + linger;
+        while (Clock::now() < until && m.store->add(m.prefix + "/failed_seen", 0) < wanted) std::this_thread::sleep_for(kPoll);
     } catch (const std::exception&) {
         // The store is gone (its process ended): nobody is left to tell.
     }
@@ -352,9 +346,7 @@ void announce_failure_before_joining(const WorldInfo& w, std::chrono::millisecon
                 std::this_thread::sleep_for(kPoll);
             }
         }
-        if (m.prefix.empty()) return;
-        leave_failure(*m.store, m.prefix, w.rank, message, m.serves_store);
-        if (m.serves_store) linger_until_read(*m.store, m.prefix, w.world_size - 1, limit);
+        publish_failure(m, w.rank, w.world_size, message, limit);
     } catch (const std::exception&) {
         // Best effort: the port taken, no store, a store that does not answer.
     }
