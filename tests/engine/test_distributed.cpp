@@ -482,12 +482,16 @@ private Q_SLOTS:
     // kill -9 of one rank while all-reduces run: every survivor gets a
     // DistributedError naming the lost rank, as a lost peer (its sockets
     // close), not as a timeout (300 s; the survivors are waited for a minute).
+    // Which rank it was comes from c10d alone (the only peer, a roll call in
+    // the store, or the store's own connection closed), not from /proc.
     void killedPeerSurfacesAsTypedError_data() {
         QTest::addColumn<int>("world");
         QTest::addColumn<int>("victim");
         QTest::newRow("2 ranks, rank 1 killed") << 2 << 1;
         QTest::newRow("2 ranks, rank 0 (the store) killed") << 2 << 0;
         QTest::newRow("3 ranks, rank 1 killed") << 3 << 1;
+        // The survivors' roll call finds the store gone: its rank is named.
+        QTest::newRow("3 ranks, rank 0 (the store) killed") << 3 << 0;
     }
     void killedPeerSurfacesAsTypedError() {
         QFETCH(int, world);
