@@ -5,9 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
-#include <mutex>
+#include <future>
 #include <optional>
 #include <thread>
 
@@ -55,22 +54,6 @@ constexpr auto kWaitSlack = std::chrono::seconds(2);
 // so the wait ends then, not at the end of a slice. NCCL's future completes
 // when the work is queued on the GPU: its work is looked at every millisecond.
 constexpr auto kSlice = std::chrono::milliseconds(10);
-struct Completion {
-    std::mutex mutex;
-    std::condition_variable cv;
-    bool done = false;
-    void set() {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            done = true;
-        }
-        cv.notify_all();
-    }
-    void wait_for(std::chrono::milliseconds slice) {
-        std::unique_lock<std::mutex> lock(mutex);
-        cv.wait_for(lock, slice, [&] { return done; });
-    }
-};
 
 // While a collective waits longer, the store is asked every this often whether
 // a peer has left its failure there (one round trip).
@@ -202,13 +185,14 @@ struct ProcessGroup::Impl {
             const c10::intrusive_ptr<c10d::Work> work = make_work();
             // Waited for in slices (ended early by the work's completion),
             // looking between them whether the caller gives up (options.abort).
-            std::shared_ptr<Completion> completion;
+            std::future<void> completion;
             if (options.backend == Backend::Gloo && !work->isCompleted()) {
-                completion = std::make_shared<Completion>();
+                auto done = std::make_shared<std::promise<void>>();
                 try {
-                    work->getFuture()->addCallback([completion](c10::ivalue::Future&) { completion->set(); });
+                    work->getFuture()->addCallback([done](c10::ivalue::Future&) { done->set_value(); });
+                    completion = done->get_future();
                 } catch (const c10::Error&) {
-                    completion.reset(); // a work without a future: slices of a millisecond too
+                    // a work without a future: slices of a millisecond too
                 }
             }
             bool aborted = false;
@@ -227,7 +211,7 @@ struct ProcessGroup::Impl {
                     next_look = Clock::now() + kFailureLook;
                 }
                 if (aborted) break;
-                if (completion) completion->wait_for(kSlice);
+                if (completion.valid()) completion.wait_for(kSlice);
                 else std::this_thread::sleep_for(std::chrono::milliseconds(1));
             }
             if (!aborted) {
