@@ -1,5 +1,6 @@
 #include "distributed/process_group.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -54,6 +55,11 @@ constexpr auto kWaitSlack = std::chrono::seconds(2);
 // so the wait ends then, not at the end of a slice. NCCL's future completes
 // when the work is queued on the GPU: its work is looked at every millisecond.
 constexpr auto kSlice = std::chrono::milliseconds(10);
+// Before that, a collective is waited for by yielding the CPU: a rank that
+// sleeps waits for its idle vCPU to be woken when a peer's data arrive, which
+// made 2 ranks slower than 1 here (bench/DIST_WAIT.md). sched_yield() lets any
+// ready thread (Gloo's, another program's) run first; a later peer is slept for.
+constexpr auto kYieldingWait = std::chrono::milliseconds(50);
 
 // While a collective waits longer, the store is asked every this often whether
 // a peer has left its failure there (one round trip).
@@ -185,6 +191,7 @@ struct ProcessGroup::Impl {
             const c10::intrusive_ptr<c10d::Work> work = make_work();
             // Waited for in slices (ended early by the work's completion),
             // looking between them whether the caller gives up (options.abort).
+            while (!work->isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
             std::future<void> completion;
             if (options.backend == Backend::Gloo && !work->isCompleted()) {
                 auto done = std::make_shared<std::promise<void>>();
