@@ -26,6 +26,7 @@
 #include "accum/session.h"
 #include "data/data_loader.h"
 #include "data/dataset.h"
+#include "distributed/watchdog.h"
 #include "distributed/world.h"
 
 #include "capture.h"
@@ -605,6 +606,7 @@ private Q_SLOTS:
             for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
             return n;
         };
+        (void)accum::dist::watchdog(); // the process's one watchdog, started once, is not a join's
         const int before = count_threads();
         std::vector<int> after;
         for (int round = 0; round < 3; ++round) {

@@ -33,6 +33,7 @@
 #include "distributed/gradient_sync.h"
 #include "distributed/launcher.h"
 #include "distributed/process_group.h"
+#include "distributed/watchdog.h"
 #include "data/sharding.h"
 #include "distributed/world.h"
 #include "torch_compat.h"
@@ -481,12 +482,16 @@ private Q_SLOTS:
     // kill -9 of one rank while all-reduces run: every survivor gets a
     // DistributedError naming the lost rank, as a lost peer (its sockets
     // close), not as a timeout (300 s; the survivors are waited for a minute).
+    // Which rank it was comes from c10d alone (the only peer, a roll call in
+    // the store, or the store's own connection closed), not from /proc.
     void killedPeerSurfacesAsTypedError_data() {
         QTest::addColumn<int>("world");
         QTest::addColumn<int>("victim");
         QTest::newRow("2 ranks, rank 1 killed") << 2 << 1;
         QTest::newRow("2 ranks, rank 0 (the store) killed") << 2 << 0;
         QTest::newRow("3 ranks, rank 1 killed") << 3 << 1;
+        // The survivors' roll call finds the store gone: its rank is named.
+        QTest::newRow("3 ranks, rank 0 (the store) killed") << 3 << 0;
     }
     void killedPeerSurfacesAsTypedError() {
         QFETCH(int, world);
@@ -605,6 +610,7 @@ private Q_SLOTS:
     void abandonedJoinsLeaveNoThread() {
         SilentListener silent;
         QVERIFY(silent.port() > 0);
+        (void)watchdog(); // the process's one watchdog, started once, is not a join's
         const int before = thread_count();
         std::vector<int> after;
         for (int round = 0; round < 2; ++round) {
@@ -643,6 +649,7 @@ private Q_SLOTS:
             auto warm = start_rank(1, 2, pick_free_port(), {"exit", "0", "1", "0"});
             QVERIFY(finish(*warm, 10000).finished);
             (void)at::ones({4}).sum().item<float>();
+            (void)watchdog();
         }
         const int before = thread_count();
         std::vector<int> after;

@@ -202,23 +202,8 @@ std::string rank_list(const std::vector<int>& ranks) {
 } // namespace
 
 std::string signal_name(int signal) {
-    switch (signal) {
-    case SIGHUP: return "SIGHUP";
-    case SIGINT: return "SIGINT";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGALRM: return "SIGALRM";
-    case SIGTERM: return "SIGTERM";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGUSR2: return "SIGUSR2";
-    default: return "signal " + std::to_string(signal);
-    }
+    const char* abbreviation = ::sigabbrev_np(signal); // "KILL"
+    return abbreviation ? std::string("SIG") + abbreviation : "signal " + std::to_string(signal);
 }
 
 std::string WorkerStatus::describe() const {
@@ -383,10 +368,6 @@ LaunchResult launch_workers(const LaunchOptions& options) {
     }
     return result;
 }
-
-} // namespace accum::dist
-
-namespace accum::dist {
 
 LaunchOutcome launch_ranks(const RunConfig& config, const std::string& program,
                            const std::vector<std::string>& arguments) {

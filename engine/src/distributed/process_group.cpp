@@ -6,13 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
-#include <condition_variable>
 #include <cstdlib>
-#include <fstream>
-#include <mutex>
+#include <future>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include <ATen/ATen.h>
@@ -27,8 +23,8 @@
 
 #include "accum/data_parallel.h"
 #include "accum/errors.h"
-#include "distributed/background.h"
 #include "distributed/rendezvous.h"
+#include "distributed/watchdog.h"
 #include "torch_compat.h"
 
 namespace accum::dist {
@@ -54,62 +50,23 @@ std::chrono::milliseconds join_slack(std::chrono::milliseconds timeout) {
 // A collective's own deadline inside Gloo is the timeout; the caller waits this
 // much longer so that Gloo's message, which says more, comes first.
 constexpr auto kWaitSlack = std::chrono::seconds(2);
-// A collective is first waited for by yielding the CPU in a loop, and only
-// then by sleeping in Work::wait(): a rank that sleeps through the MLP's
-// all-reduce after its backward waits for its idle vCPU to be woken each time
-// a peer's data arrive, one that yields waits only as long as the all-reduce
-// takes (measured on the 2-vCPU machine, 2 ranks of the MLP, one thread each:
-// bench/RESULTS.md § Figures quoted in the code, "yielding wait").
-// sched_yield() lets any thread that is ready run first (Gloo's own, another
-// program's), so the wait takes nobody's turn; a peer later than this sleeps.
+// A collective is waited for in slices, between which `abort` and the store are
+// looked at; Gloo's work completes its future on Gloo's thread (its callback),
+// so the wait ends then, not at the end of a slice. NCCL's future completes
+// when the work is queued on the GPU: its work is looked at every millisecond.
+constexpr auto kSlice = std::chrono::milliseconds(10);
+// Before that, a collective is waited for by yielding the CPU: a rank that
+// sleeps waits for its idle vCPU to be woken when a peer's data arrive, which
+// made 2 ranks slower than 1 here (bench/DIST_WAIT.md). sched_yield() lets any
+// ready thread (Gloo's, another program's) run first; a later peer is slept for.
 constexpr auto kYieldingWait = std::chrono::milliseconds(50);
-// A collective that outlasts the yielding wait (a slow link) is waited for in
-// slices of a millisecond, between which `abort` and the store are looked at;
-// Gloo's work says when it completes (its future's callback), so the wait ends
-// then, not at the end of a slice: on a slow link a slept-out millisecond
-// after each all-reduce is measurable (bench/TWO_HOSTS_RESULTS.md).
-struct Completion {
-    std::mutex mutex;
-    std::condition_variable cv;
-    bool done = false;
-    void set() {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            done = true;
-        }
-        cv.notify_all();
-    }
-    void wait_for(std::chrono::milliseconds slice) {
-        std::unique_lock<std::mutex> lock(mutex);
-        cv.wait_for(lock, slice, [&] { return done; });
-    }
-};
 
 // While a collective waits longer, the store is asked every this often whether
 // a peer has left its failure there (one round trip).
 constexpr auto kFailureLook = std::chrono::milliseconds(200);
-
-// What the joining thread hands back, shared with it. A caller that stops
-// waiting (its `abandon`, or the deadline) sets `cancelled`: every wait of the
-// joining thread looks at it (the store's answers, the rendezvous, the
-// store's waits inside Gloo's connection), and what the thread joined after
-// all is destroyed on that thread, not handed back.
-struct Join {
-    std::mutex mutex;
-    std::condition_variable done_cv;
-    bool done = false;
-    std::exception_ptr error;
-    std::atomic<int> stage{0}; // 0: reaching the master, 1: waiting for the ranks, 2: connecting the backend
-    std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
-    Meeting meeting;           // the store, this meeting's keys, the peers (rendezvous.h)
-    c10::intrusive_ptr<C10dBackend> backend;
-};
-
-// What a successful join yields.
-struct Joined {
-    Meeting meeting;
-    c10::intrusive_ptr<C10dBackend> backend;
-};
+// How long a rank that lost a connection waits for the others to answer the
+// roll call that tells which peer ended (rendezvous.h absent_ranks).
+constexpr auto kRollCall = std::chrono::seconds(1);
 
 } // namespace
 
@@ -117,7 +74,6 @@ struct ProcessGroup::Impl {
     GroupOptions options;
     Meeting meeting; // its store outlives the backend, which holds it too
     c10::intrusive_ptr<C10dBackend> backend;
-    std::string self_host;
     std::string failure; // set once a collective failed
     bool store_silent = false; // the store stopped answering: peers' failures are not looked for
     Kind failure_kind = Kind::Failed;
@@ -125,32 +81,22 @@ struct ProcessGroup::Impl {
 
     int rank() const { return options.world.rank; }
 
-    // The ranks on this machine whose processes are gone, at the first look
-    // that finds any (none when no peer is on this machine). A peer that has
-    // just dropped its connections may take a moment to become a zombie: look
-    // for up to a second. With three ranks or more, a rank that saw the loss
-    // first and has already ended is among them.
-    std::vector<int> find_lost_peers() const {
-        // Across machines alone there is nothing to look at: no wait.
-        bool any_here = false;
-        for (std::size_t r = 0; r < meeting.peers.size(); ++r)
-            any_here = any_here || (static_cast<int>(r) != rank() && meeting.peers[r].host == self_host);
-        if (!any_here) return {};
-        const auto until = Clock::now() + std::chrono::seconds(1);
-        for (;;) {
-            std::vector<int> gone;
-            const auto& peers = meeting.peers;
-            for (std::size_t r = 0; r < peers.size(); ++r) {
-                if (static_cast<int>(r) == rank() || peers[r].host != self_host) continue;
-                if (!process_alive(peers[r].pid)) gone.push_back(static_cast<int>(r));
-            }
-            if (!gone.empty() || Clock::now() >= until) return gone;
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // The peers whose end a lost connection was, as c10d tells it: with one
+    // peer, that one; else those absent from a roll call in the store (a
+    // survivor answers it at once); a store whose connection closed names the
+    // rank whose process served it. No process is looked at: a peer may be on
+    // another host, or in another network namespace (tests/netns).
+    std::vector<int> lost_peers() {
+        const int world = options.world.world_size;
+        if (world == 2) return {1 - rank()};
+        if (store_silent) return {};
+        try {
+            return absent_ranks(meeting, rank(), world, kRollCall);
+        } catch (const std::exception&) {
+            return meeting.serves_store || options.world.agent_store ? std::vector<int>{} : std::vector<int>{0};
         }
     }
 
-    // A run across machines (its master not on loopback) names each rank's
-    // host, by the address it met the others from; one on this machine does not.
     bool names_hosts() const { return !is_loopback_host(options.world.master_addr); }
     std::string address_of(int r) const {
         return r >= 0 && r < static_cast<int>(meeting.peers.size()) ? meeting.peers[r].address : std::string();
@@ -194,8 +140,8 @@ struct ProcessGroup::Impl {
                               ? published_failure(meeting, rank(), options.world.world_size)
                               : std::nullopt;
         if (said) fail_for_peer(*said, what);
-        const auto lost = (kind == Kind::PeerLost || kind == Kind::Timeout) ? find_lost_peers() : std::vector<int>{};
-        // Across machines the lost peer's process cannot be looked at: its host is named instead.
+        const auto lost = kind == Kind::PeerLost ? lost_peers() : std::vector<int>{};
+        // Across machines, a peer the roll call could not tell: the hosts the error names.
         const auto others = names_hosts() && lost.empty() ? suspects(detail) : std::vector<int>{};
         std::string message = rank_text(rank()) + ": ";
         int peer = lost.empty() ? -1 : lost.front();
@@ -243,25 +189,23 @@ struct ProcessGroup::Impl {
         const auto start = Clock::now();
         try {
             const c10::intrusive_ptr<c10d::Work> work = make_work();
-            // Yield (kYieldingWait), then wait in slices of a millisecond (ended
-            // early by Gloo's completion), looking between them whether the
-            // caller gives up (options.abort).
+            // Waited for in slices (ended early by the work's completion),
+            // looking between them whether the caller gives up (options.abort).
             while (!work->isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
-            // Gloo's work completes its future on Gloo's thread; NCCL's is waited for by slices alone.
-            std::shared_ptr<Completion> completion;
+            std::future<void> completion;
             if (options.backend == Backend::Gloo && !work->isCompleted()) {
-                completion = std::make_shared<Completion>();
+                auto done = std::make_shared<std::promise<void>>();
                 try {
-                    work->getFuture()->addCallback([completion](c10::ivalue::Future&) { completion->set(); });
+                    work->getFuture()->addCallback([done](c10::ivalue::Future&) { done->set_value(); });
+                    completion = done->get_future();
                 } catch (const c10::Error&) {
-                    completion.reset(); // a work without a future: slices of sleep, as before
+                    // a work without a future: slices of a millisecond too
                 }
             }
             bool aborted = false;
             auto next_look = start + kFailureLook;
-            while (options.abort && !aborted && !work->isCompleted() &&
-                   Clock::now() < start + options.timeout + kWaitSlack) {
-                aborted = options.abort();
+            while (!aborted && !work->isCompleted() && Clock::now() < start + options.timeout + kWaitSlack) {
+                aborted = options.abort && options.abort();
                 // A peer that failed (a write that failed, say) and said so before
                 // leaving: stop now, naming it, not when its process has ended.
                 if (!aborted && !store_silent && Clock::now() >= next_look) {
@@ -273,10 +217,9 @@ struct ProcessGroup::Impl {
                     store_silent = Clock::now() - asked > std::chrono::seconds(1);
                     next_look = Clock::now() + kFailureLook;
                 }
-                if (!aborted) {
-                    if (completion) completion->wait_for(std::chrono::milliseconds(1));
-                    else std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                }
+                if (aborted) break;
+                if (completion.valid()) completion.wait_for(kSlice);
+                else std::this_thread::sleep_for(std::chrono::milliseconds(1));
             }
             if (!aborted) {
                 work->wait(options.timeout + kWaitSlack);
@@ -309,16 +252,9 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
     return c10d::ReduceOp::SUM;
 }
 
-// Runs on its own thread: store, arrival of every rank, backend.
-Joined join_group(const GroupOptions& o, Join& join) {
+// The backend, once the ranks have met (its keys under the meeting's prefix).
+c10::intrusive_ptr<C10dBackend> make_backend(const GroupOptions& o, const Meeting& meeting) {
     const int rank = o.world.rank, world = o.world.world_size;
-    // Holds only the flag, not the Join: the store's waits keep it for the group's life.
-    std::function<bool()> cancelled = [flag = join.cancelled] { return flag->load(); };
-    // The store (rank 0's own, or torchrun's agent's) and every rank of this
-    // launch in it (rendezvous.h).
-    Meeting meeting = meet(MeetingOptions{o.world, o.timeout}, join.stage, cancelled);
-    join.stage = 2;
-
     c10::intrusive_ptr<C10dBackend> backend;
     if (o.backend == Backend::Gloo) {
 #ifdef ACCUM_WITH_GLOO
@@ -361,7 +297,7 @@ Joined join_group(const GroupOptions& o, Join& join) {
 #endif
     }
     if (!backend) throw ConfigError("backend " + to_string(o.backend) + " is not in this build");
-    return Joined{std::move(meeting), std::move(backend)};
+    return backend;
 }
 
 } // namespace
@@ -393,71 +329,17 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
 
     const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
     const auto begun = Clock::now();
-    auto join = std::make_shared<Join>();
-    // The thread's own copy of the options without the caller's callbacks,
-    // which may refer to what the caller's frame holds: it never calls them,
-    // and may outlive that frame by moments.
-    GroupOptions own = options;
-    own.abandon = nullptr;
-    own.abort = nullptr;
-    background().start([own = std::move(own), join] {
-        std::exception_ptr error;
-        std::optional<Joined> joined;
-        try {
-            joined = join_group(own, *join);
-        } catch (...) {
-            error = std::current_exception();
-        }
-        {
-            std::lock_guard<std::mutex> lock(join->mutex);
-            // A caller that has stopped waiting gets nothing: what was joined
-            // after all is destroyed here, on this thread, when `joined` goes.
-            if (!join->cancelled->load()) {
-                join->error = error;
-                if (joined) {
-                    join->meeting = std::move(joined->meeting);
-                    join->backend = std::move(joined->backend);
-                }
-            }
-            join->done = true;
-        }
-        join->done_cv.notify_all();
-    });
-
     const auto deadline = options.timeout + join_slack(options.timeout);
-    std::unique_lock<std::mutex> lock(join->mutex);
-    // Giving up: the joining thread is told, under the lock that it takes to hand
-    // its result over, so that either the result is here or the thread ends
-    // within moments, keeping nothing (Join).
-    auto give_up = [&] { join->cancelled->store(true); };
-    bool joined = false;
-    if (options.abandon) {
-        const auto until = Clock::now() + deadline;
-        while (!(joined = join->done_cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return join->done; })) &&
-               Clock::now() < until) {
-            lock.unlock();
-            const bool abandoned = options.abandon();
-            lock.lock();
-            if (abandoned && !join->done) {
-                give_up();
-                throw DistributedError(Kind::Failed, w.rank, -1,
-                                       "rank " + std::to_string(w.rank) + ": stopped waiting for the other ranks at " +
-                                           master);
-            }
-        }
-    } else {
-        joined = join->done_cv.wait_for(lock, deadline, [&] { return join->done; });
-    }
-    if (!joined) {
-        // Every wait of the joining thread has a deadline of the timeout, but
-        // one question to a store that stops answering can take its answer
-        // timeout more, and Gloo's connection its own timeout: past the
-        // deadline the thread is told to end, and does within moments (or, in
-        // Gloo's connection to a peer, within Gloo's timeout), in a process
-        // that may live on (the studio).
-        give_up();
-        const int stage = join->stage;
+    // The join runs here, every wait of it looking at `cancel`, which the
+    // watchdog cancels once the caller gives up (`abandon`) or the deadline
+    // passes: each wait then ends within moments (Gloo's connection to a peer
+    // whose address it has within Gloo's timeout), and what was joined is let go.
+    CancelToken cancel;
+    std::atomic<int> stage{0}; // 0: reaching the master, 1: waiting for the ranks, 2: connecting the backend
+    auto given_up = [&] {
         const std::string rank_text = rank_with_host(w) + ": ";
+        if (Clock::now() < begun + deadline)
+            throw DistributedError(Kind::Failed, w.rank, -1, rank_text + "stopped waiting for the other ranks at " + master);
         if (stage == 0)
             throw DistributedError(Kind::Unreachable, w.rank, 0,
                                    rank_text + "the master at " + master + " did not answer within " +
@@ -465,59 +347,50 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
         if (stage == 1)
             throw DistributedError(Kind::Timeout, w.rank, -1,
                                    rank_text + "the ranks did not all arrive at " + master + " within " +
-                                       seconds_text(deadline) +
-                                       " (--dist-timeout), and the master stopped answering");
+                                       seconds_text(deadline) + " (--dist-timeout), and the master stopped answering");
         throw DistributedError(Kind::Timeout, w.rank, -1,
                                rank_text + "connecting " + to_string(options.backend) + " to the other ranks took more than " +
                                    seconds_text(deadline) + " (--dist-timeout)");
-    }
-    if (join->error) {
-        try {
-            std::rethrow_exception(join->error);
-        } catch (const DistributedError&) {
-            throw;
-        } catch (const ConfigError&) {
-            throw;
-        } catch (const std::exception& e) {
-            // The store's failures (reaching the master, a port in use) are the
-            // rendezvous' own DistributedError; what is left fails the meeting or the backend.
-            const Kind kind = classify_failure(e, Clock::now() - begun >= options.timeout);
-            const std::string what = join->stage < 2 ? "waiting for the ranks at " + master + " failed"
-                                                     : "connecting " + to_string(options.backend) +
-                                                           " to the other ranks failed";
-            throw DistributedError(kind, w.rank, -1, rank_with_host(w) + ": " + what + ": " + error_text(e));
-        }
-    }
-
+    };
     auto impl = std::make_unique<Impl>();
     impl->options = options;
-    impl->meeting = std::move(join->meeting);
-    impl->backend = std::move(join->backend);
-    impl->self_host = host_identity();
+    try {
+        const auto watch = watchdog().watch(
+            begun + deadline, [&options] { return options.abandon && options.abandon(); }, [cancel] { cancel.cancel(); });
+        // The store (rank 0's own, or torchrun's agent's) and every rank of
+        // this launch in it (rendezvous.h), then the backend.
+        impl->meeting = meet(MeetingOptions{w, options.timeout}, stage, cancel);
+        stage = 2;
+        impl->backend = make_backend(options, impl->meeting);
+    } catch (const ConfigError&) {
+        throw;
+    } catch (const std::exception& e) {
+        if (cancel.cancelled()) given_up();
+        if (dynamic_cast<const DistributedError*>(&e)) throw;
+        // The store's failures (reaching the master, a port in use) are the
+        // rendezvous' own DistributedError; what is left fails the meeting or the backend.
+        const Kind kind = classify_failure(e, Clock::now() - begun >= options.timeout);
+        const std::string what = stage < 2 ? "waiting for the ranks at " + master + " failed"
+                                           : "connecting " + to_string(options.backend) + " to the other ranks failed";
+        throw DistributedError(kind, w.rank, -1, rank_with_host(w) + ": " + what + ": " + error_text(e));
+    }
+    if (cancel.cancelled()) given_up(); // joined as the caller gave up: its store is cut off
     return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
 }
 
 ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 ProcessGroup::~ProcessGroup() {
-    if (!impl_) return;
-    if (!impl_->failure.empty()) {
-        // After a failure Gloo's threads may still wait on a peer for up to the
-        // timeout, and destroying the backend joins them: it is destroyed on a
-        // thread of its own, then the store (which the backend holds too), so
-        // that the caller goes on at once and the process, which may live on
-        // (the studio), gets its memory and threads back within the timeout.
-        auto backend = std::move(impl_->backend);
-        auto store = std::move(impl_->meeting.store);
-        try {
-            background().start([backend = std::move(backend), store = std::move(store)]() mutable {
-                backend.reset();
-                store.reset();
-            });
-        } catch (...) {
-            // No thread to be had: destroyed here after all, as `start` lets the work go.
-        }
-    }
+    if (!impl_ || impl_->failure.empty()) return;
+    // After a failure Gloo's threads may still wait on a peer for up to the
+    // timeout, and destroying the backend joins them: the watchdog releases it,
+    // then the store (which the backend holds too), off the caller's thread, so
+    // that the caller goes on at once and the process, which may live on (the
+    // studio), gets its memory and threads back within the timeout.
+    watchdog().dispose([backend = std::move(impl_->backend), store = std::move(impl_->meeting.store)]() mutable {
+        backend.reset();
+        store.reset();
+    });
 }
 
 int ProcessGroup::rank() const { return impl_->options.world.rank; }

@@ -9,12 +9,13 @@
 // Every wait is bounded by the timeout (--dist-timeout, default 60 s): joining
 // fails within 1.5 × timeout (at most timeout + 5 s), a collective within
 // timeout + 2 s, and a peer
-// that dies mid-collective is seen at once (its sockets close). A process that
-// lives on after a failure (the studio) keeps nothing of it: a join given up
-// (`abandon`, or its deadline) ends its thread within moments — except while
-// Gloo connects to a peer whose address it has, which Gloo bounds by the
-// timeout — and a group destroyed after a failure is freed on a thread of its
-// own, its Gloo threads ending within the timeout. Every failure
+// that dies mid-collective is seen at once (its sockets close; which peer it
+// was, c10d's store tells: rendezvous.h absent_ranks). A process that lives on
+// after a failure (the studio) keeps nothing of it: a join given up
+// (`abandon`, or its deadline) ends within moments — except while Gloo
+// connects to a peer whose address it has, which Gloo bounds by the timeout —
+// and a group destroyed after a failure is released by the watchdog
+// (watchdog.h), its Gloo threads ending within the timeout. Every failure
 // of c10d or Gloo surfaces as accum::DistributedError (accum/errors.h) naming
 // this rank and, when it can be told, the rank at fault, its kind told by the
 // exception's type (failures.h); once one collective
@@ -60,14 +61,14 @@ struct GroupOptions {
     Backend backend = Backend::Gloo;  // resolved (not Auto)
     std::chrono::milliseconds timeout{std::chrono::seconds(60)};
     int cuda_device = 0;              // NCCL: the CUDA device of this rank's tensors
-    // Polled while joining (every 50 ms): true gives up at once (DistributedError
-    // Failed), e.g. when a program that started the other ranks sees one end, or
-    // the person asked to stop. Called on the caller's thread only, never after
-    // connect() returns.
+    // Polled while joining (every 10 ms, on the watchdog's thread: thread-safe):
+    // true gives up within moments (DistributedError Failed), e.g. when a
+    // program that started the other ranks sees one end, or the person asked to
+    // stop. Never called after connect() returns.
     std::function<bool()> abandon;
-    // Polled while a collective waits (every millisecond, after the first 50 ms):
-    // true gives it up, and the group fails (DistributedError). A program stopping
-    // while a peer stalls need not wait out the timeout.
+    // Polled while a collective waits (every 10 ms): true gives it up, and the
+    // group fails (DistributedError). A program stopping while a peer stalls
+    // need not wait out the timeout.
     std::function<bool()> abort;
 };
 

@@ -1,11 +1,8 @@
 #include "distributed/rendezvous.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -53,14 +50,13 @@ struct Identity {
 };
 
 std::string identity_text(const Identity& i) {
-    return std::to_string(i.peer.pid) + " " + i.nonce + " " + i.peer.host + " " +
-           (i.peer.address.empty() ? "-" : i.peer.address);
+    return std::to_string(i.peer.pid) + " " + i.nonce + " " + (i.peer.address.empty() ? "-" : i.peer.address);
 }
 
 Identity parse_identity(const std::string& s) {
     Identity i;
     std::istringstream in(s);
-    in >> i.peer.pid >> i.nonce >> i.peer.host >> i.peer.address;
+    in >> i.peer.pid >> i.nonce >> i.peer.address;
     if (i.peer.address == "-") i.peer.address.clear();
     return i;
 }
@@ -79,22 +75,6 @@ std::optional<std::pair<int, std::string>> failure_under(c10d::Store& store, con
     return std::nullopt;
 }
 
-// "failed_seen" counts the ranks that need the store no more: those that read
-// a failure, and those that left one (and end) while not serving the store.
-void leave_failure(c10d::Store& store, const std::string& prefix, int rank, const std::string& message,
-                   bool serves_store) {
-    store.set(prefix + "/failed/" + std::to_string(rank), bytes_of(message));
-    store.add(prefix + "/failures", 1);
-    if (!serves_store) store.add(prefix + "/failed_seen", 1);
-}
-
-// Until every other rank has read a failure or left (or `linger` is over): the
-// store ends with this process.
-void linger_until_read(c10d::Store& store, const std::string& prefix, int readers, std::chrono::milliseconds linger) {
-    const auto until = Clock::now() + linger;
-    while (Clock::now() < until && store.add(prefix + "/failed_seen", 0) < readers) std::this_thread::sleep_for(kPoll);
-}
-
 // The ranks other than rank 0 registered under the meeting's prefix.
 int registered_peers(c10d::Store& store, const std::string& prefix, int world) {
     int n = 0;
@@ -103,8 +83,8 @@ int registered_peers(c10d::Store& store, const std::string& prefix, int world) {
 }
 
 // The caller of meet() stopped waiting: the meeting ends here, and nobody reads why.
-void end_if_cancelled(const std::function<bool()>& cancelled, int rank) {
-    if (cancelled && cancelled())
+void end_if_cancelled(const CancelToken& cancel, int rank) {
+    if (cancel.cancelled())
         throw DistributedError(Kind::Failed, rank, -1,
                                "rank " + std::to_string(rank) + ": stopped waiting for the other ranks");
 }
@@ -114,11 +94,29 @@ void end_if_cancelled(const std::function<bool()>& cancelled, int rank) {
                            rank_with_host(w) + ": rank " + std::to_string(peer) + " failed" + when + ": " + message);
 }
 
+// The meeting's deadline passed: DistributedError Timeout naming the ranks
+// not registered under `prefix` (`otherwise` when all are).
+[[noreturn]] void not_arrived(c10d::Store& store, const std::string& prefix, const MeetingOptions& o,
+                              const std::string& otherwise) {
+    std::vector<int> missing;
+    std::string who;
+    for (int r = 0; r < o.world.world_size; ++r)
+        if (!store.check({prefix + "/rank/" + std::to_string(r)})) {
+            who += (missing.empty() ? "" : ", ") + std::to_string(r);
+            missing.push_back(r);
+        }
+    throw DistributedError(Kind::Timeout, o.world.rank, missing.empty() ? -1 : missing.front(),
+                           rank_with_host(o.world) + ": " +
+                               (missing.empty() ? otherwise
+                                                : (missing.size() == 1 ? "rank " : "ranks ") + who + " did not arrive") +
+                               " at " + o.world.master_addr + ":" + std::to_string(o.world.master_port) + " within " +
+                               seconds_text(o.timeout) + " (--dist-timeout)");
+}
+
 // Rank 0: opens the meeting under a fresh token and waits for every rank.
 std::vector<Identity> gather(c10d::Store& store, Meeting& m, const MeetingOptions& o, const Identity& me,
-                             Clock::time_point deadline, const std::function<bool()>& cancelled) {
+                             Clock::time_point deadline, const CancelToken& cancelled) {
     const int world = o.world.world_size;
-    const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
     const std::string token = random_token();
     m.prefix = "accum/" + token;
     auto key = [&](int r) { return m.prefix + "/rank/" + std::to_string(r); };
@@ -131,19 +129,7 @@ std::vector<Identity> gather(c10d::Store& store, Meeting& m, const MeetingOption
         if (auto failure = failure_under(store, m.prefix, 0, world))
             peer_failed(o.world, failure->first, failure->second, " before the rendezvous");
         if (store.check(keys)) break;
-        if (Clock::now() >= deadline) {
-            std::vector<int> missing;
-            for (int r = 1; r < world; ++r)
-                if (!store.check({key(r)})) missing.push_back(r);
-            std::string who;
-            for (std::size_t i = 0; i < missing.size(); ++i) who += (i ? ", " : "") + std::to_string(missing[i]);
-            const std::string absent = missing.empty()       ? std::string("not every rank arrived")
-                                       : missing.size() == 1 ? "rank " + who + " did not arrive"
-                                                             : "ranks " + who + " did not arrive";
-            throw DistributedError(Kind::Timeout, 0, missing.empty() ? -1 : missing.front(),
-                                   rank_with_host(o.world) + ": " + absent + " at " + master + " within " + seconds_text(o.timeout) +
-                                       " (--dist-timeout)");
-        }
+        if (Clock::now() >= deadline) not_arrived(store, m.prefix, o, "not every rank arrived");
         std::this_thread::sleep_for(kPoll);
     }
     std::vector<Identity> all;
@@ -159,7 +145,7 @@ std::vector<Identity> gather(c10d::Store& store, Meeting& m, const MeetingOption
 
 // Rank r > 0: registers under rank 0's current token until rank 0 lists it.
 std::vector<Identity> join(c10d::Store& store, Meeting& m, const MeetingOptions& o, const Identity& me,
-                           Clock::time_point deadline, const std::function<bool()>& cancelled) {
+                           Clock::time_point deadline, const CancelToken& cancelled) {
     const int rank = o.world.rank, world = o.world.world_size;
     const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
     const std::string mine = identity_text(me);
@@ -195,17 +181,7 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const MeetingOptions&
                 throw DistributedError(Kind::Timeout, rank, 0,
                                        rank_with_host(o.world) + ": rank 0 did not open the rendezvous at " +
                                            master + " within " + seconds_text(o.timeout) + " (--dist-timeout)");
-            std::vector<int> missing;
-            for (int r = 0; r < world; ++r)
-                if (!store.check({m.prefix + "/rank/" + std::to_string(r)})) missing.push_back(r);
-            std::string who;
-            for (std::size_t i = 0; i < missing.size(); ++i) who += (i ? ", " : "") + std::to_string(missing[i]);
-            throw DistributedError(Kind::Timeout, rank, missing.empty() ? -1 : missing.front(),
-                                   rank_with_host(o.world) + ": " +
-                                       (missing.empty() ? std::string("rank 0 did not list this rank")
-                                                        : (missing.size() == 1 ? "rank " : "ranks ") + who +
-                                                              " did not arrive") +
-                                       " at " + master + " within " + seconds_text(o.timeout) + " (--dist-timeout)");
+            not_arrived(store, m.prefix, o, "rank 0 did not list this rank");
         }
         std::this_thread::sleep_for(kPoll);
     }
@@ -247,35 +223,7 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const MeetingOptions&
 
 } // namespace
 
-std::string host_identity() {
-    char name[256] = {};
-    ::gethostname(name, sizeof name - 1);
-    std::string boot;
-    std::ifstream f("/proc/sys/kernel/random/boot_id");
-    std::getline(f, boot);
-    std::string host = std::string(name) + "/" + boot;
-    char net[64] = {}; // readlink does not end it: the zeros after it do
-    if (::readlink("/proc/self/ns/net", net, sizeof net - 1) > 0) { // "net:[4026531840]"
-        host += '/';
-        host.append(net);
-    }
-    std::replace(host.begin(), host.end(), ' ', '_');
-    return host;
-}
-
-bool process_alive(int pid) {
-    if (pid <= 0) return false;
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat;
-    std::getline(f, stat);
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 >= stat.size()) return true; // exists, state unreadable
-    const char state = stat[close + 2];
-    return state != 'Z' && state != 'X';
-}
-
-Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::function<bool()>& cancelled) {
+Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const CancelToken& cancelled) {
     const auto& w = o.world;
     const auto deadline = Clock::now() + o.timeout;
     Meeting m;
@@ -287,7 +235,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::functi
         unreachable(w, o.timeout, e);
     }
     stage = 1;
-    const Identity me{{host_identity(), static_cast<int>(::getpid()),
+    const Identity me{{static_cast<int>(::getpid()),
                        is_loopback_host(w.master_addr) ? std::string("127.0.0.1") : address_toward(w.master_addr)},
                       random_token()};
     std::vector<Identity> all;
@@ -305,7 +253,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::functi
                 waiting = registered_peers(*m.store, m.prefix, w.world_size);
             } catch (const std::exception&) {
             }
-            const bool given_up = cancelled && cancelled();
+            const bool given_up = cancelled.cancelled();
             if (waiting > 0)
                 publish_failure(m, 0, w.world_size, error_text(e),
                                 given_up ? std::chrono::milliseconds(0) : std::chrono::milliseconds(3000), waiting);
@@ -314,7 +262,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::functi
     } catch (const std::exception& e) {
         // A store of another protocol may pass the first questions by chance
         // and fail a later one: under torchrun 2.x a 1.x client says why.
-        if (w.agent_store && !compat::kStoreClientSpeaksTorch2 && !(cancelled && cancelled()))
+        if (w.agent_store && !compat::kStoreClientSpeaksTorch2 && !cancelled.cancelled())
             unreachable(w, o.timeout, StoreFailure(StoreFailure::Kind::Closed, error_text(e)));
         throw;
     }
@@ -325,9 +273,19 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::functi
 void publish_failure(const Meeting& m, int rank, int world_size, const std::string& message,
                      std::chrono::milliseconds linger, int readers) {
     if (!m.store || m.prefix.empty() || world_size < 2) return;
+    // "failed_seen" counts the ranks that need the store no more: those that
+    // read a failure, and those that left one (and end) while not serving the
+    // store. The one that serves it waits for them: the store ends with it.
     try {
-        leave_failure(*m.store, m.prefix, rank, message, m.serves_store);
-        if (m.serves_store) linger_until_read(*m.store, m.prefix, readers < 0 ? world_size - 1 : readers, linger);
+        m.store->set(m.prefix + "/failed/" + std::to_string(rank), bytes_of(message));
+        m.store->add(m.prefix + "/failures", 1);
+        if (!m.serves_store) {
+            m.store->add(m.prefix + "/failed_seen", 1);
+            return;
+        }
+        const int wanted = readers < 0 ? world_size - 1 : readers;
+        const auto until = Clock::now() + linger;
+        while (Clock::now() < until && m.store->add(m.prefix + "/failed_seen", 0) < wanted) std::this_thread::sleep_for(kPoll);
     } catch (const std::exception&) {
         // The store is gone (its process ended): nobody is left to tell.
     }
@@ -339,6 +297,24 @@ std::optional<std::pair<int, std::string>> published_failure(const Meeting& m, i
         return failure_under(*m.store, m.prefix, self, world_size);
     } catch (const std::exception&) {
         return std::nullopt;
+    }
+}
+
+std::vector<int> absent_ranks(const Meeting& m, int self, int world_size, std::chrono::milliseconds wait) {
+    const std::string key = m.prefix + "/present/";
+    m.store->set(key + std::to_string(self), bytes_of("1"));
+    std::optional<std::vector<int>> absent;
+    for (const auto until = Clock::now() + wait;; std::this_thread::sleep_for(kPoll)) {
+        std::vector<int> now;
+        try {
+            for (int r = 0; r < world_size; ++r)
+                if (r != self && !m.store->check({key + std::to_string(r)})) now.push_back(r);
+        } catch (const std::exception&) {
+            if (!absent) throw;
+            return *absent; // the store's process (a survivor) has ended meanwhile
+        }
+        absent = now;
+        if (now.empty() || Clock::now() >= until) return now;
     }
 }
 
@@ -370,9 +346,7 @@ void announce_failure_before_joining(const WorldInfo& w, std::chrono::millisecon
                 std::this_thread::sleep_for(kPoll);
             }
         }
-        if (m.prefix.empty()) return;
-        leave_failure(*m.store, m.prefix, w.rank, message, m.serves_store);
-        if (m.serves_store) linger_until_read(*m.store, m.prefix, w.world_size - 1, limit);
+        publish_failure(m, w.rank, w.world_size, message, limit);
     } catch (const std::exception&) {
         // Best effort: the port taken, no store, a store that does not answer.
     }

@@ -26,7 +26,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,25 +33,16 @@
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "distributed/watchdog.h"
 #include "distributed/world.h"
 
 namespace accum::dist {
 
-// A rank's process: where it runs, so that a peer on the same machine can
-// tell whether it is still alive.
+// A rank's process, as the messages name it.
 struct Peer {
-    std::string host; // host_identity()
     int pid = -1;
     std::string address; // its address toward the master (address_toward), as the messages name its host; may be empty
 };
-
-// This machine, told apart from others (and from a reboot of itself), and its
-// network namespace from others on it: a rank in another namespace is on
-// another host as far as the network goes (tests/netns' two hosts), though
-// its pid can be seen from here.
-std::string host_identity();
-// False once the process is gone or a zombie (its parent has not reaped it yet).
-bool process_alive(int pid);
 
 // What a meeting needs of the process group's options.
 struct MeetingOptions {
@@ -71,13 +61,11 @@ struct Meeting {
 // has registered under rank 0's token (`stage` 1). Throws DistributedError:
 // AddressInUse (rank 0 cannot listen), Unreachable, Timeout (naming the ranks
 // that did not arrive), PeerFailed (a rank left its failure: quoted).
-// `cancelled` (may be empty) is looked at between every two questions to the
-// store and while one waits for its answer (every 50 ms at most): true ends
-// the meeting within moments (DistributedError Failed), for a caller that has
-// stopped waiting; the store made here keeps looking at it (its waits for the
-// backend's keys too, which poll: store_client.h), so it must stay false once
-// joined. Every question to the store is bounded (store_client.h).
-Meeting meet(const MeetingOptions& options, std::atomic<int>& stage, const std::function<bool()>& cancelled = {});
+// `cancel`, once cancelled, ends the meeting within moments (DistributedError
+// Failed), for a caller that has stopped waiting; the store made here keeps
+// looking at it (its waits for the backend's keys too: store_client.h), so it
+// must stay uncancelled once joined. Every question to the store is bounded.
+Meeting meet(const MeetingOptions& options, std::atomic<int>& stage, const CancelToken& cancel = {});
 
 // For a rank that cannot train: leaves `message` where the others look
 // (opening the meeting itself when it is rank 0), so that they stop within
@@ -93,6 +81,11 @@ void publish_failure(const Meeting& meeting, int rank, int world_size, const std
 // A failure another rank published: its rank and its message. Marks it read.
 // Bounded by the store's answer (a store that is gone: nullopt).
 std::optional<std::pair<int, std::string>> published_failure(const Meeting& meeting, int self, int world_size);
+
+// After a lost connection: the ranks that do not answer a roll call in the
+// store within `wait` (every rank that lost a peer answers it at once, so one
+// absent has ended, or stalled). Throws StoreError when the store is gone.
+std::vector<int> absent_ranks(const Meeting& meeting, int self, int world_size, std::chrono::milliseconds wait);
 
 } // namespace accum::dist
 // SPDX-License-Identifier: GPL-3.0-or-later

@@ -13,13 +13,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -29,6 +25,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "distributed/failures.h"
+#include "distributed/watchdog.h"
 #include "torch_compat.h"
 
 namespace accum::dist {
@@ -41,170 +38,11 @@ constexpr auto kPoll = std::chrono::milliseconds(20);
 // How long a store may take to answer one question before it counts as gone.
 constexpr auto kAnswer = std::chrono::seconds(3);
 
-// The questions to one store, asked in turn on a thread of its own and each
-// waited for at most `answer` (store_client.h). Shared with that thread,
-// which holds it (and the store) until it ends: a question c10d never answers
-// keeps the thread, and only it, until the connection fails.
-struct Asker {
-    c10::intrusive_ptr<c10d::Store> store;
-    std::mutex mutex;
-    std::condition_variable cv;
-    std::deque<std::function<void()>> questions;
-    bool stop = false;
-
-    void serve() {
-        for (;;) {
-            std::function<void()> question;
-            {
-                std::unique_lock<std::mutex> lock(mutex);
-                cv.wait(lock, [&] { return stop || !questions.empty(); });
-                if (questions.empty()) return;
-                question = std::move(questions.front());
-                questions.pop_front();
-            }
-            question();
-        }
-    }
-};
-
-// A store error, typed whatever the LibTorch: c10d's timeouts (a typed error in
-// both lines) are timeouts, every other failure of a question a closed connection.
-StoreError store_error(const std::exception& e) {
-    const auto type = compat::c10d_error_type(e);
-    const bool timeout = type == compat::C10dErrorType::Timeout || type == compat::C10dErrorType::Store;
-    return StoreError(timeout ? StoreError::Kind::Timeout : StoreError::Kind::Closed,
-                      "the store: " + error_text(e));
-}
-
-class BoundedStore final : public c10d::Store {
-public:
-    BoundedStore(c10::intrusive_ptr<c10d::Store> store, std::chrono::milliseconds answer,
-                 std::function<bool()> cancelled)
-        : c10d::Store(store->getTimeout()), asker_(std::make_shared<Asker>()), answer_(answer),
-          cancelled_(std::move(cancelled)) {
-        asker_->store = std::move(store);
-        thread_ = std::thread([asker = asker_] { asker->serve(); });
-    }
-    ~BoundedStore() override {
-        {
-            std::lock_guard<std::mutex> lock(asker_->mutex);
-            asker_->stop = true;
-        }
-        asker_->cv.notify_all();
-        // A thread blocked in a question nobody answers ends on its own.
-        if (gone_) thread_.detach();
-        else thread_.join();
-    }
-
-    void set(const std::string& key, const std::vector<uint8_t>& value) override {
-        ask([key, value](c10d::Store& s) { s.set(key, value); return 0; });
-    }
-    std::vector<uint8_t> get(const std::string& key) override {
-        wait({key}, timeout_);
-        return ask([key](c10d::Store& s) { return s.get(key); });
-    }
-    int64_t add(const std::string& key, int64_t value) override {
-        return ask([key, value](c10d::Store& s) { return s.add(key, value); });
-    }
-    bool deleteKey(const std::string& key) override {
-        return ask([key](c10d::Store& s) { return s.deleteKey(key); });
-    }
-    bool check(const std::vector<std::string>& keys) override {
-        return ask([keys](c10d::Store& s) { return s.check(keys); });
-    }
-    int64_t getNumKeys() override {
-        return ask([](c10d::Store& s) { return s.getNumKeys(); });
-    }
-    void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
-    // check() every 1 … 10 ms: a wait that ends between two questions, when
-    // its timeout passes or `cancelled` says so.
-    void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
-        const auto deadline = timeout == kNoTimeout ? Clock::time_point::max() : Clock::now() + timeout;
-        for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(10))) {
-            if (check(keys)) return;
-            if (cancelled_ && cancelled_()) throw StoreError(StoreError::Kind::Closed, "stopped waiting for the store");
-            if (Clock::now() >= deadline)
-                throw StoreError(StoreError::Kind::Timeout,
-                                 "the store: wait timed out after " + seconds_text(timeout) + " for " + keys.front() +
-                                     (keys.size() > 1 ? " and " + std::to_string(keys.size() - 1) + " more" : ""));
-            std::this_thread::sleep_for(pause);
-        }
-    }
-#if ACCUM_C10D_STORE_CLONE
-    c10::intrusive_ptr<c10d::Store> clone() override {
-        return c10::make_intrusive<BoundedStore>(ask([](c10d::Store& s) { return s.clone(); }), answer_, cancelled_);
-    }
-#endif
-
-private:
-    // `question` on the store's thread; its answer, or StoreError.
-    // `question` holds copies of its arguments: it may outlive this call.
-    template <class Question>
-    auto ask(Question question) -> decltype(question(std::declval<c10d::Store&>())) {
-        using Answer = decltype(question(std::declval<c10d::Store&>()));
-        if (gone_) throw StoreError(StoreError::Kind::Timeout, "the store did not answer an earlier question");
-        struct Reply {
-            std::optional<Answer> answer;
-            std::exception_ptr error;
-            bool done = false;
-        };
-        auto reply = std::make_shared<Reply>();
-        auto asker = asker_;
-        {
-            std::lock_guard<std::mutex> lock(asker->mutex);
-            asker->questions.push_back([reply, asker, question] {
-                std::optional<Answer> answer;
-                std::exception_ptr error;
-                try {
-                    answer.emplace(question(*asker->store));
-                } catch (...) {
-                    error = std::current_exception();
-                }
-                {
-                    std::lock_guard<std::mutex> lock(asker->mutex);
-                    reply->answer = std::move(answer);
-                    reply->error = error;
-                    reply->done = true;
-                }
-                asker->cv.notify_all();
-            });
-        }
-        asker->cv.notify_all();
-        const auto until = Clock::now() + answer_;
-        std::unique_lock<std::mutex> lock(asker->mutex);
-        while (!asker->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return reply->done; })) {
-            const bool given_up = cancelled_ && cancelled_();
-            if (given_up || Clock::now() >= until) {
-                gone_ = true;
-                throw StoreError(given_up ? StoreError::Kind::Closed : StoreError::Kind::Timeout,
-                                 given_up ? std::string("stopped waiting for the store")
-                                          : "the store did not answer within " + seconds_text(answer_));
-            }
-        }
-        if (reply->error) {
-            try {
-                std::rethrow_exception(reply->error);
-            } catch (const std::exception& e) {
-                throw store_error(e);
-            }
-        }
-        return std::move(*reply->answer);
-    }
-
-    std::shared_ptr<Asker> asker_;
-    std::thread thread_;
-    std::chrono::milliseconds answer_;
-    std::function<bool()> cancelled_;
-    std::atomic<bool> gone_{false}; // a question went unanswered: the thread may be blocked for good
-};
-
-// c10d's client greets the store when it is made (2.x: a validation and a
-// ping) and waits for the answer without a bound: against a program that
-// accepts and never answers, or a store of another protocol, the greeting is
-// ended by shutting the client's socket down, the one place the engine
-// touches c10d's sockets. They are found by their peer's port among the
-// sockets opened since a snapshot, each told by its inode (a descriptor
-// number reused is not another socket).
+// c10d's client waits for an answer without a bound: its socket is shut
+// down once the answer is late (or the wait is cancelled), so that it throws
+// instead of waiting on. The sockets are found by their peer's port among those
+// opened since a snapshot, each told by its inode (a descriptor number reused
+// is not another socket): the one place the engine touches c10d's sockets.
 std::map<int, ino_t> open_sockets() {
     rlimit limit{};
     int highest = 1024;
@@ -224,8 +62,9 @@ std::set<ino_t> socket_ids() {
     return ids;
 }
 
-std::vector<int> sockets_to_port(const std::set<ino_t>& before, int port) {
-    std::vector<int> found;
+// The sockets opened since `before` whose peer is at `port`: descriptor, inode.
+std::map<int, ino_t> sockets_to_port(const std::set<ino_t>& before, int port) {
+    std::map<int, ino_t> found;
     for (const auto& [fd, id] : open_sockets()) {
         if (before.count(id)) continue;
         sockaddr_storage peer{};
@@ -234,47 +73,138 @@ std::vector<int> sockets_to_port(const std::set<ino_t>& before, int port) {
         int peer_port = -1;
         if (peer.ss_family == AF_INET) peer_port = ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
         if (peer.ss_family == AF_INET6) peer_port = ntohs(reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port);
-        if (peer_port == port) found.push_back(fd);
+        if (peer_port == port) found.emplace(fd, id);
     }
     return found;
 }
 
-// Runs `question` (which opens its sockets to `port`); past `limit` without an
-// answer, or once `cancelled` says so, the sockets it has connected are shut
-// down, so that it throws instead of waiting on; `cut` says whether it had to.
-void bounded_question(const std::set<ino_t>& before, int port, std::chrono::milliseconds limit,
-                      const std::function<bool()>& cancelled, const std::function<void()>& question, bool& cut) {
-    std::mutex mutex;
-    std::condition_variable answered_cv;
-    bool answered = false;
-    cut = false;
-    std::thread watchdog([&] {
-        std::unique_lock<std::mutex> lock(mutex);
-        const auto until = Clock::now() + limit;
-        while (!answered) {
-            // Past the limit (or cancelled) a question still unanswered is cut,
-            // and so is every socket c10d connects again while it retries,
-            // until the question returns (its own connect timeout ends it).
-            if (Clock::now() >= until || (cancelled && cancelled()))
-                for (const int fd : sockets_to_port(before, port)) cut = ::shutdown(fd, SHUT_RDWR) == 0 || cut;
-            answered_cv.wait_for(lock, std::chrono::milliseconds(50));
-        }
-    });
-    auto finish = [&] {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            answered = true;
-        }
-        answered_cv.notify_all();
-        watchdog.join();
-    };
-    try {
-        question();
-    } catch (...) {
-        finish();
-        throw;
+// Shuts down the sockets opened since `before` toward `port` (`only`: those of
+// these inodes); true when there was one.
+bool cut_sockets(const std::set<ino_t>& before, int port, const std::set<ino_t>& only = {}) {
+    bool cut = false;
+    for (const auto& [fd, id] : sockets_to_port(before, port))
+        if (only.empty() || only.count(id)) cut = ::shutdown(fd, SHUT_RDWR) == 0 || cut;
+    return cut;
+}
+
+// A store error, typed whatever the LibTorch: c10d's timeouts (a typed error in
+// both lines) are timeouts, every other failure of a question a closed connection.
+StoreError store_error(const std::exception& e) {
+    const auto type = compat::c10d_error_type(e);
+    const bool timeout = type == compat::C10dErrorType::Timeout || type == compat::C10dErrorType::Store;
+    return StoreError(timeout ? StoreError::Kind::Timeout : StoreError::Kind::Closed,
+                      "the store: " + error_text(e));
+}
+
+// c10d's store with every question asked on the caller's thread under the
+// watchdog's watch: unanswered past `answer` (or once `cancel` is), its
+// sockets are cut, the question ends with StoreError, and so does every later
+// one at once (the store counts as gone).
+class BoundedStore final : public c10d::Store {
+public:
+    BoundedStore(c10::intrusive_ptr<c10d::Store> store, int port, std::set<ino_t> sockets,
+                 std::chrono::milliseconds answer, CancelToken cancel)
+        : c10d::Store(store->getTimeout()), store_(std::move(store)), port_(port), sockets_(std::move(sockets)),
+          answer_(answer), cancel_(std::move(cancel)) {}
+
+    void set(const std::string& key, const std::vector<uint8_t>& value) override {
+        ask([&](c10d::Store& s) { s.set(key, value); return 0; });
     }
-    finish();
+    std::vector<uint8_t> get(const std::string& key) override {
+        wait({key}, timeout_);
+        return ask([&](c10d::Store& s) { return s.get(key); });
+    }
+    int64_t add(const std::string& key, int64_t value) override {
+        return ask([&](c10d::Store& s) { return s.add(key, value); });
+    }
+    bool deleteKey(const std::string& key) override {
+        return ask([&](c10d::Store& s) { return s.deleteKey(key); });
+    }
+    bool check(const std::vector<std::string>& keys) override {
+        return ask([&](c10d::Store& s) { return s.check(keys); });
+    }
+    int64_t getNumKeys() override {
+        return ask([](c10d::Store& s) { return s.getNumKeys(); });
+    }
+    void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+    // check() every 1 … 10 ms: a wait that ends between two questions, when
+    // its timeout passes or `cancel` says so.
+    void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+        const auto deadline = timeout == kNoTimeout ? Clock::time_point::max() : Clock::now() + timeout;
+        for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(10))) {
+            if (check(keys)) return;
+            if (cancel_.cancelled()) throw StoreError(StoreError::Kind::Closed, "stopped waiting for the store");
+            if (Clock::now() >= deadline)
+                throw StoreError(StoreError::Kind::Timeout,
+                                 "the store: wait timed out after " + seconds_text(timeout) + " for " + keys.front() +
+                                     (keys.size() > 1 ? " and " + std::to_string(keys.size() - 1) + " more" : ""));
+            std::this_thread::sleep_for(pause);
+        }
+    }
+#if ACCUM_C10D_STORE_CLONE
+    c10::intrusive_ptr<c10d::Store> clone() override {
+        const auto before = socket_ids();
+        auto copy = ask([](c10d::Store& s) { return s.clone(); });
+        std::set<ino_t> ids;
+        for (const auto& [fd, id] : sockets_to_port(before, port_)) ids.insert(id);
+        return c10::make_intrusive<BoundedStore>(copy, port_, ids, answer_, cancel_);
+    }
+#endif
+
+private:
+    template <class Question>
+    auto ask(Question question) -> decltype(question(std::declval<c10d::Store&>())) {
+        if (gone_) throw StoreError(StoreError::Kind::Timeout, "the store did not answer an earlier question");
+        const auto watch = watchdog().watch(Clock::now() + answer_, cancel_, [this] {
+            gone_ = true;
+            cut_sockets({}, port_, sockets_);
+        });
+        try {
+            return question(*store_);
+        } catch (const std::exception& e) {
+            if (!watch.fired()) throw store_error(e);
+            if (cancel_.cancelled()) throw StoreError(StoreError::Kind::Closed, "stopped waiting for the store");
+            throw StoreError(StoreError::Kind::Timeout, "the store did not answer within " + seconds_text(answer_));
+        }
+    }
+
+    c10::intrusive_ptr<c10d::Store> store_;
+    int port_;
+    std::set<ino_t> sockets_; // c10d's client's own (by inode)
+    std::chrono::milliseconds answer_;
+    CancelToken cancel_;
+    std::atomic<bool> gone_{false}; // its sockets were cut: no question gets an answer
+};
+
+// Makes c10d's TCPStore with `options` (its greeting, and `probe` for a
+// client); past `answer`, or once `cancel` is, the sockets it has connected are
+// shut down (again while c10d retries), so that it throws instead of waiting
+// on; `cut` says whether it had to. The store, bounded (BoundedStore).
+c10::intrusive_ptr<c10d::Store> bounded_store(const WorldInfo& w, const c10d::TCPStoreOptions& options,
+                                              std::chrono::milliseconds answer, const CancelToken& cancel,
+                                              const std::function<void(c10d::Store&)>& probe, bool& cut) {
+    const auto before = socket_ids();
+    bool shut = false;
+    c10::intrusive_ptr<c10d::TCPStore> store;
+    std::exception_ptr error;
+    {
+        const auto watch = watchdog().watch(Clock::now() + answer, cancel,
+                                            [&] { shut = cut_sockets(before, w.master_port) || shut; });
+        try {
+            store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, options);
+            if (probe) probe(*store);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        cut = watch.fired();
+    }
+    cut = cut && shut;
+    if (error) std::rethrow_exception(error);
+    // Answered just as the limit passed: the watch cut the sockets after all.
+    if (cut) throw std::runtime_error("the answer came as the answer timeout passed");
+    std::set<ino_t> ids;
+    for (const auto& [fd, id] : sockets_to_port(before, w.master_port)) ids.insert(id);
+    return c10::make_intrusive<BoundedStore>(store, w.master_port, ids, answer, cancel);
 }
 
 // Whether something accepts a TCP connection at host:port now (within a second);
@@ -347,11 +277,11 @@ std::string random_token() {
 // A client of the store at the world's master (c10d's own TCPStore client),
 // once it has answered one question; until `deadline` while nothing listens.
 c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                             Clock::time_point deadline, const std::function<bool()>& cancelled) {
+                                             Clock::time_point deadline, const CancelToken& cancel) {
     const auto answer = answer_timeout(timeout);
     std::string last_reason = "nothing listens there";
     for (;;) {
-        if (cancelled && cancelled()) throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
+        if (cancel.cancelled()) throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) throw StoreFailure(StoreFailure::Kind::Refused, last_reason);
         // c10d retries a refused connection itself, sleeping between tries
@@ -370,28 +300,19 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
         // that failed, as one the watch below cut does, until then): a second,
         // so that a join given up ends within about one.
         so.timeout = std::chrono::seconds(1);
-        const auto before = socket_ids();
-        c10::intrusive_ptr<c10d::TCPStore> store;
         bool connected = false, cut = false;
         try {
-            bounded_question(
-                before, w.master_port, answer, cancelled,
-                [&] {
-                    store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
-                    connected = true;
-                    // A counter of its own, asked twice: a store of another
-                    // protocol may answer one question by chance, not these.
-                    const std::string probe = "accum/probe/" + random_token();
-                    if (store->add(probe, 7) != 7 || store->add(probe, 0) != 7)
-                        throw std::runtime_error("its answers do not follow this build's store protocol");
-                },
-                cut);
-            // Answered just as the limit passed: the watch cut the sockets after all.
-            if (cut) throw std::runtime_error("the answer came as the answer timeout passed");
-            store->setTimeout(timeout);
-            return c10::make_intrusive<BoundedStore>(store, answer, cancelled);
+            return bounded_store(w, so, answer, cancel, [&](c10d::Store& store) {
+                connected = true;
+                // A counter of its own, asked twice: a store of another
+                // protocol may answer one question by chance, not these.
+                const std::string probe = "accum/probe/" + random_token();
+                if (store.add(probe, 7) != 7 || store.add(probe, 0) != 7)
+                    throw std::runtime_error("its answers do not follow this build's store protocol");
+                store.setTimeout(timeout);
+            }, cut);
         } catch (const std::exception& e) {
-            if (cancelled && cancelled())
+            if (cancel.cancelled())
                 throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
             const std::string reason = error_text(e);
             if (cut)
@@ -409,21 +330,20 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
 }
 
 c10::intrusive_ptr<c10d::Store> served_store(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                             const std::function<bool()>& cancelled) {
+                                             const CancelToken& cancel) {
     c10d::TCPStoreOptions so;
     so.port = static_cast<std::uint16_t>(w.master_port);
     so.isServer = true;
     so.numWorkers = static_cast<std::size_t>(w.world_size);
     so.waitWorkers = false; // arrivals are awaited in meet(), with a deadline and the missing ranks named
     so.timeout = timeout;
-    c10::intrusive_ptr<c10d::Store> store;
+    bool cut = false;
     try {
-        store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+        return bounded_store(w, so, answer_timeout(timeout), cancel, {}, cut);
     } catch (const std::exception& e) {
         throw StoreFailure(port_taken(w.master_port) ? StoreFailure::Kind::AddressInUse : StoreFailure::Kind::Failed,
                            error_text(e));
     }
-    return c10::make_intrusive<BoundedStore>(store, answer_timeout(timeout), cancelled);
 }
 
 } // namespace accum::dist

@@ -6,15 +6,12 @@
 //
 // c10d's client waits without a bound for an answer that does not come: over
 // a link that went down, from a program on the port that is not a store, from
-// a store of another protocol (1.13's client and 2.x's server). Only its
-// wait() and get() have a bound, the store's timeout (--dist-timeout), and the
-// answer to their cancellation has none. So every question is asked on a
-// thread of the store's own and waited for at most the answer timeout (at most
-// 3 s): a question that gets no answer in time ends with StoreError Timeout,
-// and so does every later one at once (the store counts as gone; its thread,
-// blocked in c10d, ends when the connection fails or with the process).
-// Waits poll check() instead of blocking in the store, so that they end when
-// their timeout passes or `cancelled` says so.
+// a store of another protocol (1.13's client and 2.x's server). So every
+// question runs under the watchdog (watchdog.h): unanswered within the answer
+// timeout (at most 3 s), or once the token is cancelled, its sockets are shut
+// down, it ends with StoreError, and so does every later one at once (the
+// store counts as gone). Waits poll check() instead of blocking in the store,
+// so that they end when their timeout passes or the token is cancelled.
 
 #include <chrono>
 #include <functional>
@@ -23,6 +20,7 @@
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "distributed/watchdog.h"
 #include "distributed/world.h"
 
 namespace accum::dist {
@@ -52,14 +50,14 @@ std::chrono::milliseconds answer_timeout(std::chrono::milliseconds timeout);
 
 // A client of the store at the world's master, once it has answered two
 // questions of its own; tried until `deadline` while nothing listens. Throws
-// StoreFailure (Refused, NotAStore, Closed; Failed once `cancelled`).
+// StoreFailure (Refused, NotAStore, Closed; Failed once `cancel` is).
 c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
                                              std::chrono::steady_clock::time_point deadline,
-                                             const std::function<bool()>& cancelled = {});
+                                             const CancelToken& cancel = {});
 
 // Rank 0's own store, listening on MASTER_PORT on every interface. Throws
 // StoreFailure (AddressInUse when another socket holds the port, else Failed).
 c10::intrusive_ptr<c10d::Store> served_store(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                             const std::function<bool()>& cancelled = {});
+                                             const CancelToken& cancel = {});
 
 } // namespace accum::dist

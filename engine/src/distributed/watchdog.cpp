@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "distributed/watchdog.h"
+
+#include <condition_variable>
+#include <list>
+#include <mutex>
+#include <thread>
+
+namespace accum::dist {
+
+namespace {
+
+constexpr auto kRepeat = std::chrono::milliseconds(50);
+constexpr auto kLook = std::chrono::milliseconds(10); // how often tokens are looked at while a watch runs
+constexpr auto kExitWait = std::chrono::seconds(2);
+
+} // namespace
+
+struct Watchdog::Entry {
+    State* state;
+    Clock::time_point deadline;
+    std::function<bool()> cancelled;
+    std::function<void()> action;
+    Clock::time_point next{};
+    std::atomic<bool> fired{false};
+    bool ended = false;
+};
+
+struct Watchdog::State {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::list<std::shared_ptr<Entry>> entries;
+    struct Disposal {
+        std::thread thread;
+        bool done = false;
+    };
+    std::list<Disposal> disposals;
+    bool stop = false;
+    std::thread thread;
+
+    // The watchdog's thread: actions run under the mutex, so that a Watch
+    // that ends waits for its action to be over.
+    void run() {
+        std::unique_lock<std::mutex> lock(mutex);
+        while (!stop) {
+            const auto now = Clock::now();
+            entries.remove_if([](const auto& e) { return e->ended; });
+            for (auto& e : entries) {
+                if (now < e->next) continue;
+                try {
+                    if (now < e->deadline && !e->cancelled()) continue;
+                    e->fired = true;
+                    e->next = now + kRepeat;
+                    e->action();
+                } catch (...) {
+                    // A look or an action that fails leaves the wait to its own bound.
+                }
+            }
+            for (auto it = disposals.begin(); it != disposals.end();) {
+                if (!it->done) {
+                    ++it;
+                    continue;
+                }
+                it->thread.join(); // its work is over: the thread is ending
+                it = disposals.erase(it);
+                cv.notify_all(); // the wait at exit looks at the count
+            }
+            if (entries.empty()) cv.wait(lock);
+            else cv.wait_for(lock, kLook);
+        }
+    }
+};
+
+Watchdog::Watchdog() : state_(std::make_shared<State>()) {
+    state_->thread = std::thread([state = state_.get()] { state->run(); });
+}
+
+Watchdog::Watch::~Watch() {
+    std::lock_guard<std::mutex> lock(entry_->state->mutex);
+    entry_->ended = true;
+}
+
+bool Watchdog::Watch::fired() const { return entry_->fired; }
+
+Watchdog::Watch Watchdog::watch(Clock::time_point deadline, std::function<bool()> cancelled,
+                                std::function<void()> action) {
+    auto entry = std::make_shared<Entry>();
+    entry->state = state_.get();
+    entry->deadline = deadline;
+    entry->cancelled = std::move(cancelled);
+    entry->action = std::move(action);
+    {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        state_->entries.push_back(entry);
+    }
+    state_->cv.notify_all();
+    return Watch(std::move(entry));
+}
+
+void Watchdog::dispose(std::function<void()> work) {
+    auto* state = state_.get();
+    std::unique_lock<std::mutex> lock(state->mutex);
+    auto& disposal = state->disposals.emplace_back();
+    try {
+        disposal.thread = std::thread([state, &disposal, work = std::move(work)]() mutable {
+            try {
+                work();
+            } catch (...) {
+                // Nobody waits for it: what failed was given up already.
+            }
+            work = nullptr; // what it held (a backend, a store) ends here
+            {
+                std::lock_guard<std::mutex> lock(state->mutex);
+                disposal.done = true;
+            }
+            state->cv.notify_all();
+        });
+    } catch (const std::system_error&) {
+        state->disposals.pop_back();
+        lock.unlock();
+        work(); // no thread to be had: released on the caller's thread
+    }
+}
+
+// Never destroyed: a disposal still busy at the end of the process counts
+// itself out through it. The first use registers the wait at exit, after
+// LibTorch's own statics, so that it runs before they are destroyed.
+Watchdog& watchdog() {
+    static Watchdog* dog = new Watchdog;
+    struct WaitAtExit {
+        ~WaitAtExit() {
+            auto& s = *dog->state_;
+            std::unique_lock<std::mutex> lock(s.mutex);
+            const bool idle = s.cv.wait_for(lock, kExitWait, [&] { return s.disposals.empty(); });
+            if (!idle) return; // left to the process's end
+            s.stop = true;
+            lock.unlock();
+            s.cv.notify_all();
+            s.thread.join();
+        }
+    };
+    static WaitAtExit wait_at_exit;
+    return *dog;
+}
+
+} // namespace accum::dist

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The process's one watchdog: a thread that bounds the waits nobody else can
+// end, and frees what a failure left behind, so that the caller's thread never
+// blocks past its deadline and no thread is left to itself.
+//
+// A wait is bounded by a Watch: its action (shutting a store's sockets down)
+// runs on the watchdog's thread once the deadline has passed or the token is
+// cancelled, and again every 50 ms until the Watch ends (c10d may connect
+// again). What a failed group holds (a Gloo backend, whose destruction joins
+// Gloo's threads, within --dist-timeout) is released by dispose() on a thread
+// the watchdog owns and joins. At the end of the process the disposals still
+// running are waited for at most 2 s; one still busy then (Gloo waiting on a
+// silent peer) ends with the process.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+
+namespace accum::dist {
+
+// Shared by a waiter and whoever may stop its wait: once cancelled, it stays so.
+class CancelToken {
+public:
+    void cancel() const { state_->store(true); }
+    bool cancelled() const { return state_->load(); }
+
+private:
+    std::shared_ptr<std::atomic<bool>> state_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+class Watchdog {
+public:
+    using Clock = std::chrono::steady_clock;
+    struct Entry;
+    // Ends the watch (its action runs no more once the destructor returns).
+    class Watch {
+    public:
+        explicit Watch(std::shared_ptr<Entry> entry) : entry_(std::move(entry)) {}
+        ~Watch();
+        Watch(const Watch&) = delete;
+        Watch& operator=(const Watch&) = delete;
+        // Whether the action ran: the wait was cut.
+        bool fired() const;
+
+    private:
+        std::shared_ptr<Entry> entry_;
+    };
+
+    // `action` runs on the watchdog's thread once `deadline` has passed or
+    // `cancelled` says so (looked at every 10 ms, on that thread: it must be
+    // thread-safe), then every 50 ms, until the Watch ends.
+    Watch watch(Clock::time_point deadline, std::function<bool()> cancelled, std::function<void()> action);
+    Watch watch(Clock::time_point deadline, const CancelToken& token, std::function<void()> action) {
+        return watch(deadline, [token] { return token.cancelled(); }, std::move(action));
+    }
+    // `work` (what a failed group holds, destroyed) on a thread of its own,
+    // joined by the watchdog once done. Runs it here when no thread can start.
+    void dispose(std::function<void()> work);
+
+    struct State;
+
+private:
+    friend Watchdog& watchdog();
+    Watchdog();
+    std::shared_ptr<State> state_;
+};
+
+// The process's one Watchdog (started on its first use).
+Watchdog& watchdog();
+
+} // namespace accum::dist
