@@ -164,6 +164,8 @@ void TestLiveView::endDrawsTheLastRecordsAndTheTimes() {
     live.start(ten_steps(), QStringLiteral("run 1"));
     live.append(steps(1, 10));
     live.finish(completed(65.0, 123.4)); // before any tick: the end draws them
+    // The made-up summary's 65 s of training, as the status row words a run's length.
+    const QString length_text = QStringLiteral("took 1:05");
     QVERIFY(!live.running());
     QVERIFY(!live.refreshing());
     QVERIFY(live.run().has_summary);
@@ -171,12 +173,12 @@ void TestLiveView::endDrawsTheLastRecordsAndTheTimes() {
     QCOMPARE(v.loss->step_point_count(), 10);
     QCOMPARE(v.progress->value(), 1000);
     QCOMPARE(v.step->text(), QStringLiteral("Step 10"));
-    QCOMPARE(v.eta->text(), QStringLiteral("took 1:05"));
+    QCOMPARE(v.eta->text(), length_text);
     QCOMPARE(v.speed->text(), studio::samples_rate_text(123.4));
     // A change of language sets the ended run's times again, not an ETA.
     v.eta->clear();
     live.retranslate();
-    QCOMPARE(v.eta->text(), QStringLiteral("took 1:05"));
+    QCOMPARE(v.eta->text(), length_text);
 }
 
 void TestLiveView::refusedStartDrawsNothing() {
