@@ -18,7 +18,6 @@ using namespace lab_parts;
 namespace {
 
 // Float rounding: runs within this of each other are the same (ARCHITECTURE.md I1).
-constexpr double kRoundingLevel = 1e-5;
 
 } // namespace
 

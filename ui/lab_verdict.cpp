@@ -12,6 +12,7 @@
 
 namespace studio {
 
+using lab_parts::kRoundingLevel;
 using lab_parts::number_or_dash;
 
 QString LabVerdict::planned(std::size_t count) { return tr("Running %1 runs one after another…").arg(count); }
@@ -35,11 +36,11 @@ QString LabVerdict::finished(Experiment experiment, const std::vector<RunResult>
         text = tr("Not every run completed; see the status column of the Runs tab.");
     } else if (experiment == Experiment::CompareStyles) {
         const auto steps = runs.empty() ? 0 : runs.front().steps.size();
-        text = worst < 1e-5 ? tr("Largest |Δ loss| between any two styles over %1 updates: %2 — the same trajectory.")
-                                  .arg(steps)
-                                  .arg(worst_text)
-                            : tr("Largest |Δ loss| between styles: %1 — they differ (partial windows? dropout?).")
-                                  .arg(worst_text);
+        text = worst < kRoundingLevel
+                   ? tr("Largest |Δ loss| between any two styles over %1 updates: %2 — the same trajectory.")
+                         .arg(steps)
+                         .arg(worst_text)
+                   : tr("Largest |Δ loss| between styles: %1 — they differ (partial windows? dropout?).").arg(worst_text);
     } else if (experiment == Experiment::NoSyncVsSyncEach && runs.size() == 2) {
         // Each update after the warm-up: the median and its quartiles (update_timing).
         auto ms = [](const RunResult& r) {
@@ -92,8 +93,14 @@ QString LabVerdict::finished(Experiment experiment, const std::vector<RunResult>
             speed << rounded_to_spread(t.samples_per_second, t.samples_low, t.samples_high);
         }
         const auto bands = memory_bands(runs.front());
-        text = tr("Same losses: largest |Δ loss| %1.\nPeak activations %2 · parameters, gradients and optimizer "
-                  "state %3 in every run · samples/s %4.")
+        // The shapes and checkpointing change only the order of the sums: a
+        // difference above rounding is that order's, grown by training.
+        text = (worst < kRoundingLevel
+                    ? tr("Same losses: largest |Δ loss| %1.\nPeak activations %2 · parameters, gradients and optimizer "
+                         "state %3 in every run · samples/s %4.")
+                    : tr("Losses apart by up to %1, above float rounding: the same sums in another order, the "
+                         "difference grown by training.\nPeak activations %2 · parameters, gradients and optimizer "
+                         "state %3 in every run · samples/s %4."))
                    .arg(worst_text, activations.join(QStringLiteral(" → ")),
                         format_bytes(bands.parameters_bytes + bands.gradients_bytes + bands.optimizer_state_bytes),
                         speed.join(QStringLiteral(" → ")));

@@ -1690,6 +1690,12 @@ Peak activations %2 · parameters, gradients and optimizer state %3 in every run
 Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở mọi lần chạy · mẫu/giây %4.</translation>
     </message>
     <message>
+        <source>Losses apart by up to %1, above float rounding: the same sums in another order, the difference grown by training.
+Peak activations %2 · parameters, gradients and optimizer state %3 in every run · samples/s %4.</source>
+        <translation>Loss lệch nhau tối đa %1, vượt sai số làm tròn: cùng các phép cộng theo thứ tự khác, chênh lệch được quá trình huấn luyện khuếch đại.
+Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở mọi lần chạy · mẫu/giây %4.</translation>
+    </message>
+    <message>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
     </message>

@@ -37,6 +37,7 @@ private Q_SLOTS:
     void stylesTheSameOrNot();
     void noVerdictWithoutEveryRun();
     void pitfallAgainstTheReference();
+    void memoryLeversSameOrApart();
 };
 
 void TestLabVerdict::whileRunning() {
@@ -86,6 +87,24 @@ void TestLabVerdict::pitfallAgainstTheReference() {
     // One run alone: no pair to compare.
     QCOMPARE(studio::LabVerdict::finished(Experiment::PitfallScheduler, {runs[0]}),
              QStringLiteral("Largest |Δ loss| between the variants: –."));
+}
+
+// The memory levers change only the order of the sums: the verdict says "Same
+// losses" only below the rounding level (1e-5, the |Δ loss| panel's band), and
+// names the difference as the sums' order otherwise (the CNN on LibTorch 1.13
+// ends 1.2e-3 apart after its loss spike).
+void TestLabVerdict::memoryLeversSameOrApart() {
+    using studio::Experiment;
+    const std::vector<double> losses = {2.3, 4.1, 0.82};
+    std::vector<studio::RunResult> runs = {run("256 × 1", losses), run("64 × 4", losses)};
+    runs[1].steps[2].loss += 3e-6;
+    const auto same = studio::LabVerdict::finished(Experiment::MemoryLevers, runs);
+    QVERIFY2(same.startsWith(QStringLiteral("Same losses: largest |Δ loss| 3.00e-06.\n")), qPrintable(same));
+    runs[1].steps[2].loss += 1.2e-3;
+    const auto apart = studio::LabVerdict::finished(Experiment::MemoryLevers, runs);
+    QVERIFY2(apart.startsWith(QStringLiteral("Losses apart by up to 1.20e-03, above float rounding: the same sums in "
+                                             "another order, the difference grown by training.\nPeak activations ")),
+             qPrintable(apart));
 }
 
 QTEST_GUILESS_MAIN(TestLabVerdict)
