@@ -2,7 +2,6 @@
 
 #include <sched.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -191,7 +190,8 @@ struct ProcessGroup::Impl {
             const c10::intrusive_ptr<c10d::Work> work = make_work();
             // Waited for in slices (ended early by the work's completion),
             // looking between them whether the caller gives up (options.abort).
-            while (!work->isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
+            if (options.backend == Backend::Gloo) // measured for Gloo; NCCL's completion is a CUDA event
+                while (!work->isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
             std::future<void> completion;
             if (options.backend == Backend::Gloo && !work->isCompleted()) {
                 auto done = std::make_shared<std::promise<void>>();
@@ -334,7 +334,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
     // watchdog cancels once the caller gives up (`abandon`) or the deadline
     // passes: each wait then ends within moments (Gloo's connection to a peer
     // whose address it has within Gloo's timeout), and what was joined is let go.
-    CancelToken cancel;
+    std::stop_source cancel;
     std::atomic<int> stage{0}; // 0: reaching the master, 1: waiting for the ranks, 2: connecting the backend
     auto given_up = [&] {
         const std::string rank_text = rank_with_host(w) + ": ";
@@ -356,16 +356,16 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
     impl->options = options;
     try {
         const auto watch = watchdog().watch(
-            begun + deadline, [&options] { return options.abandon && options.abandon(); }, [cancel] { cancel.cancel(); });
+            begun + deadline, [&options] { return options.abandon && options.abandon(); }, [cancel]() mutable { cancel.request_stop(); });
         // The store (rank 0's own, or torchrun's agent's) and every rank of
         // this launch in it (rendezvous.h), then the backend.
-        impl->meeting = meet(MeetingOptions{w, options.timeout}, stage, cancel);
+        impl->meeting = meet(MeetingOptions{w, options.timeout}, stage, cancel.get_token());
         stage = 2;
         impl->backend = make_backend(options, impl->meeting);
     } catch (const ConfigError&) {
         throw;
     } catch (const std::exception& e) {
-        if (cancel.cancelled()) given_up();
+        if (cancel.stop_requested()) given_up();
         if (dynamic_cast<const DistributedError*>(&e)) throw;
         // The store's failures (reaching the master, a port in use) are the
         // rendezvous' own DistributedError; what is left fails the meeting or the backend.
@@ -374,7 +374,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
                                            : "connecting " + to_string(options.backend) + " to the other ranks failed";
         throw DistributedError(kind, w.rank, -1, rank_with_host(w) + ": " + what + ": " + error_text(e));
     }
-    if (cancel.cancelled()) given_up(); // joined as the caller gave up: its store is cut off
+    if (cancel.stop_requested()) given_up(); // joined as the caller gave up: its store is cut off
     return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
 }
 

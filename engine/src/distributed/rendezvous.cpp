@@ -83,8 +83,8 @@ int registered_peers(c10d::Store& store, const std::string& prefix, int world) {
 }
 
 // The caller of meet() stopped waiting: the meeting ends here, and nobody reads why.
-void end_if_cancelled(const CancelToken& cancel, int rank) {
-    if (cancel.cancelled())
+void end_if_cancelled(const std::stop_token& cancel, int rank) {
+    if (cancel.stop_requested())
         throw DistributedError(Kind::Failed, rank, -1,
                                "rank " + std::to_string(rank) + ": stopped waiting for the other ranks");
 }
@@ -115,7 +115,7 @@ void end_if_cancelled(const CancelToken& cancel, int rank) {
 
 // Rank 0: opens the meeting under a fresh token and waits for every rank.
 std::vector<Identity> gather(c10d::Store& store, Meeting& m, const MeetingOptions& o, const Identity& me,
-                             Clock::time_point deadline, const CancelToken& cancelled) {
+                             Clock::time_point deadline, const std::stop_token& cancelled) {
     const int world = o.world.world_size;
     const std::string token = random_token();
     m.prefix = "accum/" + token;
@@ -145,7 +145,7 @@ std::vector<Identity> gather(c10d::Store& store, Meeting& m, const MeetingOption
 
 // Rank r > 0: registers under rank 0's current token until rank 0 lists it.
 std::vector<Identity> join(c10d::Store& store, Meeting& m, const MeetingOptions& o, const Identity& me,
-                           Clock::time_point deadline, const CancelToken& cancelled) {
+                           Clock::time_point deadline, const std::stop_token& cancelled) {
     const int rank = o.world.rank, world = o.world.world_size;
     const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
     const std::string mine = identity_text(me);
@@ -223,7 +223,7 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const MeetingOptions&
 
 } // namespace
 
-Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const CancelToken& cancelled) {
+Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::stop_token& cancelled) {
     const auto& w = o.world;
     const auto deadline = Clock::now() + o.timeout;
     Meeting m;
@@ -253,7 +253,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const CancelToken
                 waiting = registered_peers(*m.store, m.prefix, w.world_size);
             } catch (const std::exception&) {
             }
-            const bool given_up = cancelled.cancelled();
+            const bool given_up = cancelled.stop_requested();
             if (waiting > 0)
                 publish_failure(m, 0, w.world_size, error_text(e),
                                 given_up ? std::chrono::milliseconds(0) : std::chrono::milliseconds(3000), waiting);
@@ -262,7 +262,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const CancelToken
     } catch (const std::exception& e) {
         // A store of another protocol may pass the first questions by chance
         // and fail a later one: under torchrun 2.x a 1.x client says why.
-        if (w.agent_store && !compat::kStoreClientSpeaksTorch2 && !cancelled.cancelled())
+        if (w.agent_store && !compat::kStoreClientSpeaksTorch2 && !cancelled.stop_requested())
             unreachable(w, o.timeout, StoreFailure(StoreFailure::Kind::Closed, error_text(e)));
         throw;
     }

@@ -65,7 +65,7 @@ struct Meeting {
 // Failed), for a caller that has stopped waiting; the store made here keeps
 // looking at it (its waits for the backend's keys too: store_client.h), so it
 // must stay uncancelled once joined. Every question to the store is bounded.
-Meeting meet(const MeetingOptions& options, std::atomic<int>& stage, const CancelToken& cancel = {});
+Meeting meet(const MeetingOptions& options, std::atomic<int>& stage, const std::stop_token& cancel = {});
 
 // For a rank that cannot train: leaves `message` where the others look
 // (opening the meeting itself when it is rank 0), so that they stop within

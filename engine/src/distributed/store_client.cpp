@@ -78,13 +78,19 @@ std::map<int, ino_t> sockets_to_port(const std::set<ino_t>& before, int port) {
     return found;
 }
 
-// Shuts down the sockets opened since `before` toward `port` (`only`: those of
-// these inodes); true when there was one.
-bool cut_sockets(const std::set<ino_t>& before, int port, const std::set<ino_t>& only = {}) {
+// Shuts down the sockets opened since `before` toward `port`; true when there was one.
+bool cut_sockets(const std::set<ino_t>& before, int port) {
     bool cut = false;
-    for (const auto& [fd, id] : sockets_to_port(before, port))
-        if (only.empty() || only.count(id)) cut = ::shutdown(fd, SHUT_RDWR) == 0 || cut;
+    for (const auto& [fd, id] : sockets_to_port(before, port)) cut = ::shutdown(fd, SHUT_RDWR) == 0 || cut;
     return cut;
+}
+
+// Shuts down this process's sockets toward `port` of these inodes (none when
+// `only` is empty: never another store's connection to the same port).
+void cut_own_sockets(int port, const std::set<ino_t>& only) {
+    if (only.empty()) return;
+    for (const auto& [fd, id] : sockets_to_port({}, port))
+        if (only.count(id)) ::shutdown(fd, SHUT_RDWR);
 }
 
 // A store error, typed whatever the LibTorch: c10d's timeouts (a typed error in
@@ -103,7 +109,7 @@ StoreError store_error(const std::exception& e) {
 class BoundedStore final : public c10d::Store {
 public:
     BoundedStore(c10::intrusive_ptr<c10d::Store> store, int port, std::set<ino_t> sockets,
-                 std::chrono::milliseconds answer, CancelToken cancel)
+                 std::chrono::milliseconds answer, std::stop_token cancel)
         : c10d::Store(store->getTimeout()), store_(std::move(store)), port_(port), sockets_(std::move(sockets)),
           answer_(answer), cancel_(std::move(cancel)) {}
 
@@ -133,7 +139,7 @@ public:
         const auto deadline = timeout == kNoTimeout ? Clock::time_point::max() : Clock::now() + timeout;
         for (auto pause = std::chrono::milliseconds(1);; pause = std::min(pause * 2, std::chrono::milliseconds(10))) {
             if (check(keys)) return;
-            if (cancel_.cancelled()) throw StoreError(StoreError::Kind::Closed, "stopped waiting for the store");
+            if (cancel_.stop_requested()) throw StoreError(StoreError::Kind::Closed, "stopped waiting for the store");
             if (Clock::now() >= deadline)
                 throw StoreError(StoreError::Kind::Timeout,
                                  "the store: wait timed out after " + seconds_text(timeout) + " for " + keys.front() +
@@ -157,13 +163,13 @@ private:
         if (gone_) throw StoreError(StoreError::Kind::Timeout, "the store did not answer an earlier question");
         const auto watch = watchdog().watch(Clock::now() + answer_, cancel_, [this] {
             gone_ = true;
-            cut_sockets({}, port_, sockets_);
+            cut_own_sockets(port_, sockets_);
         });
         try {
             return question(*store_);
         } catch (const std::exception& e) {
             if (!watch.fired()) throw store_error(e);
-            if (cancel_.cancelled()) throw StoreError(StoreError::Kind::Closed, "stopped waiting for the store");
+            if (cancel_.stop_requested()) throw StoreError(StoreError::Kind::Closed, "stopped waiting for the store");
             throw StoreError(StoreError::Kind::Timeout, "the store did not answer within " + seconds_text(answer_));
         }
     }
@@ -172,7 +178,7 @@ private:
     int port_;
     std::set<ino_t> sockets_; // c10d's client's own (by inode)
     std::chrono::milliseconds answer_;
-    CancelToken cancel_;
+    std::stop_token cancel_;
     std::atomic<bool> gone_{false}; // its sockets were cut: no question gets an answer
 };
 
@@ -181,7 +187,7 @@ private:
 // shut down (again while c10d retries), so that it throws instead of waiting
 // on; `cut` says whether it had to. The store, bounded (BoundedStore).
 c10::intrusive_ptr<c10d::Store> bounded_store(const WorldInfo& w, const c10d::TCPStoreOptions& options,
-                                              std::chrono::milliseconds answer, const CancelToken& cancel,
+                                              std::chrono::milliseconds answer, const std::stop_token& cancel,
                                               const std::function<void(c10d::Store&)>& probe, bool& cut) {
     const auto before = socket_ids();
     bool shut = false;
@@ -196,9 +202,8 @@ c10::intrusive_ptr<c10d::Store> bounded_store(const WorldInfo& w, const c10d::TC
         } catch (...) {
             error = std::current_exception();
         }
-        cut = watch.fired();
     }
-    cut = cut && shut;
+    cut = shut; // only the watch's action sets it
     if (error) std::rethrow_exception(error);
     // Answered just as the limit passed: the watch cut the sockets after all.
     if (cut) throw std::runtime_error("the answer came as the answer timeout passed");
@@ -277,11 +282,11 @@ std::string random_token() {
 // A client of the store at the world's master (c10d's own TCPStore client),
 // once it has answered one question; until `deadline` while nothing listens.
 c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                             Clock::time_point deadline, const CancelToken& cancel) {
+                                             Clock::time_point deadline, const std::stop_token& cancel) {
     const auto answer = answer_timeout(timeout);
     std::string last_reason = "nothing listens there";
     for (;;) {
-        if (cancel.cancelled()) throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
+        if (cancel.stop_requested()) throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) throw StoreFailure(StoreFailure::Kind::Refused, last_reason);
         // c10d retries a refused connection itself, sleeping between tries
@@ -312,7 +317,7 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
                 store.setTimeout(timeout);
             }, cut);
         } catch (const std::exception& e) {
-            if (cancel.cancelled())
+            if (cancel.stop_requested())
                 throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
             const std::string reason = error_text(e);
             if (cut)
@@ -330,7 +335,7 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
 }
 
 c10::intrusive_ptr<c10d::Store> served_store(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                             const CancelToken& cancel) {
+                                             const std::stop_token& cancel) {
     c10d::TCPStoreOptions so;
     so.port = static_cast<std::uint16_t>(w.master_port);
     so.isServer = true;

@@ -14,7 +14,6 @@
 // so that they end when their timeout passes or the token is cancelled.
 
 #include <chrono>
-#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -53,11 +52,11 @@ std::chrono::milliseconds answer_timeout(std::chrono::milliseconds timeout);
 // StoreFailure (Refused, NotAStore, Closed; Failed once `cancel` is).
 c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
                                              std::chrono::steady_clock::time_point deadline,
-                                             const CancelToken& cancel = {});
+                                             const std::stop_token& cancel = {});
 
 // Rank 0's own store, listening on MASTER_PORT on every interface. Throws
 // StoreFailure (AddressInUse when another socket holds the port, else Failed).
 c10::intrusive_ptr<c10d::Store> served_store(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                             const CancelToken& cancel = {});
+                                             const std::stop_token& cancel = {});
 
 } // namespace accum::dist

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/watchdog.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <list>
 #include <mutex>
@@ -99,16 +100,21 @@ Watchdog::Watch Watchdog::watch(Clock::time_point deadline, std::function<bool()
 
 void Watchdog::dispose(std::function<void()> work) {
     auto* state = state_.get();
+    // Shared, so that a thread that cannot be started leaves the work here to run.
+    auto held = std::make_shared<std::function<void()>>(std::move(work));
+    const auto run = [held] {
+        try {
+            (*held)();
+        } catch (...) {
+            // Nobody waits for it: what failed was given up already.
+        }
+        *held = nullptr; // what it held (a backend, a store) ends here
+    };
     std::unique_lock<std::mutex> lock(state->mutex);
     auto& disposal = state->disposals.emplace_back();
     try {
-        disposal.thread = std::thread([state, &disposal, work = std::move(work)]() mutable {
-            try {
-                work();
-            } catch (...) {
-                // Nobody waits for it: what failed was given up already.
-            }
-            work = nullptr; // what it held (a backend, a store) ends here
+        disposal.thread = std::thread([state, &disposal, run] {
+            run();
             {
                 std::lock_guard<std::mutex> lock(state->mutex);
                 disposal.done = true;
@@ -118,7 +124,7 @@ void Watchdog::dispose(std::function<void()> work) {
     } catch (const std::system_error&) {
         state->disposals.pop_back();
         lock.unlock();
-        work(); // no thread to be had: released on the caller's thread
+        run(); // no thread to be had: released on the caller's thread
     }
 }
 

@@ -13,22 +13,12 @@
 // running are waited for at most 2 s; one still busy then (Gloo waiting on a
 // silent peer) ends with the process.
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stop_token>
 
 namespace accum::dist {
-
-// Shared by a waiter and whoever may stop its wait: once cancelled, it stays so.
-class CancelToken {
-public:
-    void cancel() const { state_->store(true); }
-    bool cancelled() const { return state_->load(); }
-
-private:
-    std::shared_ptr<std::atomic<bool>> state_ = std::make_shared<std::atomic<bool>>(false);
-};
 
 class Watchdog {
 public:
@@ -52,8 +42,8 @@ public:
     // `cancelled` says so (looked at every 10 ms, on that thread: it must be
     // thread-safe), then every 50 ms, until the Watch ends.
     Watch watch(Clock::time_point deadline, std::function<bool()> cancelled, std::function<void()> action);
-    Watch watch(Clock::time_point deadline, const CancelToken& token, std::function<void()> action) {
-        return watch(deadline, [token] { return token.cancelled(); }, std::move(action));
+    Watch watch(Clock::time_point deadline, std::stop_token token, std::function<void()> action) {
+        return watch(deadline, [token] { return token.stop_requested(); }, std::move(action));
     }
     // `work` (what a failed group holds, destroyed) on a thread of its own,
     // joined by the watchdog once done. Runs it here when no thread can start.
