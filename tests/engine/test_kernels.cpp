@@ -377,6 +377,8 @@ private Q_SLOTS:
         QVERIFY(noted_gradient_squares(params[2]) >= 0);
         arm_gradient_notes(false);
         QVERIFY(noted_gradient_squares(params[2]) >= 0); // disarming keeps what was noted
+        fused_dense(x, params, true).backward(upstream); // disarmed: adds into .grad in place, unversioned
+        QVERIFY(noted_gradient_squares(params[2]) < 0);  // so what was noted of it is stale
         arm_gradient_notes(true);                         // a new generation does not
         QVERIFY(noted_gradient_squares(params[2]) < 0);
         arm_gradient_notes(false);

@@ -88,6 +88,7 @@ GradientTarget gradient_of(const at::Tensor& param, bool in_place, at::Tensor& r
 std::atomic<bool> notes_armed{false}; // arm_gradient_notes
 // Keeps Σ dW² of the in-place gradient `grad` of `param` (gradient notes, fused_dense.h).
 void note_gradient(const at::Tensor& param, const at::Tensor& grad, double squares);
+void forget_gradient_notes();
 
 class FusedDense final : public torch::autograd::Function<FusedDense> {
 public:
@@ -153,6 +154,7 @@ public:
                     if (note) squares.fetch_add(part, std::memory_order_relaxed);
                 });
                 if (note) note_gradient(w_param, dw.tensor, squares.load());
+                else if (dw.tensor.is_same(w_param.grad())) forget_gradient_notes();
             }
             if (b_param.requires_grad()) {
                 auto db = gradient_of(b_param, in_place, grads_out[2 + 2 * l]);
@@ -204,12 +206,13 @@ private:
 struct GradientNote {
     const void* grad;          // the .grad tensor noted
     std::int64_t version;      // its version then
-    std::uint64_t generation;  // new_gradient_notes() then
+    std::uint64_t generation;  // arm_gradient_notes() then
     double squares;
 };
 std::mutex notes_mutex;
 PerParameter<GradientNote> notes;
 std::uint64_t notes_generation = 0; // guarded by notes_mutex
+std::atomic<bool> notes_held{false}; // a note of this generation may exist
 
 void note_gradient(const at::Tensor& param, const at::Tensor& grad, double squares) {
     const GradientNote note{grad.unsafeGetTensorImpl(), static_cast<std::int64_t>(grad._version()), 0, squares};
@@ -218,6 +221,17 @@ void note_gradient(const at::Tensor& param, const at::Tensor& grad, double squar
     auto& entry = found != nullptr ? *found : notes.add(param, note);
     entry = note;
     entry.generation = notes_generation;
+    notes_held = true;
+}
+
+// This backward wrote .grad in place without noting it, and without moving its
+// version: whatever was noted of it is stale, so the notes end their generation.
+// One atomic load per weight when none is held (the window's later backwards).
+void forget_gradient_notes() {
+    if (!notes_held.load(std::memory_order_relaxed)) return;
+    std::lock_guard<std::mutex> lock(notes_mutex);
+    ++notes_generation;
+    notes_held = false;
 }
 
 // The bf16 copies of float32 parameters, kept while a parameter is unchanged, so
@@ -332,6 +346,7 @@ private:
     // else returned in float32 for autograd to accumulate.
     static void add_gradient(const at::Tensor& param, const at::Tensor& product, bool in_place, at::Tensor& returned) {
         auto target = gradient_of(param, in_place, returned);
+        if (target.tensor.is_same(param.grad())) forget_gradient_notes(); // written in place, never noted
         if (!target.accumulate) {
             target.tensor.copy_(product);
         } else if (target.tensor.is_contiguous() && product.is_contiguous() &&

@@ -56,7 +56,9 @@ void dense_weights_changed();
 // a new generation (notes written before are stale), so the reader arms just
 // before the backward it wants and disarms after reading. A note holds while
 // .grad is the same tensor at the same version: anything else that writes .grad
-// (autograd's accumulation, zero_grad, clipping) moves its version or replaces it.
+// (autograd's accumulation, zero_grad, clipping) moves its version or replaces it,
+// and the fused backwards, which write it in place unversioned, end the notes'
+// generation when they write it without noting.
 void arm_gradient_notes(bool armed);
 // The note of `param`'s .grad, or a negative value where none holds.
 double noted_gradient_squares(const at::Tensor& param);
