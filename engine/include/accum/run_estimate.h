@@ -77,6 +77,8 @@ struct RunMemoryEstimate {
 
     std::int64_t static_bytes() const { return parameters_bytes + gradients_bytes + optimizer_state_bytes; }
     double activations_at(std::int64_t batch_size) const;
+    // At K = 1 the returned gradients (a .pt2 step) are the gradients themselves.
+    double activations_at(std::int64_t batch_size, std::int64_t accumulation_steps) const;
     double peak_at(std::int64_t batch_size) const; // at K ≥ 2 (any K but for a .pt2 step)
     double peak_at(std::int64_t batch_size, std::int64_t accumulation_steps) const;
     double process_at(std::int64_t batch_size, std::int64_t accumulation_steps = 2) const;

@@ -207,7 +207,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
             if (plain.verified && plain.batch_size >= choose(largest)) {
                 candidate.batch_size = choose(largest);
                 candidate.accumulation_steps = (target + candidate.batch_size - 1) / candidate.batch_size;
-                candidate.predicted_peak_bytes = e.peak_at(candidate.batch_size);
+                candidate.predicted_peak_bytes = e.peak_at(candidate.batch_size, candidate.accumulation_steps);
                 candidate.note = "lets no larger micro-batch fit than " + times(plain.batch_size, plain.accumulation_steps) +
                                  " without it, and would add a second forward of each block";
                 plan.candidates.push_back(candidate);
@@ -351,7 +351,7 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
     plan.effective_batch = pick->batch_size * pick->accumulation_steps;
     plan.exact = plan.effective_batch == target;
     plan.predicted_peak_bytes = pick->predicted_peak_bytes;
-    plan.process_bytes = e.process_at(pick->batch_size);
+    plan.process_bytes = e.process_at(pick->batch_size, pick->accumulation_steps);
     plan.verified_peak_bytes = pick->verified_peak_bytes;
 
     const PlanCandidate* other = nullptr;

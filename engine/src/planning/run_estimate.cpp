@@ -98,9 +98,12 @@ double RunMemoryEstimate::activations_at(std::int64_t b) const {
 
 double RunMemoryEstimate::peak_at(std::int64_t b) const { return peak_at(b, 2); }
 
+double RunMemoryEstimate::activations_at(std::int64_t b, std::int64_t k) const {
+    return std::max(0.0, activations_at(b) - (k == 1 ? static_cast<double>(returned_gradient_bytes) : 0.0));
+}
+
 double RunMemoryEstimate::peak_at(std::int64_t b, std::int64_t k) const {
-    const double activations =
-        std::max(0.0, activations_at(b) - (k == 1 ? static_cast<double>(returned_gradient_bytes) : 0.0));
+    const double activations = activations_at(b, k);
     return static_cast<double>(static_bytes()) + std::max(activations, static_cast<double>(step_temporary_bytes));
 }
 
@@ -216,14 +219,11 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& config, const std::functi
             memory::probe_activations(micro_step, parameters, probe_sizes(c.batch_size), readings_for(device));
         if (e.cancelled) return e;
         const auto fit = memory::fit_line(points);
-        const auto estimate = memory::estimate_memory(fixed, fit, c.batch_size, c.accumulation_steps);
         for (const auto& p : points) e.probes.push_back({p.batch_size, p.bytes});
         e.activation_fixed_bytes = fit.fixed_bytes;
         e.activation_per_sample_bytes = fit.per_sample_bytes;
         if (c.model == ModelKind::File && is_pt2_package(c.model_file)) e.returned_gradient_bytes = e.gradients_bytes;
-        e.activation_bytes = std::max(0.0, estimate.activation_bytes - (c.accumulation_steps == 1
-                                                                             ? static_cast<double>(e.returned_gradient_bytes)
-                                                                             : 0.0));
+        e.activation_bytes = e.activations_at(c.batch_size, c.accumulation_steps);
         e.predicted_peak_bytes = e.peak_at(c.batch_size, c.accumulation_steps);
         // The process: what is resident now and is no tensor the estimate holds
         // (the parameters were made before counting began; the probe's gradients
