@@ -80,6 +80,13 @@ accum::cli::ProgramDoc studio_doc(const QCommandLineParser& parser, const QList<
     return doc;
 }
 
+// The window as a picture into `file` (none when it is empty); a file that
+// cannot be written is said, and the run goes on.
+void save_grab(QWidget& window, const QString& file) {
+    if (!file.isEmpty() && !window.grab().save(file))
+        std::fprintf(stderr, "accum-studio: could not write %s\n", qPrintable(file));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -230,11 +237,15 @@ int main(int argc, char** argv) {
         }
     }
 
-    bool positive = false;
-    const int grab_point = parser.value(at_option).toInt(&positive);
-    if (parser.isSet(at_option) && (!positive || grab_point < 1 || !parser.isSet(screenshot_option))) {
-        std::fprintf(stderr, "accum-studio: --screenshot-at-point: '%s' must be a number of points, 1 or more, "
-                             "beside --screenshot FILE\n", qPrintable(parser.value(at_option)));
+    bool point_numeric = false;
+    const int grab_point = parser.value(at_option).toInt(&point_numeric);
+    if (parser.isSet(at_option) && (!point_numeric || grab_point < 1)) {
+        std::fprintf(stderr, "accum-studio: --screenshot-at-point: '%s' must be a number of points, 1 or more\n",
+                     qPrintable(parser.value(at_option)));
+        return 2;
+    }
+    if (parser.isSet(at_option) && !parser.isSet(screenshot_option)) {
+        std::fprintf(stderr, "accum-studio: --screenshot-at-point needs --screenshot FILE, the picture it takes\n");
         return 2;
     }
     if (parser.isSet(probe_option)) { // refused now, not after the run it was to measure
@@ -281,8 +292,7 @@ int main(int argc, char** argv) {
             if (points < n) return;
             watch->stop();
             if (probe) probe->mark(QStringLiteral("screenshot"));
-            if (!file.isEmpty() && !window.grab().save(file))
-                std::fprintf(stderr, "accum-studio: could not write %s\n", qPrintable(file));
+            save_grab(window, file);
             if (probe) probe->mark(QStringLiteral("screenshot_saved"));
         });
     }
@@ -293,14 +303,12 @@ int main(int argc, char** argv) {
                                       summary.message.c_str(), summary.samples_per_second);
                          // Let the queued replots paint before grabbing.
                          QTimer::singleShot(400, &window, [&window, screenshot, quit_after] {
-                             if (!screenshot.isEmpty() && !window.grab().save(screenshot))
-                                 std::fprintf(stderr, "accum-studio: could not write %s\n", qPrintable(screenshot));
+                             save_grab(window, screenshot);
                              if (quit_after) QApplication::quit();
                          });
                      });
     auto grab = [&window, screenshot] {
-        if (!screenshot.isEmpty() && !window.grab().save(screenshot))
-            std::fprintf(stderr, "accum-studio: could not write %s\n", qPrintable(screenshot));
+        save_grab(window, screenshot);
     };
     const bool timed_grab = parser.isSet(after_option);
     if (timed_grab)
