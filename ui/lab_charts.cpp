@@ -15,12 +15,6 @@ namespace studio {
 
 using namespace lab_parts;
 
-namespace {
-
-// Float rounding: runs within this of each other are the same (ARCHITECTURE.md I1).
-
-} // namespace
-
 static_assert(int(LabAxes::Loss) == LossAxis && int(LabAxes::LearningRate) == LearningRateAxis &&
               int(LabAxes::LossScale) == LossScaleAxis);
 
@@ -72,7 +66,7 @@ LabCharts::LabCharts(const QFont& font, QObject* parent) : QObject(parent) {
         corner->setTypeX(QCPItemPosition::ptAxisRectRatio);
         corner->setTypeY(QCPItemPosition::ptPlotCoords);
     }
-    rounding_band->topLeft->setCoords(0.0, kRoundingLevel);
+    rounding_band->topLeft->setCoords(0.0, kSameLossTolerance);
     rounding_band->bottomRight->setCoords(1.0, kDeltaFloor);
     rounding_band->setPen(QPen(QColor(46, 125, 50, 150), 1, Qt::DashLine));
     rounding_band->setBrush(QColor(46, 125, 50, 40));
@@ -84,7 +78,7 @@ LabCharts::LabCharts(const QFont& font, QObject* parent) : QObject(parent) {
     rounding_label->position->setTypeY(QCPItemPosition::ptPlotCoords);
     // At the right, just above the band's edge: equal runs' curves run inside the
     // band, a pitfall's decades above the label.
-    rounding_label->position->setCoords(0.995, kRoundingLevel);
+    rounding_label->position->setCoords(0.995, kSameLossTolerance);
     rounding_label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
     rounding_label->setBrush(QColor(255, 255, 255, 170));
     rounding_label->setPadding(QMargins(4, 2, 4, 2));

@@ -14,9 +14,6 @@ namespace studio::lab_parts {
 
 // The |Δ loss| panel's floor: bit-identical updates (Δ = 0) are drawn on it.
 constexpr double kDeltaFloor = 1e-9;
-// Below this |Δ loss|, runs are the same up to float rounding: the panel's
-// shaded band and the verdicts' word for it.
-constexpr double kRoundingLevel = 1e-5;
 
 // Table columns.
 enum Column { RunColumn, BatchColumn, FinalLossColumn, DeltaColumn, AccuracyColumn, TimeColumn, MemoryColumn,

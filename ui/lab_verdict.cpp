@@ -12,7 +12,6 @@
 
 namespace studio {
 
-using lab_parts::kRoundingLevel;
 using lab_parts::number_or_dash;
 
 QString LabVerdict::planned(std::size_t count) { return tr("Running %1 runs one after another…").arg(count); }
@@ -36,7 +35,7 @@ QString LabVerdict::finished(Experiment experiment, const std::vector<RunResult>
         text = tr("Not every run completed; see the status column of the Runs tab.");
     } else if (experiment == Experiment::CompareStyles) {
         const auto steps = runs.empty() ? 0 : runs.front().steps.size();
-        text = worst < kRoundingLevel
+        text = worst < kSameLossTolerance
                    ? tr("Largest |Δ loss| between any two styles over %1 updates: %2 — the same trajectory.")
                          .arg(steps)
                          .arg(worst_text)
@@ -95,7 +94,7 @@ QString LabVerdict::finished(Experiment experiment, const std::vector<RunResult>
         const auto bands = memory_bands(runs.front());
         // The shapes and checkpointing change only the order of the sums: a
         // difference above rounding is that order's, grown by training.
-        text = (worst < kRoundingLevel
+        text = (worst < kSameLossTolerance
                     ? tr("Same losses: largest |Δ loss| %1.\nPeak activations %2 · parameters, gradients and optimizer "
                          "state %3 in every run · samples/s %4.")
                     : tr("Losses apart by up to %1, above float rounding: the same sums in another order, the "

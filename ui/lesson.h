@@ -127,10 +127,9 @@ const std::vector<std::pair<const char*, QString (*)()>>& measured_kinds();
 
 // Thresholds of the built-in lesson's checks (the defaults of their kinds' parameters).
 // Same update, different arithmetic order: the runs differ only by rounding, well
-// inside kSameLossTolerance. A pitfall must be visible from the back of the room:
-// each kVisible… threshold sits well below the gap its step measured. The measured
-// gaps: bench/STUDIO_MEASUREMENTS.md.
-inline constexpr double kSameLossTolerance = 1e-5;
+// inside kSameLossTolerance (run_result.h). A pitfall must be visible from the back
+// of the room: each kVisible… threshold sits well below the gap its step measured.
+// The measured gaps: bench/STUDIO_MEASUREMENTS.md.
 inline constexpr double kVisibleTokenDifference = 1e-2;
 inline constexpr double kVisibleBatchNormDifference = 1e-3;
 inline constexpr double kVisibleLossScaleDifference = 1e-2;

@@ -61,7 +61,8 @@ void LiveView::start(const accum::RunConfig& config, const QString& label) {
     w_.evals->setRowCount(0);
     w_.log->clear();
     last_step_ = accum::StepRecord{};
-    last_summary_ = accum::SummaryRecord{};
+    threads_count_ = 0; // the engine says this run's count again
+    status_clock_.invalidate();
     w_.progress->setValue(0);
     w_.step->clear();
     w_.epoch->clear();
@@ -146,8 +147,6 @@ void LiveView::refresh(bool final) {
     double fraction = 0.0;
     if (c.max_steps > 0) fraction = double(last_step_.step) / double(c.max_steps);
     if (c.epochs > 0) fraction = std::max(fraction, last_step_.epoch / double(c.epochs));
-    if (c.max_steps > 0 && c.epochs > 0)
-        fraction = std::max(double(last_step_.step) / double(c.max_steps), last_step_.epoch / double(c.epochs));
     fraction = std::clamp(fraction, 0.0, 1.0);
     w_.progress->setValue(static_cast<int>(std::lround(fraction * 1000)));
     w_.step->setText(tr("Step %1").arg(last_step_.step));
@@ -160,7 +159,6 @@ void LiveView::refresh(bool final) {
 
 void LiveView::finish(const accum::SummaryRecord& summary) {
     running_ = false;
-    last_summary_ = summary;
     timer_.stop();
     run_.summary = summary;
     run_.has_summary = true;

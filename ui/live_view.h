@@ -76,7 +76,7 @@ public:
 
     // The run shown (configuration, records, summary once it ended).
     const RunResult& run() const { return run_; }
-    const accum::SummaryRecord& last_summary() const { return last_summary_; }
+    const accum::SummaryRecord& last_summary() const { return run_.summary; }
     bool running() const { return running_; }
 
     // The status row's texts: "4 threads", "1:05" or "1:02:03" ("–" when unknown).
@@ -95,7 +95,6 @@ private:
     LiveWidgets w_;
     RunResult run_;
     accum::StepRecord last_step_;
-    accum::SummaryRecord last_summary_;
     QStringList pending_logs_;
     int threads_count_ = 0; // the run's thread count, once the engine said it
     bool log_follow_ = true; // the run log follows new lines while the user is at its end

@@ -95,11 +95,8 @@ public:
     // While the lesson has the form: the configuration the user had before it,
     // which the saved settings keep and leaving the lesson brings back.
     const std::optional<accum::RunConfig>& user_config() const { return director_->user_config(); }
-    const accum::SummaryRecord& last_summary() const { return live_view_->last_summary(); }
     // The last live run (configuration, step records, summary) once it has ended.
     const RunResult& last_live_run() const { return live_view_->run(); }
-    LiveView* live_view() const { return live_view_; }
-    FileActions* file_actions() const { return file_actions_; }
 
     // Sizes the window for `screen` (its available area): the saved geometry, moved
     // and shrunk into the screen, or a first size that fits it. The constructor

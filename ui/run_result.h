@@ -12,6 +12,10 @@
 
 namespace studio {
 
+// Below this |Δ loss|, two runs are the same up to float rounding: the lab's
+// verdicts and |Δ loss| band, and the lessons' same-loss checks (ARCHITECTURE.md I1).
+inline constexpr double kSameLossTolerance = 1e-5;
+
 struct RunResult {
     QString label;            // "pytorch", "B=32 × K=2", a directory name…
     QString source;           // "live", "lab" or the directory it was loaded from

@@ -232,6 +232,8 @@ void TestLiveView::newRunStartsEmpty() {
     QVERIFY(v.log->toPlainText().isEmpty());
     QCOMPARE(v.progress->value(), 0);
     for (auto* label : {v.step, v.epoch, v.speed, v.threads, v.eta}) QVERIFY(label->text().isEmpty());
+    live.retranslate(); // a language switch before the engine's threads line: the first run's count stays gone
+    QVERIFY2(v.threads->text().isEmpty(), qPrintable(v.threads->text()));
     live.refresh(true);
     QCOMPARE(v.loss->step_point_count(), 0);
     QCOMPARE(v.memory->point_count(), 0);
