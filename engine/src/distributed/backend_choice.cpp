@@ -14,22 +14,13 @@
 namespace accum::dist {
 
 bool backend_built(Backend backend) {
-    switch (backend) {
-    case Backend::Auto: return true;
-    case Backend::Gloo:
 #ifdef ACCUM_WITH_GLOO
-        return true;
-#else
-        return false;
+    if (backend == Backend::Gloo) return true;
 #endif
-    case Backend::Nccl:
 #ifdef ACCUM_WITH_NCCL
-        return true;
-#else
-        return false;
+    if (backend == Backend::Nccl) return true;
 #endif
-    }
-    return false;
+    return backend == Backend::Auto;
 }
 
 Backend resolve_backend(Backend requested, bool on_cuda) {

@@ -33,6 +33,7 @@ std::string seconds_text(std::chrono::milliseconds t) {
 }
 
 Kind classify_failure(const std::exception& e, bool waited_out) {
+    // A question's failure; meet() turns a store not reached or served into its own error.
     if (const auto* store = dynamic_cast<const StoreError*>(&e))
         return store->kind() == StoreError::Kind::Timeout ? Kind::Timeout : Kind::PeerLost;
     switch (compat::c10d_error_type(e)) {

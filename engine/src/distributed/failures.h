@@ -19,12 +19,13 @@ const char* failure_kind_name(DistributedError::Kind kind);
 // "1.5 s": a duration as the messages say it.
 std::string seconds_text(std::chrono::milliseconds t);
 
-// A question to the store that failed, as the store client of this engine
-// (store_client.h) reports it whatever the LibTorch: Timeout when no answer
-// came in time, Closed when the connection failed (the store's process ended).
+// The store failed, as this engine's store client (store_client.h) reports it
+// whatever the LibTorch: a question unanswered in time (Timeout), a connection
+// that failed (Closed: the store's process ended), or the store not reached
+// or served (the rest; meet() says which in its message).
 class StoreError : public std::runtime_error {
 public:
-    enum class Kind { Timeout, Closed };
+    enum class Kind { Timeout, Closed, Refused, NotAStore, AddressInUse, Failed };
     StoreError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     Kind kind() const { return kind_; }
 
@@ -33,7 +34,7 @@ private:
 };
 
 // The kind of a failure caught from c10d, Gloo or the store. By type:
-// StoreError as it says; c10d's TimeoutError and (2.x) DistStoreError a
+// StoreError by its kind; c10d's TimeoutError and (2.x) DistStoreError a
 // timeout, DistNetworkError a lost peer; Gloo's I/O error a timeout when the
 // operation had waited its whole timeout (`waited_out`), else a lost peer
 // (its connection failed before); anything else Failed.

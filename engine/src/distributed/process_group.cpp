@@ -30,8 +30,7 @@ namespace accum::dist {
 
 namespace {
 
-// The backends' base class (torch_compat.h): both have the same collectives
-// with the same signatures.
+// The backends' base class (torch_compat.h).
 #if ACCUM_C10D_BACKEND_CLASS
 using C10dBackend = c10d::Backend;
 #else
@@ -41,8 +40,8 @@ using C10dBackend = c10d::ProcessGroup;
 using Clock = std::chrono::steady_clock;
 using Kind = DistributedError::Kind;
 
-// Joining may take the store's wait (timeout) and then the backend's connection:
-// the whole is given half the timeout more (1 … 5 s) before it is declared stuck.
+// Joining (the store's wait, then the backend's connection) is given half the
+// timeout more (1 … 5 s) before it is declared stuck.
 std::chrono::milliseconds join_slack(std::chrono::milliseconds timeout) {
     return std::clamp<std::chrono::milliseconds>(timeout / 2, std::chrono::seconds(1), std::chrono::seconds(5));
 }
@@ -50,18 +49,15 @@ std::chrono::milliseconds join_slack(std::chrono::milliseconds timeout) {
 // much longer so that Gloo's message, which says more, comes first.
 constexpr auto kWaitSlack = std::chrono::seconds(2);
 // A collective is waited for in slices, between which `abort` and the store are
-// looked at; Gloo's work completes its future on Gloo's thread (its callback),
-// so the wait ends then, not at the end of a slice. NCCL's future completes
-// when the work is queued on the GPU: its work is looked at every millisecond.
+// looked at; Gloo's work ends a slice when its future completes (NCCL's is
+// looked at every millisecond: its future completes when the work is queued).
 constexpr auto kSlice = std::chrono::milliseconds(10);
-// Before that, a collective is waited for by yielding the CPU: a rank that
+// Before that, Gloo's collective is waited for by yielding the CPU: a rank that
 // sleeps waits for its idle vCPU to be woken when a peer's data arrive, which
-// made 2 ranks slower than 1 here (bench/DIST_WAIT.md). sched_yield() lets any
-// ready thread (Gloo's, another program's) run first; a later peer is slept for.
+// made 2 ranks slower than 1 here (bench/DIST_WAIT.md).
 constexpr auto kYieldingWait = std::chrono::milliseconds(50);
-
-// While a collective waits longer, the store is asked every this often whether
-// a peer has left its failure there (one round trip).
+// While a collective waits longer, the store is asked this often whether a
+// peer has left its failure there.
 constexpr auto kFailureLook = std::chrono::milliseconds(200);
 // How long a rank that lost a connection waits for the others to answer the
 // roll call that tells which peer ended (rendezvous.h absent_ranks).
@@ -73,18 +69,14 @@ struct ProcessGroup::Impl {
     GroupOptions options;
     Meeting meeting; // its store outlives the backend, which holds it too
     c10::intrusive_ptr<C10dBackend> backend;
-    std::string failure; // set once a collective failed
+    std::optional<DistributedError> failure; // once a collective failed
     bool store_silent = false; // the store stopped answering: peers' failures are not looked for
-    Kind failure_kind = Kind::Failed;
-    int failure_peer = -1;
 
     int rank() const { return options.world.rank; }
 
-    // The peers whose end a lost connection was, as c10d tells it: with one
-    // peer, that one; else those absent from a roll call in the store (a
-    // survivor answers it at once); a store whose connection closed names the
-    // rank whose process served it. No process is looked at: a peer may be on
-    // another host, or in another network namespace (tests/netns).
+    // The peers whose end a lost connection was: with one peer, that one; else
+    // those absent from a roll call in the store; a store whose connection
+    // closed names rank 0, whose process served it (ARCHITECTURE.md §4.5).
     std::vector<int> lost_peers() {
         const int world = options.world.world_size;
         if (world == 2) return {1 - rank()};
@@ -97,44 +89,46 @@ struct ProcessGroup::Impl {
     }
 
     bool names_hosts() const { return !is_loopback_host(options.world.master_addr); }
-    std::string address_of(int r) const {
-        return r >= 0 && r < static_cast<int>(meeting.peers.size()) ? meeting.peers[r].address : std::string();
-    }
-    // "rank 1", "rank 1 (host 10.0.0.2)"; with its pid: "rank 1 (pid 4242)", "rank 1 (pid 4242, host 10.0.0.2)".
+    bool known(int r) const { return r >= 0 && r < static_cast<int>(meeting.peers.size()); }
+    std::string address_of(int r) const { return known(r) ? meeting.peers[r].address : std::string(); }
+    // "rank 1", "rank 1 (host 10.0.0.2)"; with its pid: "rank 1 (pid 4242, host 10.0.0.2)".
     std::string rank_text(int r, bool with_pid = false) const {
-        std::vector<std::string> facts;
-        if (with_pid && r >= 0 && r < static_cast<int>(meeting.peers.size()))
-            facts.push_back("pid " + std::to_string(meeting.peers[r].pid));
-        if (names_hosts() && !address_of(r).empty()) facts.push_back("host " + address_of(r));
-        std::string t = "rank " + std::to_string(r);
-        for (std::size_t i = 0; i < facts.size(); ++i) t += (i ? ", " : " (") + facts[i];
-        return facts.empty() ? t : t + ")";
+        const std::string host = names_hosts() ? address_of(r) : std::string();
+        std::string facts = with_pid && known(r) ? "pid " + std::to_string(meeting.peers[r].pid) : "";
+        if (!host.empty()) facts += (facts.empty() ? "host " : ", host ") + host;
+        return "rank " + std::to_string(r) + (facts.empty() ? "" : " (" + facts + ")");
     }
     // The other ranks a failure may concern: those whose host's address the
     // error names ("[10.0.0.2]:port", Gloo's way), else the ranks on other hosts.
     std::vector<int> suspects(const std::string& detail) const {
         std::vector<int> named, elsewhere;
-        const std::string own = address_of(rank());
-        for (int r = 0; r < static_cast<int>(meeting.peers.size()); ++r) {
+        for (int r = 0; known(r); ++r) {
             const std::string& a = meeting.peers[r].address;
             if (r == rank() || a.empty()) continue;
             if (detail.find("[" + a + "]") != std::string::npos) named.push_back(r);
-            if (a != own) elsewhere.push_back(r);
+            if (a != address_of(rank())) elsewhere.push_back(r);
         }
         return named.empty() ? elsewhere : named;
     }
-    std::string ranks_text(const std::vector<int>& ranks) const {
+    // "rank 1, rank 2", at most four named, with their pids when asked.
+    std::string ranks_text(const std::vector<int>& ranks, bool with_pid = false) const {
         std::string t;
         const std::size_t shown = std::min<std::size_t>(ranks.size(), 4);
-        for (std::size_t i = 0; i < shown; ++i) t += (i ? ", " : "") + rank_text(ranks[i]);
+        for (std::size_t i = 0; i < shown; ++i) t += (i ? ", " : "") + rank_text(ranks[i], with_pid);
         if (ranks.size() > shown) t += " and " + std::to_string(ranks.size() - shown) + " more";
         return t;
     }
 
+    // Keeps the failure for every later call, and throws it.
+    [[noreturn]] void fail_with(Kind kind, int peer, const std::string& message) {
+        failure.emplace(kind, rank(), peer, message);
+        throw *failure;
+    }
+
     [[noreturn]] void fail(const std::string& what, const std::string& detail, Kind kind) {
-        // A peer that failed for a reason of its own may have said which (it
-        // is the cause; the lost connection only its consequence).
-        // (A store that stopped answering is not asked again: the link to it is gone.)
+        // A peer that failed for a reason of its own may have said which (it is
+        // the cause; the lost connection only its consequence). A store that
+        // stopped answering is not asked again: the link to it is gone.
         const auto said = (kind == Kind::PeerLost || kind == Kind::Timeout) && !store_silent
                               ? published_failure(meeting, rank(), options.world.world_size)
                               : std::nullopt;
@@ -145,10 +139,7 @@ struct ProcessGroup::Impl {
         std::string message = rank_text(rank()) + ": ";
         int peer = lost.empty() ? -1 : lost.front();
         if (!lost.empty()) {
-            kind = Kind::PeerLost;
-            for (std::size_t i = 0; i < lost.size(); ++i)
-                message += std::string(i ? ", " : "") + rank_text(lost[i], true);
-            message += std::string(lost.size() > 1 ? " were" : " was") + " lost during " + what;
+            message += ranks_text(lost, true) + (lost.size() > 1 ? " were" : " was") + " lost during " + what;
         } else if (kind == Kind::PeerLost) {
             if (others.size() == 1) peer = others.front();
             message += others.empty() ? "a peer was lost during " + what
@@ -159,73 +150,68 @@ struct ProcessGroup::Impl {
         } else {
             message += what + " failed";
         }
-        message += ": " + detail;
-        failure = message;
-        failure_kind = kind;
-        failure_peer = peer;
-        throw DistributedError(kind, rank(), failure_peer, message);
+        fail_with(kind, peer, message + ": " + detail);
     }
 
     [[noreturn]] void fail_for_peer(const std::pair<int, std::string>& said, const std::string& what) {
-        failure = rank_text(rank()) + ": " + rank_text(said.first) + " failed (" + what + " given up): " + said.second;
-        failure_kind = Kind::PeerFailed;
-        failure_peer = said.first;
-        throw DistributedError(failure_kind, rank(), failure_peer, failure);
+        fail_with(Kind::PeerFailed, said.first,
+                  rank_text(rank()) + ": " + rank_text(said.first) + " failed (" + what + " given up): " + said.second);
     }
 
     void check_usable() const {
-        if (!failure.empty())
-            throw DistributedError(failure_kind, rank(), failure_peer,
-                                   failure + " (the process group cannot be used after a failure)");
+        if (failure)
+            throw DistributedError(failure->kind(), rank(), failure->peer(),
+                                   error_text(*failure) + " (the process group cannot be used after a failure)");
+    }
+
+    // Waits for `work` in slices (ended early by its completion), looking
+    // between them whether the caller gives up (false) and, now and then,
+    // whether a peer said in the store that it failed: then it stops at once,
+    // naming it, not when that peer's process has ended.
+    bool await(c10d::Work& work, const std::string& what, Clock::time_point start) {
+        const bool gloo = options.backend == Backend::Gloo; // NCCL's completion is a CUDA event
+        while (gloo && !work.isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
+        std::future<void> completion;
+        if (gloo && !work.isCompleted()) {
+            auto done = std::make_shared<std::promise<void>>();
+            try {
+                work.getFuture()->addCallback([done](c10::ivalue::Future&) { done->set_value(); });
+                completion = done->get_future();
+            } catch (const c10::Error&) {
+                // a work without a future: slices of a millisecond too
+            }
+        }
+        for (auto next_look = start + kFailureLook;
+             !work.isCompleted() && Clock::now() < start + options.timeout + kWaitSlack;) {
+            if (options.abort && options.abort()) return false;
+            if (!store_silent && Clock::now() >= next_look) {
+                const auto asked = Clock::now();
+                if (const auto said = published_failure(meeting, rank(), options.world.world_size))
+                    fail_for_peer(*said, what);
+                // A store that takes a second to answer (its process stopped)
+                // is asked no more: the wait must keep looking at `abort`.
+                store_silent = Clock::now() - asked > std::chrono::seconds(1);
+                next_look = Clock::now() + kFailureLook;
+            }
+            if (completion.valid()) completion.wait_for(kSlice);
+            else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return true;
     }
 
     template <class MakeWork>
     void run(const std::string& what, MakeWork&& make_work) {
         check_usable();
-        std::string detail;
+        std::string detail = "this rank was asked to stop while its peers did not answer";
         Kind kind = Kind::Failed;
         // Before the work starts: a failure at least the timeout after it has waited the timeout out.
         const auto start = Clock::now();
         try {
             const c10::intrusive_ptr<c10d::Work> work = make_work();
-            // Waited for in slices (ended early by the work's completion),
-            // looking between them whether the caller gives up (options.abort).
-            if (options.backend == Backend::Gloo) // measured for Gloo; NCCL's completion is a CUDA event
-                while (!work->isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
-            std::future<void> completion;
-            if (options.backend == Backend::Gloo && !work->isCompleted()) {
-                auto done = std::make_shared<std::promise<void>>();
-                try {
-                    work->getFuture()->addCallback([done](c10::ivalue::Future&) { done->set_value(); });
-                    completion = done->get_future();
-                } catch (const c10::Error&) {
-                    // a work without a future: slices of a millisecond too
-                }
-            }
-            bool aborted = false;
-            auto next_look = start + kFailureLook;
-            while (!aborted && !work->isCompleted() && Clock::now() < start + options.timeout + kWaitSlack) {
-                aborted = options.abort && options.abort();
-                // A peer that failed (a write that failed, say) and said so before
-                // leaving: stop now, naming it, not when its process has ended.
-                if (!aborted && !store_silent && Clock::now() >= next_look) {
-                    const auto asked = Clock::now();
-                    if (const auto said = published_failure(meeting, rank(), options.world.world_size))
-                        fail_for_peer(*said, what);
-                    // A store that takes a second to answer (its process stopped)
-                    // is asked no more: the wait must keep looking at `abort`.
-                    store_silent = Clock::now() - asked > std::chrono::seconds(1);
-                    next_look = Clock::now() + kFailureLook;
-                }
-                if (aborted) break;
-                if (completion.valid()) completion.wait_for(kSlice);
-                else std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            }
-            if (!aborted) {
+            if (await(*work, what, start)) {
                 work->wait(options.timeout + kWaitSlack);
                 return;
             }
-            detail = "this rank was asked to stop while its peers did not answer";
         } catch (const DistributedError&) {
             throw; // fail_for_peer: a peer's own failure, said as it is
         } catch (const std::exception& e) {
@@ -252,19 +238,20 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
     return c10d::ReduceOp::SUM;
 }
 
-// The backend, once the ranks have met (its keys under the meeting's prefix).
-c10::intrusive_ptr<C10dBackend> make_backend(const GroupOptions& o, const Meeting& meeting) {
+// The backend, once the ranks have met (its keys under the meeting's prefix),
+// Gloo connected to its peers within `budget`, what is left of the join's.
+c10::intrusive_ptr<C10dBackend> make_backend(const GroupOptions& o, const Meeting& meeting,
+                                             std::chrono::milliseconds budget) {
     const int rank = o.world.rank, world = o.world.world_size;
     c10::intrusive_ptr<C10dBackend> backend;
     if (o.backend == Backend::Gloo) {
 #ifdef ACCUM_WITH_GLOO
-        // Gloo waits in the store for its peers' addresses: the meeting's store
-        // polls, and gives up when the join is cancelled. Its connection to each peer once
-        // it has the address cannot be interrupted; Gloo bounds it by its
-        // timeout (--dist-timeout), and a peer that has published its address
-        // is already listening, so that takes moments unless it dies meanwhile.
+        // Gloo waits in the store for its peers' addresses (the meeting's store
+        // polls, and gives up when the join is cancelled); its connection to a
+        // peer cannot be interrupted: it is bounded by the options' timeout,
+        // which is the budget here (every collective names its own timeout).
         auto scoped = c10::make_intrusive<c10d::PrefixStore>(meeting.prefix + "/pg", meeting.store);
-        auto go = c10d::ProcessGroupGloo::Options::create(o.timeout);
+        auto go = c10d::ProcessGroupGloo::Options::create(std::max(budget, std::chrono::milliseconds(100)));
         // As torch.distributed picks Gloo's interface: loopback for a run on this
         // machine, GLOO_SOCKET_IFNAME when set, else the address of the host name.
         const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
@@ -304,53 +291,41 @@ c10::intrusive_ptr<C10dBackend> make_backend(const GroupOptions& o, const Meetin
 
 std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options) {
     const auto& w = options.world;
-    if (w.world_size < 1 || w.rank < 0 || w.rank >= w.world_size)
-        throw ConfigError("process group: rank " + std::to_string(w.rank) + " of world size " +
-                          std::to_string(w.world_size));
-    if (w.master_port < 1 || w.master_port > 65535)
-        throw ConfigError("process group: master port " + std::to_string(w.master_port) + " is not in 1 … 65535");
-    if (w.master_addr.empty()) throw ConfigError("process group: no master address");
-    if (options.backend == Backend::Auto) throw ConfigError("process group: resolve_backend() first");
+    const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
+    // What world_from_environment, resolve_backend and parse_dist_timeout make sure of.
+    if (w.world_size < 1 || w.rank < 0 || w.rank >= w.world_size || w.master_port < 1 || w.master_port > 65535 ||
+        w.master_addr.empty() || options.backend == Backend::Auto || options.timeout.count() <= 0)
+        throw ConfigError("process group: rank " + std::to_string(w.rank) + " of " + std::to_string(w.world_size) +
+                          " at " + master + ", backend " + to_string(options.backend) + ", timeout " +
+                          seconds_text(options.timeout) + ": not a group that can be joined");
     if (!backend_built(options.backend))
         throw ConfigError("--backend " + to_string(options.backend) + ": not in this build");
-    if (options.timeout.count() <= 0) throw ConfigError("--dist-timeout must be positive");
-
     // Gloo writes to its sockets with writev(): a peer that dies while this rank
     // sends would end it with SIGPIPE instead of an error naming the peer.
     // Python ignores SIGPIPE in every process; so does a rank here (unless the
     // program has chosen a handler of its own).
     struct sigaction old {};
-    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
-        struct sigaction ignore {};
-        ignore.sa_handler = SIG_IGN;
-        sigemptyset(&ignore.sa_mask);
-        ::sigaction(SIGPIPE, &ignore, nullptr);
-    }
+    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
 
-    const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
     const auto begun = Clock::now();
     const auto deadline = options.timeout + join_slack(options.timeout);
     // The join runs here, every wait of it looking at `cancel`, which the
     // watchdog cancels once the caller gives up (`abandon`) or the deadline
-    // passes: each wait then ends within moments (Gloo's connection to a peer
-    // whose address it has within Gloo's timeout), and what was joined is let go.
+    // passes: each wait then ends within moments, and what was joined is let go.
     std::stop_source cancel;
     std::atomic<int> stage{0}; // 0: reaching the master, 1: waiting for the ranks, 2: connecting the backend
     auto given_up = [&] {
-        const std::string rank_text = rank_with_host(w) + ": ";
+        const std::string who = rank_with_host(w) + ": ", within = seconds_text(deadline) + " (--dist-timeout)";
         if (Clock::now() < begun + deadline)
-            throw DistributedError(Kind::Failed, w.rank, -1, rank_text + "stopped waiting for the other ranks at " + master);
+            throw DistributedError(Kind::Failed, w.rank, -1, who + "stopped waiting for the other ranks at " + master);
         if (stage == 0)
             throw DistributedError(Kind::Unreachable, w.rank, 0,
-                                   rank_text + "the master at " + master + " did not answer within " +
-                                       seconds_text(deadline) + " (--dist-timeout)");
-        if (stage == 1)
-            throw DistributedError(Kind::Timeout, w.rank, -1,
-                                   rank_text + "the ranks did not all arrive at " + master + " within " +
-                                       seconds_text(deadline) + " (--dist-timeout), and the master stopped answering");
+                                   who + "the master at " + master + " did not answer within " + within);
         throw DistributedError(Kind::Timeout, w.rank, -1,
-                               rank_text + "connecting " + to_string(options.backend) + " to the other ranks took more than " +
-                                   seconds_text(deadline) + " (--dist-timeout)");
+                               who + (stage == 1 ? "the ranks did not all arrive at " + master + " within " + within +
+                                                       ", and the master stopped answering"
+                                                 : "connecting " + to_string(options.backend) +
+                                                       " to the other ranks took more than " + within));
     };
     auto impl = std::make_unique<Impl>();
     impl->options = options;
@@ -361,7 +336,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
         // this launch in it (rendezvous.h), then the backend.
         impl->meeting = meet(MeetingOptions{w, options.timeout}, stage, cancel.get_token());
         stage = 2;
-        impl->backend = make_backend(options, impl->meeting);
+        impl->backend = make_backend(options, impl->meeting,
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(begun + deadline - Clock::now()));
     } catch (const ConfigError&) {
         throw;
     } catch (const std::exception& e) {
@@ -381,7 +357,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
 ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 ProcessGroup::~ProcessGroup() {
-    if (!impl_ || impl_->failure.empty()) return;
+    if (!impl_ || !impl_->failure) return;
     // After a failure Gloo's threads may still wait on a peer for up to the
     // timeout, and destroying the backend joins them: the watchdog releases it,
     // then the store (which the backend holds too), off the caller's thread, so
@@ -398,14 +374,16 @@ int ProcessGroup::world_size() const { return impl_->options.world.world_size; }
 Backend ProcessGroup::backend() const { return impl_->options.backend; }
 std::chrono::milliseconds ProcessGroup::timeout() const { return impl_->options.timeout; }
 at::Device ProcessGroup::device() const { return impl_->device(); }
-bool ProcessGroup::failed() const { return !impl_->failure.empty(); }
+bool ProcessGroup::failed() const { return impl_->failure.has_value(); }
 
 void ProcessGroup::announce_failure(const std::string& message) {
     publish_failure(impl_->meeting, rank(), world_size(), message);
 }
 
-void ProcessGroup::all_reduce(at::Tensor& tensor, ReduceOp op) {
-    impl_->run("all-reduce", [&] {
+void ProcessGroup::all_reduce(at::Tensor& tensor, ReduceOp op) { all_reduce_as("all-reduce", tensor, op); }
+
+void ProcessGroup::all_reduce_as(const std::string& what, at::Tensor& tensor, ReduceOp op) {
+    impl_->run(what, [&] {
         std::vector<at::Tensor> tensors{tensor};
         c10d::AllreduceOptions ao;
         ao.reduceOp = to_c10d(op);
@@ -426,18 +404,11 @@ void ProcessGroup::broadcast(at::Tensor& tensor, int root) {
     });
 }
 
+// An all-reduce of one value on the group's device, for either backend
+// (ProcessGroupNCCL's own barrier guesses the device).
 void ProcessGroup::barrier() {
-    if (impl_->options.backend == Backend::Nccl) {
-        // ProcessGroupNCCL's barrier guesses the device; an all-reduce on ours does not.
-        auto t = at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(device()));
-        all_reduce(t);
-        return;
-    }
-    impl_->run("barrier", [&] {
-        c10d::BarrierOptions bo;
-        bo.timeout = impl_->options.timeout;
-        return impl_->backend->barrier(bo);
-    });
+    auto t = at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(device()));
+    all_reduce_as("barrier", t, ReduceOp::Sum);
 }
 
 std::vector<double> ProcessGroup::all_reduce(std::vector<double> values, ReduceOp op) {

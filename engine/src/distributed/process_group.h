@@ -1,34 +1,22 @@
 #pragma once
-// The ranks of a data-parallel run joined by LibTorch's own distributed engine,
-// c10d: rank 0 serves a TCPStore at MASTER_ADDR:MASTER_PORT (or torchrun's
-// agent serves it, TORCHELASTIC_USE_AGENT_STORE=True), every rank meets the
-// others there (rendezvous.h), and the collectives run on ProcessGroupGloo (CPU
-// tensors), or on ProcessGroupNCCL (CUDA tensors) where the LibTorch found at
-// build time has CUDA and NCCL.
+// The ranks of a data-parallel run joined by c10d: they meet in a TCPStore
+// (rendezvous.h), then the collectives run on ProcessGroupGloo (CPU tensors),
+// or ProcessGroupNCCL (CUDA tensors) where the build has it.
 //
-// Every wait is bounded by the timeout (--dist-timeout, default 60 s): joining
-// fails within 1.5 × timeout (at most timeout + 5 s), a collective within
-// timeout + 2 s, and a peer
-// that dies mid-collective is seen at once (its sockets close; which peer it
-// was, c10d's store tells: rendezvous.h absent_ranks). A process that lives on
-// after a failure (the studio) keeps nothing of it: a join given up
-// (`abandon`, or its deadline) ends within moments — except while Gloo
-// connects to a peer whose address it has, which Gloo bounds by the timeout —
-// and a group destroyed after a failure is released by the watchdog
-// (watchdog.h), its Gloo threads ending within the timeout. Every failure
-// of c10d or Gloo surfaces as accum::DistributedError (accum/errors.h) naming
-// this rank and, when it can be told, the rank at fault, its kind told by the
-// exception's type (failures.h); once one collective
-// has failed, every later call throws the same error. Not thread-safe: one
-// thread (the training loop) makes every call, in the same order on every rank.
+// Every wait is bounded by the timeout (--dist-timeout): joining fails within
+// 1.5 × timeout (at most timeout + 5 s), a collective within timeout + 2 s, and
+// a peer that dies mid-collective is seen at once. A group destroyed after a
+// failure is released by the watchdog (watchdog.h). Every failure surfaces as
+// accum::DistributedError naming this rank and, when it can be told, the rank
+// at fault; after one, every call throws the same error. Not thread-safe: one
+// thread makes every call, in the same order on every rank. The design:
+// docs/ARCHITECTURE.md §4.5.
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <exception>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -40,9 +28,7 @@
 
 namespace accum::dist {
 
-// The run's --backend as RunConfig holds it: parsed and named by run_config's
-// option table (parse_choice, to_string), not again here.
-using Backend = accum::Backend;
+using Backend = accum::Backend; // the run's --backend, parsed by run_config's option table
 
 // Whether this build can use the backend (Auto: always).
 bool backend_built(Backend backend);
@@ -114,6 +100,7 @@ public:
     void announce_failure(const std::string& message);
 
 private:
+    void all_reduce_as(const std::string& what, at::Tensor& tensor, ReduceOp op);
     struct Impl;
     explicit ProcessGroup(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;

@@ -75,11 +75,12 @@ std::optional<std::pair<int, std::string>> failure_under(c10d::Store& store, con
     return std::nullopt;
 }
 
-// The ranks other than rank 0 registered under the meeting's prefix.
-int registered_peers(c10d::Store& store, const std::string& prefix, int world) {
-    int n = 0;
-    for (int r = 1; r < world; ++r) n += store.check({prefix + "/rank/" + std::to_string(r)}) ? 1 : 0;
-    return n;
+// The ranks not registered under the meeting's prefix.
+std::vector<int> missing_ranks(c10d::Store& store, const std::string& prefix, int world) {
+    std::vector<int> missing;
+    for (int r = 0; r < world; ++r)
+        if (!store.check({prefix + "/rank/" + std::to_string(r)})) missing.push_back(r);
+    return missing;
 }
 
 // The caller of meet() stopped waiting: the meeting ends here, and nobody reads why.
@@ -98,13 +99,9 @@ void end_if_cancelled(const std::stop_token& cancel, int rank) {
 // not registered under `prefix` (`otherwise` when all are).
 [[noreturn]] void not_arrived(c10d::Store& store, const std::string& prefix, const MeetingOptions& o,
                               const std::string& otherwise) {
-    std::vector<int> missing;
+    const auto missing = missing_ranks(store, prefix, o.world.world_size);
     std::string who;
-    for (int r = 0; r < o.world.world_size; ++r)
-        if (!store.check({prefix + "/rank/" + std::to_string(r)})) {
-            who += (missing.empty() ? "" : ", ") + std::to_string(r);
-            missing.push_back(r);
-        }
+    for (const int r : missing) who += (who.empty() ? "" : ", ") + std::to_string(r);
     throw DistributedError(Kind::Timeout, o.world.rank, missing.empty() ? -1 : missing.front(),
                            rank_with_host(o.world) + ": " +
                                (missing.empty() ? otherwise
@@ -113,15 +110,20 @@ void end_if_cancelled(const std::stop_token& cancel, int rank) {
                                seconds_text(o.timeout) + " (--dist-timeout)");
 }
 
-// Rank 0: opens the meeting under a fresh token and waits for every rank.
+// Rank 0 opens a meeting: its keys under a fresh token, which it leads.
+void open_meeting(c10d::Store& store, Meeting& m, int restart_count) {
+    const std::string token = random_token();
+    m.prefix = "accum/" + token;
+    store.set(kLeader, bytes_of(leader_text(token, restart_count)));
+}
+
+// Rank 0: opens the meeting and waits for every rank.
 std::vector<Identity> gather(c10d::Store& store, Meeting& m, const MeetingOptions& o, const Identity& me,
                              Clock::time_point deadline, const std::stop_token& cancelled) {
     const int world = o.world.world_size;
-    const std::string token = random_token();
-    m.prefix = "accum/" + token;
     auto key = [&](int r) { return m.prefix + "/rank/" + std::to_string(r); };
+    open_meeting(store, m, o.world.restart_count);
     store.set(key(0), bytes_of(identity_text(me)));
-    store.set(kLeader, bytes_of(leader_text(token, o.world.restart_count)));
     std::vector<std::string> keys;
     for (int r = 0; r < world; ++r) keys.push_back(key(r));
     for (;;) {
@@ -188,36 +190,34 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const MeetingOptions&
 }
 
 // The store's errors while reaching it, as the process group reports them.
-[[noreturn]] void unreachable(const WorldInfo& w, std::chrono::milliseconds timeout, const StoreFailure& e) {
+[[noreturn]] void unreachable(const WorldInfo& w, std::chrono::milliseconds timeout, const StoreError& e) {
+    using Store = StoreError::Kind;
     const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
     const std::string who = rank_with_host(w) + ": ";
     const std::string server = w.agent_store ? "torchrun's agent store" : "rank 0's store";
-    const bool foreign = e.kind() == StoreFailure::Kind::NotAStore || e.kind() == StoreFailure::Kind::Closed;
-    if (w.agent_store && foreign && !compat::kStoreClientSpeaksTorch2)
+    const int served_by = w.agent_store ? -1 : 0;
+    if (w.agent_store && (e.kind() == Store::NotAStore || e.kind() == Store::Closed) && !compat::kStoreClientSpeaksTorch2)
         throw ConfigError(who + "torchrun's agent store at " + master + " does not answer this build's store client (" +
                           e.what() + "): accum-run is built with LibTorch " + compat::kTorchVersion +
                           ", whose store protocol the store of torch 2.x does not speak. Run it under torchrun with "
                           "the LibTorch 2.x build (scripts/build-libtorch2.sh), or start the processes with "
                           "accum-run --nproc-per-node");
-    switch (e.kind()) {
-    case StoreFailure::Kind::Refused:
-        throw DistributedError(Kind::Unreachable, w.rank, w.agent_store ? -1 : 0,
+    if (e.kind() == Store::Refused)
+        throw DistributedError(Kind::Unreachable, w.rank, served_by,
                                who + "cannot reach " + server + " at " + master + " within " + seconds_text(timeout) +
                                    " (--dist-timeout): " + e.what());
-    case StoreFailure::Kind::NotAStore:
-        throw DistributedError(Kind::Unreachable, w.rank, w.agent_store ? -1 : 0,
+    if (e.kind() == Store::NotAStore)
+        throw DistributedError(Kind::Unreachable, w.rank, served_by,
                                who + "what listens at " + master + " is not " + server +
                                    (w.agent_store ? "" : " (another program holds the port; rank 0 cannot listen there)") +
                                    ": " + e.what());
-    case StoreFailure::Kind::Closed:
-        throw DistributedError(Kind::PeerLost, w.rank, w.agent_store ? -1 : 0,
+    if (e.kind() == Store::Closed)
+        throw DistributedError(Kind::PeerLost, w.rank, served_by,
                                who + server + " at " + master + " closed the connection: " + e.what());
-    case StoreFailure::Kind::AddressInUse:
+    if (e.kind() == Store::AddressInUse)
         throw DistributedError(Kind::AddressInUse, w.rank, 0,
                                who + "cannot listen on port " + std::to_string(w.master_port) +
                                    " (MASTER_PORT / --master-port): the address is already in use: " + e.what());
-    case StoreFailure::Kind::Failed: break;
-    }
     throw DistributedError(Kind::Failed, w.rank, -1, who + "cannot use " + server + " at " + master + ": " + e.what());
 }
 
@@ -230,7 +230,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::stop_t
     m.serves_store = w.rank == 0 && !w.agent_store;
     try {
         m.store = m.serves_store ? served_store(w, o.timeout, cancelled) : client_store(w, o.timeout, deadline, cancelled);
-    } catch (const StoreFailure& e) {
+    } catch (const StoreError& e) {
         end_if_cancelled(cancelled, w.rank);
         unreachable(w, o.timeout, e);
     }
@@ -250,7 +250,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::stop_t
         if (w.rank == 0 && !m.prefix.empty()) {
             int waiting = 0;
             try {
-                waiting = registered_peers(*m.store, m.prefix, w.world_size);
+                waiting = w.world_size - static_cast<int>(missing_ranks(*m.store, m.prefix, w.world_size).size()) - 1;
             } catch (const std::exception&) {
             }
             const bool given_up = cancelled.stop_requested();
@@ -263,7 +263,7 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::stop_t
         // A store of another protocol may pass the first questions by chance
         // and fail a later one: under torchrun 2.x a 1.x client says why.
         if (w.agent_store && !compat::kStoreClientSpeaksTorch2 && !cancelled.stop_requested())
-            unreachable(w, o.timeout, StoreFailure(StoreFailure::Kind::Closed, error_text(e)));
+            unreachable(w, o.timeout, StoreError(StoreError::Kind::Closed, error_text(e)));
         throw;
     }
     for (const auto& i : all) m.peers.push_back(i.peer);
@@ -331,9 +331,7 @@ void announce_failure_before_joining(const WorldInfo& w, std::chrono::millisecon
         m.store = m.serves_store ? served_store(w, timeout)
                                  : client_store(w, limit, deadline);
         if (w.rank == 0) {
-            const std::string token = random_token();
-            m.prefix = "accum/" + token;
-            m.store->set(kLeader, bytes_of(leader_text(token, w.restart_count)));
+            open_meeting(*m.store, m, w.restart_count);
         } else {
             // Rank 0 opens the meeting: under its token of this restart count (an
             // agent's store may still hold an earlier attempt's).

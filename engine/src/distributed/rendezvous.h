@@ -1,28 +1,13 @@
 #pragma once
-// How the ranks of a run meet before their backend connects: the store, and
-// who is there.
-//
-// The store is rank 0's own c10d::TCPStore at MASTER_ADDR:MASTER_PORT, or —
-// when torchrun says TORCHELASTIC_USE_AGENT_STORE=True — the one its agent
-// serves there, which every rank, rank 0 too, joins with c10d's own TCPStore
-// client, as torch.distributed's env:// does. Every question to it is bounded
-// (store_client.h: at most 3 s for its answer), and one the store does not
-// answer — a link gone, another program on the port, or torchrun 2.x's store
-// under a LibTorch 1.13 build, whose protocols differ — ends so, saying so. An agent's store
-// outlives its workers: after a restart it still holds the keys of the last
-// attempt (and torchrun's restart counts, TORCHELASTIC_RESTART_COUNT, can
-// differ between agents). So every meeting has keys of its own: rank 0 opens
-// it under a fresh token ("accum/leader"), each rank registers under the token
-// with a nonce of its own, and rank 0 lists them ("roster") once all are
-// there; a rank that finds a roster without its nonce has read an earlier
-// attempt's and waits for the new token. The backend's keys are under the
-// meeting's prefix too.
-//
-// A rank that fails — before the meeting (a bad option, an unusable output
-// directory) or during the run (a write that failed) — leaves its message in
-// the store ("failed/<rank>"): the others stop within a second or two, naming
-// it, instead of waiting out --dist-timeout. Rank 0, whose process serves its
-// own store, waits a moment (at most 3 s) for the others to have read it.
+// How the ranks of a run meet before their backend connects, in the store
+// (store_client.h: rank 0's, or torchrun's agent's, which outlives its
+// workers and keeps an earlier attempt's keys). So every meeting has keys of
+// its own: rank 0 opens it under a fresh token ("accum/leader"), each rank
+// registers under it with a nonce of its own, and rank 0 lists them ("roster")
+// once all are there; a roster without this rank's nonce is an earlier
+// attempt's. A rank that fails, before the meeting or during the run, leaves
+// its message there ("failed/<rank>"): the others stop within a second or
+// two, naming it. More: docs/ARCHITECTURE.md §4.5.
 
 #include <atomic>
 #include <chrono>

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -38,59 +39,47 @@ constexpr auto kPoll = std::chrono::milliseconds(20);
 // How long a store may take to answer one question before it counts as gone.
 constexpr auto kAnswer = std::chrono::seconds(3);
 
-// c10d's client waits for an answer without a bound: its socket is shut
-// down once the answer is late (or the wait is cancelled), so that it throws
-// instead of waiting on. The sockets are found by their peer's port among those
-// opened since a snapshot, each told by its inode (a descriptor number reused
-// is not another socket): the one place the engine touches c10d's sockets.
-std::map<int, ino_t> open_sockets() {
+// This process's sockets (by descriptor) with their inodes, a descriptor
+// number reused being another socket; with `port`, only those whose peer is at
+// it. The one place the engine touches c10d's sockets: a store's are found
+// among those opened with it, and shut down when its answer is late.
+std::map<int, ino_t> sockets(int port = -1) {
     rlimit limit{};
     int highest = 1024;
     if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
         highest = static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 65536));
-    std::map<int, ino_t> sockets;
+    std::map<int, ino_t> found;
     for (int fd = 0; fd < highest; ++fd) {
         struct stat st {};
-        if (::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) sockets.emplace(fd, st.st_ino);
-    }
-    return sockets;
-}
-
-std::set<ino_t> socket_ids() {
-    std::set<ino_t> ids;
-    for (const auto& [fd, id] : open_sockets()) ids.insert(id);
-    return ids;
-}
-
-// The sockets opened since `before` whose peer is at `port`: descriptor, inode.
-std::map<int, ino_t> sockets_to_port(const std::set<ino_t>& before, int port) {
-    std::map<int, ino_t> found;
-    for (const auto& [fd, id] : open_sockets()) {
-        if (before.count(id)) continue;
+        if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
         sockaddr_storage peer{};
         socklen_t size = sizeof peer;
-        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &size) != 0) continue;
         int peer_port = -1;
-        if (peer.ss_family == AF_INET) peer_port = ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
-        if (peer.ss_family == AF_INET6) peer_port = ntohs(reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port);
-        if (peer_port == port) found.emplace(fd, id);
+        if (port >= 0 && ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &size) == 0) {
+            if (peer.ss_family == AF_INET) peer_port = ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
+            if (peer.ss_family == AF_INET6) peer_port = ntohs(reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port);
+        }
+        if (port < 0 || peer_port == port) found.emplace(fd, st.st_ino);
     }
     return found;
 }
 
-// Shuts down the sockets opened since `before` toward `port`; true when there was one.
-bool cut_sockets(const std::set<ino_t>& before, int port) {
-    bool cut = false;
-    for (const auto& [fd, id] : sockets_to_port(before, port)) cut = ::shutdown(fd, SHUT_RDWR) == 0 || cut;
-    return cut;
+// The inodes of the sockets to `port` (all sockets: -1) that `pick` keeps.
+template <class Pick>
+std::set<ino_t> socket_ids(int port, Pick pick) {
+    std::set<ino_t> ids;
+    for (const auto& [fd, id] : sockets(port))
+        if (pick(id)) ids.insert(id);
+    return ids;
 }
 
-// Shuts down this process's sockets toward `port` of these inodes (none when
-// `only` is empty: never another store's connection to the same port).
-void cut_own_sockets(int port, const std::set<ino_t>& only) {
-    if (only.empty()) return;
-    for (const auto& [fd, id] : sockets_to_port({}, port))
-        if (only.count(id)) ::shutdown(fd, SHUT_RDWR);
+// Shuts down this process's sockets to `port` that `pick` keeps; true when there was one.
+template <class Pick>
+bool cut_sockets(int port, Pick pick) {
+    bool cut = false;
+    for (const auto& [fd, id] : sockets(port))
+        if (pick(id)) cut = ::shutdown(fd, SHUT_RDWR) == 0 || cut;
+    return cut;
 }
 
 // A store error, typed whatever the LibTorch: c10d's timeouts (a typed error in
@@ -102,10 +91,13 @@ StoreError store_error(const std::exception& e) {
                       "the store: " + error_text(e));
 }
 
-// c10d's store with every question asked on the caller's thread under the
-// watchdog's watch: unanswered past `answer` (or once `cancel` is), its
-// sockets are cut, the question ends with StoreError, and so does every later
-// one at once (the store counts as gone).
+using MakeStore = std::function<c10::intrusive_ptr<c10d::Store>()>;
+c10::intrusive_ptr<c10d::Store> bounded_store(int port, std::chrono::milliseconds answer, const std::stop_token& cancel,
+                                              const MakeStore& make, bool& cut);
+
+// c10d's store with every question asked on the caller's thread under a
+// watch: unanswered past `answer` (or once `cancel` is), its own sockets are
+// cut, the question ends with StoreError, and so does every later one at once.
 class BoundedStore final : public c10d::Store {
 public:
     BoundedStore(c10::intrusive_ptr<c10d::Store> store, int port, std::set<ino_t> sockets,
@@ -148,12 +140,10 @@ public:
         }
     }
 #if ACCUM_C10D_STORE_CLONE
+    // The copy's own connection is bounded as the first one's was.
     c10::intrusive_ptr<c10d::Store> clone() override {
-        const auto before = socket_ids();
-        auto copy = ask([](c10d::Store& s) { return s.clone(); });
-        std::set<ino_t> ids;
-        for (const auto& [fd, id] : sockets_to_port(before, port_)) ids.insert(id);
-        return c10::make_intrusive<BoundedStore>(copy, port_, ids, answer_, cancel_);
+        bool cut = false;
+        return bounded_store(port_, answer_, cancel_, [this] { return store_->clone(); }, cut);
     }
 #endif
 
@@ -163,7 +153,7 @@ private:
         if (gone_) throw StoreError(StoreError::Kind::Timeout, "the store did not answer an earlier question");
         const auto watch = watchdog().watch(Clock::now() + answer_, cancel_, [this] {
             gone_ = true;
-            cut_own_sockets(port_, sockets_);
+            cut_sockets(port_, [this](ino_t id) { return sockets_.count(id) > 0; });
         });
         try {
             return question(*store_);
@@ -182,23 +172,22 @@ private:
     std::atomic<bool> gone_{false}; // its sockets were cut: no question gets an answer
 };
 
-// Makes c10d's TCPStore with `options` (its greeting, and `probe` for a
-// client); past `answer`, or once `cancel` is, the sockets it has connected are
-// shut down (again while c10d retries), so that it throws instead of waiting
-// on; `cut` says whether it had to. The store, bounded (BoundedStore).
-c10::intrusive_ptr<c10d::Store> bounded_store(const WorldInfo& w, const c10d::TCPStoreOptions& options,
-                                              std::chrono::milliseconds answer, const std::stop_token& cancel,
-                                              const std::function<void(c10d::Store&)>& probe, bool& cut) {
-    const auto before = socket_ids();
+// Makes a store with `make` (c10d's TCPStore with its greeting and a probe, or
+// a clone) under a watch: past `answer`, or once `cancel` is, the sockets it
+// has opened to `port` are shut down (again while c10d retries), so that it
+// throws instead of waiting on; `cut` says whether it had to. Bounded.
+c10::intrusive_ptr<c10d::Store> bounded_store(int port, std::chrono::milliseconds answer, const std::stop_token& cancel,
+                                              const MakeStore& make, bool& cut) {
+    const auto before = socket_ids(-1, [](ino_t) { return true; });
+    const auto opened = [&before](ino_t id) { return before.count(id) == 0; };
     bool shut = false;
-    c10::intrusive_ptr<c10d::TCPStore> store;
+    c10::intrusive_ptr<c10d::Store> store;
     std::exception_ptr error;
     {
         const auto watch = watchdog().watch(Clock::now() + answer, cancel,
-                                            [&] { shut = cut_sockets(before, w.master_port) || shut; });
+                                            [&] { shut = cut_sockets(port, opened) || shut; });
         try {
-            store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, options);
-            if (probe) probe(*store);
+            store = make();
         } catch (...) {
             error = std::current_exception();
         }
@@ -207,9 +196,7 @@ c10::intrusive_ptr<c10d::Store> bounded_store(const WorldInfo& w, const c10d::TC
     if (error) std::rethrow_exception(error);
     // Answered just as the limit passed: the watch cut the sockets after all.
     if (cut) throw std::runtime_error("the answer came as the answer timeout passed");
-    std::set<ino_t> ids;
-    for (const auto& [fd, id] : sockets_to_port(before, w.master_port)) ids.insert(id);
-    return c10::make_intrusive<BoundedStore>(store, w.master_port, ids, answer, cancel);
+    return c10::make_intrusive<BoundedStore>(store, port, socket_ids(port, opened), answer, cancel);
 }
 
 // Whether something accepts a TCP connection at host:port now (within a second);
@@ -279,16 +266,14 @@ std::string random_token() {
     return s.str();
 }
 
-// A client of the store at the world's master (c10d's own TCPStore client),
-// once it has answered one question; until `deadline` while nothing listens.
 c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
                                              Clock::time_point deadline, const std::stop_token& cancel) {
     const auto answer = answer_timeout(timeout);
     std::string last_reason = "nothing listens there";
     for (;;) {
-        if (cancel.stop_requested()) throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
+        if (cancel.stop_requested()) throw StoreError(StoreError::Kind::Failed, "stopped waiting for the store");
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (left.count() <= 0) throw StoreFailure(StoreFailure::Kind::Refused, last_reason);
+        if (left.count() <= 0) throw StoreError(StoreError::Kind::Refused, last_reason);
         // c10d retries a refused connection itself, sleeping between tries
         // longer than a caller who stops waiting should wait: it is asked only
         // once something accepts connections there.
@@ -307,28 +292,30 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
         so.timeout = std::chrono::seconds(1);
         bool connected = false, cut = false;
         try {
-            return bounded_store(w, so, answer, cancel, [&](c10d::Store& store) {
+            return bounded_store(w.master_port, answer, cancel, [&] {
+                auto store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
                 connected = true;
                 // A counter of its own, asked twice: a store of another
                 // protocol may answer one question by chance, not these.
                 const std::string probe = "accum/probe/" + random_token();
-                if (store.add(probe, 7) != 7 || store.add(probe, 0) != 7)
+                if (store->add(probe, 7) != 7 || store->add(probe, 0) != 7)
                     throw std::runtime_error("its answers do not follow this build's store protocol");
-                store.setTimeout(timeout);
+                store->setTimeout(timeout);
+                return store;
             }, cut);
         } catch (const std::exception& e) {
             if (cancel.stop_requested())
-                throw StoreFailure(StoreFailure::Kind::Failed, "stopped waiting for the store");
+                throw StoreError(StoreError::Kind::Failed, "stopped waiting for the store");
             const std::string reason = error_text(e);
             if (cut)
-                throw StoreFailure(StoreFailure::Kind::NotAStore,
-                                   "no answer within " + seconds_text(answer) + " to " +
-                                       (connected ? "its first question" : "the connection's greeting"));
+                throw StoreError(StoreError::Kind::NotAStore,
+                                 "no answer within " + seconds_text(answer) + " to " +
+                                     (connected ? "its first question" : "the connection's greeting"));
             if (connected)
-                throw StoreFailure(compat::c10d_error_type(e) == compat::C10dErrorType::Timeout
-                                       ? StoreFailure::Kind::NotAStore
-                                       : StoreFailure::Kind::Closed,
-                                   reason);
+                throw StoreError(compat::c10d_error_type(e) == compat::C10dErrorType::Timeout
+                                     ? StoreError::Kind::NotAStore
+                                     : StoreError::Kind::Closed,
+                                 reason);
             last_reason = reason; // nothing listens (yet): try again
         }
     }
@@ -344,10 +331,11 @@ c10::intrusive_ptr<c10d::Store> served_store(const WorldInfo& w, std::chrono::mi
     so.timeout = timeout;
     bool cut = false;
     try {
-        return bounded_store(w, so, answer_timeout(timeout), cancel, {}, cut);
+        return bounded_store(w.master_port, answer_timeout(timeout), cancel,
+                             [&] { return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so); }, cut);
     } catch (const std::exception& e) {
-        throw StoreFailure(port_taken(w.master_port) ? StoreFailure::Kind::AddressInUse : StoreFailure::Kind::Failed,
-                           error_text(e));
+        throw StoreError(port_taken(w.master_port) ? StoreError::Kind::AddressInUse : StoreError::Kind::Failed,
+                         error_text(e));
     }
 }
 
