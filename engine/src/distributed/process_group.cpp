@@ -371,8 +371,6 @@ ProcessGroup::~ProcessGroup() {
 
 int ProcessGroup::rank() const { return impl_->options.world.rank; }
 int ProcessGroup::world_size() const { return impl_->options.world.world_size; }
-Backend ProcessGroup::backend() const { return impl_->options.backend; }
-std::chrono::milliseconds ProcessGroup::timeout() const { return impl_->options.timeout; }
 at::Device ProcessGroup::device() const { return impl_->device(); }
 bool ProcessGroup::failed() const { return impl_->failure.has_value(); }
 
@@ -418,10 +416,6 @@ std::vector<double> ProcessGroup::all_reduce(std::vector<double> values, ReduceO
     const auto host = t.cpu().contiguous();
     const double* p = host.data_ptr<double>();
     return std::vector<double>(p, p + host.numel());
-}
-
-double ProcessGroup::all_reduce_mean(double value) {
-    return all_reduce(std::vector<double>{value}, ReduceOp::Sum)[0] / world_size();
 }
 
 bool ProcessGroup::all_agree(std::uint64_t value) {

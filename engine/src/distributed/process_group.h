@@ -71,8 +71,6 @@ public:
 
     int rank() const;
     int world_size() const;
-    Backend backend() const;
-    std::chrono::milliseconds timeout() const;
     // The tensors' device for collectives: CPU (Gloo) or this rank's CUDA device (NCCL).
     at::Device device() const;
 
@@ -86,7 +84,6 @@ public:
     // across the ranks, in float64 (a window's loss, sample or token counts, a
     // flag), one call for the whole vector.
     std::vector<double> all_reduce(std::vector<double> values, ReduceOp op = ReduceOp::Sum);
-    double all_reduce_mean(double value);
     // True when every rank passed the same value (e.g. a hash of the config).
     bool all_agree(std::uint64_t value);
 
