@@ -189,7 +189,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         if (a.rfind("--resume=", 0) == 0) resume_arg = a.substr(9);
         if (a == "--config" || a.rfind("--config=", 0) == 0) {
             if (a == "--config") {
-                if (j + 1 >= args.size()) {
+                if (j + 1 >= args.size() || args[j + 1].rfind("--", 0) == 0) {
                     parsed.problems.push_back({"config", "needs a file name"});
                     break;
                 }
@@ -270,27 +270,22 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             continue;
         }
         name = row->name; // an alias (--learning-rate, the Python spelling) as its option
-        if (row->role == OptionRow::Role::Runner) {
-            if (row->takes_value() && !has_inline_value) {
-                if (i + 1 >= args.size()) {
-                    if (name != "config") parsed.problems.push_back({name, "needs a value"}); // the first pass said it
-                    continue;
-                }
-                value = args[++i];
-            }
-            runner_option(parsed, name, value, has_inline_value);
-            continue;
-        }
-        given.insert(name);
+        const bool runner = row->role == OptionRow::Role::Runner;
+        if (!runner) given.insert(name);
         if (row->takes_value() && !has_inline_value) {
             // "--lr --epochs 3": the value is missing, not "--epochs".
             const bool next_is_option = i + 1 < args.size() && args[i + 1].rfind("--", 0) == 0;
             if (i + 1 >= args.size() || next_is_option) {
-                parsed.problems.push_back({name, "needs a value"});
+                if (name != "config") parsed.problems.push_back({name, "needs a value"}); // the first pass said it
                 continue;
             }
             value = args[++i];
-        } else if (!row->takes_value() && has_inline_value) {
+        }
+        if (runner) {
+            runner_option(parsed, name, value, has_inline_value);
+            continue;
+        }
+        if (!row->takes_value() && has_inline_value) {
             parsed.problems.push_back({name, "takes no value"});
             continue;
         }

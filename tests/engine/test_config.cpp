@@ -307,6 +307,12 @@ private Q_SLOTS:
         QVERIFY(mentions(p.problems, "quiet"));
         p = cli::parse_arguments({"--epochs", "0"});
         QVERIFY(mentions(p.problems, "epochs"));
+        // A runner's option without its value does not take the next option as one.
+        for (const std::string runner : {"config", "target-batch", "noise-scale-from"}) {
+            p = cli::parse_arguments({"--" + runner, "--max-steps", "3"});
+            QVERIFY2(mentions(p.problems, runner), runner.c_str());
+            QCOMPARE(p.config.max_steps, std::int64_t(3));
+        }
     }
     // The one option table (accum/option_table.h) against what is made from it,
     // both ways and with no exception: --help, the manual page and the completion
