@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QSaveFile>
 #include <QStringList>
 #include <QTextStream>
 #include <vector>
@@ -61,13 +62,25 @@ bool FileActions::open_lesson(const QString& path, QString* error) {
     return true;
 }
 
-bool FileActions::export_csv(const QString& loss_path, const QString& memory_path) const {
-    QFile loss(loss_path), memory(memory_path);
-    if (!loss.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
-    if (!memory.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
-    QTextStream loss_out(&loss), memory_out(&memory);
-    surface_.write_plot_csv(true, loss_out);
-    surface_.write_plot_csv(false, memory_out);
+bool FileActions::export_csv(const QString& loss_path, const QString& memory_path, QString* error) const {
+    // Both are written aside and put in place once both are whole: a file
+    // that cannot be written leaves what was at either path as it was.
+    QSaveFile loss(loss_path), memory(memory_path);
+    for (QSaveFile* file : {&loss, &memory}) {
+        if (file->open(QIODevice::WriteOnly | QIODevice::Text)) continue;
+        if (error) *error = tr("Could not write %1:\n%2").arg(file->fileName(), file->errorString());
+        return false;
+    }
+    {
+        QTextStream loss_out(&loss), memory_out(&memory);
+        surface_.write_plot_csv(true, loss_out);
+        surface_.write_plot_csv(false, memory_out);
+    }
+    for (QSaveFile* file : {&loss, &memory}) {
+        if (file->commit()) continue;
+        if (error) *error = tr("Could not write %1:\n%2").arg(file->fileName(), file->errorString());
+        return false;
+    }
     return true;
 }
 
@@ -110,8 +123,9 @@ void FileActions::export_csv_dialog() {
     if (path.isEmpty()) return;
     const QFileInfo info(path);
     const auto memory_path = info.dir().filePath(info.completeBaseName() + QStringLiteral("-memory.csv"));
-    if (!export_csv(path, memory_path))
-        surface_.show_warning(tr("Export"), tr("Could not write %1").arg(path));
+    QString error;
+    if (!export_csv(path, memory_path, &error))
+        surface_.show_warning(tr("Export"), error);
     else
         surface_.show_message(tr("Wrote %1 and %2").arg(path, memory_path), 5000);
 }

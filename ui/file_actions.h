@@ -61,7 +61,7 @@ public:
     // changes nothing and `error` names its line and field (lesson.h).
     bool open_lesson(const QString& path, QString* error = nullptr);
     // The loss plot's data into `loss_path`, the memory plot's into `memory_path`.
-    bool export_csv(const QString& loss_path, const QString& memory_path) const;
+    bool export_csv(const QString& loss_path, const QString& memory_path, QString* error = nullptr) const;
 
     // The File menu: a dialog asks for the file, then the above; a failure is a warning.
     void save_config_dialog();

@@ -221,6 +221,19 @@ void TestFileActions::exportsWriteBothFiles() {
     QCOMPARE(l.readAll(), QByteArray("step,loss\n1,0.5\n"));
     QCOMPARE(m.readAll(), QByteArray("t,bytes\n0.1,1024\n"));
 
+    // The memory file cannot be written (a folder holds its name): the loss
+    // file already there is kept as it was, and the warning names the other.
+    const auto kept = write_file(dir_.filePath(QStringLiteral("kept.csv")), "an earlier export\n");
+    QVERIFY(QDir(dir_.path()).mkdir(QStringLiteral("kept-memory.csv")));
+    dialog.answers = {kept};
+    files.export_csv_dialog();
+    QCOMPARE(int(window.warnings.size()), 1);
+    QVERIFY2(window.warnings[0].second.contains(QStringLiteral("kept-memory.csv")), qPrintable(window.warnings[0].second));
+    QFile k(kept);
+    QVERIFY(k.open(QIODevice::ReadOnly));
+    QCOMPARE(k.readAll(), QByteArray("an earlier export\n"));
+    window.warnings.clear();
+
     const auto image = dir_.filePath(QStringLiteral("memory.pdf"));
     dialog.answers = {image};
     files.export_plot_dialog(false);
