@@ -88,11 +88,12 @@ const std::vector<ExperimentInfo>& experiments() {
          QT_TRANSLATE_NOOP("studio::Experiments", "Memory levers"),
          QT_TRANSLATE_NOOP("studio::Experiments", "Memory levers"),
          QT_TRANSLATE_NOOP("studio::Experiments",
-                           "The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same "
+                           "The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: their "
                            "losses, peak memory by category, samples/s"),
          QT_TRANSLATE_NOOP("studio::Experiments",
                            "Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient "
-                           "checkpointing. The losses are the same; the bars show what each lever shrinks: only the "
+                           "checkpointing. The losses agree to float rounding, which training can grow (the verdict "
+                           "says how far apart they end); the bars show what each lever shrinks: only the "
                            "activations. Parameters, gradients and optimizer state stay the same size. "
                            "Checkpointing recomputes activations in backward (the CNN's first block; its second "
                            "runs in slices of the batch), so it costs some speed.")},

@@ -1273,12 +1273,12 @@
         <translation>Các đòn bẩy bộ nhớ</translation>
     </message>
     <message>
-        <source>The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: the same losses, peak memory by category, samples/s</source>
-        <translation>CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing: cùng loss, bộ nhớ đỉnh theo loại, mẫu/giây</translation>
+        <source>The CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing: their losses, peak memory by category, samples/s</source>
+        <translation>CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing: loss của chúng, bộ nhớ đỉnh theo loại, mẫu/giây</translation>
     </message>
     <message>
-        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses are the same; the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward (the CNN&apos;s first block; its second runs in slices of the batch), so it costs some speed.</source>
-        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss vẫn như nhau; các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại activation trong backward (khối đầu tiên của CNN; khối thứ hai chạy theo từng phần của batch), nên chậm hơn một chút.</translation>
+        <source>Memory levers: the CNN at 256 × 1 and 64 × 4, each without and with gradient checkpointing. The losses agree to float rounding, which training can grow (the verdict says how far apart they end); the bars show what each lever shrinks: only the activations. Parameters, gradients and optimizer state stay the same size. Checkpointing recomputes activations in backward (the CNN&apos;s first block; its second runs in slices of the batch), so it costs some speed.</source>
+        <translation>Các đòn bẩy bộ nhớ: CNN ở 256 × 1 và 64 × 4, mỗi cấu hình có và không có gradient checkpointing. Loss khớp nhau đến mức làm tròn số thực, và quá trình huấn luyện có thể khuếch đại sai khác đó (kết luận cho biết cuối cùng chúng lệch nhau bao nhiêu); các cột cho thấy mỗi đòn bẩy thu nhỏ phần nào: chỉ activation. Tham số, gradient và trạng thái optimizer giữ nguyên kích thước. Checkpointing tính lại activation trong backward (khối đầu tiên của CNN; khối thứ hai chạy theo từng phần của batch), nên chậm hơn một chút.</translation>
     </message>
     <message>
         <source>Batch vs noise scale</source>
