@@ -15,9 +15,6 @@ namespace studio {
 
 using namespace lab_parts;
 
-static_assert(int(LabAxes::Loss) == LossAxis && int(LabAxes::LearningRate) == LearningRateAxis &&
-              int(LabAxes::LossScale) == LossScaleAxis);
-
 LabCharts::LabCharts(const QFont& font, QObject* parent) : QObject(parent) {
     plot_ = new QCustomPlot;
     plot_->setObjectName(QStringLiteral("lab_plot"));

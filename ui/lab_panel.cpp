@@ -106,9 +106,9 @@ LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     for (int i = 0; i < 3; ++i) y_axis_->addItem(QString());
     for (int i = 0; i < 2; ++i) x_axis_->addItem(QString());
     texts_.add([this] {
-        y_axis_->setItemText(LossAxis, tr("Loss"));
-        y_axis_->setItemText(LearningRateAxis, tr("Learning rate"));
-        y_axis_->setItemText(LossScaleAxis, tr("Loss scale"));
+        y_axis_->setItemText(LabAxes::Loss, tr("Loss"));
+        y_axis_->setItemText(LabAxes::LearningRate, tr("Learning rate"));
+        y_axis_->setItemText(LabAxes::LossScale, tr("Loss scale"));
         x_axis_->setItemText(0, tr("Optimizer steps"));
         x_axis_->setItemText(1, tr("Samples seen"));
     });
@@ -203,9 +203,9 @@ void LabPanel::run_experiment(Experiment experiment) {
     table_->setRowCount(0);
     set_texts([count = runs.size()] { return LabVerdict::planned(count); },
               [experiment] { return experiment_info(experiment).explanation_text(); });
-    y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler   ? LearningRateAxis
-                             : experiment == Experiment::PitfallLossScale ? LossScaleAxis
-                                                                          : LossAxis);
+    y_axis_->setCurrentIndex(experiment == Experiment::PitfallScheduler   ? LabAxes::LearningRate
+                             : experiment == Experiment::PitfallLossScale ? LabAxes::LossScale
+                                                                          : LabAxes::Loss);
     x_axis_->setCurrentIndex(experiment == Experiment::CompareAccumulation || experiment == Experiment::NoiseScale ? 1 : 0);
     charts_->show_memory_bars(experiment == Experiment::MemoryLevers);
     if (link_curve_) link_curve_->setVisible(experiment == Experiment::NoSyncVsSyncEach);

@@ -20,9 +20,6 @@ enum Column { RunColumn, BatchColumn, FinalLossColumn, DeltaColumn, AccuracyColu
               SpeedColumn, AllReducesColumn, TimePerUpdateColumn, PeakActivationsColumn,
               OptimizerStepColumn, SkippedColumn, ColumnCount };
 
-// The plot's y-axis choices, in the combo box's order.
-enum YAxisChoice { LossAxis, LearningRateAxis, LossScaleAxis };
-
 // Each run's colour, by its index: the table's run names, the plot's curves, the bars.
 const QList<QColor>& run_colours();
 
