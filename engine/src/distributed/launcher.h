@@ -1,14 +1,13 @@
 #pragma once
 // Starts the workers of a data-parallel run on this machine and watches them,
-// as torchrun does: every worker is the same program with the same arguments,
-// and differs only by RANK, LOCAL_RANK, … in its environment (world.h). When
-// one worker fails (exits non-zero or dies by a signal) the launcher stops the
-// others (SIGTERM, then SIGKILL after a grace period) and reports which rank
-// failed and how. SIGINT and SIGTERM sent to the launcher are passed on to the
-// workers, once; a second one kills them. Workers run in a process group of
-// their own (a terminal's Ctrl-C reaches them only through the launcher) and
-// are killed by the kernel if the launcher itself dies. launch_workers returns
-// only when every worker it started has been reaped. Torch-free; POSIX (Linux).
+// as torchrun does (docs/ARCHITECTURE.md §4.5): the same program and arguments
+// for every worker, which differ only by the rank variables (world.h). The
+// first failure stops the others (SIGTERM, then SIGKILL after a grace period).
+// SIGINT and SIGTERM sent to the launcher are passed on once; a second one
+// kills the workers. They run in a process group of their own (a terminal's
+// Ctrl-C reaches them only through the launcher) and are killed by the kernel
+// if the launcher dies. launch_workers returns only when every worker it
+// started has been reaped. Torch-free; POSIX (Linux).
 
 #include <chrono>
 #include <functional>
@@ -71,9 +70,6 @@ struct LaunchResult {
 // another launch_workers is running in this process. Everything else (a worker
 // that cannot be started, fails, or is interrupted) is in the result.
 LaunchResult launch_workers(const LaunchOptions& options);
-
-// The name of a signal ("SIGKILL"), or "signal N".
-std::string signal_name(int signal);
 
 } // namespace accum::dist
 // SPDX-License-Identifier: GPL-3.0-or-later

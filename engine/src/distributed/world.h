@@ -5,8 +5,6 @@
 // machines (--nproc-per-node, --nnodes, --node-rank, --master-addr,
 // --master-port) that gives every worker those variables. Torch-free.
 
-#include <functional>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,9 +12,6 @@
 #include "accum/data_parallel.h"
 
 namespace accum::dist {
-
-// WorldInfo, EnvLookup, process_environment() and world_from_environment()
-// are in the public header.
 
 // A launch of nproc_per_node workers on this machine, which is node node_rank of
 // nnodes. master_addr empty: 127.0.0.1 (one machine only); master_port 0: a free
@@ -33,11 +28,9 @@ struct LaunchPlan {
 // --master-addr, --master-port).
 void validate(const LaunchPlan& plan);
 
-int world_size(const LaunchPlan& plan);
-// node_rank × nproc_per_node + local_rank, as torchrun numbers ranks.
-int global_rank(const LaunchPlan& plan, int local_rank);
-// The world of the worker with this local rank; the plan must be valid and have
-// its port (pick_free_port() for a one-machine launch).
+// The world of the worker with this local rank (its rank: node_rank ×
+// nproc_per_node + local_rank, as torchrun numbers ranks); the plan must be
+// valid and have its port (pick_free_port() for a one-machine launch).
 WorldInfo worker_world(const LaunchPlan& plan, int local_rank);
 
 // The variables a worker gets: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
@@ -56,8 +49,11 @@ int pick_free_port(const std::string& host = "127.0.0.1");
 std::string address_toward(const std::string& host);
 // Whether `host` names this machine's loopback (a run on one machine).
 bool is_loopback_host(const std::string& host);
-// "rank 1", or in a run across machines "rank 1 (host 10.0.0.2)" (this
-// machine's address toward the master): how a rank names itself in its messages.
+// How the messages name a rank: "rank 1", "rank 1 (pid 4242)", "rank 1 (host
+// 10.0.0.2)" or "rank 1 (pid 4242, host 10.0.0.2)"; no pid when pid <= 0.
+std::string rank_name(int rank, int pid = -1, const std::string& host = {});
+// How a rank names itself: with its host (this machine's address toward the
+// master) in a run across machines.
 std::string rank_with_host(const WorldInfo& world);
 
 } // namespace accum::dist
