@@ -55,8 +55,6 @@ EngineMessage distributed_message(const DistributedError& e) {
 SummaryRecord run_rank(const RunConfig& given, const WorldInfo& world, Sink& sink, const StopQuery& stop,
                        const TrainRank& train, std::function<bool()> abandon) {
     RunConfig config = given;
-    // A rank that cannot join says why where the others wait for it (they stop
-    // within seconds, naming it), then ends.
     auto refused = [&](int code, EngineMessage message) {
         auto summary = failed_summary(RunStatus::Error, code, std::move(message), world.world_size);
         announce_failure(world, config.dist_timeout_s, summary.message);
@@ -93,9 +91,8 @@ SummaryRecord run_rank(const RunConfig& given, const WorldInfo& world, Sink& sin
     }
     const DefaultStateScope scope(state.get());
     SummaryRecord summary = train(config, world.local_world_size);
-    // A failure of this rank's own (a write that failed, out of memory, bad
-    // data): the others, waiting for it at the next sync, learn it at once. A
-    // failure of the group is theirs as much as this rank's.
+    // A failure of this rank's own reaches the others at once; one of the group
+    // is theirs as much as this rank's.
     if (summary.status != RunStatus::Completed && summary.status != RunStatus::Stopped &&
         summary.exit_code != exit_code::distributed_failure)
         state->group().announce_failure(summary.message);
@@ -141,7 +138,7 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
     }
     options.executable = program;
     options.arguments = {"train", "--config", file->path, "--quiet"};
-    for (int r = 1; r < config.nproc_per_node; ++r) options.local_ranks.push_back(r);
+    options.first_local_rank = 1;
     options.forward_signals = false;
     options.stop_grace = std::chrono::seconds(3);
     std::atomic<bool> stop_workers{false};
@@ -159,8 +156,6 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
     const auto workers_done = [&] { return launched.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
     SummaryRecord summary = run_rank(config, worker_world(options.plan, 0), sink, stop, train,
                                      [&] { return workers_done() || stop.requested(); });
-    // The workers end with rank 0: by themselves after a run that ended well
-    // (within a few seconds), else stopped now.
     const bool ended_well = summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped;
     if (ended_well) launched.wait_for(std::chrono::seconds(5));
     stop_workers = true;

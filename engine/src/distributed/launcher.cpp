@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -35,45 +34,31 @@ constexpr auto kSettle = std::chrono::milliseconds(500);
 constexpr int kPollMs = 20;
 
 std::atomic<bool> g_launching{false};
-volatile std::sig_atomic_t g_last_signal = 0;
-volatile std::sig_atomic_t g_signal_count = 0;
+volatile sig_atomic_t g_last_signal = 0;
+volatile sig_atomic_t g_signal_count = 0;
 
 extern "C" void on_launcher_signal(int sig) {
     g_last_signal = sig;
     g_signal_count = g_signal_count + 1;
 }
 
-// Catches SIGINT and SIGTERM while the workers run; puts back what was there.
-// The loop reads the count every kPollMs (a signal to its own thread ends the
-// wait at once).
-class SignalScope {
+// Sets a signal's action while it lives; puts back what was there.
+class SignalAction {
 public:
-    SignalScope() {
-        g_signal_count = 0;
-        g_last_signal = 0;
+    SignalAction(int sig, void (*handler)(int)) : sig_(sig) {
         struct sigaction sa {};
-        sa.sa_handler = on_launcher_signal;
+        sa.sa_handler = handler;
         sigemptyset(&sa.sa_mask);
         sa.sa_flags = SA_RESTART;
-        ::sigaction(SIGINT, &sa, &old_int_);
-        ::sigaction(SIGTERM, &sa, &old_term_);
-        // A process that ignores SIGCHLD has its children reaped by the kernel,
-        // and waitpid() could not tell how a worker ended.
-        ::sigaction(SIGCHLD, nullptr, &old_chld_);
-        if (old_chld_.sa_handler == SIG_IGN) ::signal(SIGCHLD, SIG_DFL);
+        ::sigaction(sig, &sa, &old_);
     }
-    ~SignalScope() {
-        ::sigaction(SIGINT, &old_int_, nullptr);
-        ::sigaction(SIGTERM, &old_term_, nullptr);
-        if (old_chld_.sa_handler == SIG_IGN) ::sigaction(SIGCHLD, &old_chld_, nullptr);
-    }
-    SignalScope(const SignalScope&) = delete;
-    SignalScope& operator=(const SignalScope&) = delete;
+    ~SignalAction() { ::sigaction(sig_, &old_, nullptr); }
+    SignalAction(const SignalAction&) = delete;
+    SignalAction& operator=(const SignalAction&) = delete;
 
 private:
-    struct sigaction old_int_ {};
-    struct sigaction old_term_ {};
-    struct sigaction old_chld_ {};
+    int sig_;
+    struct sigaction old_ {};
 };
 
 // A worker's environment: the launcher's, options.environment over it, the
@@ -134,14 +119,10 @@ int spawn(std::vector<std::string> args, std::vector<std::string> env, std::stri
     ::setpgid(pid, pid); // also from here, whichever runs first
     ::close(exec_pipe[1]);
     int err = 0;
-    ssize_t n;
-    do {
-        n = ::read(exec_pipe[0], &err, sizeof err); // nothing: exec closed the pipe
-    } while (n < 0 && errno == EINTR);
+    const ssize_t n = TEMP_FAILURE_RETRY(::read(exec_pipe[0], &err, sizeof err)); // 0: exec closed the pipe
     ::close(exec_pipe[0]);
     if (n != static_cast<ssize_t>(sizeof err)) return pid;
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    TEMP_FAILURE_RETRY(::waitpid(pid, nullptr, 0));
     error = std::strerror(err);
     return -1;
 }
@@ -171,24 +152,21 @@ LaunchResult launch_workers(const LaunchOptions& options) {
     if (options.executable.empty()) throw ConfigError("launch: no executable to start");
     if (g_launching.exchange(true)) throw ConfigError("launch: another launch is running in this process");
     struct Release {
-        ~Release() { g_launching.store(false); }
+        ~Release() { g_launching = false; }
     } release;
 
     LaunchPlan plan = options.plan;
     if (plan.master_port == 0) plan.master_port = pick_free_port(plan.master_addr.empty() ? "127.0.0.1" : plan.master_addr);
     LaunchResult result;
     result.master_port = plan.master_port;
-    std::vector<int> local_ranks = options.local_ranks;
-    if (local_ranks.empty())
-        for (int i = 0; i < plan.nproc_per_node; ++i) local_ranks.push_back(i);
+    if (options.first_local_rank < 0 || options.first_local_rank >= plan.nproc_per_node)
+        throw ConfigError("launch: local rank " + std::to_string(options.first_local_rank) + " is not in 0 … " +
+                          std::to_string(plan.nproc_per_node - 1));
     // Several machines: the messages say which one (its address toward the master).
     const std::string host =
         plan.nnodes > 1 && !is_loopback_host(plan.master_addr) ? address_toward(plan.master_addr) : std::string();
     auto& workers = result.workers; // by local rank
-    for (const int i : local_ranks) {
-        if (i < 0 || i >= plan.nproc_per_node)
-            throw ConfigError("launch: local rank " + std::to_string(i) + " is not in 0 … " +
-                              std::to_string(plan.nproc_per_node - 1));
+    for (int i = options.first_local_rank; i < plan.nproc_per_node; ++i) {
         auto& w = workers.emplace_back();
         w.rank = worker_world(plan, i).rank;
         w.local_rank = i;
@@ -196,18 +174,27 @@ LaunchResult launch_workers(const LaunchOptions& options) {
     }
     std::vector<bool> running(workers.size(), false); // started and not reaped yet
 
-    std::optional<SignalScope> signals;
-    if (options.forward_signals) signals.emplace();
-    bool stopping = false;                      // options.stop said so
-    std::optional<std::size_t> failed;          // the failure that ended the run (index into workers)
-    std::vector<std::size_t> failures;          // indices into workers, in the order they were seen
-    std::optional<Clock::time_point> decide_at; // when to pick the cause among them
-    auto kill_at = Clock::time_point::max();    // SIGKILL whatever still runs then
+    // SIGINT and SIGTERM are counted while the workers run, the loop reading the
+    // count every kPollMs (a signal to its own thread ends the wait at once).
+    std::optional<SignalAction> on_int, on_term, on_chld;
+    if (options.forward_signals) {
+        g_signal_count = 0;
+        on_int.emplace(SIGINT, on_launcher_signal);
+        on_term.emplace(SIGTERM, on_launcher_signal);
+        // A process that ignores SIGCHLD has its children reaped by the kernel,
+        // and waitpid() could not tell how a worker ended.
+        struct sigaction chld {};
+        if (::sigaction(SIGCHLD, nullptr, &chld) == 0 && chld.sa_handler == SIG_IGN) on_chld.emplace(SIGCHLD, SIG_DFL);
+    }
+    bool stopping = false;                     // options.stop said so
+    std::optional<std::size_t> failed;         // the failure that ended the run (index into workers)
+    std::vector<std::size_t> failures;         // indices into workers, in the order they were seen
+    auto decide_at = Clock::time_point::max(); // when to pick the cause among them
+    auto kill_at = Clock::time_point::max();   // SIGKILL whatever still runs then
     int signals_handled = 0;
 
-    // Sends `sig` to the workers still running and, unless it only passes a
-    // signal on, marks them stopped by the launcher. SIGKILL follows after
-    // stop_grace.
+    // Sends `sig` to the workers still running, marked stopped by the launcher
+    // unless it only passes a signal on; SIGKILL follows after stop_grace.
     auto signal_running = [&](int sig, bool passed_on = false) {
         for (std::size_t j = 0; j < workers.size(); ++j)
             if (running[j]) {
@@ -228,7 +215,7 @@ LaunchResult launch_workers(const LaunchOptions& options) {
     }
     if (!failures.empty()) decide_at = Clock::now();
 
-    while (std::find(running.begin(), running.end(), true) != running.end() || (decide_at && !failed)) {
+    while (std::find(running.begin(), running.end(), true) != running.end() || (!failures.empty() && !failed)) {
         ::poll(nullptr, 0, kPollMs);
         const auto now = Clock::now();
         if (!stopping && options.stop && options.stop()) {
@@ -236,7 +223,7 @@ LaunchResult launch_workers(const LaunchOptions& options) {
             if (!failed) signal_running(SIGTERM);
         }
 
-        const int count = signals ? static_cast<int>(g_signal_count) : signals_handled;
+        const int count = options.forward_signals ? static_cast<int>(g_signal_count) : signals_handled;
         if (count > signals_handled) {
             if (result.interrupt_signal == 0 && !failed) {
                 result.interrupt_signal = g_last_signal;
@@ -259,11 +246,11 @@ LaunchResult launch_workers(const LaunchOptions& options) {
             if (!w.succeeded() && !failed && result.interrupt_signal == 0 && !w.stopped_by_launcher) {
                 failures.push_back(j);
                 const auto when = is_consequence(w) ? now + kSettle : now;
-                decide_at = decide_at ? std::min(*decide_at, when) : when;
+                decide_at = std::min(decide_at, when);
             }
         }
 
-        if (!failed && decide_at && now >= *decide_at) {
+        if (!failed && now >= decide_at) {
             // The cause: the first failure that is not a consequence of another's.
             const auto cause = std::find_if(failures.begin(), failures.end(),
                                             [&](std::size_t j) { return !is_consequence(workers[j]); });
@@ -298,7 +285,6 @@ LaunchOutcome launch_ranks(const RunConfig& config, const std::string& program,
     LaunchOptions options;
     options.executable = program;
     options.arguments = arguments;
-    // master_port 0: a free one (one machine)
     options.plan = {config.nproc_per_node, config.nnodes, config.node_rank, config.master_addr, config.master_port};
     // A rank that survives a failure ends by itself within --dist-timeout + 2 s
     // (a collective's deadline); SIGTERM reaches one that is computing at its

@@ -1,13 +1,10 @@
 #pragma once
-// Starts the workers of a data-parallel run on this machine and watches them,
-// as torchrun does (docs/ARCHITECTURE.md §4.5): the same program and arguments
-// for every worker, which differ only by the rank variables (world.h). The
-// first failure stops the others (SIGTERM, then SIGKILL after a grace period).
-// SIGINT and SIGTERM sent to the launcher are passed on once; a second one
-// kills the workers. They run in a process group of their own (a terminal's
-// Ctrl-C reaches them only through the launcher) and are killed by the kernel
-// if the launcher dies. launch_workers returns only when every worker it
-// started has been reaped. Torch-free; POSIX (Linux).
+// Starts this machine's workers and watches them, as torchrun does
+// (docs/ARCHITECTURE.md §4.5). A signal sent to the launcher is passed on once;
+// a second one kills the workers. They run in a process group of their own (a
+// terminal's Ctrl-C reaches them only through the launcher) and are killed by
+// the kernel if the launcher dies. launch_workers returns only when every
+// worker it started has been reaped. Torch-free; POSIX (Linux).
 
 #include <chrono>
 #include <functional>
@@ -27,9 +24,9 @@ struct LaunchOptions {
     std::vector<std::pair<std::string, std::string>> environment;
     // How long stopped workers get between SIGTERM and SIGKILL.
     std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
-    // The local ranks to start (empty: all of the plan's). A program that trains
-    // as rank 0 itself (the studio) starts the others.
-    std::vector<int> local_ranks;
+    // The first local rank to start; the plan's later ones follow. A program that
+    // trains as rank 0 itself (the studio) starts 1 … N−1.
+    int first_local_rank = 0;
     // Catch SIGINT and SIGTERM while the workers run and pass them on (accum-run).
     // Off for a program with handlers of its own (the studio).
     bool forward_signals = true;
@@ -49,8 +46,7 @@ struct WorkerStatus {
     std::string host;                 // a launch on several machines: this machine's address toward the master
 
     bool succeeded() const { return pid > 0 && signal == 0 && exit_code == 0; }
-    // "rank 1 (pid 4242) was killed by signal 9 (SIGKILL)", "… exited with code 3", …;
-    // with a host: "rank 1 (pid 4242, host 10.0.0.2) …"
+    // rank_name() and what became of it: "rank 1 (pid 4242) exited with code 3", …
     std::string describe() const;
 };
 

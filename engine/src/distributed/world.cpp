@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <memory>
 #include <system_error>
 
 #include "accum/errors.h"
@@ -141,20 +142,17 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const WorldI
 
 int pick_free_port(const std::string& host) {
     sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = 0;
+    addr.sin_family = AF_INET; // port 0: the kernel's choice
     if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
         throw ConfigError("cannot pick a port on '" + host + "': not an IPv4 address");
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
     socklen_t len = sizeof addr;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        const int err = errno;
-        ::close(fd);
-        throw std::system_error(err, std::generic_category(), "cannot pick a free port on " + host);
-    }
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    const int err = errno;
     ::close(fd);
+    if (!bound) throw std::system_error(err, std::generic_category(), "cannot pick a free port on " + host);
     return ntohs(addr.sin_port);
 }
 
@@ -164,20 +162,17 @@ std::string address_toward(const std::string& host) {
     hints.ai_socktype = SOCK_DGRAM;
     addrinfo* found = nullptr;
     if (host.empty() || ::getaddrinfo(host.c_str(), "9", &hints, &found) != 0 || !found) return {};
-    std::string out;
+    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
     const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
-        sockaddr_in local{};
-        socklen_t len = sizeof local;
-        char text[INET_ADDRSTRLEN] = {};
-        if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
-            ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text))
-            out = text;
-        ::close(fd);
-    }
-    ::freeaddrinfo(found);
-    return out;
+    if (fd < 0) return {};
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    char text[INET_ADDRSTRLEN] = {};
+    const bool routed = ::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+                        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+                        ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);
+    ::close(fd);
+    return routed ? text : "";
 }
 
 bool is_loopback_host(const std::string& host) {

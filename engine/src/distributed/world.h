@@ -1,9 +1,7 @@
 #pragma once
-// Where a process stands in a data-parallel run, read from the variables
-// torchrun sets (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK,
-// MASTER_ADDR, MASTER_PORT), and the plan of a launch on one or several
-// machines (--nproc-per-node, --nnodes, --node-rank, --master-addr,
-// --master-port) that gives every worker those variables. Torch-free.
+// The plan of a launch on one or several machines, the variables it gives
+// every worker (read back by world_from_environment, accum/data_parallel.h),
+// and how the messages name ranks and hosts. Torch-free.
 
 #include <string>
 #include <utility>
