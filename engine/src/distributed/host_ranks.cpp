@@ -11,7 +11,6 @@
 #include <torch/cuda.h>
 
 #include "accum/engine_messages.h"
-#include "accum/errors.h"
 #include "checked_file.h"
 #include "distributed/data_parallel.h"
 #include "distributed/launcher.h"
@@ -22,8 +21,6 @@
 namespace accum::dist {
 
 namespace {
-
-bool runs_on_cuda(const RunConfig& config) { return config.device != "cpu" && torch::cuda::is_available(); }
 
 // A temporary file for the configuration ranks 1 … N−1 read (--config),
 // removed with this.
@@ -52,9 +49,8 @@ EngineMessage distributed_message(const DistributedError& e) {
     return message;
 }
 
-SummaryRecord run_rank(const RunConfig& given, const WorldInfo& world, Sink& sink, const StopQuery& stop,
+SummaryRecord run_rank(RunConfig config, const WorldInfo& world, Sink& sink, const StopQuery& stop,
                        const TrainRank& train, std::function<bool()> abandon) {
-    RunConfig config = given;
     auto refused = [&](int code, EngineMessage message) {
         auto summary = failed_summary(RunStatus::Error, code, std::move(message), world.world_size);
         announce_failure(world, config.dist_timeout_s, summary.message);
@@ -63,13 +59,13 @@ SummaryRecord run_rank(const RunConfig& given, const WorldInfo& world, Sink& sin
     if (const auto problems = validate(config); !problems.empty())
         return refused(exit_code::invalid_arguments, problems_message(problems));
     // Ranks on one machine with CUDA: one device each, by local rank.
-    if (runs_on_cuda(config) && (config.device == "auto" || config.device == "cuda") && torch::cuda::device_count() > 0)
+    if ((config.device == "auto" || config.device == "cuda") && torch::cuda::device_count() > 0)
         config.device = "cuda:" + std::to_string(world.local_rank % static_cast<int>(torch::cuda::device_count()));
     std::unique_ptr<DistributedState> state;
     try {
         GroupOptions options;
         options.world = world;
-        options.backend = resolve_backend(config.backend, runs_on_cuda(config));
+        options.backend = resolve_backend(config.backend, config.device != "cpu" && torch::cuda::is_available());
         options.timeout = parse_dist_timeout(config.dist_timeout_s);
         options.cuda_device = world.local_rank;
         // Joining gives up early when asked to stop (SIGTERM from a launcher, the
@@ -143,14 +139,12 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
     options.stop_grace = std::chrono::seconds(3);
     std::atomic<bool> stop_workers{false};
     options.stop = [&] { return stop_workers.load(); };
-    auto launched = std::async(std::launch::async, [&options] {
+    // What became of ranks 1 … N−1 ("" when all of them ended well).
+    auto launched = std::async(std::launch::async, [&options]() -> std::string {
         try {
-            return launch_workers(options);
+            return launch_workers(options).message;
         } catch (const std::exception& e) {
-            LaunchResult refused;
-            refused.exit_code = exit_code::invalid_arguments;
-            refused.message = error_text(e);
-            return refused;
+            return error_text(e);
         }
     });
     const auto workers_done = [&] { return launched.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
@@ -159,9 +153,9 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
     const bool ended_well = summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped;
     if (ended_well) launched.wait_for(std::chrono::seconds(5));
     stop_workers = true;
-    const LaunchResult workers = launched.get();
-    if (!ended_well && !workers.message.empty() && summary.detail.code == message_code::distributed_failure) {
-        summary.detail.args["workers"] = workers.message; // what became of ranks 1 … N−1
+    const std::string workers = launched.get();
+    if (!ended_well && !workers.empty() && summary.detail.code == message_code::distributed_failure) {
+        summary.detail.args["workers"] = workers;
         summary.message = english_text(summary.detail);
     }
     return summary;

@@ -1,8 +1,6 @@
 #pragma once
-// A run's processes from the session's side: one rank joining its group and
-// training (run_rank), and a run of N processes on this machine hosted from
-// here (host_ranks, docs/ARCHITECTURE.md §4.5). The training is the caller's
-// callback; this layer knows nothing of it.
+// A run's processes from the session's side (docs/ARCHITECTURE.md §4.5). The
+// training is the caller's callback; this layer knows nothing of it.
 
 #include <chrono>
 #include <functional>
@@ -34,7 +32,7 @@ EngineMessage distributed_message(const DistributedError& e);
 // within seconds naming it. `abandon` (may be empty): the others are gone;
 // joining gives up.
 using TrainRank = std::function<SummaryRecord(const RunConfig& config, int local_processes)>;
-SummaryRecord run_rank(const RunConfig& config, const WorldInfo& world, Sink& sink, const StopQuery& stop,
+SummaryRecord run_rank(RunConfig config, const WorldInfo& world, Sink& sink, const StopQuery& stop,
                        const TrainRank& train, std::function<bool()> abandon = {});
 
 // Rank 0 is run_rank on this thread; ranks 1 … N−1 are `program` (accum-run)

@@ -61,8 +61,8 @@ private:
     struct sigaction old_ {};
 };
 
-// A worker's environment: the launcher's, options.environment over it, the
-// rank variables over both (the last value of a name wins).
+// The launcher's environment, options.environment over it, the rank variables
+// over both; the last value of a name wins.
 std::vector<std::string> environment_of(const LaunchOptions& options, const WorldInfo& world) {
     std::map<std::string, std::string> ours;
     for (const auto& [k, v] : options.environment) ours[k] = v;
@@ -135,17 +135,18 @@ std::string signal_name(int signal) {
     return abbreviation ? std::string("SIG") + abbreviation : "signal " + std::to_string(signal);
 }
 
-} // namespace
-
-std::string WorkerStatus::describe() const {
-    const std::string who = rank_name(rank, pid, host);
-    if (pid <= 0) return who + " could not be started" + (start_error.empty() ? "" : ": " + start_error);
-    if (signal != 0)
-        return who + " was killed by signal " + std::to_string(signal) + " (" + signal_name(signal) + ")" +
-               (stopped_by_launcher ? ", sent by the launcher" : "");
-    if (exit_code >= 0) return who + " exited with code " + std::to_string(exit_code);
+// rank_name() and what became of it: "rank 1 (pid 4242) exited with code 3", …
+std::string describe(const WorkerStatus& s) {
+    const std::string who = rank_name(s.rank, s.pid, s.host);
+    if (s.pid <= 0) return who + " could not be started" + (s.start_error.empty() ? "" : ": " + s.start_error);
+    if (s.signal != 0)
+        return who + " was killed by signal " + std::to_string(s.signal) + " (" + signal_name(s.signal) + ")" +
+               (s.stopped_by_launcher ? ", sent by the launcher" : "");
+    if (s.exit_code >= 0) return who + " exited with code " + std::to_string(s.exit_code);
     return who + " is running";
 }
+
+} // namespace
 
 LaunchResult launch_workers(const LaunchOptions& options) {
     validate(options.plan);
@@ -270,7 +271,7 @@ LaunchResult launch_workers(const LaunchOptions& options) {
         const auto& s = workers[*failed];
         result.failed_rank = s.rank;
         result.exit_code = s.pid <= 0 ? 127 : s.signal != 0 ? kDistributedFailureExit : s.exit_code > 0 ? s.exit_code : 1;
-        result.message = s.describe();
+        result.message = describe(s);
         if (stopped_count > 0)
             result.message += "; the launcher stopped rank" + std::string(stopped_count > 1 ? "s " : " ") + stopped;
     } else if (result.interrupt_signal != 0) {

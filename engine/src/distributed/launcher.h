@@ -19,11 +19,10 @@ namespace accum::dist {
 struct LaunchOptions {
     std::string executable;             // path of the program every worker runs
     std::vector<std::string> arguments; // its arguments (argv[1] …)
-    LaunchPlan plan;                    // master_port 0: a free port on 127.0.0.1 is picked
+    LaunchPlan plan;
     // Extra variables for every worker (after the rank variables, which they may not override).
     std::vector<std::pair<std::string, std::string>> environment;
-    // How long stopped workers get between SIGTERM and SIGKILL.
-    std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
+    std::chrono::milliseconds stop_grace{std::chrono::seconds(30)}; // stopped workers' time before SIGKILL
     // The first local rank to start; the plan's later ones follow. A program that
     // trains as rank 0 itself (the studio) starts 1 … N−1.
     int first_local_rank = 0;
@@ -46,8 +45,6 @@ struct WorkerStatus {
     std::string host;                 // a launch on several machines: this machine's address toward the master
 
     bool succeeded() const { return pid > 0 && signal == 0 && exit_code == 0; }
-    // rank_name() and what became of it: "rank 1 (pid 4242) exited with code 3", …
-    std::string describe() const;
 };
 
 struct LaunchResult {

@@ -11,9 +11,8 @@
 
 namespace accum::dist {
 
-// A launch of nproc_per_node workers on this machine, which is node node_rank of
-// nnodes. master_addr empty: 127.0.0.1 (one machine only); master_port 0: a free
-// port is picked (one machine only).
+// This machine's part of a launch. One machine only: master_addr empty means
+// 127.0.0.1, master_port 0 a free port.
 struct LaunchPlan {
     int nproc_per_node = 1;
     int nnodes = 1;
@@ -22,8 +21,7 @@ struct LaunchPlan {
     int master_port = 0;
 };
 
-// Throws ConfigError naming the option (--nproc-per-node, --nnodes, --node-rank,
-// --master-addr, --master-port).
+// Throws ConfigError naming the option at fault.
 void validate(const LaunchPlan& plan);
 
 // The world of the worker with this local rank (its rank: node_rank ×
@@ -31,19 +29,16 @@ void validate(const LaunchPlan& plan);
 // valid and have its port (pick_free_port() for a one-machine launch).
 WorldInfo worker_world(const LaunchPlan& plan, int local_rank);
 
-// The variables a worker gets: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
-// GROUP_RANK, MASTER_ADDR, MASTER_PORT (what world_from_environment reads back).
+// RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT.
 std::vector<std::pair<std::string, std::string>> worker_environment(const WorldInfo& world);
 
 // A TCP port on `host` that nothing listens on now (the kernel's choice for port 0).
 // Another program may take it before rank 0 does; rank 0 then reports the port in use.
 int pick_free_port(const std::string& host = "127.0.0.1");
 
-// This machine's address toward `host` (an IPv4 address or a name): the source
-// address its route to `host` takes, as a peer there sees this machine. No
-// packet is sent (a UDP socket's connect() only chooses the route). Empty when
-// there is no route or `host` does not resolve. The failure messages of a run
-// on several machines name hosts by it.
+// This machine's address toward `host` (an IPv4 address or a name), as a peer
+// there sees it: its route's source address (a UDP connect() sends nothing).
+// Empty when there is no route or `host` does not resolve.
 std::string address_toward(const std::string& host);
 // Whether `host` names this machine's loopback (a run on one machine).
 bool is_loopback_host(const std::string& host);
