@@ -167,13 +167,7 @@ LaunchResult launch_workers(const LaunchOptions& options) {
     const std::string host =
         plan.nnodes > 1 && !is_loopback_host(plan.master_addr) ? address_toward(plan.master_addr) : std::string();
     auto& workers = result.workers; // by local rank
-    for (int i = options.first_local_rank; i < plan.nproc_per_node; ++i) {
-        auto& w = workers.emplace_back();
-        w.rank = worker_world(plan, i).rank;
-        w.local_rank = i;
-        w.host = host;
-    }
-    std::vector<bool> running(workers.size(), false); // started and not reaped yet
+    std::vector<bool> running;      // started and not reaped yet
 
     // SIGINT and SIGTERM are counted while the workers run, the loop reading the
     // count every kPollMs (a signal to its own thread ends the wait at once).
@@ -205,14 +199,20 @@ LaunchResult launch_workers(const LaunchOptions& options) {
         kill_at = sig == SIGKILL ? Clock::time_point::max() : Clock::now() + options.stop_grace;
     };
 
-    // Start them all, up to the first that cannot start (a failure like any other).
+    // Start them in order; after one that cannot start (a failure like any
+    // other), the rest are listed, not started.
     std::vector<std::string> args{options.executable};
     args.insert(args.end(), options.arguments.begin(), options.arguments.end());
-    for (std::size_t j = 0; j < workers.size() && failures.empty(); ++j) {
-        auto& w = workers[j];
-        w.pid = spawn(args, environment_of(options, worker_world(plan, w.local_rank)), w.start_error);
-        running[j] = w.pid > 0;
-        if (!running[j]) failures.push_back(j);
+    for (int i = options.first_local_rank; i < plan.nproc_per_node; ++i) {
+        const WorldInfo world = worker_world(plan, i);
+        auto& w = workers.emplace_back();
+        w.rank = world.rank;
+        w.local_rank = i;
+        w.host = host;
+        if (failures.empty()) w.pid = spawn(args, environment_of(options, world), w.start_error);
+        else w.start_error = "not started";
+        if (w.pid <= 0 && failures.empty()) failures.push_back(workers.size() - 1);
+        running.push_back(w.pid > 0);
     }
     if (!failures.empty()) decide_at = Clock::now();
 
@@ -263,10 +263,8 @@ LaunchResult launch_workers(const LaunchOptions& options) {
 
     std::string stopped; // the ranks the launcher stopped: "0, 2"
     int stopped_count = 0;
-    for (auto& w : workers) {
-        if (w.pid <= 0 && w.start_error.empty()) w.start_error = "not started";
+    for (const auto& w : workers)
         if (w.stopped_by_launcher) stopped += (stopped_count++ ? ", " : "") + std::to_string(w.rank);
-    }
     if (failed) {
         const auto& s = workers[*failed];
         result.failed_rank = s.rank;
