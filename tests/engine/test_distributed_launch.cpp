@@ -227,11 +227,11 @@ private Q_SLOTS:
         plan.master_addr = "10.0.0.1";
         plan.master_port = 29500;
         validate(plan);
-        QCOMPARE(world_size(plan), 12);
-        QCOMPARE(global_rank(plan, 0), 8);
-        QCOMPARE(global_rank(plan, 3), 11);
+        QCOMPARE(worker_world(plan, 0).rank, 8);
+        QCOMPARE(worker_world(plan, 3).rank, 11);
         const auto w = worker_world(plan, 1);
         QCOMPARE(w.rank, 9);
+        QCOMPARE(w.world_size, 12);
         QCOMPARE(w.local_rank, 1);
         QCOMPARE(w.local_world_size, 4);
         QCOMPARE(w.node_rank, 2);

@@ -1,9 +1,6 @@
 #pragma once
-// A run's processes from the session's side: one rank joining its group and
-// training (run_rank), and a run of N processes on this machine hosted from
-// here, rank 0 on this thread and ranks 1 … N−1 as processes of the worker
-// program (host_ranks). The training itself is the caller's (a callback), so
-// this layer knows nothing of it; the run's control arrives as callbacks too.
+// A run's processes from the session's side (docs/ARCHITECTURE.md §4.5). The
+// training is the caller's callback; this layer knows nothing of it.
 
 #include <chrono>
 #include <functional>
@@ -28,21 +25,19 @@ struct StopQuery {
 // (which names this rank and, when known, the one at fault) and its facts.
 EngineMessage distributed_message(const DistributedError& e);
 
-// Trains one rank (this thread's `train(config, local_processes)`): joins the
-// process group (its timeout and backend from the config), makes it this
-// thread's default for the run, and meets the others once more at the end so
-// that none leaves while another still needs it. A rank that cannot join, or
-// that fails on its own (a write, memory, data), tells the others, who stop
-// within seconds naming it. `abandon` (may be empty): the caller knows the
-// others are gone; joining gives up.
+// Trains one rank (`train(config, local_processes)` on this thread) in the
+// process group, the thread's default for the run; the ranks meet once more at
+// the end so that none leaves while another still needs it. A rank that cannot
+// join, or fails on its own (a write, memory, data), tells the others, who stop
+// within seconds naming it. `abandon` (may be empty): the others are gone;
+// joining gives up.
 using TrainRank = std::function<SummaryRecord(const RunConfig& config, int local_processes)>;
-SummaryRecord run_rank(const RunConfig& config, const WorldInfo& world, Sink& sink, const StopQuery& stop,
+SummaryRecord run_rank(RunConfig config, const WorldInfo& world, Sink& sink, const StopQuery& stop,
                        const TrainRank& train, std::function<bool()> abandon = {});
 
-// A run of N processes on this machine started from here (the studio): rank 0
-// is run_rank on this thread; ranks 1 … N−1 are `program` (accum-run), launched
-// and watched on a thread of their own with the configuration in a temporary
-// file. A worker that ends before the others have met stops rank 0 from
+// Rank 0 is run_rank on this thread; ranks 1 … N−1 are `program` (accum-run)
+// with the configuration in a temporary file, launched and watched on a thread
+// of their own. A worker that ends before the others have met stops rank 0 from
 // waiting; when rank 0 is done, the workers get a few seconds to end by
 // themselves, then SIGTERM, then SIGKILL: none outlives the run.
 SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Sink& sink, const StopQuery& stop,

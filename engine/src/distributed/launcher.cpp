@@ -10,10 +10,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
+#include <map>
 #include <optional>
-#include <set>
 
 #include "accum/errors.h"
 #include "accum/run_config.h"
@@ -35,112 +34,62 @@ constexpr auto kSettle = std::chrono::milliseconds(500);
 constexpr int kPollMs = 20;
 
 std::atomic<bool> g_launching{false};
-int g_wake_fd = -1;
-volatile std::sig_atomic_t g_last_signal = 0;
-volatile std::sig_atomic_t g_signal_count = 0;
+volatile sig_atomic_t g_last_signal = 0;
+volatile sig_atomic_t g_signal_count = 0;
 
 extern "C" void on_launcher_signal(int sig) {
-    const int saved = errno;
     g_last_signal = sig;
     g_signal_count = g_signal_count + 1;
-    if (g_wake_fd >= 0) {
-        const char c = 1;
-        [[maybe_unused]] const auto n = ::write(g_wake_fd, &c, 1);
-    }
-    errno = saved;
 }
 
-// Catches SIGINT and SIGTERM while the workers run; puts back what was there.
-class SignalScope {
+// Sets a signal's action while it lives; puts back what was there.
+class SignalAction {
 public:
-    SignalScope() {
-        if (::pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("launcher: pipe2 failed");
-        g_wake_fd = pipe_[1];
-        g_signal_count = 0;
-        g_last_signal = 0;
+    SignalAction(int sig, void (*handler)(int)) : sig_(sig) {
         struct sigaction sa {};
-        sa.sa_handler = on_launcher_signal;
+        sa.sa_handler = handler;
         sigemptyset(&sa.sa_mask);
         sa.sa_flags = SA_RESTART;
-        ::sigaction(SIGINT, &sa, &old_int_);
-        ::sigaction(SIGTERM, &sa, &old_term_);
-        // A process that ignores SIGCHLD has its children reaped by the kernel,
-        // and waitpid() could not tell how a worker ended.
-        ::sigaction(SIGCHLD, nullptr, &old_chld_);
-        if (old_chld_.sa_handler == SIG_IGN) {
-            struct sigaction dfl {};
-            dfl.sa_handler = SIG_DFL;
-            sigemptyset(&dfl.sa_mask);
-            ::sigaction(SIGCHLD, &dfl, nullptr);
-        }
+        ::sigaction(sig, &sa, &old_);
     }
-    ~SignalScope() {
-        ::sigaction(SIGINT, &old_int_, nullptr);
-        ::sigaction(SIGTERM, &old_term_, nullptr);
-        if (old_chld_.sa_handler == SIG_IGN) ::sigaction(SIGCHLD, &old_chld_, nullptr);
-        g_wake_fd = -1;
-        ::close(pipe_[0]);
-        ::close(pipe_[1]);
-    }
-    SignalScope(const SignalScope&) = delete;
-    SignalScope& operator=(const SignalScope&) = delete;
-
-    int wake_fd() const { return pipe_[0]; }
-    void drain() const {
-        char buf[64];
-        while (::read(pipe_[0], buf, sizeof buf) > 0) {
-        }
-    }
+    ~SignalAction() { ::sigaction(sig_, &old_, nullptr); }
+    SignalAction(const SignalAction&) = delete;
+    SignalAction& operator=(const SignalAction&) = delete;
 
 private:
-    int pipe_[2] = {-1, -1};
-    struct sigaction old_int_ {};
-    struct sigaction old_term_ {};
-    struct sigaction old_chld_ {};
+    int sig_;
+    struct sigaction old_ {};
 };
 
-struct Worker {
-    WorkerStatus status;
-    bool running = false;
-};
-
-// argv / envp kept alive for execve; built before fork (the child may only make
-// async-signal-safe calls).
-struct ExecImage {
-    std::vector<std::string> strings_argv, strings_env;
-    std::vector<char*> argv, envp;
-    void finish() {
-        for (auto& s : strings_argv) argv.push_back(s.data());
-        argv.push_back(nullptr);
-        for (auto& s : strings_env) envp.push_back(s.data());
-        envp.push_back(nullptr);
-    }
-};
-
-ExecImage make_image(const LaunchOptions& options, const WorldInfo& world) {
-    ExecImage image;
-    image.strings_argv.push_back(options.executable);
-    for (const auto& a : options.arguments) image.strings_argv.push_back(a);
-    auto vars = options.environment;
-    for (auto& kv : worker_environment(world)) vars.push_back(std::move(kv)); // the rank variables win
-    std::set<std::string> ours;
-    for (const auto& [k, v] : vars) ours.insert(k);
+// The launcher's environment, options.environment over it, the rank variables
+// over both; the last value of a name wins.
+std::vector<std::string> environment_of(const LaunchOptions& options, const WorldInfo& world) {
+    std::map<std::string, std::string> ours;
+    for (const auto& [k, v] : options.environment) ours[k] = v;
+    for (const auto& [k, v] : worker_environment(world)) ours[k] = v;
+    std::vector<std::string> env;
     for (char** e = environ; e && *e; ++e) {
         const std::string entry(*e);
-        const auto eq = entry.find('=');
-        if (eq != std::string::npos && ours.count(entry.substr(0, eq))) continue;
-        image.strings_env.push_back(entry);
+        if (!ours.count(entry.substr(0, entry.find('=')))) env.push_back(entry);
     }
-    std::set<std::string> written;
-    for (auto it = vars.rbegin(); it != vars.rend(); ++it) // the last value of a name wins
-        if (written.insert(it->first).second) image.strings_env.push_back(it->first + "=" + it->second);
-    image.finish();
-    return image;
+    for (const auto& [k, v] : ours) env.push_back(k + "=" + v);
+    return env;
 }
 
-// Forks and execs one worker. Returns its pid, or -1 with `error` set (exec's
-// errno text) when it could not be started; such a child is already reaped.
-int spawn(ExecImage& image, std::string& error) {
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    for (auto& s : strings) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+// Forks and execs one worker. Not posix_spawn: only the child itself can ask
+// for PR_SET_PDEATHSIG. argv and envp are built before the fork (the child may
+// only make async-signal-safe calls). Returns its pid, or -1 with `error` set
+// (exec's errno text) when it could not be started; such a child is already reaped.
+int spawn(std::vector<std::string> args, std::vector<std::string> env, std::string& error) {
+    const auto argv = pointers(args);
+    const auto envp = pointers(env);
     int exec_pipe[2];
     if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
         error = std::string("pipe2: ") + std::strerror(errno);
@@ -155,20 +104,14 @@ int spawn(ExecImage& image, std::string& error) {
         return -1;
     }
     if (pid == 0) {
-        ::close(exec_pipe[0]);
         ::setpgid(0, 0);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL); // the launcher gone, its workers go too
         if (::getppid() != parent) ::_exit(127);
-        struct sigaction dfl {};
-        dfl.sa_handler = SIG_DFL;
-        sigemptyset(&dfl.sa_mask);
-        ::sigaction(SIGINT, &dfl, nullptr);
-        ::sigaction(SIGTERM, &dfl, nullptr);
-        ::sigaction(SIGPIPE, &dfl, nullptr);
+        for (const int sig : {SIGINT, SIGTERM, SIGPIPE}) ::signal(sig, SIG_DFL); // even where ignored here
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::execve(image.argv[0], image.argv.data(), image.envp.data());
+        ::execve(argv[0], argv.data(), envp.data());
         const int err = errno;
         [[maybe_unused]] const auto n = ::write(exec_pipe[1], &err, sizeof err);
         ::_exit(127);
@@ -176,192 +119,159 @@ int spawn(ExecImage& image, std::string& error) {
     ::setpgid(pid, pid); // also from here, whichever runs first
     ::close(exec_pipe[1]);
     int err = 0;
-    ssize_t n;
-    do {
-        n = ::read(exec_pipe[0], &err, sizeof err);
-    } while (n < 0 && errno == EINTR);
+    const ssize_t n = TEMP_FAILURE_RETRY(::read(exec_pipe[0], &err, sizeof err)); // 0: exec closed the pipe
     ::close(exec_pipe[0]);
-    if (n == static_cast<ssize_t>(sizeof err)) {
-        int st = 0;
-        while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-        }
-        error = std::strerror(err);
-        return -1;
-    }
-    return pid;
+    if (n != static_cast<ssize_t>(sizeof err)) return pid;
+    TEMP_FAILURE_RETRY(::waitpid(pid, nullptr, 0));
+    error = std::strerror(err);
+    return -1;
 }
 
 bool is_consequence(const WorkerStatus& s) { return s.signal == 0 && s.exit_code == kDistributedFailureExit; }
 
-std::string rank_list(const std::vector<int>& ranks) {
-    std::string out;
-    for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-    return out;
-}
-
-} // namespace
-
+// The name of a signal ("SIGKILL"), or "signal N".
 std::string signal_name(int signal) {
     const char* abbreviation = ::sigabbrev_np(signal); // "KILL"
     return abbreviation ? std::string("SIG") + abbreviation : "signal " + std::to_string(signal);
 }
 
-std::string WorkerStatus::describe() const {
-    std::string who = "rank " + std::to_string(rank);
-    if (pid > 0) who += " (pid " + std::to_string(pid) + (host.empty() ? "" : ", host " + host) + ")";
-    else if (!host.empty()) who += " (host " + host + ")";
-    if (pid <= 0) return who + " could not be started" + (start_error.empty() ? "" : ": " + start_error);
-    if (signal != 0)
-        return who + " was killed by signal " + std::to_string(signal) + " (" + signal_name(signal) + ")" +
-               (stopped_by_launcher ? ", sent by the launcher" : "");
-    if (exit_code >= 0) return who + " exited with code " + std::to_string(exit_code);
+// rank_name() and what became of it: "rank 1 (pid 4242) exited with code 3", …
+std::string describe(const WorkerStatus& s) {
+    const std::string who = rank_name(s.rank, s.pid, s.host);
+    if (s.pid <= 0) return who + " could not be started" + (s.start_error.empty() ? "" : ": " + s.start_error);
+    if (s.signal != 0)
+        return who + " was killed by signal " + std::to_string(s.signal) + " (" + signal_name(s.signal) + ")" +
+               (s.stopped_by_launcher ? ", sent by the launcher" : "");
+    if (s.exit_code >= 0) return who + " exited with code " + std::to_string(s.exit_code);
     return who + " is running";
 }
+
+} // namespace
 
 LaunchResult launch_workers(const LaunchOptions& options) {
     validate(options.plan);
     if (options.executable.empty()) throw ConfigError("launch: no executable to start");
-    bool expected = false;
-    if (!g_launching.compare_exchange_strong(expected, true))
-        throw ConfigError("launch: another launch is running in this process");
+    if (g_launching.exchange(true)) throw ConfigError("launch: another launch is running in this process");
     struct Release {
-        ~Release() { g_launching.store(false); }
+        ~Release() { g_launching = false; }
     } release;
 
     LaunchPlan plan = options.plan;
     if (plan.master_port == 0) plan.master_port = pick_free_port(plan.master_addr.empty() ? "127.0.0.1" : plan.master_addr);
-
     LaunchResult result;
     result.master_port = plan.master_port;
-    std::vector<int> local_ranks = options.local_ranks;
-    if (local_ranks.empty())
-        for (int i = 0; i < plan.nproc_per_node; ++i) local_ranks.push_back(i);
-    for (const int i : local_ranks)
-        if (i < 0 || i >= plan.nproc_per_node)
-            throw ConfigError("launch: local rank " + std::to_string(i) + " is not in 0 … " +
-                              std::to_string(plan.nproc_per_node - 1));
-    std::vector<Worker> workers(local_ranks.size());
+    if (options.first_local_rank < 0 || options.first_local_rank >= plan.nproc_per_node)
+        throw ConfigError("launch: local rank " + std::to_string(options.first_local_rank) + " is not in 0 … " +
+                          std::to_string(plan.nproc_per_node - 1));
     // Several machines: the messages say which one (its address toward the master).
     const std::string host =
         plan.nnodes > 1 && !is_loopback_host(plan.master_addr) ? address_toward(plan.master_addr) : std::string();
-    for (std::size_t j = 0; j < local_ranks.size(); ++j) {
-        workers[j].status.local_rank = local_ranks[j];
-        workers[j].status.rank = global_rank(plan, local_ranks[j]);
-        workers[j].status.host = host;
-    }
-    // By local rank: the index into `workers`.
-    auto index_of = [&](int local_rank) {
-        return static_cast<int>(std::find(local_ranks.begin(), local_ranks.end(), local_rank) - local_ranks.begin());
-    };
+    auto& workers = result.workers; // by local rank
+    std::vector<bool> running;      // started and not reaped yet
 
-    std::optional<SignalScope> signals;
-    if (options.forward_signals) signals.emplace();
-    bool stopping = false; // options.stop said so
-    std::optional<int> failed;            // local index of the failure that ended the run
-    std::vector<int> failures;            // local indices, in the order they were seen
-    std::optional<Clock::time_point> decide_at;
-    std::optional<Clock::time_point> kill_at; // SIGKILL whatever still runs
+    // SIGINT and SIGTERM are counted while the workers run, the loop reading the
+    // count every kPollMs (a signal to its own thread ends the wait at once).
+    std::optional<SignalAction> on_int, on_term, on_chld;
+    if (options.forward_signals) {
+        g_signal_count = 0;
+        on_int.emplace(SIGINT, on_launcher_signal);
+        on_term.emplace(SIGTERM, on_launcher_signal);
+        // A process that ignores SIGCHLD has its children reaped by the kernel,
+        // and waitpid() could not tell how a worker ended.
+        struct sigaction chld {};
+        if (::sigaction(SIGCHLD, nullptr, &chld) == 0 && chld.sa_handler == SIG_IGN) on_chld.emplace(SIGCHLD, SIG_DFL);
+    }
+    bool stopping = false;                     // options.stop said so
+    std::optional<std::size_t> failed;         // the failure that ended the run (index into workers)
+    std::vector<std::size_t> failures;         // indices into workers, in the order they were seen
+    auto decide_at = Clock::time_point::max(); // when to pick the cause among them
+    auto kill_at = Clock::time_point::max();   // SIGKILL whatever still runs then
     int signals_handled = 0;
 
-    auto stop_running = [&](int sig) {
-        for (auto& w : workers)
-            if (w.running) {
-                ::kill(w.status.pid, sig);
-                w.status.stopped_by_launcher = true;
+    // Sends `sig` to the workers still running, marked stopped by the launcher
+    // unless it only passes a signal on; SIGKILL follows after stop_grace.
+    auto signal_running = [&](int sig, bool passed_on = false) {
+        for (std::size_t j = 0; j < workers.size(); ++j)
+            if (running[j]) {
+                ::kill(workers[j].pid, sig);
+                workers[j].stopped_by_launcher = workers[j].stopped_by_launcher || !passed_on;
             }
+        kill_at = sig == SIGKILL ? Clock::time_point::max() : Clock::now() + options.stop_grace;
     };
 
-    // Start them all (a start failure is a failure like any other).
-    for (auto& w : workers) {
-        ExecImage image = make_image(options, worker_world(plan, w.status.local_rank));
-        std::string error;
-        const int pid = spawn(image, error);
-        if (pid < 0) {
-            w.status.start_error = error;
-            failures.push_back(w.status.local_rank);
-            decide_at = Clock::now();
-            break;
-        }
-        w.status.pid = pid;
-        w.running = true;
+    // Start them in order; after one that cannot start (a failure like any
+    // other), the rest are listed, not started.
+    std::vector<std::string> args{options.executable};
+    args.insert(args.end(), options.arguments.begin(), options.arguments.end());
+    for (int i = options.first_local_rank; i < plan.nproc_per_node; ++i) {
+        const WorldInfo world = worker_world(plan, i);
+        auto& w = workers.emplace_back();
+        w.rank = world.rank;
+        w.local_rank = i;
+        w.host = host;
+        if (failures.empty()) w.pid = spawn(args, environment_of(options, world), w.start_error);
+        else w.start_error = "not started";
+        if (w.pid <= 0 && failures.empty()) failures.push_back(workers.size() - 1);
+        running.push_back(w.pid > 0);
     }
+    if (!failures.empty()) decide_at = Clock::now();
 
-    auto any_running = [&] {
-        return std::any_of(workers.begin(), workers.end(), [](const Worker& w) { return w.running; });
-    };
-    while (any_running() || (decide_at && !failed)) {
-        if (signals) {
-            pollfd p{signals->wake_fd(), POLLIN, 0};
-            ::poll(&p, 1, kPollMs);
-            signals->drain();
-        } else {
-            ::poll(nullptr, 0, kPollMs);
-        }
+    while (std::find(running.begin(), running.end(), true) != running.end() || (!failures.empty() && !failed)) {
+        ::poll(nullptr, 0, kPollMs);
         const auto now = Clock::now();
         if (!stopping && options.stop && options.stop()) {
             stopping = true;
-            if (!failed) {
-                stop_running(SIGTERM);
-                kill_at = now + options.stop_grace;
-            }
+            if (!failed) signal_running(SIGTERM);
         }
 
-        const int count = signals ? static_cast<int>(g_signal_count) : signals_handled;
+        const int count = options.forward_signals ? static_cast<int>(g_signal_count) : signals_handled;
         if (count > signals_handled) {
             if (result.interrupt_signal == 0 && !failed) {
                 result.interrupt_signal = g_last_signal;
-                for (auto& w : workers)
-                    if (w.running) ::kill(w.status.pid, result.interrupt_signal); // passed on, once
-                kill_at = now + options.stop_grace;
+                signal_running(result.interrupt_signal, true); // passed on, once
             } else {
-                stop_running(SIGKILL); // a second signal: no more waiting
+                signal_running(SIGKILL); // a second signal: no more waiting
             }
             signals_handled = count;
         }
 
-        for (auto& w : workers) {
-            if (!w.running) continue;
+        for (std::size_t j = 0; j < workers.size(); ++j) {
+            if (!running[j]) continue;
+            auto& w = workers[j];
             int st = 0;
-            const pid_t r = ::waitpid(w.status.pid, &st, WNOHANG);
-            if (r == 0) continue;
-            if (r < 0 && errno == EINTR) continue;
-            w.running = false;
-            if (r > 0 && WIFSIGNALED(st)) w.status.signal = WTERMSIG(st);
-            else if (r > 0 && WIFEXITED(st)) w.status.exit_code = WEXITSTATUS(st);
-            if (!w.status.succeeded() && !failed && result.interrupt_signal == 0 && !w.status.stopped_by_launcher) {
-                failures.push_back(w.status.local_rank);
-                const auto when = is_consequence(w.status) ? now + kSettle : now;
-                decide_at = decide_at ? std::min(*decide_at, when) : when;
+            const pid_t r = ::waitpid(w.pid, &st, WNOHANG);
+            if (r == 0 || (r < 0 && errno == EINTR)) continue;
+            running[j] = false;
+            if (r > 0 && WIFSIGNALED(st)) w.signal = WTERMSIG(st);
+            else if (r > 0 && WIFEXITED(st)) w.exit_code = WEXITSTATUS(st);
+            if (!w.succeeded() && !failed && result.interrupt_signal == 0 && !w.stopped_by_launcher) {
+                failures.push_back(j);
+                const auto when = is_consequence(w) ? now + kSettle : now;
+                decide_at = std::min(decide_at, when);
             }
         }
 
-        if (!failed && decide_at && now >= *decide_at) {
+        if (!failed && now >= decide_at) {
             // The cause: the first failure that is not a consequence of another's.
             const auto cause = std::find_if(failures.begin(), failures.end(),
-                                            [&](int i) { return !is_consequence(workers[index_of(i)].status); });
-            failed = index_of(cause != failures.end() ? *cause : failures.front());
-            stop_running(SIGTERM);
-            kill_at = now + options.stop_grace;
+                                            [&](std::size_t j) { return !is_consequence(workers[j]); });
+            failed = cause != failures.end() ? *cause : failures.front();
+            signal_running(SIGTERM);
         }
-        if (kill_at && now >= *kill_at) {
-            stop_running(SIGKILL);
-            kill_at.reset();
-        }
+        if (now >= kill_at) signal_running(SIGKILL);
     }
 
-    for (auto& w : workers) {
-        if (w.status.pid <= 0 && w.status.start_error.empty()) w.status.start_error = "not started";
-        result.workers.push_back(w.status);
-    }
+    std::string stopped; // the ranks the launcher stopped: "0, 2"
+    int stopped_count = 0;
+    for (const auto& w : workers)
+        if (w.stopped_by_launcher) stopped += (stopped_count++ ? ", " : "") + std::to_string(w.rank);
     if (failed) {
-        const auto& s = workers[*failed].status;
+        const auto& s = workers[*failed];
         result.failed_rank = s.rank;
         result.exit_code = s.pid <= 0 ? 127 : s.signal != 0 ? kDistributedFailureExit : s.exit_code > 0 ? s.exit_code : 1;
-        result.message = s.describe();
-        std::vector<int> stopped;
-        for (const auto& w : workers)
-            if (w.status.stopped_by_launcher) stopped.push_back(w.status.rank);
-        if (!stopped.empty()) result.message += "; the launcher stopped rank" + std::string(stopped.size() > 1 ? "s " : " ") + rank_list(stopped);
+        result.message = describe(s);
+        if (stopped_count > 0)
+            result.message += "; the launcher stopped rank" + std::string(stopped_count > 1 ? "s " : " ") + stopped;
     } else if (result.interrupt_signal != 0) {
         result.exit_code = 128 + result.interrupt_signal;
         result.message = "interrupted by " + signal_name(result.interrupt_signal) + ", passed on to the workers";
@@ -374,21 +284,13 @@ LaunchOutcome launch_ranks(const RunConfig& config, const std::string& program,
     LaunchOptions options;
     options.executable = program;
     options.arguments = arguments;
-    options.plan.nproc_per_node = config.nproc_per_node;
-    options.plan.nnodes = config.nnodes;
-    options.plan.node_rank = config.node_rank;
-    options.plan.master_addr = config.master_addr;
-    options.plan.master_port = config.master_port; // 0: a free one (one machine)
+    options.plan = {config.nproc_per_node, config.nnodes, config.node_rank, config.master_addr, config.master_port};
     // A rank that survives a failure ends by itself within --dist-timeout + 2 s
     // (a collective's deadline); SIGTERM reaches one that is computing at its
     // next window, SIGKILL after this grace any that does not end.
     options.stop_grace = std::chrono::seconds(10);
     const LaunchResult result = launch_workers(options);
-    LaunchOutcome outcome;
-    outcome.exit_code = result.exit_code;
-    outcome.message = result.message;
-    outcome.master_port = result.master_port;
-    return outcome;
+    return {result.exit_code, result.message, result.master_port};
 }
 
 } // namespace accum::dist

@@ -1,14 +1,10 @@
 #pragma once
-// Starts the workers of a data-parallel run on this machine and watches them,
-// as torchrun does: every worker is the same program with the same arguments,
-// and differs only by RANK, LOCAL_RANK, … in its environment (world.h). When
-// one worker fails (exits non-zero or dies by a signal) the launcher stops the
-// others (SIGTERM, then SIGKILL after a grace period) and reports which rank
-// failed and how. SIGINT and SIGTERM sent to the launcher are passed on to the
-// workers, once; a second one kills them. Workers run in a process group of
-// their own (a terminal's Ctrl-C reaches them only through the launcher) and
-// are killed by the kernel if the launcher itself dies. launch_workers returns
-// only when every worker it started has been reaped. Torch-free; POSIX (Linux).
+// Starts this machine's workers and watches them, as torchrun does
+// (docs/ARCHITECTURE.md §4.5). A signal sent to the launcher is passed on once;
+// a second one kills the workers. They run in a process group of their own (a
+// terminal's Ctrl-C reaches them only through the launcher) and are killed by
+// the kernel if the launcher dies. launch_workers returns only when every
+// worker it started has been reaped. Torch-free; POSIX (Linux).
 
 #include <chrono>
 #include <functional>
@@ -23,14 +19,13 @@ namespace accum::dist {
 struct LaunchOptions {
     std::string executable;             // path of the program every worker runs
     std::vector<std::string> arguments; // its arguments (argv[1] …)
-    LaunchPlan plan;                    // master_port 0: a free port on 127.0.0.1 is picked
+    LaunchPlan plan;
     // Extra variables for every worker (after the rank variables, which they may not override).
     std::vector<std::pair<std::string, std::string>> environment;
-    // How long stopped workers get between SIGTERM and SIGKILL.
-    std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
-    // The local ranks to start (empty: all of the plan's). A program that trains
-    // as rank 0 itself (the studio) starts the others.
-    std::vector<int> local_ranks;
+    std::chrono::milliseconds stop_grace{std::chrono::seconds(30)}; // stopped workers' time before SIGKILL
+    // The first local rank to start; the plan's later ones follow. A program that
+    // trains as rank 0 itself (the studio) starts 1 … N−1.
+    int first_local_rank = 0;
     // Catch SIGINT and SIGTERM while the workers run and pass them on (accum-run).
     // Off for a program with handlers of its own (the studio).
     bool forward_signals = true;
@@ -50,9 +45,6 @@ struct WorkerStatus {
     std::string host;                 // a launch on several machines: this machine's address toward the master
 
     bool succeeded() const { return pid > 0 && signal == 0 && exit_code == 0; }
-    // "rank 1 (pid 4242) was killed by signal 9 (SIGKILL)", "… exited with code 3", …;
-    // with a host: "rank 1 (pid 4242, host 10.0.0.2) …"
-    std::string describe() const;
 };
 
 struct LaunchResult {
@@ -71,9 +63,6 @@ struct LaunchResult {
 // another launch_workers is running in this process. Everything else (a worker
 // that cannot be started, fails, or is interrupted) is in the result.
 LaunchResult launch_workers(const LaunchOptions& options);
-
-// The name of a signal ("SIGKILL"), or "signal N".
-std::string signal_name(int signal);
 
 } // namespace accum::dist
 // SPDX-License-Identifier: GPL-3.0-or-later

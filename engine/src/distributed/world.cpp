@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <cstring>
+#include <memory>
 #include <system_error>
 
 #include "accum/errors.h"
@@ -17,28 +17,10 @@
 
 namespace accum::dist {
 
-namespace {
-
-// A whole decimal integer in [lo, hi]; anything else is an error naming `what`.
-int parse_int(const std::string& text, const std::string& what, int lo, int hi) {
-    int value = 0;
-    const char* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (text.empty() || ec != std::errc() || ptr != end)
-        throw ConfigError(what + "='" + text + "' is not an integer");
-    if (value < lo || value > hi)
-        throw ConfigError(what + "=" + text + " is out of range (" + std::to_string(lo) + " … " +
-                          std::to_string(hi) + ")");
-    return value;
-}
-
-} // namespace
-
 EnvLookup process_environment() {
     return [](const std::string& name) -> std::optional<std::string> {
         const char* value = std::getenv(name.c_str());
-        if (!value) return std::nullopt;
-        return std::string(value);
+        return value ? std::optional<std::string>(value) : std::nullopt;
     };
 }
 
@@ -49,42 +31,52 @@ std::optional<WorldInfo> world_from_environment(const EnvLookup& env) {
     const std::string needed = " (a process started by a launcher needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT)";
     if (!world_text) throw ConfigError("environment variable RANK is set but WORLD_SIZE is not" + needed);
     if (!rank_text) throw ConfigError("environment variable WORLD_SIZE is set but RANK is not" + needed);
+    // The variable as a whole decimal integer in [lo, hi] (anything else is an
+    // error naming it), or `unset` when it is not set.
+    auto number = [&env](const std::string& name, int lo, int hi, int unset) {
+        const auto text = env(name);
+        if (!text) return unset;
+        int value = 0;
+        const char* end = text->data() + text->size();
+        const auto [ptr, ec] = std::from_chars(text->data(), end, value);
+        const std::string what = "environment variable " + name;
+        if (text->empty() || ec != std::errc() || ptr != end)
+            throw ConfigError(what + "='" + *text + "' is not an integer");
+        if (value < lo || value > hi)
+            throw ConfigError(what + "=" + *text + " is out of range (" + std::to_string(lo) + " … " +
+                              std::to_string(hi) + ")");
+        return value;
+    };
 
     WorldInfo w;
     constexpr int kMaxRanks = 1 << 20;
-    w.world_size = parse_int(*world_text, "environment variable WORLD_SIZE", 1, kMaxRanks);
-    w.rank = parse_int(*rank_text, "environment variable RANK", 0, kMaxRanks);
+    w.world_size = number("WORLD_SIZE", 1, kMaxRanks, 1);
+    w.rank = number("RANK", 0, kMaxRanks, 0);
     if (w.rank >= w.world_size)
         throw ConfigError("environment variable RANK=" + *rank_text + " must be below WORLD_SIZE=" + *world_text);
-
-    const auto local_world_text = env("LOCAL_WORLD_SIZE");
-    w.local_world_size = local_world_text
-                             ? parse_int(*local_world_text, "environment variable LOCAL_WORLD_SIZE", 1, w.world_size)
-                             : w.world_size;
-    const auto local_rank_text = env("LOCAL_RANK");
-    w.local_rank = local_rank_text ? parse_int(*local_rank_text, "environment variable LOCAL_RANK", 0, kMaxRanks)
-                                   : (local_world_text ? w.rank % w.local_world_size : w.rank);
+    // Without LOCAL_WORLD_SIZE, one machine: the local rank is the rank.
+    w.local_world_size = number("LOCAL_WORLD_SIZE", 1, w.world_size, w.world_size);
+    w.local_rank = number("LOCAL_RANK", 0, kMaxRanks, w.rank % w.local_world_size);
     if (w.local_rank >= w.local_world_size)
         throw ConfigError("environment variable LOCAL_RANK=" + std::to_string(w.local_rank) +
                           " must be below LOCAL_WORLD_SIZE=" + std::to_string(w.local_world_size));
-    if (const auto group = env("GROUP_RANK")) w.node_rank = parse_int(*group, "environment variable GROUP_RANK", 0, kMaxRanks);
+    w.node_rank = number("GROUP_RANK", 0, kMaxRanks, 0);
 
     const auto addr = env("MASTER_ADDR");
-    const auto port = env("MASTER_PORT");
     if (w.world_size > 1) {
         if (!addr || addr->empty())
             throw ConfigError("environment variable MASTER_ADDR is not set (WORLD_SIZE=" + *world_text +
                               "): it names the machine where rank 0 listens");
-        if (!port) throw ConfigError("environment variable MASTER_PORT is not set (WORLD_SIZE=" + *world_text + ")");
+        if (!env("MASTER_PORT"))
+            throw ConfigError("environment variable MASTER_PORT is not set (WORLD_SIZE=" + *world_text + ")");
     }
     if (addr && !addr->empty()) w.master_addr = *addr;
-    if (port) w.master_port = parse_int(*port, "environment variable MASTER_PORT", 1, 65535);
+    w.master_port = number("MASTER_PORT", 1, 65535, 0);
     // torchrun (torch/distributed/elastic/agent/server/local_elastic_agent.py)
     // writes Python's str(bool); torch.distributed's _torchelastic_use_agent_store()
     // reads == "True", and so does this.
     w.agent_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
-    if (const auto restarts = env("TORCHELASTIC_RESTART_COUNT"))
-        w.restart_count = parse_int(*restarts, "environment variable TORCHELASTIC_RESTART_COUNT", 0, kMaxRanks);
+    w.restart_count = number("TORCHELASTIC_RESTART_COUNT", 0, kMaxRanks, 0);
     return w;
 }
 
@@ -124,15 +116,11 @@ RunConfig config_for_world(const RunConfig& config, const WorldInfo& w) {
     return c;
 }
 
-int world_size(const LaunchPlan& plan) { return plan.nproc_per_node * plan.nnodes; }
-
-int global_rank(const LaunchPlan& plan, int local_rank) { return plan.node_rank * plan.nproc_per_node + local_rank; }
-
 WorldInfo worker_world(const LaunchPlan& plan, int local_rank) {
     WorldInfo w;
-    w.rank = global_rank(plan, local_rank);
+    w.rank = plan.node_rank * plan.nproc_per_node + local_rank;
     w.local_rank = local_rank;
-    w.world_size = world_size(plan);
+    w.world_size = plan.nproc_per_node * plan.nnodes;
     w.local_world_size = plan.nproc_per_node;
     w.node_rank = plan.node_rank;
     w.master_addr = plan.master_addr.empty() ? "127.0.0.1" : plan.master_addr;
@@ -154,20 +142,17 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const WorldI
 
 int pick_free_port(const std::string& host) {
     sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = 0;
+    addr.sin_family = AF_INET; // port 0: the kernel's choice
     if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
         throw ConfigError("cannot pick a port on '" + host + "': not an IPv4 address");
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
     socklen_t len = sizeof addr;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        const int err = errno;
-        ::close(fd);
-        throw std::system_error(err, std::generic_category(), "cannot pick a free port on " + host);
-    }
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    const int err = errno;
     ::close(fd);
+    if (!bound) throw std::system_error(err, std::generic_category(), "cannot pick a free port on " + host);
     return ntohs(addr.sin_port);
 }
 
@@ -177,29 +162,31 @@ std::string address_toward(const std::string& host) {
     hints.ai_socktype = SOCK_DGRAM;
     addrinfo* found = nullptr;
     if (host.empty() || ::getaddrinfo(host.c_str(), "9", &hints, &found) != 0 || !found) return {};
-    std::string out;
+    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
     const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
-        sockaddr_in local{};
-        socklen_t len = sizeof local;
-        char text[INET_ADDRSTRLEN] = {};
-        if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
-            ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text))
-            out = text;
-        ::close(fd);
-    }
-    ::freeaddrinfo(found);
-    return out;
+    if (fd < 0) return {};
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    char text[INET_ADDRSTRLEN] = {};
+    const bool routed = ::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+                        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+                        ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);
+    ::close(fd);
+    return routed ? text : "";
 }
 
 bool is_loopback_host(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
+std::string rank_name(int rank, int pid, const std::string& host) {
+    std::string facts = pid > 0 ? "pid " + std::to_string(pid) : "";
+    if (!host.empty()) facts += (facts.empty() ? "host " : ", host ") + host;
+    return "rank " + std::to_string(rank) + (facts.empty() ? "" : " (" + facts + ")");
+}
+
 std::string rank_with_host(const WorldInfo& w) {
-    const std::string address = is_loopback_host(w.master_addr) ? std::string() : address_toward(w.master_addr);
-    return "rank " + std::to_string(w.rank) + (address.empty() ? "" : " (host " + address + ")");
+    return rank_name(w.rank, -1, is_loopback_host(w.master_addr) ? std::string() : address_toward(w.master_addr));
 }
 
 } // namespace accum::dist

@@ -1,12 +1,8 @@
 #pragma once
-// Where a process stands in a data-parallel run, read from the variables
-// torchrun sets (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK,
-// MASTER_ADDR, MASTER_PORT), and the plan of a launch on one or several
-// machines (--nproc-per-node, --nnodes, --node-rank, --master-addr,
-// --master-port) that gives every worker those variables. Torch-free.
+// The plan of a launch on one or several machines, the variables it gives
+// every worker (read back by world_from_environment, accum/data_parallel.h),
+// and how the messages name ranks and hosts. Torch-free.
 
-#include <functional>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,12 +11,8 @@
 
 namespace accum::dist {
 
-// WorldInfo, EnvLookup, process_environment() and world_from_environment()
-// are in the public header.
-
-// A launch of nproc_per_node workers on this machine, which is node node_rank of
-// nnodes. master_addr empty: 127.0.0.1 (one machine only); master_port 0: a free
-// port is picked (one machine only).
+// This machine's part of a launch. One machine only: master_addr empty means
+// 127.0.0.1, master_port 0 a free port.
 struct LaunchPlan {
     int nproc_per_node = 1;
     int nnodes = 1;
@@ -29,35 +21,32 @@ struct LaunchPlan {
     int master_port = 0;
 };
 
-// Throws ConfigError naming the option (--nproc-per-node, --nnodes, --node-rank,
-// --master-addr, --master-port).
+// Throws ConfigError naming the option at fault.
 void validate(const LaunchPlan& plan);
 
-int world_size(const LaunchPlan& plan);
-// node_rank × nproc_per_node + local_rank, as torchrun numbers ranks.
-int global_rank(const LaunchPlan& plan, int local_rank);
-// The world of the worker with this local rank; the plan must be valid and have
-// its port (pick_free_port() for a one-machine launch).
+// The world of the worker with this local rank (its rank: node_rank ×
+// nproc_per_node + local_rank, as torchrun numbers ranks); the plan must be
+// valid and have its port (pick_free_port() for a one-machine launch).
 WorldInfo worker_world(const LaunchPlan& plan, int local_rank);
 
-// The variables a worker gets: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
-// GROUP_RANK, MASTER_ADDR, MASTER_PORT (what world_from_environment reads back).
+// RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT.
 std::vector<std::pair<std::string, std::string>> worker_environment(const WorldInfo& world);
 
 // A TCP port on `host` that nothing listens on now (the kernel's choice for port 0).
 // Another program may take it before rank 0 does; rank 0 then reports the port in use.
 int pick_free_port(const std::string& host = "127.0.0.1");
 
-// This machine's address toward `host` (an IPv4 address or a name): the source
-// address its route to `host` takes, as a peer there sees this machine. No
-// packet is sent (a UDP socket's connect() only chooses the route). Empty when
-// there is no route or `host` does not resolve. The failure messages of a run
-// on several machines name hosts by it.
+// This machine's address toward `host` (an IPv4 address or a name), as a peer
+// there sees it: its route's source address (a UDP connect() sends nothing).
+// Empty when there is no route or `host` does not resolve.
 std::string address_toward(const std::string& host);
 // Whether `host` names this machine's loopback (a run on one machine).
 bool is_loopback_host(const std::string& host);
-// "rank 1", or in a run across machines "rank 1 (host 10.0.0.2)" (this
-// machine's address toward the master): how a rank names itself in its messages.
+// How the messages name a rank: "rank 1", "rank 1 (pid 4242)", "rank 1 (host
+// 10.0.0.2)" or "rank 1 (pid 4242, host 10.0.0.2)"; no pid when pid <= 0.
+std::string rank_name(int rank, int pid = -1, const std::string& host = {});
+// How a rank names itself: with its host (this machine's address toward the
+// master) in a run across machines.
 std::string rank_with_host(const WorldInfo& world);
 
 } // namespace accum::dist
