@@ -93,10 +93,7 @@ struct ProcessGroup::Impl {
     std::string address_of(int r) const { return known(r) ? meeting.peers[r].address : std::string(); }
     // "rank 1", "rank 1 (host 10.0.0.2)"; with its pid: "rank 1 (pid 4242, host 10.0.0.2)".
     std::string rank_text(int r, bool with_pid = false) const {
-        const std::string host = names_hosts() ? address_of(r) : std::string();
-        std::string facts = with_pid && known(r) ? "pid " + std::to_string(meeting.peers[r].pid) : "";
-        if (!host.empty()) facts += (facts.empty() ? "host " : ", host ") + host;
-        return "rank " + std::to_string(r) + (facts.empty() ? "" : " (" + facts + ")");
+        return rank_name(r, with_pid && known(r) ? meeting.peers[r].pid : -1, names_hosts() ? address_of(r) : "");
     }
     // The other ranks a failure may concern: those whose host's address the
     // error names ("[10.0.0.2]:port", Gloo's way), else the ranks on other hosts.
