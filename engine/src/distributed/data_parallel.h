@@ -1,11 +1,7 @@
 #pragma once
-// DistributedDataParallel for the engine's models, as the three styles' loops
-// use it, after torch/nn/parallel/distributed.py:
-//
-//   DistributedDataParallel model(module);   // the run's process group, as DDP's default group
-//   auto context = sync ? nullcontext() : model.no_sync();
-//   auto outputs = model(batch);              // forward: decides whether this backward syncs
-//   loss.backward();                          // on sync: .grad averaged across the ranks
+// DistributedDataParallel for the engine's models, after
+// torch/nn/parallel/distributed.py, as the three styles' loops use it (the
+// pattern is in pytorch_loop.cpp's comment).
 
 #include <cstdint>
 #include <memory>
@@ -29,9 +25,8 @@ struct MicroBatchPart {
     std::int64_t items = 0; // label items
 };
 
-// Values that travel with every gradient all-reduce, summed over the ranks:
-// the window's loss, requests to stop or pause, memory figures (RunContext). One
-// all-reduce per update carries them all.
+// Values that ride with every gradient all-reduce, summed over the ranks
+// (RankAgreement's: the window's loss, stop and pause, memory figures).
 class SyncPassenger {
 public:
     virtual ~SyncPassenger() = default;

@@ -1,7 +1,6 @@
 #pragma once
-// What the ranks of a data-parallel run agree on beside their gradients. The
-// run feeds it through RankHooks and asks it what was agreed; it knows nothing
-// of the run's loop.
+// What the ranks agree on beside their gradients (ARCHITECTURE.md 1.2), fed by
+// the run through RankHooks: it knows nothing of the run's loop.
 
 #include <chrono>
 #include <cstdint>
