@@ -92,11 +92,10 @@ RankAgreement::~RankAgreement() {
 bool RankAgreement::join(const std::string& shared_options, bool writes_checkpoints,
                          const std::vector<torch::Tensor>& model_state) {
     auto& group = state_.group();
-    if (!group.all_agree(fingerprint(shared_options))) {
+    if (!group.all_agree(fingerprint(shared_options)))
         throw ConfigError("the " + std::to_string(world_size()) + " processes were started with different options" +
                           differing_options(group, shared_options) +
                           "; every rank must train the same configuration (compare their command lines)");
-    }
     const double writes = rank() == 0 && writes_checkpoints ? 1.0 : 0.0;
     const bool rank0_writes = group.all_reduce(std::vector<double>{writes}, ReduceOp::Max)[0] > 0;
     broadcast_tensors(group, model_state);
@@ -111,8 +110,8 @@ std::vector<float> RankAgreement::board(const MicroBatchPart& current) {
     split(divisor, v[DivisorHi], v[DivisorLo]);
     v[Stop] = hooks_.stop_requested() ? 1.0f : 0.0f;
     v[Pause] = hooks_.paused() ? 1.0f : 0.0f;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - own_memory_at_ >= std::chrono::milliseconds(200)) set_own_memory(hooks_.memory_now());
+    if (std::chrono::steady_clock::now() - own_memory_at_ >= std::chrono::milliseconds(200))
+        set_own_memory(hooks_.memory_now());
     float* slot = v.data() + HeadSize + kMemoryFloats * static_cast<std::size_t>(rank());
     for (const auto field : kRankMemoryFields) {
         split_bytes(own_memory_.*field, slot[0], slot[1]);

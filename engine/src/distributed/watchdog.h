@@ -43,9 +43,8 @@ public:
     // joined by the watchdog once done. Runs it here when no thread can start.
     void dispose(std::function<void()> work);
 
-    struct State;
-
 private:
+    struct State;
     friend Watchdog& watchdog();
     Watchdog();
     std::shared_ptr<State> state_;
