@@ -1,7 +1,5 @@
 #include "distributed/data_parallel.h"
 
-#include <utility>
-
 #include <torch/csrc/autograd/engine.h>
 
 namespace accum::dist {
@@ -9,11 +7,6 @@ namespace accum::dist {
 namespace {
 thread_local DistributedState* t_default_state = nullptr;
 } // namespace
-
-DistributedState::DistributedState(std::unique_ptr<ProcessGroup> group, const WorldInfo& world)
-    : group_(std::move(group)), world_(world), sync_(*group_) {}
-
-DistributedState::~DistributedState() = default;
 
 void DistributedState::synchronize(const std::vector<torch::Tensor>& parameters, const MicroBatchPart& current) {
     std::vector<float> extras = passenger_ ? passenger_->board(current) : std::vector<float>{};
@@ -26,16 +19,6 @@ DistributedState* default_state() { return t_default_state; }
 DefaultStateScope::DefaultStateScope(DistributedState* state) : previous_(t_default_state) { t_default_state = state; }
 DefaultStateScope::~DefaultStateScope() { t_default_state = previous_; }
 
-NoSync::NoSync(DistributedDataParallel& model) : model_(&model), previous_(model.require_backward_grad_sync) {
-    model.require_backward_grad_sync = false;
-}
-
-NoSync::NoSync(NoSync&& other) noexcept : model_(std::exchange(other.model_, nullptr)), previous_(other.previous_) {}
-
-NoSync::~NoSync() {
-    if (model_) model_->require_backward_grad_sync = previous_;
-}
-
 DistributedDataParallel::DistributedDataParallel(Model& m) : module(m), state_(default_state()) {
     if (state_ && state_->world_size() < 2) state_ = nullptr;
 }
@@ -46,14 +29,15 @@ ModelOutput DistributedDataParallel::operator()(const Batch& batch) {
         !outputs.first_in_backward().requires_grad())
         return outputs;
     // Every loss the loops take (the mean, the token sum, either scaled) comes
-    // from the logits (or a module's own loss): the first gradient to reach them starts the backward
-    // this forward will sync. From there the sync is queued to run once the
-    // whole backward is done, as DDP's reducer queues its finalisation.
+    // from the logits (or a module's own loss): the first gradient to reach them
+    // starts the backward this forward will sync. The sync is queued to run once
+    // the whole backward is done, as DDP's reducer queues its finalisation: by
+    // then every gradient is written, also those the fused MLP kernel adds
+    // straight into .grad without autograd's AccumulateGrad.
     MicroBatchPart part{outputs.loss.detach(), outputs.loss_sum.detach(), batch.num_items};
     auto queued = std::make_shared<bool>(false);
-    auto start = outputs.first_in_backward();
-    start.register_hook([state = state_, params = module.trainable_parameters(), part = std::move(part),
-                                  queued](const torch::Tensor&) {
+    outputs.first_in_backward().register_hook([state = state_, params = module.trainable_parameters(),
+                                               part = std::move(part), queued](const torch::Tensor&) {
         if (*queued) return;
         *queued = true;
         torch::autograd::Engine::get_default_engine().queue_callback(

@@ -1,27 +1,11 @@
 #pragma once
-// DistributedDataParallel for the engine's models, as the three styles' loops
-// use it, after torch/nn/parallel/distributed.py:
-//
-//   DistributedDataParallel model(module);   // the run's process group, as DDP's default group
-//   auto context = sync ? nullcontext() : model.no_sync();
-//   auto outputs = model(batch);              // forward: decides whether this backward syncs
-//   loss.backward();                          // on sync: .grad averaged across the ranks
-//
-// The decision is made before forward, as DDP makes it (require_backward_grad_sync,
-// read in forward): a forward outside no_sync() hooks its backward, and when
-// that backward has completed — every gradient written, also those the fused
-// MLP kernel adds straight into .grad without autograd's AccumulateGrad — the
-// gradients are averaged across the ranks, bucketed (GradientSync), as DDP's
-// reducer finalises its backward from a callback queued on autograd's engine.
-// Inside no_sync() nothing is communicated: the gradients add up locally.
-//
-// The run's process group is this thread's DistributedState (torch.distributed's
-// default group; Accelerate's PartialState), set for the run by the session.
-// Without one (a run of one process) the wrapper only forwards: no hooks, no
-// communication, nothing changes.
+// DistributedDataParallel for the engine's models, after
+// torch/nn/parallel/distributed.py, as the three styles' loops use it (the
+// pattern is in pytorch_loop.cpp's comment).
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <torch/types.h>
@@ -41,9 +25,8 @@ struct MicroBatchPart {
     std::int64_t items = 0; // label items
 };
 
-// Values that travel with every gradient all-reduce, summed over the ranks:
-// the window's loss, requests to stop or pause, memory figures (RunContext). One
-// all-reduce per update carries them all.
+// Values that ride with every gradient all-reduce, summed over the ranks
+// (RankAgreement's: the window's loss, stop and pause, memory figures).
 class SyncPassenger {
 public:
     virtual ~SyncPassenger() = default;
@@ -56,17 +39,15 @@ public:
 // A data-parallel run's process group and its gradient buckets, for one run.
 class DistributedState {
 public:
-    DistributedState(std::unique_ptr<ProcessGroup> group, const WorldInfo& world);
-    ~DistributedState();
+    DistributedState(std::unique_ptr<ProcessGroup> group, const WorldInfo& world)
+        : group_(std::move(group)), world_(world), sync_(*group_) {}
     DistributedState(const DistributedState&) = delete;
     DistributedState& operator=(const DistributedState&) = delete;
 
     ProcessGroup& group() { return *group_; }
     GradientSync& gradients() { return sync_; }
-    const WorldInfo& world() const { return world_; }
     int rank() const { return world_.rank; }
     int world_size() const { return world_.world_size; }
-    bool is_main_process() const { return world_.rank == 0; }
 
     void set_passenger(SyncPassenger* passenger) { passenger_ = passenger; }
     // The sync at the end of a backward: `parameters`' .grad averaged over the
@@ -80,8 +61,8 @@ private:
     SyncPassenger* passenger_ = nullptr;
 };
 
-// This thread's run's state (torch.distributed's default group); null when the
-// run has one process.
+// This thread's run's state (torch.distributed's default group; Accelerate's
+// PartialState); null when the run has one process.
 DistributedState* default_state();
 // Makes `state` the default for the scope (the session, around a run).
 class DefaultStateScope {
@@ -95,21 +76,20 @@ private:
     DistributedState* previous_;
 };
 
-class DistributedDataParallel;
-
-// with model.no_sync(): — an RAII scope; a default-constructed one (nullcontext())
-// changes nothing.
+// with model.no_sync(): — an RAII scope that clears the model's
+// require_backward_grad_sync and restores it; a default-constructed one
+// (nullcontext()) changes nothing.
 class NoSync {
 public:
     NoSync() = default;
-    explicit NoSync(DistributedDataParallel& model);
-    NoSync(NoSync&& other) noexcept;
-    NoSync& operator=(NoSync&&) = delete;
-    NoSync(const NoSync&) = delete;
-    ~NoSync();
+    explicit NoSync(bool& require_sync) : flag_(&require_sync), previous_(std::exchange(require_sync, false)) {}
+    NoSync(const NoSync&) = delete; // returned as a prvalue only: no copy, no move
+    ~NoSync() {
+        if (flag_) *flag_ = previous_;
+    }
 
 private:
-    DistributedDataParallel* model_ = nullptr;
+    bool* flag_ = nullptr;
     bool previous_ = true;
 };
 
@@ -125,15 +105,12 @@ public:
     // outputs = model(batch): the module's forward. Outside no_sync(), with
     // gradients enabled and several ranks, its backward ends with the sync.
     ModelOutput operator()(const Batch& batch);
-    ModelOutput forward(const Batch& batch) { return (*this)(batch); }
     // Backward passes of forwards made in this scope keep their gradients local.
-    [[nodiscard]] NoSync no_sync() { return NoSync(*this); }
+    [[nodiscard]] NoSync no_sync() { return NoSync(require_backward_grad_sync); }
 
     void train(bool on = true) { module.train(on); }
-    void eval() { module.eval(); }
     std::vector<torch::Tensor> parameters() const { return module.parameters(); }
     void zero_grad() { module.zero_grad(); }
-    int world_size() const { return state_ ? state_->world_size() : 1; }
 
     Model& module;
     // DDP's flag: false inside no_sync().

@@ -12,6 +12,13 @@ namespace accum::dist {
 
 namespace {
 
+// FNV-1a over `text`: the same on every machine, unlike std::hash.
+std::uint64_t fingerprint(const std::string& text) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
 // A double as two floats whose sum is it (to float64 rounding of the pair): a
 // sum over the ranks of such pairs keeps the precision float32 alone would lose.
 void split(double x, float& hi, float& lo) {
@@ -46,12 +53,12 @@ constexpr std::size_t kMemoryFloats = 2 * std::size(kRankMemoryFields);
 // its divisor (hi, lo), stop and pause requests; then each rank's memory figures.
 enum Head { LossHi, LossLo, DivisorHi, DivisorLo, Stop, Pause, HeadSize };
 
-// The options in which the ranks differ, by name ("--batch-size"), when the
-// shared options are a JSON object with the same keys on every rank (the
-// option table's names); empty when that cannot be told. Every rank calls it
-// after the ranks disagreed (so all do): two collectives, the keys' names
+// The options in which the ranks differ, by name (" (--batch-size differs)"),
+// when the shared options are a JSON object with the same keys on every rank
+// (the option table's names); empty when that cannot be told. Every rank calls
+// it after the ranks disagreed (so all do): two collectives, the keys' names
 // agreed first, then one fingerprint per value.
-std::vector<std::string> differing_options(ProcessGroup& group, const std::string& shared_options) {
+std::string differing_options(ProcessGroup& group, const std::string& shared_options) {
     nlohmann::json options = nlohmann::json::parse(shared_options, nullptr, false);
     std::string names;
     if (options.is_object())
@@ -64,48 +71,35 @@ std::vector<std::string> differing_options(ProcessGroup& group, const std::strin
         values.insert(values.end(), {hi, lo, -hi, -lo}); // max(x) == -max(-x) == min(x): the same everywhere
     }
     const auto m = group.all_reduce(values, ReduceOp::Max);
-    std::vector<std::string> differ;
-    std::size_t i = 0;
+    std::string which;
+    std::size_t i = 0, count = 0;
     for (const auto& item : options.items()) {
-        if (m[i] != -m[i + 2] || m[i + 1] != -m[i + 3]) differ.push_back("--" + item.key());
+        if (m[i] != -m[i + 2] || m[i + 1] != -m[i + 3]) which += (count++ > 0 ? ", --" : "--") + item.key();
         i += 4;
     }
-    return differ;
+    return count == 0 ? std::string() : " (" + which + (count > 1 ? " differ)" : " differs)");
 }
 
 } // namespace
-
-std::uint64_t fingerprint(const std::string& text) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (const unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-    return h;
-}
 
 RankAgreement::RankAgreement(DistributedState& state, RankHooks hooks)
     : state_(state), hooks_(std::move(hooks)), rank_memory_(static_cast<std::size_t>(state.world_size())) {}
 
 RankAgreement::~RankAgreement() {
-    if (joined_) state_.set_passenger(nullptr);
+    state_.set_passenger(nullptr);
 }
 
 bool RankAgreement::join(const std::string& shared_options, bool writes_checkpoints,
                          const std::vector<torch::Tensor>& model_state) {
     auto& group = state_.group();
-    if (!group.all_agree(fingerprint(shared_options))) {
-        // Naming the options that differ (a host started with another
-        // --batch-size says so on every host) costs two more collectives, here only.
-        const auto differ = differing_options(group, shared_options);
-        std::string which;
-        for (std::size_t i = 0; i < differ.size(); ++i) which += (i ? ", " : "") + differ[i];
+    if (!group.all_agree(fingerprint(shared_options)))
         throw ConfigError("the " + std::to_string(world_size()) + " processes were started with different options" +
-                          (which.empty() ? std::string() : " (" + which + " differ" + (differ.size() > 1 ? "" : "s") + ")") +
+                          differing_options(group, shared_options) +
                           "; every rank must train the same configuration (compare their command lines)");
-    }
     const double writes = rank() == 0 && writes_checkpoints ? 1.0 : 0.0;
     const bool rank0_writes = group.all_reduce(std::vector<double>{writes}, ReduceOp::Max)[0] > 0;
     broadcast_tensors(group, model_state);
     state_.set_passenger(this);
-    joined_ = true;
     return rank0_writes;
 }
 
@@ -116,8 +110,8 @@ std::vector<float> RankAgreement::board(const MicroBatchPart& current) {
     split(divisor, v[DivisorHi], v[DivisorLo]);
     v[Stop] = hooks_.stop_requested() ? 1.0f : 0.0f;
     v[Pause] = hooks_.paused() ? 1.0f : 0.0f;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - own_memory_at_ >= std::chrono::milliseconds(200)) set_own_memory(hooks_.memory_now());
+    if (std::chrono::steady_clock::now() - own_memory_at_ >= std::chrono::milliseconds(200))
+        set_own_memory(hooks_.memory_now());
     float* slot = v.data() + HeadSize + kMemoryFloats * static_cast<std::size_t>(rank());
     for (const auto field : kRankMemoryFields) {
         split_bytes(own_memory_.*field, slot[0], slot[1]);
@@ -147,31 +141,18 @@ void RankAgreement::alight(const std::vector<float>& sums) {
 }
 
 bool RankAgreement::proceed() {
-    if (stop_agreed_) return false;
-    if (!pause_agreed_) return true;
-    for (;;) {
+    while (!stop_agreed_ && pause_agreed_) {
         const bool step = hooks_.take_step();
         const auto f = state_.group().all_reduce(
             std::vector<double>{hooks_.stop_requested() ? 1.0 : 0.0, hooks_.paused() ? 1.0 : 0.0, step ? 1.0 : 0.0},
             ReduceOp::Max);
-        if (f[0] > 0) {
-            stop_agreed_ = true;
-            return false;
-        }
-        if (f[1] == 0) {
-            pause_agreed_ = false;
-            return true;
-        }
-        if (f[2] > 0) return true; // one micro-batch, then together here again
+        stop_agreed_ = f[0] > 0;
+        pause_agreed_ = f[1] > 0;
+        if (stop_agreed_ || !pause_agreed_ || f[2] > 0) break; // a step: one micro-batch, then together here again
         hooks_.while_waiting();
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-}
-
-std::optional<double> RankAgreement::take_window_loss() {
-    auto loss = window_loss_;
-    window_loss_.reset();
-    return loss;
+    return !stop_agreed_;
 }
 
 void RankAgreement::set_own_memory(const MemoryRecord& record) {
@@ -188,9 +169,7 @@ std::vector<MemoryRecord> RankAgreement::other_ranks_memory() const {
 
 std::int64_t RankAgreement::allreduces_since_last_asked() {
     const auto calls = state_.gradients().counters().calls;
-    const auto since = calls - calls_seen_;
-    calls_seen_ = calls;
-    return since;
+    return calls - std::exchange(calls_seen_, calls);
 }
 
 SyncCounters RankAgreement::take_window_counters() {
@@ -200,12 +179,10 @@ SyncCounters RankAgreement::take_window_counters() {
 
 std::vector<torch::Tensor> RankAgreement::gather_rng_states(const torch::Tensor& mine) {
     // Rows of zeros but one, summed: exact for bytes in float32.
-    auto& group = state_.group();
-    auto all = torch::zeros({world_size(), mine.numel()}, torch::kFloat);
+    auto all = torch::zeros({world_size(), mine.numel()}, torch::dtype(torch::kFloat).device(state_.group().device()));
     all[rank()].copy_(mine.to(torch::kFloat));
-    auto on_device = all.to(group.device());
-    group.all_reduce(on_device);
-    all = on_device.cpu();
+    state_.group().all_reduce(all);
+    all = all.cpu();
     std::vector<torch::Tensor> states;
     for (int r = 0; r < world_size(); ++r) states.push_back(all[r].to(torch::kUInt8).clone());
     return states;

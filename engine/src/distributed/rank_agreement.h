@@ -1,17 +1,13 @@
 #pragma once
-// What the ranks of a data-parallel run agree on beside their gradients: at
-// the start, that they train the same configuration, whether rank 0 writes
-// checkpoints, and rank 0's initial weights; at every gradient sync, the
-// window's loss over all ranks, requests to stop or pause, and every rank's
-// memory figures (riding in the same all-reduce as the gradients); at a
-// checkpoint, every rank's random generator state. The run feeds it through
-// RankHooks and asks it what was agreed; it knows nothing of the run's loop.
+// What the ranks agree on beside their gradients (ARCHITECTURE.md 1.2), fed by
+// the run through RankHooks: it knows nothing of the run's loop.
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/types.h>
@@ -42,7 +38,6 @@ public:
 
     int rank() const { return state_.rank(); }
     int world_size() const { return state_.world_size(); }
-    DistributedState& state() { return state_; }
 
     // Before training: every rank's `shared_options` (the options that must be
     // the same everywhere, as text) must agree, else ConfigError; returns
@@ -60,7 +55,7 @@ public:
 
     // The window's loss over every rank's micro-batches, when a gradient sync
     // carried it since the window began; nothing otherwise. Starts the next window.
-    std::optional<double> take_window_loss();
+    std::optional<double> take_window_loss() { return std::exchange(window_loss_, std::nullopt); }
 
     // This rank's latest figures (sent with the next sync), and every other
     // rank's as of the last sync (rank 0 records them).
@@ -82,7 +77,6 @@ public:
 private:
     DistributedState& state_;
     RankHooks hooks_;
-    bool joined_ = false;
     bool stop_agreed_ = false;
     bool pause_agreed_ = false;
     std::optional<double> window_loss_; // the ranks' window loss, since the window began
@@ -91,9 +85,6 @@ private:
     std::vector<std::optional<MemoryRecord>> rank_memory_; // every rank's, as of the last sync
     std::int64_t calls_seen_ = 0;       // gradient all-reduces already reported
 };
-
-// FNV-1a over `text`: the same on every machine, unlike std::hash.
-std::uint64_t fingerprint(const std::string& text);
 
 } // namespace accum::dist
 // SPDX-License-Identifier: GPL-3.0-or-later

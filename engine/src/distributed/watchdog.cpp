@@ -9,13 +9,9 @@
 
 namespace accum::dist {
 
-namespace {
-
 constexpr auto kRepeat = std::chrono::milliseconds(50);
 constexpr auto kLook = std::chrono::milliseconds(10); // how often tokens are looked at while a watch runs
 constexpr auto kExitWait = std::chrono::seconds(2);
-
-} // namespace
 
 struct Watchdog::Entry {
     State* state;
@@ -24,7 +20,6 @@ struct Watchdog::Entry {
     std::function<void()> action;
     Clock::time_point next{};
     std::atomic<bool> fired{false};
-    bool ended = false;
 };
 
 struct Watchdog::State {
@@ -32,12 +27,12 @@ struct Watchdog::State {
     std::condition_variable cv;
     std::list<std::shared_ptr<Entry>> entries;
     struct Disposal {
-        std::thread thread;
+        std::jthread thread; // joined as the disposal is erased, once done
         bool done = false;
     };
     std::list<Disposal> disposals;
     bool stop = false;
-    std::thread thread;
+    std::thread thread{[this] { run(); }}; // last: it starts once the rest is in place
 
     // The watchdog's thread: actions run under the mutex, so that a Watch
     // that ends waits for its action to be over.
@@ -45,7 +40,6 @@ struct Watchdog::State {
         std::unique_lock<std::mutex> lock(mutex);
         while (!stop) {
             const auto now = Clock::now();
-            entries.remove_if([](const auto& e) { return e->ended; });
             for (auto& e : entries) {
                 if (now < e->next) continue;
                 try {
@@ -57,39 +51,26 @@ struct Watchdog::State {
                     // A look or an action that fails leaves the wait to its own bound.
                 }
             }
-            for (auto it = disposals.begin(); it != disposals.end();) {
-                if (!it->done) {
-                    ++it;
-                    continue;
-                }
-                it->thread.join(); // its work is over: the thread is ending
-                it = disposals.erase(it);
-                cv.notify_all(); // the wait at exit looks at the count
-            }
+            // The wait at exit looks at the count.
+            if (disposals.remove_if([](const Disposal& d) { return d.done; }) > 0) cv.notify_all();
             if (entries.empty()) cv.wait(lock);
             else cv.wait_for(lock, kLook);
         }
     }
 };
 
-Watchdog::Watchdog() : state_(std::make_shared<State>()) {
-    state_->thread = std::thread([state = state_.get()] { state->run(); });
-}
+Watchdog::Watchdog() : state_(std::make_shared<State>()) {}
 
 Watchdog::Watch::~Watch() {
     std::lock_guard<std::mutex> lock(entry_->state->mutex);
-    entry_->ended = true;
+    entry_->state->entries.remove(entry_);
 }
 
 bool Watchdog::Watch::fired() const { return entry_->fired; }
 
 Watchdog::Watch Watchdog::watch(Clock::time_point deadline, std::function<bool()> cancelled,
                                 std::function<void()> action) {
-    auto entry = std::make_shared<Entry>();
-    entry->state = state_.get();
-    entry->deadline = deadline;
-    entry->cancelled = std::move(cancelled);
-    entry->action = std::move(action);
+    auto entry = std::make_shared<Entry>(state_.get(), deadline, std::move(cancelled), std::move(action));
     {
         std::lock_guard<std::mutex> lock(state_->mutex);
         state_->entries.push_back(entry);
@@ -113,7 +94,7 @@ void Watchdog::dispose(std::function<void()> work) {
     std::unique_lock<std::mutex> lock(state->mutex);
     auto& disposal = state->disposals.emplace_back();
     try {
-        disposal.thread = std::thread([state, &disposal, run] {
+        disposal.thread = std::jthread([state, &disposal, run] {
             run();
             {
                 std::lock_guard<std::mutex> lock(state->mutex);

@@ -1,17 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The process's one watchdog: a thread that bounds the waits nobody else can
-// end, and frees what a failure left behind, so that the caller's thread never
-// blocks past its deadline and no thread is left to itself.
-//
-// A wait is bounded by a Watch: its action (shutting a store's sockets down)
-// runs on the watchdog's thread once the deadline has passed or the token is
-// cancelled, and again every 50 ms until the Watch ends (c10d may connect
-// again). What a failed group holds (a Gloo backend, whose destruction joins
-// Gloo's threads, within --dist-timeout) is released by dispose() on a thread
-// the watchdog owns and joins. At the end of the process the disposals still
-// running are waited for at most 2 s; one still busy then (Gloo waiting on a
-// silent peer) ends with the process.
+// The process's one watchdog (ARCHITECTURE.md §4.5): a thread that bounds the
+// waits nobody else can end (watch()) and releases what a failed group holds
+// (dispose()) on threads it owns and joins, so that the caller's thread never
+// blocks past its deadline and no thread is left to itself. At the end of the
+// process the disposals still running are waited for at most 2 s; one still
+// busy then (Gloo waiting on a silent peer) ends with the process.
 
 #include <chrono>
 #include <functional>
@@ -40,7 +34,7 @@ public:
 
     // `action` runs on the watchdog's thread once `deadline` has passed or
     // `cancelled` says so (looked at every 10 ms, on that thread: it must be
-    // thread-safe), then every 50 ms, until the Watch ends.
+    // thread-safe), then every 50 ms (c10d may connect again), until the Watch ends.
     Watch watch(Clock::time_point deadline, std::function<bool()> cancelled, std::function<void()> action);
     Watch watch(Clock::time_point deadline, std::stop_token token, std::function<void()> action) {
         return watch(deadline, [token] { return token.stop_requested(); }, std::move(action));
@@ -49,9 +43,8 @@ public:
     // joined by the watchdog once done. Runs it here when no thread can start.
     void dispose(std::function<void()> work);
 
-    struct State;
-
 private:
+    struct State;
     friend Watchdog& watchdog();
     Watchdog();
     std::shared_ptr<State> state_;
