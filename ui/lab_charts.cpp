@@ -143,6 +143,10 @@ void LabCharts::set_presentation_scale(double scale) {
     PlotLook::legend_below(plot_, scale > 1.0, 0);
     look_.apply(scale);
     bars_look_.apply(scale);
+    // The bars' two legend columns hold their longest names on two lines in
+    // presentation mode's larger font, else those ran past the plot's edge.
+    legend_names_on_lines(memory_bars_, scale > 1.0);
+    memory_bars_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LabCharts::rebuild_plot(const std::vector<RunResult>& runs) {
@@ -327,6 +331,7 @@ void LabCharts::rebuild_memory_bars(const std::vector<RunResult>& runs) {
         if (below) bars->moveAbove(below);
         below = bars;
     }
+    legend_names_on_lines(memory_bars_, scale_ > 1.0);
     memory_bars_->xAxis->setTicker(ticks);
     memory_bars_->xAxis->setRange(0.4, std::max<double>(1.6, static_cast<double>(runs.size()) + 0.6));
     memory_bars_->yAxis->setRange(0.0, top * 1.08);

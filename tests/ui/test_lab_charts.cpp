@@ -80,6 +80,7 @@ private Q_SLOTS:
     void memoryBarsOnePerRunAtItsPeak();
     void clearEmptiesTheCharts();
     void presentationScaleEnlargesText();
+    void presentationBarsLegendFitsThePlot();
 };
 
 void TestLabCharts::curvesHoldEachRunsPoints() {
@@ -185,6 +186,33 @@ void TestLabCharts::presentationScaleEnlargesText() {
 
     charts.set_presentation_scale(1.0); // and back to the desk
     QCOMPARE(QFontInfo(charts.plot()->yAxis->labelFont()).pixelSize(), QFontInfo(desk).pixelSize());
+}
+
+// The memory levers at 1280 × 720 in presentation mode: the bars' panel is
+// about 500 × 410 pixels (docs/screenshot-memory-levers.png's layout at that
+// size) and the text about 1.4 times the desk's (screen_fit's scale for 720
+// lines). Every legend entry keeps its whole text inside the plot.
+void TestLabCharts::presentationBarsLegendFitsThePlot() {
+    studio::LabCharts charts(QFont{});
+    charts.show_memory_bars(true);
+    charts.set_presentation_scale(1.4);
+    charts.fill({run("256 × 1", {0.9, 0.6}, 256, 45.0), run("64 × 4", {0.9, 0.6}, 64, 11.0)}, {});
+    auto* bars = charts.memory_bars();
+    bars->resize(500, 410);
+    bars->replot(QCustomPlot::rpImmediateRefresh);
+    int entries = 0;
+    for (int i = 0; i < bars->legend->itemCount(); ++i) {
+        QCPLayoutElement* item = qobject_cast<QCPPlottableLegendItem*>(bars->legend->item(i));
+        if (!item) continue;
+        ++entries;
+        const QRect rect = item->outerRect();
+        const QString what = QStringLiteral("entry %1: %2 wide at x %3, needs %4; the plot is %5 wide")
+                                 .arg(i).arg(rect.width()).arg(rect.left())
+                                 .arg(item->minimumOuterSizeHint().width()).arg(bars->viewport().width());
+        QVERIFY2(rect.right() <= bars->viewport().right(), qPrintable(what));
+        QVERIFY2(item->minimumOuterSizeHint().width() <= rect.width(), qPrintable(what));
+    }
+    QCOMPARE(entries, 5); // parameters, gradients, optimizer state, activations, step
 }
 
 QTEST_MAIN(TestLabCharts)
