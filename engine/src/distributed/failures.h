@@ -20,12 +20,17 @@ const char* failure_kind_name(DistributedError::Kind kind);
 std::string seconds_text(std::chrono::milliseconds t);
 
 // The store failed, as this engine's store client (store_client.h) reports it
-// whatever the LibTorch: a question unanswered in time (Timeout), a connection
-// that failed (Closed: the store's process ended), or the store not reached
-// or served (the rest; meet() says which in its message).
+// whatever the LibTorch; meet() names the kind in its message.
 class StoreError : public std::runtime_error {
 public:
-    enum class Kind { Timeout, Closed, Refused, NotAStore, AddressInUse, Failed };
+    enum class Kind {
+        Timeout,      // a question unanswered in time
+        Closed,       // the connection failed (the store's process ended)
+        Refused,      // nothing answered at host:port by the deadline
+        NotAStore,    // something accepted the connection but did not answer this build's client
+        AddressInUse, // rank 0 cannot listen: another socket holds the port
+        Failed,       // the caller stopped waiting, or the server could not start
+    };
     StoreError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     Kind kind() const { return kind_; }
 
