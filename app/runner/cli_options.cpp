@@ -188,15 +188,12 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         if (a == "--resume" && j + 1 < args.size()) resume_arg = args[j + 1];
         if (a.rfind("--resume=", 0) == 0) resume_arg = a.substr(9);
         if (a == "--config" || a.rfind("--config=", 0) == 0) {
-            if (a == "--config") {
-                if (j + 1 >= args.size() || args[j + 1].rfind("--", 0) == 0) {
-                    parsed.problems.push_back({"config", "needs a file name"});
-                    break;
-                }
-                parsed.config_file = args[j + 1];
-            } else {
-                parsed.config_file = a.substr(9);
+            const bool inline_value = a != "--config";
+            if (inline_value ? a.size() == 9 : j + 1 >= args.size() || args[j + 1].rfind("--", 0) == 0) {
+                parsed.problems.push_back({"config", "needs a file name"});
+                break;
             }
+            parsed.config_file = inline_value ? a.substr(9) : args[j + 1];
         }
     }
     // --resume without --config continues the run with the options of its own

@@ -340,7 +340,12 @@ RunConfig read_config_text(const std::string& text, const RunConfig& base, Confi
     }
     // Transformers' TrainingArguments: its fields first, then any keys beside
     // them that are options (so an option in such a file wins).
-    const auto is_option = [](const std::string& key) { return find_field(key) != nullptr; };
+    // A switch's row (bf16, no-shuffle) is an option too: a file that names one
+    // beside options is not TrainingArguments, whose defaults would come with it.
+    const auto is_option = [](const std::string& key) {
+        const OptionRow* row = find_option_key(key);
+        return row && row->role != OptionRow::Role::Runner;
+    };
     const bool is_training_arguments = form == ConfigTextForm::TrainingArguments ||
                                        (form == ConfigTextForm::Recognised && training_arguments::recognise(j, is_option));
     if (form == ConfigTextForm::Options)
@@ -351,6 +356,12 @@ RunConfig read_config_text(const std::string& text, const RunConfig& base, Confi
                 return config;
             }
     if (is_training_arguments) j = training_arguments::apply(j, config, problems, ignored);
+    // The options the file names, by their rows' names: a switch that sets one of
+    // them (or that another switch sets) is a conflict, not an order of keys.
+    std::map<std::string, std::string> named; // option → the key that names it
+    for (const auto& [raw_key, value] : j.items())
+        if (const OptionRow* row = find_option_key(raw_key); row && row->role != OptionRow::Role::Flag)
+            named.emplace(row->name, raw_key);
     for (const auto& [raw_key, value] : j.items()) {
         // What a run's record (accum_config.json) holds beside the options (the
         // benchmark switches its run was made with, run_writer.h): not an option.
@@ -360,9 +371,13 @@ RunConfig read_config_text(const std::string& text, const RunConfig& base, Confi
         // true applies it, false leaves the key as it is.
         if (row && row->role == OptionRow::Role::Flag) {
             std::string error;
+            const bool on = value.is_boolean() && value.get<bool>();
             if (!value.is_boolean())
                 problems.push_back({row->name, "expects true or false (in the config file, got " + value.dump() + ")"});
-            else if (value.get<bool>() && !set_option(config, row->sets_key, row->sets_value, error))
+            else if (on && !named.emplace(row->sets_key, raw_key).second)
+                problems.push_back({row->name, "conflicts with \"" + named.at(row->sets_key) +
+                                                   "\" in the same file: both set " + row->sets_key});
+            else if (on && !set_option(config, row->sets_key, row->sets_value, error))
                 problems.push_back({row->name, error + " (in the config file)"});
             continue;
         }

@@ -307,6 +307,8 @@ private Q_SLOTS:
         QVERIFY(mentions(p.problems, "quiet"));
         p = cli::parse_arguments({"--epochs", "0"});
         QVERIFY(mentions(p.problems, "epochs"));
+        p = cli::parse_arguments({"--config=", "--max-steps", "3"}); // an empty file name is no file
+        QVERIFY(mentions(p.problems, "config"));
         // A runner's option without its value does not take the next option as one.
         for (const std::string runner : {"config", "target-batch", "noise-scale-from"}) {
             p = cli::parse_arguments({"--" + runner, "--max-steps", "3"});
@@ -407,12 +409,22 @@ private Q_SLOTS:
             const RunConfig from_json = from_json_text("{\"" + row.name + "\": true}", RunConfig{}, problems);
             QVERIFY2(problems.empty(), all_text(problems).c_str());
             QCOMPARE(json_of(from_json).at(row.sets_key), set);
+            // The whole run, not only the key: a switch in a file is no TrainingArguments file.
+            QCOMPARE(json_of(from_json), json_of(parsed.config));
             ++switches;
         }
         QCOMPARE(aliases, 2); // learning-rate, gradient-accumulation-steps
         QVERIFY(switches > 10);
         QVERIFY(!cli::parse_arguments({"--no-shuffle"}).config.shuffle); // a row's meaning, not only its form
         QVERIFY(cli::parse_arguments({"--no-shuffle", "--shuffle"}).config.shuffle);
+        // In a file the keys have no order: a switch and the key it sets, or two
+        // switches of one key, are refused, naming both.
+        for (const std::string text : {R"({"no-shuffle": true, "shuffle": true})", R"({"bf16": true, "fp16": true})"}) {
+            std::vector<ConfigProblem> problems;
+            from_json_text(text, RunConfig{}, problems);
+            QVERIFY2(problems.size() == 1 && problems[0].message.find("conflicts with") != std::string::npos,
+                     (text + ": " + all_text(problems)).c_str());
+        }
         RunConfig c;
         std::string error;
         QVERIFY(!set_option(c, "seed", "-1", error));
