@@ -23,6 +23,13 @@ QString LabVerdict::running(int index, int count, const QString& label) {
 QString LabVerdict::finished(Experiment experiment, const std::vector<RunResult>& runs) {
     const double worst = max_pairwise_loss_difference(runs);
     const QString worst_text = worst == 0.0 ? tr("0 (bit-identical)") : number_or_dash(worst, 2, 'e');
+    // Runs that change only the order of the sums (shapes, no_sync,
+    // checkpointing): "same" below float rounding, else how far apart and why.
+    const QString losses = worst < kSameLossTolerance
+                               ? tr("Same losses: largest |Δ loss| %1.").arg(worst_text)
+                               : tr("Losses apart by up to %1, above float rounding: the same sums in another order, "
+                                    "the difference grown by training.")
+                                     .arg(worst_text);
     const bool completed = std::all_of(runs.begin(), runs.end(), [](const RunResult& r) {
         return r.summary.status == accum::RunStatus::Completed;
     });
@@ -46,9 +53,9 @@ QString LabVerdict::finished(Experiment experiment, const std::vector<RunResult>
             const auto t = update_timing(r);
             return with_spread(1000.0 * t.seconds, 1000.0 * t.seconds_low, 1000.0 * t.seconds_high);
         };
-        text = tr("Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every "
-                  "micro-batch; time per update %4 ms vs %5 ms.")
-                   .arg(worst_text)
+        text = losses + QLatin1Char(' ') +
+               tr("All-reduces per update: %1 with no_sync, %2 syncing every micro-batch; time per update %3 ms vs "
+                  "%4 ms.")
                    .arg(allreduces_per_update(runs[0]), 0, 'g', 3)
                    .arg(allreduces_per_update(runs[1]), 0, 'g', 3)
                    .arg(ms(runs[0]), ms(runs[1]));
@@ -60,8 +67,9 @@ QString LabVerdict::finished(Experiment experiment, const std::vector<RunResult>
             const auto t = update_timing(r); // the warm-up left out, rounded to the spread
             speed << rounded_to_spread(t.samples_per_second, t.samples_low, t.samples_high);
         }
-        text = tr("Same curve: largest |Δ loss| %1.\nPeak memory %2 (activations %3) · samples/s %4.")
-                   .arg(worst_text, memory.join(QStringLiteral(" → ")), activations.join(QStringLiteral(" → ")),
+        text = losses + QLatin1Char('\n') +
+               tr("Peak memory %1 (activations %2) · samples/s %3.")
+                   .arg(memory.join(QStringLiteral(" → ")), activations.join(QStringLiteral(" → ")),
                         speed.join(QStringLiteral(" → ")));
         // At the smallest micro-batch (the last run) the optimizer step's
         // temporaries, not the activations, set the peak: smaller saves no more.
@@ -92,15 +100,9 @@ QString LabVerdict::finished(Experiment experiment, const std::vector<RunResult>
             speed << rounded_to_spread(t.samples_per_second, t.samples_low, t.samples_high);
         }
         const auto bands = memory_bands(runs.front());
-        // The shapes and checkpointing change only the order of the sums: a
-        // difference above rounding is that order's, grown by training.
-        text = (worst < kSameLossTolerance
-                    ? tr("Same losses: largest |Δ loss| %1.\nPeak activations %2 · parameters, gradients and optimizer "
-                         "state %3 in every run · samples/s %4.")
-                    : tr("Losses apart by up to %1, above float rounding: the same sums in another order, the "
-                         "difference grown by training.\nPeak activations %2 · parameters, gradients and optimizer "
-                         "state %3 in every run · samples/s %4."))
-                   .arg(worst_text, activations.join(QStringLiteral(" → ")),
+        text = losses + QLatin1Char('\n') +
+               tr("Peak activations %1 · parameters, gradients and optimizer state %2 in every run · samples/s %3.")
+                   .arg(activations.join(QStringLiteral(" → ")),
                         format_bytes(bands.parameters_bytes + bands.gradients_bytes + bands.optimizer_state_bytes),
                         speed.join(QStringLiteral(" → ")));
     } else if (runs.size() >= 2) {

@@ -1666,14 +1666,20 @@
         <translation>|Δ loss| lớn nhất giữa các kiểu: %1 — chúng khác nhau (cửa sổ thiếu? dropout?).</translation>
     </message>
     <message>
-        <source>Same losses: largest |Δ loss| %1. All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
-        <translation>Loss như nhau: |Δ loss| lớn nhất %1. All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
+        <source>Same losses: largest |Δ loss| %1.</source>
+        <translation>Loss như nhau: |Δ loss| lớn nhất %1.</translation>
     </message>
     <message>
-        <source>Same curve: largest |Δ loss| %1.
-Peak memory %2 (activations %3) · samples/s %4.</source>
-        <translation>Cùng đường cong: |Δ loss| lớn nhất %1.
-Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
+        <source>Losses apart by up to %1, above float rounding: the same sums in another order, the difference grown by training.</source>
+        <translation>Loss lệch nhau tối đa %1, vượt sai số làm tròn: cùng các phép cộng theo thứ tự khác, chênh lệch được quá trình huấn luyện khuếch đại.</translation>
+    </message>
+    <message>
+        <source>All-reduces per update: %1 with no_sync, %2 syncing every micro-batch; time per update %3 ms vs %4 ms.</source>
+        <translation>All-reduce mỗi cập nhật: %1 với no_sync, %2 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %3 ms so với %4 ms.</translation>
+    </message>
+    <message>
+        <source>Peak memory %1 (activations %2) · samples/s %3.</source>
+        <translation>Bộ nhớ đỉnh %1 (activation %2) · mẫu/giây %3.</translation>
     </message>
     <message>
         <source>The optimizer step&apos;s temporaries (%1) are the floor: a smaller micro-batch saves no more.</source>
@@ -1684,16 +1690,8 @@ Bộ nhớ đỉnh %2 (activation %3) · mẫu/giây %4.</translation>
         <translation>Một lần mỗi cửa sổ: %1 trên %2 cập nhật bị bỏ qua do tràn số (✕), S %3 → %4. Mỗi micro-batch: bỏ qua %5 trên %6, S → %7. |Δ loss| lớn nhất giữa hai lượt: %8.</translation>
     </message>
     <message>
-        <source>Same losses: largest |Δ loss| %1.
-Peak activations %2 · parameters, gradients and optimizer state %3 in every run · samples/s %4.</source>
-        <translation>Cùng loss: |Δ loss| lớn nhất %1.
-Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở mọi lần chạy · mẫu/giây %4.</translation>
-    </message>
-    <message>
-        <source>Losses apart by up to %1, above float rounding: the same sums in another order, the difference grown by training.
-Peak activations %2 · parameters, gradients and optimizer state %3 in every run · samples/s %4.</source>
-        <translation>Loss lệch nhau tối đa %1, vượt sai số làm tròn: cùng các phép cộng theo thứ tự khác, chênh lệch được quá trình huấn luyện khuếch đại.
-Activation đỉnh %2 · tham số, gradient và trạng thái optimizer %3 ở mọi lần chạy · mẫu/giây %4.</translation>
+        <source>Peak activations %1 · parameters, gradients and optimizer state %2 in every run · samples/s %3.</source>
+        <translation>Activation đỉnh %1 · tham số, gradient và trạng thái optimizer %2 ở mọi lần chạy · mẫu/giây %3.</translation>
     </message>
     <message>
         <source>%1: %2</source>

@@ -105,6 +105,11 @@ void TestLabVerdict::memoryLeversSameOrApart() {
     QVERIFY2(apart.startsWith(QStringLiteral("Losses apart by up to 1.20e-03, above float rounding: the same sums in "
                                              "another order, the difference grown by training.\nPeak activations ")),
              qPrintable(apart));
+    // The other demos whose runs differ only in the sums' order say the same.
+    for (const auto experiment : {Experiment::CompareAccumulation, Experiment::NoSyncVsSyncEach}) {
+        const auto text = studio::LabVerdict::finished(experiment, runs);
+        QVERIFY2(text.startsWith(QStringLiteral("Losses apart by up to 1.20e-03, above float rounding")), qPrintable(text));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestLabVerdict)
