@@ -307,19 +307,16 @@ int main(int argc, char** argv) {
                              if (quit_after) QApplication::quit();
                          });
                      });
-    auto grab = [&window, screenshot] {
-        save_grab(window, screenshot);
-    };
     const bool timed_grab = parser.isSet(after_option);
     if (timed_grab)
-        QTimer::singleShot(parser.value(after_option).toInt(), &window, [grab] {
-            grab();
+        QTimer::singleShot(parser.value(after_option).toInt(), &window, [&window, screenshot] {
+            save_grab(window, screenshot);
             QApplication::quit();
         });
     else if (parser.isSet(demo_option) || lesson_index >= 0)
-        QObject::connect(&window, &studio::MainWindow::experiment_finished, &window, [&window, grab, quit_after] {
-            QTimer::singleShot(600, &window, [grab, quit_after] {
-                grab();
+        QObject::connect(&window, &studio::MainWindow::experiment_finished, &window, [&window, screenshot, quit_after] {
+            QTimer::singleShot(600, &window, [&window, screenshot, quit_after] {
+                save_grab(window, screenshot);
                 if (quit_after) QApplication::quit();
             });
         });

@@ -7,7 +7,7 @@
 #include <map>
 #include <qcustomplot.h>
 
-#include "lab_panel.h" // memory_bands()
+#include "lab_stats.h"
 #include "lab_panel_parts.h"
 #include "plot_interaction.h"
 
@@ -127,13 +127,12 @@ QCustomPlot* LabCharts::memory_bars() const { return memory_bars_; }
 void LabCharts::fill(const std::vector<RunResult>& runs, LabAxes axes) {
     axes_ = axes;
     rebuild_plot(runs);
-    if (memory_bars_->isVisible() || bars_shown_) rebuild_memory_bars(runs);
+    if (!memory_bars_->isHidden()) rebuild_memory_bars(runs); // hidden: not drawn
 }
 
 void LabCharts::clear() { fill({}, axes_); }
 
 void LabCharts::show_memory_bars(bool shown) {
-    bars_shown_ = shown;
     memory_bars_->setVisible(shown);
 }
 
@@ -143,10 +142,6 @@ void LabCharts::set_presentation_scale(double scale) {
     PlotLook::legend_below(plot_, scale > 1.0, 0);
     look_.apply(scale);
     bars_look_.apply(scale);
-    // The bars' two legend columns hold their longest names on two lines in
-    // presentation mode's larger font, else those ran past the plot's edge.
-    legend_names_on_lines(memory_bars_, scale > 1.0);
-    memory_bars_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void LabCharts::rebuild_plot(const std::vector<RunResult>& runs) {
@@ -159,6 +154,9 @@ void LabCharts::rebuild_plot(const std::vector<RunResult>& runs) {
     double worst = 0.0;
     bool scaling = false, crosses_in_legend = false;
     double lowest_scale = INFINITY, highest_scale = -INFINITY;
+    std::map<std::int64_t, double> reference; // the first run's loss by update: the |Δ loss| graphs' base
+    if (!runs.empty())
+        for (const auto& s : runs.front().steps) reference[s.step] = s.loss;
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const auto& r = runs[i];
         const bool scaled = r.config.uses_loss_scaler();
@@ -219,8 +217,6 @@ void LabCharts::rebuild_plot(const std::vector<RunResult>& runs) {
         }
         if (i == 0) continue;
         // |Δ loss| against the first run at each update both have.
-        std::map<std::int64_t, double> reference;
-        for (const auto& s : runs.front().steps) reference[s.step] = s.loss;
         QVector<double> dx, dy;
         for (const auto& s : r.steps) {
             const auto it = reference.find(s.step);
@@ -331,11 +327,13 @@ void LabCharts::rebuild_memory_bars(const std::vector<RunResult>& runs) {
         if (below) bars->moveAbove(below);
         below = bars;
     }
+    // The bars' two legend columns hold their longest names on two lines in
+    // presentation mode's larger font, else those ran past the plot's edge.
     legend_names_on_lines(memory_bars_, scale_ > 1.0);
     memory_bars_->xAxis->setTicker(ticks);
     memory_bars_->xAxis->setRange(0.4, std::max<double>(1.6, static_cast<double>(runs.size()) + 0.6));
     memory_bars_->yAxis->setRange(0.0, top * 1.08);
-    memory_bars_->replot();
+    memory_bars_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 int LabCharts::delta_graph_count() const {

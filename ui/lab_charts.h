@@ -67,7 +67,6 @@ private:
     PlotLook look_;
     PlotLook bars_look_;
     LabAxes axes_;
-    bool bars_shown_ = false;
     double scale_ = 1.0;
 };
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The lab's figures of a finished run: per-update timing and its spread, the
-// memory bands, and their text (declared in lab_panel.h). Plain functions, no widget.
-#include "lab_panel.h"
+// memory bands, and their text (lab_stats.h). Plain functions, no widget.
+#include "lab_stats.h"
+
+#include <QObject>
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <QHeaderView>
 #include <algorithm>
 
-#include "lab_panel.h"
+#include "lab_stats.h"
 #include "lab_panel_parts.h"
 
 namespace studio {

@@ -6,7 +6,7 @@
 
 #include "engine_text.h"
 #include "engine_use.h"
-#include "lab_panel.h"
+#include "lab_stats.h"
 #include "lab_panel_parts.h"
 #include "noise_scale.h"
 

@@ -60,7 +60,7 @@ void LiveView::start(const accum::RunConfig& config, const QString& label) {
     w_.memory->set_device(QString::fromStdString(config.device));
     w_.evals->setRowCount(0);
     w_.log->clear();
-    last_step_ = accum::StepRecord{};
+    pending_logs_.clear(); // a run refused as busy may have left some
     threads_count_ = 0; // the engine says this run's count again
     status_clock_.invalidate();
     w_.progress->setValue(0);
@@ -74,7 +74,6 @@ void LiveView::start(const accum::RunConfig& config, const QString& label) {
     run_.config = config;
     run_.source = QStringLiteral("live");
     run_.label = label;
-    running_ = true;
     timer_.setInterval(RefreshBudget::kFastestMs);
     budget_.start();
     timer_.start();
@@ -103,7 +102,6 @@ void LiveView::append(const RecordBatch& batch) {
             w_.evals->setItem(row, c, item);
         }
     }
-    if (!batch.steps.empty()) last_step_ = batch.steps.back();
 }
 
 void LiveView::show_threads(const QString& log_line) {
@@ -140,25 +138,25 @@ void LiveView::refresh(bool final) {
             log_follow_ = true;
         }
     }
-    if (last_step_.step <= 0) return;
+    if (run_.steps.empty()) return;
     if (!final && status_clock_.isValid() && status_clock_.elapsed() < 250) return;
     status_clock_.start();
+    const auto& last = run_.steps.back();
     const auto& c = run_.config;
     double fraction = 0.0;
-    if (c.max_steps > 0) fraction = double(last_step_.step) / double(c.max_steps);
-    if (c.epochs > 0) fraction = std::max(fraction, last_step_.epoch / double(c.epochs));
+    if (c.max_steps > 0) fraction = double(last.step) / double(c.max_steps);
+    if (c.epochs > 0) fraction = std::max(fraction, last.epoch / double(c.epochs));
     fraction = std::clamp(fraction, 0.0, 1.0);
     w_.progress->setValue(static_cast<int>(std::lround(fraction * 1000)));
-    w_.step->setText(tr("Step %1").arg(last_step_.step));
-    w_.epoch->setText(tr("Epoch %1").arg(last_step_.epoch, 0, 'f', 2));
-    const double rate = last_step_.elapsed_s > 0 ? last_step_.samples_seen / last_step_.elapsed_s : 0.0;
+    w_.step->setText(tr("Step %1").arg(last.step));
+    w_.epoch->setText(tr("Epoch %1").arg(last.epoch, 0, 'f', 2));
+    const double rate = last.elapsed_s > 0 ? last.samples_seen / last.elapsed_s : 0.0;
     w_.speed->setText(samples_rate_text(rate));
-    if (fraction > 0.0 && running_)
-        w_.eta->setText(tr("ETA %1").arg(format_duration(last_step_.elapsed_s * (1.0 - fraction) / fraction)));
+    if (fraction > 0.0 && running())
+        w_.eta->setText(tr("ETA %1").arg(format_duration(last.elapsed_s * (1.0 - fraction) / fraction)));
 }
 
 void LiveView::finish(const accum::SummaryRecord& summary) {
-    running_ = false;
     timer_.stop();
     run_.summary = summary;
     run_.has_summary = true;
@@ -197,8 +195,8 @@ void LiveView::fit_labels() {
 void LiveView::retranslate() {
     if (threads_count_ > 0) w_.threads->setText(threads_text(threads_count_));
     fit_labels();
-    if (last_step_.step > 0) refresh(true);
-    if (run_.has_summary && !running_) show_run_times(run_.summary);
+    if (!run_.steps.empty()) refresh(true);
+    if (run_.has_summary) show_run_times(run_.summary);
 }
 
 } // namespace studio

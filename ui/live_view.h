@@ -77,7 +77,8 @@ public:
     // The run shown (configuration, records, summary once it ended).
     const RunResult& run() const { return run_; }
     const accum::SummaryRecord& last_summary() const { return run_.summary; }
-    bool running() const { return running_; }
+    // From start() (which names the run's source) to finish().
+    bool running() const { return !run_.source.isEmpty() && !run_.has_summary; }
 
     // The status row's texts: "4 threads", "1:05" or "1:02:03" ("–" when unknown).
     static QString threads_text(int count);
@@ -94,11 +95,9 @@ private:
 
     LiveWidgets w_;
     RunResult run_;
-    accum::StepRecord last_step_;
     QStringList pending_logs_;
     int threads_count_ = 0; // the run's thread count, once the engine said it
     bool log_follow_ = true; // the run log follows new lines while the user is at its end
-    bool running_ = false;   // from start() to finish()
     QTimer timer_;
     QElapsedTimer status_clock_;
     RefreshBudget budget_;

@@ -16,7 +16,7 @@
 #include <cmath>
 #include <qcustomplot.h>
 
-#include "lab_panel.h"
+#include "lab_stats.h"
 #include "noise_scale.h"
 #include "plot_interaction.h"
 #include "runs_folder.h"
