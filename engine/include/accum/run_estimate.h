@@ -79,9 +79,10 @@ struct RunMemoryEstimate {
     double activations_at(std::int64_t batch_size) const;
     // At K = 1 the returned gradients (a .pt2 step) are the gradients themselves.
     double activations_at(std::int64_t batch_size, std::int64_t accumulation_steps) const;
-    double peak_at(std::int64_t batch_size) const; // at K ≥ 2 (any K but for a .pt2 step)
+    // K always given: at K = 1 a .pt2 step's returned gradients are the
+    // gradients themselves (a defaulted K was behind two planner bugs).
     double peak_at(std::int64_t batch_size, std::int64_t accumulation_steps) const;
-    double process_at(std::int64_t batch_size, std::int64_t accumulation_steps = 2) const;
+    double process_at(std::int64_t batch_size, std::int64_t accumulation_steps) const;
     // A few lines for a terminal: each category per dtype, the activations per
     // sample, the predicted peak for B × K.
     std::string describe() const;

@@ -144,7 +144,8 @@ public:
             if (w_param.requires_grad()) {
                 const auto x = l == 0 ? input : from_panels(ht, m, k);
                 auto dw = gradient_of(w_param, in_place, grads_out[1 + 2 * l]);
-                const bool note = notes_armed.load(std::memory_order_relaxed) && dw.tensor.is_same(w_param.grad());
+                const bool into_grad = dw.tensor.is_same(w_param.grad());
+                const bool note = into_grad && notes_armed.load(std::memory_order_relaxed);
                 std::atomic<double> squares{0.0};
                 for_rows(n, k * m, [&](std::int64_t begin, std::int64_t end) {
                     double part = 0.0;
@@ -154,7 +155,7 @@ public:
                     if (note) squares.fetch_add(part, std::memory_order_relaxed);
                 });
                 if (note) note_gradient(w_param, dw.tensor, squares.load());
-                else if (dw.tensor.is_same(w_param.grad())) forget_gradient_notes();
+                else if (into_grad) forget_gradient_notes();
             }
             if (b_param.requires_grad()) {
                 auto db = gradient_of(b_param, in_place, grads_out[2 + 2 * l]);

@@ -96,8 +96,6 @@ double RunMemoryEstimate::activations_at(std::int64_t b) const {
     return activation_fixed_bytes + activation_per_sample_bytes * static_cast<double>(b);
 }
 
-double RunMemoryEstimate::peak_at(std::int64_t b) const { return peak_at(b, 2); }
-
 double RunMemoryEstimate::activations_at(std::int64_t b, std::int64_t k) const {
     return std::max(0.0, activations_at(b) - (k == 1 ? static_cast<double>(returned_gradient_bytes) : 0.0));
 }
