@@ -3,28 +3,17 @@
 #include <QComboBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
-#include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <cmath>
-#include <map>
-#include <tuple>
 #include <qcustomplot.h>
 
-#include "accum/run_estimate.h"
 #include "lab_panel_parts.h"
-#include "lab_table.h"
 #include "lab_verdict.h"
-#include "engine_text.h"
-#include "engine_use.h"
 #include "link_curve.h"
-#include "noise_scale.h"
-#include "plot_interaction.h"
 
 namespace studio {
 
