@@ -105,7 +105,10 @@ void FileActions::open_lesson_dialog() {
     // teacher's own lessons start as copies of these.
     const auto path = dialog_({false, tr("Open lesson"), lessons_directory(QCoreApplication::applicationDirPath()),
                                tr("Lesson (*.json)")});
-    if (path.isEmpty()) return;
+    if (!path.isEmpty()) open_lesson_or_warn(path);
+}
+
+void FileActions::open_lesson_or_warn(const QString& path) {
     QString error;
     if (!open_lesson(path, &error)) surface_.show_warning(tr("Open lesson"), error);
 }

@@ -67,6 +67,8 @@ public:
     void save_config_dialog();
     void load_config_dialog();
     void open_lesson_dialog();
+    // Opens the lesson file at `path`; a file that cannot be read is named in a warning.
+    void open_lesson_or_warn(const QString& path);
     void export_plot_dialog(bool loss);
     void export_csv_dialog();
 

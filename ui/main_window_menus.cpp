@@ -121,10 +121,7 @@ void MainWindow::build_actions() {
     });
     lesson->setObjectName(QStringLiteral("lesson_action"));
     // The chapter's own lesson (a text classifier in three APIs), shipped as a file.
-    auto* chapter = lab->addAction(QString(), this, [this] {
-        QString error;
-        if (!this->open_lesson(chapter_lesson(), &error)) QMessageBox::warning(this, tr("Open lesson"), error);
-    });
+    auto* chapter = lab->addAction(QString(), this, [this] { file_actions_->open_lesson_or_warn(chapter_lesson()); });
     chapter->setObjectName(QStringLiteral("chapter_lesson_action"));
     texts_.add([lab, lesson, chapter] {
         lab->setTitle(tr("&Lab"));
