@@ -52,6 +52,14 @@ LiveView::LiveView(const LiveWidgets& widgets, QObject* parent) : QObject(parent
 }
 
 void LiveView::start(const accum::RunConfig& config, const QString& label) {
+    if (w_.code) {
+        w_.code->set_configuration(config);
+        w_.code->set_model_file(config.model == accum::ModelKind::File ? QString::fromStdString(config.model_file)
+                                                                      : QString());
+        w_.code->start_run(static_cast<int>(config.accumulation_steps),
+                           static_cast<int>(std::lround(config.micro_step_delay_s * 1000.0)),
+                           static_cast<int>(config.world_size()));
+    }
     w_.loss->set_micro_batch_size(config.batch_size);
     w_.loss->set_loss_scaling(config.uses_loss_scaler());
     w_.loss->clear();

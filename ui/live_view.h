@@ -45,7 +45,7 @@ struct LiveWidgets {
     QLabel* speed = nullptr;
     QLabel* threads = nullptr;
     QLabel* eta = nullptr;
-    CodePanel* code = nullptr; // fed and drawn with the plots; may be null
+    CodePanel* code = nullptr; // set for each run, fed and drawn with the plots; may be null
 };
 
 class LiveView : public QObject {

@@ -37,7 +37,6 @@
 #include <QVBoxLayout>
 #include <QWindow>
 #include <algorithm>
-#include <cmath>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -69,14 +68,8 @@ QString MainWindow::form_problems() const {
 }
 
 void MainWindow::start_live_run(const accum::RunConfig& config, const QString& label) {
-    live_view_->start(config, label); // the views cleared, the refresh timer started
+    live_view_->start(config, label); // the views and the code panel set for it, the refresh timer started
     oom_banner_->hide();
-    code_panel_->set_configuration(config);
-    code_panel_->set_model_file(config.model == accum::ModelKind::File ? QString::fromStdString(config.model_file)
-                                                                       : QString());
-    code_panel_->start_run(static_cast<int>(config.accumulation_steps),
-                           static_cast<int>(std::lround(config.micro_step_delay_s * 1000.0)),
-                           static_cast<int>(config.world_size()));
     controller_->start(config);
     update_actions();
 }
