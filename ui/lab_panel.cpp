@@ -235,15 +235,13 @@ void LabPanel::on_run_finished(int index, const RunResult& result) {
     shown_[static_cast<std::size_t>(index)] = result;
     draw_charts();
     fill_table();
-    fit_table_height();
     Q_EMIT run_finished(result);
 }
 
+// Every run's table row and curves are drawn as it finishes (the queue ends
+// with the last one's run_finished): what is left is the verdict.
 void LabPanel::on_all_finished() {
     set_busy(false);
-    fill_table();
-    fit_table_height();
-    draw_charts();
     set_texts([this] { return LabVerdict::finished(experiment_, queue_->results()); }, explanation_text_);
     Q_EMIT experiment_finished();
 }
@@ -278,8 +276,7 @@ void LabPanel::set_presentation_scale(double scale) {
         desk_only->setVisible(scale <= 1.0);
     charts_->set_presentation_scale(scale);
     split_->setStretchFactor(1, scale > 1.0 ? 0 : 2);
-    fill_table(); // the columns shown in this mode
-    fit_table_height();
+    fill_table(); // the columns shown in this mode, the table as tall as its rows
     if (link_curve_) {
         curve_look_.apply(scale);
         PlotLook::legend_below(link_curve_, scale > 1.0, 1);

@@ -91,8 +91,8 @@ private:
     void on_run_finished(int index, const RunResult& result);
     void on_all_finished();
     void draw_charts(); // the runs shown, on the axes chosen
-    void fill_table();
-    void fit_table_height(); // presentation mode: the table as tall as its rows
+    void fill_table();       // and, in presentation mode, the table as tall as its rows
+    void fit_table_height();
     void set_busy(bool busy);
 
     std::function<accum::RunConfig()> base_;

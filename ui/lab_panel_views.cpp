@@ -17,7 +17,10 @@ namespace studio {
 
 using namespace lab_parts;
 
-void LabPanel::fill_table() { table_->fill(queue_->results(), scale_ > 1.0); }
+void LabPanel::fill_table() {
+    table_->fill(queue_->results(), scale_ > 1.0);
+    fit_table_height();
+}
 
 void LabPanel::draw_charts() {
     charts_->fill(shown_, {LabAxes::Value(y_axis_->currentIndex()), x_axis_->currentIndex() == 1});
