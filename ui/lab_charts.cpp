@@ -162,7 +162,7 @@ void LabCharts::rebuild_plot(const std::vector<RunResult>& runs) {
         const bool scaled = r.config.uses_loss_scaler();
         auto* g = plot_->addGraph();
         g->setName(r.label.isEmpty() ? tr("run %1").arg(i + 1) : r.label);
-        const QColor colour = run_colours()[int(i) % run_colours().size()];
+        const QColor colour = run_colour(int(i));
         QPen pen(colour);
         pen.setWidthF(2.0 * scale_);
         // Later runs dashed, so curves that coincide stay visible.

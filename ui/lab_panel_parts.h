@@ -5,8 +5,6 @@
 // |Δ loss| panel's floor and a cell's number. Included by those files only.
 #pragma once
 
-#include <QColor>
-#include <QList>
 #include <QString>
 #include <cmath>
 
@@ -19,9 +17,6 @@ constexpr double kDeltaFloor = 1e-9;
 enum Column { RunColumn, BatchColumn, FinalLossColumn, DeltaColumn, AccuracyColumn, TimeColumn, MemoryColumn,
               SpeedColumn, AllReducesColumn, TimePerUpdateColumn, PeakActivationsColumn,
               OptimizerStepColumn, SkippedColumn, ColumnCount };
-
-// Each run's colour, by its index: the table's run names, the plot's curves, the bars.
-const QList<QColor>& run_colours();
 
 inline QString number_or_dash(double v, int precision, char format = 'f') {
     return std::isfinite(v) ? QString::number(v, format, precision) : QStringLiteral("–");

@@ -5,17 +5,12 @@
 #include <algorithm>
 
 #include "lab_stats.h"
+#include "plot_look.h"
 #include "lab_panel_parts.h"
 
 namespace studio {
 
 using namespace lab_parts;
-
-const QList<QColor>& lab_parts::run_colours() {
-    static const QList<QColor> colours = {QColor(0x1f77b4), QColor(0xd62728), QColor(0x2ca02c),
-                                          QColor(0x9467bd), QColor(0xff7f0e), QColor(0x8c564b)};
-    return colours;
-}
 
 namespace {
 
@@ -107,7 +102,7 @@ void LabTable::fill(const std::vector<RunResult>& runs, bool presentation) {
         for (int c = 0; c < cells.size(); ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             item->setTextAlignment(c == 0 ? (Qt::AlignLeft | Qt::AlignVCenter) : Qt::AlignCenter);
-            if (c == 0) item->setForeground(run_colours()[row % run_colours().size()]);
+            if (c == 0) item->setForeground(run_colour(row));
             if (c == 0) item->setToolTip(r.label); // the whole name, where the column cuts its middle
             if (c == SpeedColumn)
                 item->setToolTip(tr("median of %1 updates after the first %2 (quartiles %3)")

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <qcustomplot.h>
 
+#include "plot_look.h"
+
 namespace studio {
 
 namespace {
@@ -79,7 +81,6 @@ QString link_curve_sentence(const LinkCurve& curve) {
 void draw_link_curve(QCustomPlot* plot, const LinkCurve& curve, const QFont& font) {
     plot->clearPlottables();
     plot->clearItems();
-    const QColor colours[] = {QColor(0x1f77b4), QColor(0xd62728), QColor(0x2ca02c)};
     // The rates along x, evenly (they are decades apart), named under each point.
     auto ticks = QSharedPointer<QCPAxisTickerText>::create();
     std::size_t most = 0;
@@ -97,7 +98,7 @@ void draw_link_curve(QCustomPlot* plot, const LinkCurve& curve, const QFont& fon
     double top = 1.2;
     int c = 0;
     for (const auto& s : curve.series) {
-        const QColor colour = colours[c++ % 3];
+        const QColor colour = run_colour(c++ % 3);
         QVector<double> x, engine, eager;
         for (std::size_t i = 0; i < s.points.size(); ++i) {
             x << static_cast<double>(i);

@@ -178,5 +178,11 @@ void PlotLook::apply(double scale) {
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
+QColor run_colour(int index) {
+    static const QColor colours[] = {QColor(0x1f77b4), QColor(0xd62728), QColor(0x2ca02c), QColor(0x9467bd),
+                                     QColor(0xff7f0e), QColor(0x8c564b), QColor(0xe377c2), QColor(0x17becf)};
+    return colours[index % 8];
+}
+
 } // namespace studio
 // SPDX-License-Identifier: GPL-3.0-or-later

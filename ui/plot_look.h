@@ -77,5 +77,9 @@ private:
     double scale_ = 1.0;
 };
 
+// A run's colour by its index (the curve, its table row's name, its bars): one
+// palette for the lab, the runs list and the link curve, repeating after eight.
+QColor run_colour(int index);
+
 } // namespace studio
 // SPDX-License-Identifier: GPL-3.0-or-later

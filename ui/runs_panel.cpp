@@ -48,12 +48,6 @@ QString status_name(const RunResult& r) {
 
 QString num(double v, int precision) { return std::isfinite(v) ? QString::number(v, 'f', precision) : QStringLiteral("–"); }
 
-QColor colour_for(int row) {
-    static const QList<QColor> colours = {QColor(0x1f77b4), QColor(0xd62728), QColor(0x2ca02c), QColor(0x9467bd),
-                                          QColor(0xff7f0e), QColor(0x8c564b), QColor(0xe377c2), QColor(0x17becf)};
-    return colours[row % colours.size()];
-}
-
 QString model_name(const accum::RunConfig& c) {
     if (c.model == accum::ModelKind::File) return QFileInfo(QString::fromStdString(c.model_file)).fileName();
     return QString::fromStdString(accum::to_string(c.model));
@@ -299,7 +293,7 @@ void RunsPanel::fill_row(int row) {
         if (col == Name) {
             item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
             item->setCheckState(e.ticked ? Qt::Checked : Qt::Unchecked);
-            item->setForeground(colour_for(row));
+            item->setForeground(run_colour(row));
             if (!r.folder.isEmpty()) item->setToolTip(r.folder);
         } else {
             item->setTextAlignment(Qt::AlignCenter);
@@ -470,7 +464,7 @@ void RunsPanel::rebuild_plot() {
         if (!e.ticked) continue;
         auto* g = plot_->addGraph();
         g->setName(e.run.label);
-        g->setPen(QPen(colour_for(row), 2.0 * look_.scale()));
+        g->setPen(QPen(run_colour(row), 2.0 * look_.scale()));
         QVector<double> x, y;
         curve_of(e.run, quantity_shown_, x, y);
         g->setData(x, y, true);
