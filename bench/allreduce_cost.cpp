@@ -1,8 +1,7 @@
 // What one gradient sync costs on Gloo between local processes, one thread
 // each: the engine's bucketed average (GradientSync: copy into the 25 MiB
 // bucket, one all-reduce, divide, copy back) of the real MLP's and CNN's
-// gradients, with the gradients as views into the bucket (no copies), against
-// the bare all-reduce of one flat buffer of the same size
+// gradients against the bare all-reduce of one flat buffer of the same size
 // and against one all-reduce per tensor (what bucketing avoids). Rank 0 prints
 // the median and the 10th / 90th percentiles per sync, in microseconds.
 //
@@ -88,14 +87,6 @@ int worker(int syncs) {
         for (const auto& g : grads) numel += g.numel();
         accum::dist::GradientSync sync(*group);
         const auto bucketed = time_us(*group, syncs, [&] { sync.average(grads); });
-        std::vector<torch::Tensor> params;
-        for (const auto& g : grads) {
-            params.push_back(torch::zeros_like(g).requires_grad_(true));
-            params.back().mutable_grad() = g.clone();
-        }
-        accum::dist::GradientSync views(*group);
-        views.bind_gradients(params);
-        const auto viewed = time_us(*group, syncs, [&] { views.average_gradients_of(params); });
         auto flat = torch::randn({numel});
         const auto bare = time_us(*group, syncs, [&] { group->all_reduce(flat); });
         const auto per_tensor = time_us(*group, syncs, [&] {
@@ -105,7 +96,6 @@ int worker(int syncs) {
             std::printf("%s: %zu tensors, %lld floats (%.2f MB), %d ranks, %zu bucket(s)\n", name.c_str(), grads.size(),
                         static_cast<long long>(numel), numel * 4 / 1e6, group->world_size(), sync.buckets());
             for (const auto& [label, v] : {std::pair{"GradientSync::average (bucketed)", bucketed},
-                                           std::pair{"the same, gradients as bucket views", viewed},
                                            std::pair{"one all-reduce of a flat buffer", bare},
                                            std::pair{"one all-reduce per tensor", per_tensor}}) {
                 const auto s = stats(v);

@@ -22,8 +22,9 @@
 //                VALIDATE first, the queries numbered anew), which 1.13's client
 //                and server do not: a 1.13 build cannot join torchrun 2.x's store.
 //                2.x throws typed errors (c10::DistNetworkError, DistStoreError,
-//                DistBackendError); 1.13 only c10d::TimeoutError (distributed/
-//                failures.cpp tells the rest by the store client's and Gloo's types).
+//                DistBackendError); 1.13 only c10d::TimeoutError (classify_failure,
+//                distributed/process_group.cpp, tells the rest by the store
+//                client's and Gloo's types).
 //   AOTInductor  torch::inductor::AOTIModelPackageLoader runs .pt2 packages
 //                (2.6 on); 1.13 refuses them by name (models/pt2_model.cpp).
 #include <exception>

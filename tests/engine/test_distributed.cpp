@@ -201,30 +201,6 @@ int worker_allreduce(double timeout_s) {
         if (more[0] != 2.0f * world || riding.buckets() != 2) return fail("extras: half bucket");
     }
 
-    // Gradients as views into the bucket (DDP's gradient_as_bucket_view): the
-    // values are kept by bind_gradients, averaged in place, and stay views.
-    {
-        std::vector<at::Tensor> ps;
-        for (const auto& g : rank_gradients(rank)) {
-            auto p = at::zeros(g.sizes()).requires_grad_(true);
-            p.mutable_grad() = g.contiguous();
-            ps.push_back(p);
-        }
-        ps.back().mutable_grad() = at::Tensor(); // one without a gradient: zeros
-        GradientSync bound(*group);
-        bound.bind_gradients(ps);
-        const void* first = ps.front().grad().data_ptr();
-        auto expected = expected_mean(world);
-        expected.back() = at::zeros({3, 5});
-        // Autograd accumulates into .grad in place: so do these.
-        for (std::size_t i = 0; i + 1 < ps.size(); ++i) ps[i].mutable_grad().mul_(2).div_(2);
-        bound.average_gradients_of(ps);
-        std::vector<at::Tensor> got;
-        for (const auto& p : ps) got.push_back(p.grad());
-        if (!all_close(got, expected, why)) return fail("bind_gradients: " + why);
-        if (ps.front().grad().data_ptr() != first || bound.buckets() != 1) return fail("bind_gradients: not views");
-    }
-
     // Rank 0's weights everywhere.
     std::vector<at::Tensor> params{at::full({256, 784}, static_cast<double>(rank)).requires_grad_(true),
                                    at::full({7}, rank * 10.0)};

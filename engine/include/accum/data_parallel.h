@@ -66,7 +66,6 @@ void announce_failure(const WorldInfo& world, double dist_timeout_s, const std::
 struct LaunchOutcome {
     int exit_code = 0;       // 0; the failed rank's code; 6 when a signal ended it; 130 interrupted
     std::string message;     // which rank failed and how ("" on success)
-    int master_port = 0;     // the port the ranks met at
 };
 LaunchOutcome launch_ranks(const RunConfig& config, const std::string& program,
                            const std::vector<std::string>& arguments);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/data_parallel.h"
 
 #include <torch/csrc/autograd/engine.h>
@@ -47,4 +48,3 @@ ModelOutput DistributedDataParallel::operator()(const Batch& batch) {
 }
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

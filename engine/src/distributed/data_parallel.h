@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // DistributedDataParallel for the engine's models, after
 // torch/nn/parallel/distributed.py, as the three styles' loops use it (the
@@ -39,15 +40,14 @@ public:
 // A data-parallel run's process group and its gradient buckets, for one run.
 class DistributedState {
 public:
-    DistributedState(std::unique_ptr<ProcessGroup> group, const WorldInfo& world)
-        : group_(std::move(group)), world_(world), sync_(*group_) {}
+    explicit DistributedState(std::unique_ptr<ProcessGroup> group) : group_(std::move(group)), sync_(*group_) {}
     DistributedState(const DistributedState&) = delete;
     DistributedState& operator=(const DistributedState&) = delete;
 
     ProcessGroup& group() { return *group_; }
     GradientSync& gradients() { return sync_; }
-    int rank() const { return world_.rank; }
-    int world_size() const { return world_.world_size; }
+    int rank() const { return group_->rank(); }
+    int world_size() const { return group_->world_size(); }
 
     void set_passenger(SyncPassenger* passenger) { passenger_ = passenger; }
     // The sync at the end of a backward: `parameters`' .grad averaged over the
@@ -56,7 +56,6 @@ public:
 
 private:
     std::unique_ptr<ProcessGroup> group_;
-    WorldInfo world_;
     GradientSync sync_;
     SyncPassenger* passenger_ = nullptr;
 };
@@ -121,4 +120,3 @@ private:
 };
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

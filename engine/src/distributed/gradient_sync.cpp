@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/gradient_sync.h"
 
 #include <chrono>
@@ -9,8 +10,6 @@
 namespace accum::dist {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Consecutive tensors of one dtype and device share a bucket until it would
 // pass the cap; a tensor larger than the cap has a bucket of its own.
@@ -41,27 +40,14 @@ std::vector<FlatBucket> make_layout(const std::vector<at::Tensor>& tensors, std:
     return layout;
 }
 
-// Copies the tensors into their places in the bucket, or back; a tensor that
-// is its place already (bind_gradients) is left as it is.
+// Copies the tensors into their places in the bucket, or back.
 void copy(const FlatBucket& b, const std::vector<at::Tensor>& tensors, bool into_bucket) {
     for (std::size_t j = 0; j < b.members.size(); ++j) {
         auto t = tensors[b.members[j]];
         auto place = b.buffer.narrow(0, b.offsets[j], t.numel());
-        if (t.is_contiguous() && t.data_ptr() == place.data_ptr()) continue;
         if (into_bucket) place.copy_(t.reshape({-1}));
         else t.copy_(place.view(t.sizes()));
     }
-}
-
-std::vector<at::Tensor> gradients_of(const std::vector<at::Tensor>& parameters) {
-    std::vector<at::Tensor> grads;
-    grads.reserve(parameters.size());
-    for (const auto& p : parameters) {
-        auto& g = p.mutable_grad();
-        if (!g.defined()) g = at::zeros_like(p);
-        grads.push_back(g);
-    }
-    return grads;
 }
 
 } // namespace
@@ -105,20 +91,13 @@ void GradientSync::average(const std::vector<at::Tensor>& gradients, std::span<f
 }
 
 void GradientSync::average_gradients_of(const std::vector<at::Tensor>& parameters, std::span<float> extras) {
-    average(gradients_of(parameters), extras);
-}
-
-void GradientSync::bind_gradients(const std::vector<at::Tensor>& parameters) {
-    const at::NoGradGuard no_grad;
-    const auto grads = gradients_of(parameters);
-    plan(grads, 0);
-    for (auto& b : layout_) {
-        copy(b, grads, /*into_bucket=*/true);
-        for (std::size_t j = 0; j < b.members.size(); ++j) {
-            const auto& p = parameters[b.members[j]];
-            p.mutable_grad() = b.buffer.narrow(0, b.offsets[j], p.numel()).view(p.sizes());
-        }
+    std::vector<at::Tensor> grads;
+    for (const auto& p : parameters) {
+        auto& g = p.mutable_grad();
+        if (!g.defined()) g = at::zeros_like(p);
+        grads.push_back(g);
     }
+    average(grads, extras);
 }
 
 void broadcast_tensors(ProcessGroup& group, const std::vector<at::Tensor>& tensors) {
@@ -127,10 +106,9 @@ void broadcast_tensors(ProcessGroup& group, const std::vector<at::Tensor>& tenso
     auto layout = make_layout(tensors, kDefaultBucketBytes);
     for (auto& b : layout) {
         if (group.rank() == 0) copy(b, tensors, /*into_bucket=*/true);
-        group.broadcast(b.buffer, 0);
+        group.broadcast(b.buffer);
         if (group.rank() != 0) copy(b, tensors, /*into_bucket=*/false);
     }
 }
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Gradients averaged across the ranks as DistributedDataParallel's reducer
 // does it (ARCHITECTURE.md I15, I16): copied into flat buffers of at most
@@ -50,13 +51,6 @@ public:
     // first, so that every rank's buckets line up.
     void average_gradients_of(const std::vector<at::Tensor>& parameters, std::span<float> extras = {});
 
-    // Makes each parameter's .grad a view into the buckets (its value kept), as
-    // DDP's gradient_as_bucket_view=True does: average() then reduces them in
-    // place, without the two copies. A gradient that is no longer such a view
-    // (replaced, or set to none by zero_grad(true), LibTorch 2.x's default) is
-    // simply copied as before.
-    void bind_gradients(const std::vector<at::Tensor>& parameters);
-
     const SyncCounters& counters() const { return counters_; }
     SyncCounters take_counters() { return std::exchange(counters_, SyncCounters{}); }
     // Buckets of the last layout (0 before the first sync).
@@ -79,4 +73,3 @@ private:
 void broadcast_tensors(ProcessGroup& group, const std::vector<at::Tensor>& tensors);
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

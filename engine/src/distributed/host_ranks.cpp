@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/host_ranks.h"
 
 #include <unistd.h>
@@ -75,7 +76,7 @@ SummaryRecord run_rank(RunConfig config, const WorldInfo& world, Sink& sink, con
         // that has waited 2 s in a collective has a peer that will not answer
         // (stalled): give up instead of waiting out --dist-timeout.
         options.abort = [&stop] { return stop.requested_for() > std::chrono::seconds(2); };
-        state = std::make_unique<DistributedState>(ProcessGroup::connect(options), world);
+        state = std::make_unique<DistributedState>(ProcessGroup::connect(options));
     } catch (const ConfigError& e) {
         return refused(exit_code::invalid_arguments, e.detail());
     } catch (const DistributedError& e) {
@@ -89,10 +90,9 @@ SummaryRecord run_rank(RunConfig config, const WorldInfo& world, Sink& sink, con
     SummaryRecord summary = train(config, world.local_world_size);
     // A failure of this rank's own reaches the others at once; one of the group
     // is theirs as much as this rank's.
-    if (summary.status != RunStatus::Completed && summary.status != RunStatus::Stopped &&
-        summary.exit_code != exit_code::distributed_failure)
-        state->group().announce_failure(summary.message);
-    if (summary.status == RunStatus::Completed || summary.status == RunStatus::Stopped) {
+    if (summary.status != RunStatus::Completed && summary.status != RunStatus::Stopped) {
+        if (summary.exit_code != exit_code::distributed_failure) state->group().announce_failure(summary.message);
+    } else {
         try {
             state->group().barrier();
         } catch (const DistributedError& e) {
@@ -162,4 +162,3 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
 }
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A run's processes from the session's side (docs/ARCHITECTURE.md §4.5). The
 // training is the caller's callback; this layer knows nothing of it.
@@ -44,4 +45,3 @@ SummaryRecord host_ranks(const RunConfig& config, const std::string& program, Si
                          const TrainRank& train);
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

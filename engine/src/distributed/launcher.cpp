@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/launcher.h"
 
 #include <fcntl.h>
@@ -8,10 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include "accum/errors.h"
@@ -23,17 +24,13 @@ namespace accum::dist {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Exit code of a rank that failed because another rank failed first (a
 // distributed failure, ARCHITECTURE.md §3.4, exit codes): a consequence, not a cause.
 constexpr int kDistributedFailureExit = 6;
 // How long the launcher waits for the cause after the first failure it sees is
 // only a consequence (a rank reporting a lost peer may be reaped before the peer).
 constexpr auto kSettle = std::chrono::milliseconds(500);
-constexpr int kPollMs = 20;
 
-std::atomic<bool> g_launching{false};
 volatile sig_atomic_t g_last_signal = 0;
 volatile sig_atomic_t g_signal_count = 0;
 
@@ -151,15 +148,13 @@ std::string describe(const WorkerStatus& s) {
 LaunchResult launch_workers(const LaunchOptions& options) {
     validate(options.plan);
     if (options.executable.empty()) throw ConfigError("launch: no executable to start");
-    if (g_launching.exchange(true)) throw ConfigError("launch: another launch is running in this process");
-    struct Release {
-        ~Release() { g_launching = false; }
-    } release;
+    static std::mutex launching; // the signal handlers' counts are the process's
+    const std::unique_lock<std::mutex> only(launching, std::try_to_lock);
+    if (!only) throw ConfigError("launch: another launch is running in this process");
 
     LaunchPlan plan = options.plan;
     if (plan.master_port == 0) plan.master_port = pick_free_port(plan.master_addr.empty() ? "127.0.0.1" : plan.master_addr);
     LaunchResult result;
-    result.master_port = plan.master_port;
     if (options.first_local_rank < 0 || options.first_local_rank >= plan.nproc_per_node)
         throw ConfigError("launch: local rank " + std::to_string(options.first_local_rank) + " is not in 0 … " +
                           std::to_string(plan.nproc_per_node - 1));
@@ -170,7 +165,7 @@ LaunchResult launch_workers(const LaunchOptions& options) {
     std::vector<bool> running;      // started and not reaped yet
 
     // SIGINT and SIGTERM are counted while the workers run, the loop reading the
-    // count every kPollMs (a signal to its own thread ends the wait at once).
+    // count every kPoll (a signal to its own thread ends the wait at once).
     std::optional<SignalAction> on_int, on_term, on_chld;
     if (options.forward_signals) {
         g_signal_count = 0;
@@ -217,7 +212,7 @@ LaunchResult launch_workers(const LaunchOptions& options) {
     if (!failures.empty()) decide_at = Clock::now();
 
     while (std::find(running.begin(), running.end(), true) != running.end() || (!failures.empty() && !failed)) {
-        ::poll(nullptr, 0, kPollMs);
+        ::poll(nullptr, 0, static_cast<int>(kPoll.count()));
         const auto now = Clock::now();
         if (!stopping && options.stop && options.stop()) {
             stopping = true;
@@ -290,8 +285,7 @@ LaunchOutcome launch_ranks(const RunConfig& config, const std::string& program,
     // next window, SIGKILL after this grace any that does not end.
     options.stop_grace = std::chrono::seconds(10);
     const LaunchResult result = launch_workers(options);
-    return {result.exit_code, result.message, result.master_port};
+    return {result.exit_code, result.message};
 }
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

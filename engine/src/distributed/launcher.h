@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Starts this machine's workers and watches them, as torchrun does
 // (docs/ARCHITECTURE.md §4.5). A signal sent to the launcher is passed on once;
@@ -54,7 +55,6 @@ struct LaunchResult {
     int exit_code = 0;
     int failed_rank = -1;     // the rank whose failure ended the run; -1 if none
     int interrupt_signal = 0; // SIGINT / SIGTERM the launcher received and passed on
-    int master_port = 0;      // the port the workers were given
     std::vector<WorkerStatus> workers; // by local rank
     std::string message;      // what happened, for the log ("" on success)
 };
@@ -65,4 +65,3 @@ struct LaunchResult {
 LaunchResult launch_workers(const LaunchOptions& options);
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

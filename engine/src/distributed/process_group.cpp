@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/process_group.h"
 
 #include <sched.h>
@@ -12,6 +13,10 @@
 #include <thread>
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#ifdef ACCUM_WITH_GLOO
+#include <gloo/common/error.h>
+#endif
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #ifdef ACCUM_WITH_GLOO
@@ -24,6 +29,7 @@
 #include "accum/data_parallel.h"
 #include "accum/errors.h"
 #include "distributed/rendezvous.h"
+#include "distributed/store_client.h"
 #include "distributed/watchdog.h"
 #include "torch_compat.h"
 
@@ -38,7 +44,6 @@ using C10dBackend = c10d::Backend;
 using C10dBackend = c10d::ProcessGroup;
 #endif
 
-using Clock = std::chrono::steady_clock;
 using Kind = DistributedError::Kind;
 
 // Joining (the store's wait, then the backend's connection) is given half the
@@ -83,28 +88,28 @@ struct ProcessGroup::Impl {
         if (world == 2) return {1 - rank()};
         if (store_silent) return {};
         try {
-            return absent_ranks(meeting, rank(), world, kRollCall);
+            return absent_ranks(meeting, kRollCall);
         } catch (const std::exception&) {
             return meeting.serves_store || options.world.agent_store ? std::vector<int>{} : std::vector<int>{0};
         }
     }
 
     bool names_hosts() const { return !is_loopback_host(options.world.master_addr); }
-    bool known(int r) const { return r >= 0 && r < static_cast<int>(meeting.peers.size()); }
-    std::string address_of(int r) const { return known(r) ? meeting.peers[r].address : std::string(); }
     // "rank 1", "rank 1 (host 10.0.0.2)"; with its pid: "rank 1 (pid 4242, host 10.0.0.2)".
+    // Every rank a message names is one of the meeting's peers.
     std::string rank_text(int r, bool with_pid = false) const {
-        return rank_name(r, with_pid && known(r) ? meeting.peers[r].pid : -1, names_hosts() ? address_of(r) : "");
+        const Peer& p = meeting.peers.at(r);
+        return rank_name(r, with_pid ? p.pid : -1, names_hosts() ? p.address : "");
     }
     // The other ranks a failure may concern: those whose host's address the
     // error names ("[10.0.0.2]:port", Gloo's way), else the ranks on other hosts.
     std::vector<int> suspects(const std::string& detail) const {
         std::vector<int> named, elsewhere;
-        for (int r = 0; known(r); ++r) {
+        for (int r = 0; r < static_cast<int>(meeting.peers.size()); ++r) {
             const std::string& a = meeting.peers[r].address;
             if (r == rank() || a.empty()) continue;
             if (detail.find("[" + a + "]") != std::string::npos) named.push_back(r);
-            if (a != address_of(rank())) elsewhere.push_back(r);
+            if (a != meeting.peers[rank()].address) elsewhere.push_back(r);
         }
         return named.empty() ? elsewhere : named;
     }
@@ -128,7 +133,7 @@ struct ProcessGroup::Impl {
         // the cause; the lost connection only its consequence). A store that
         // stopped answering is not asked again: the link to it is gone.
         const auto said = (kind == Kind::PeerLost || kind == Kind::Timeout) && !store_silent
-                              ? published_failure(meeting, rank(), options.world.world_size)
+                              ? published_failure(meeting)
                               : std::nullopt;
         if (said) fail_for_peer(*said, what);
         const auto lost = kind == Kind::PeerLost ? lost_peers() : std::vector<int>{};
@@ -169,22 +174,18 @@ struct ProcessGroup::Impl {
     bool await(c10d::Work& work, const std::string& what, Clock::time_point start) {
         const bool gloo = options.backend == Backend::Gloo; // NCCL's completion is a CUDA event
         while (gloo && !work.isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
-        std::future<void> completion;
+        std::future<void> completion; // every Gloo work has a future (it runs the callback once done)
         if (gloo && !work.isCompleted()) {
             auto done = std::make_shared<std::promise<void>>();
-            try {
-                work.getFuture()->addCallback([done](c10::ivalue::Future&) { done->set_value(); });
-                completion = done->get_future();
-            } catch (const c10::Error&) {
-                // a work without a future: slices of a millisecond too
-            }
+            completion = done->get_future();
+            work.getFuture()->addCallback([done](c10::ivalue::Future&) { done->set_value(); });
         }
         for (auto next_look = start + kFailureLook;
              !work.isCompleted() && Clock::now() < start + options.timeout + kWaitSlack;) {
             if (options.abort && options.abort()) return false;
             if (!store_silent && Clock::now() >= next_look) {
                 const auto asked = Clock::now();
-                if (const auto said = published_failure(meeting, rank(), options.world.world_size))
+                if (const auto said = published_failure(meeting))
                     fail_for_peer(*said, what);
                 // A store that takes a second to answer (its process stopped)
                 // is asked no more: the wait must keep looking at `abort`.
@@ -226,15 +227,6 @@ struct ProcessGroup::Impl {
 };
 
 namespace {
-
-c10d::ReduceOp to_c10d(ReduceOp op) {
-    switch (op) {
-    case ReduceOp::Sum: return c10d::ReduceOp::SUM;
-    case ReduceOp::Max: return c10d::ReduceOp::MAX;
-    case ReduceOp::Min: return c10d::ReduceOp::MIN;
-    }
-    return c10d::ReduceOp::SUM;
-}
 
 // The backend, once the ranks have met (its keys under the meeting's prefix),
 // Gloo connected to its peers within `budget`, what is left of the join's.
@@ -281,11 +273,40 @@ c10::intrusive_ptr<C10dBackend> make_backend(const GroupOptions& o, const Meetin
         backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(scoped, rank, world, no);
 #endif
     }
-    if (!backend) throw ConfigError("backend " + to_string(o.backend) + " is not in this build");
-    return backend;
+    return backend; // connect() has checked that the build has it
 }
 
 } // namespace
+
+const char* failure_kind_name(Kind kind) {
+    switch (kind) {
+    case Kind::PeerLost: return "peer-lost";
+    case Kind::Timeout: return "timeout";
+    case Kind::AddressInUse: return "address-in-use";
+    case Kind::Unreachable: return "unreachable";
+    case Kind::PeerFailed: return "peer-failed";
+    case Kind::Failed: return "failed";
+    }
+    return "failed";
+}
+
+Kind classify_failure(const std::exception& e, bool waited_out) {
+    // A question's failure; meet() turns a store not reached or served into its own error.
+    if (const auto* store = dynamic_cast<const StoreError*>(&e))
+        return store->kind() == StoreError::Kind::Timeout ? Kind::Timeout : Kind::PeerLost;
+    switch (compat::c10d_error_type(e)) {
+    case compat::C10dErrorType::Timeout:
+    case compat::C10dErrorType::Store: return Kind::Timeout;
+    case compat::C10dErrorType::Network: return Kind::PeerLost;
+    // NCCL's collective failed: past its timeout it is one, else the peer's end.
+    case compat::C10dErrorType::Backend: return waited_out ? Kind::Timeout : Kind::PeerLost;
+    case compat::C10dErrorType::Unknown: break;
+    }
+#ifdef ACCUM_WITH_GLOO
+    if (dynamic_cast<const gloo::IoException*>(&e)) return waited_out ? Kind::Timeout : Kind::PeerLost;
+#endif
+    return Kind::Failed;
+}
 
 // Which backend a run gets (what this build has, where the model is), and the
 // --dist-timeout it waits with.
@@ -323,27 +344,16 @@ std::chrono::milliseconds parse_dist_timeout(double seconds) {
     return std::chrono::milliseconds(std::max<long long>(1, std::llround(seconds * 1000.0)));
 }
 
-void announce_failure(const WorldInfo& world, double dist_timeout_s, const std::string& message) {
-    std::chrono::milliseconds timeout(std::chrono::seconds(60));
-    try {
-        timeout = parse_dist_timeout(dist_timeout_s);
-    } catch (const ConfigError&) {
-        // an invalid --dist-timeout is the failure itself: the default
-    }
-    announce_failure_before_joining(world, timeout, message);
-}
-
 std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options) {
     const auto& w = options.world;
     const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
     // What world_from_environment, resolve_backend and parse_dist_timeout make sure of.
     if (w.world_size < 1 || w.rank < 0 || w.rank >= w.world_size || w.master_port < 1 || w.master_port > 65535 ||
-        w.master_addr.empty() || options.backend == Backend::Auto || options.timeout.count() <= 0)
+        w.master_addr.empty() || options.backend == Backend::Auto || !backend_built(options.backend) ||
+        options.timeout.count() <= 0)
         throw ConfigError("process group: rank " + std::to_string(w.rank) + " of " + std::to_string(w.world_size) +
-                          " at " + master + ", backend " + to_string(options.backend) + ", timeout " +
+                          " at " + master + ", backend " + to_string(options.backend) + " (in this build?), timeout " +
                           seconds_text(options.timeout) + ": not a group that can be joined");
-    if (!backend_built(options.backend))
-        throw ConfigError("--backend " + to_string(options.backend) + ": not in this build");
     // Gloo writes to its sockets with writev(): a peer that dies while this rank
     // sends would end it with SIGPIPE instead of an error naming the peer.
     // Python ignores SIGPIPE in every process; so does a rank here (unless the
@@ -378,7 +388,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
             begun + deadline, [&options] { return options.abandon && options.abandon(); }, [cancel]() mutable { cancel.request_stop(); });
         // The store (rank 0's own, or torchrun's agent's) and every rank of
         // this launch in it (rendezvous.h), then the backend.
-        impl->meeting = meet(MeetingOptions{w, options.timeout}, stage, cancel.get_token());
+        impl->meeting = meet(w, options.timeout, stage, cancel.get_token());
         stage = 2;
         impl->backend = make_backend(options, impl->meeting,
                                      std::chrono::duration_cast<std::chrono::milliseconds>(begun + deadline - Clock::now()));
@@ -403,10 +413,9 @@ ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 ProcessGroup::~ProcessGroup() {
     if (!impl_ || !impl_->failure) return;
     // After a failure Gloo's threads may still wait on a peer for up to the
-    // timeout, and destroying the backend joins them: the watchdog releases it,
-    // then the store (which the backend holds too), off the caller's thread, so
-    // that the caller goes on at once and the process, which may live on (the
-    // studio), gets its memory and threads back within the timeout.
+    // timeout, and destroying the backend joins them: the watchdog releases it
+    // (then the store, which it holds too) off the caller's thread, which goes
+    // on at once; a process that lives on (the studio) gets all back in time.
     watchdog().dispose([backend = std::move(impl_->backend), store = std::move(impl_->meeting.store)]() mutable {
         backend.reset();
         store.reset();
@@ -419,7 +428,7 @@ at::Device ProcessGroup::device() const { return impl_->device(); }
 bool ProcessGroup::failed() const { return impl_->failure.has_value(); }
 
 void ProcessGroup::announce_failure(const std::string& message) {
-    publish_failure(impl_->meeting, rank(), world_size(), message);
+    publish_failure(impl_->meeting, message);
 }
 
 void ProcessGroup::all_reduce(at::Tensor& tensor, ReduceOp op) { all_reduce_as("all-reduce", tensor, op); }
@@ -428,19 +437,16 @@ void ProcessGroup::all_reduce_as(const std::string& what, at::Tensor& tensor, Re
     impl_->run(what, [&] {
         std::vector<at::Tensor> tensors{tensor};
         c10d::AllreduceOptions ao;
-        ao.reduceOp = to_c10d(op);
+        ao.reduceOp = op == ReduceOp::Max ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
         ao.timeout = impl_->options.timeout;
         return impl_->backend->allreduce(tensors, ao);
     });
 }
 
-void ProcessGroup::broadcast(at::Tensor& tensor, int root) {
-    if (root < 0 || root >= world_size()) throw std::invalid_argument("broadcast: root rank out of range");
+void ProcessGroup::broadcast(at::Tensor& tensor) {
     impl_->run("broadcast", [&] {
         std::vector<at::Tensor> tensors{tensor};
-        c10d::BroadcastOptions bo;
-        bo.rootRank = root;
-        bo.rootTensor = 0;
+        c10d::BroadcastOptions bo; // from rank 0
         bo.timeout = impl_->options.timeout;
         return impl_->backend->broadcast(tensors, bo);
     });
@@ -462,12 +468,17 @@ std::vector<double> ProcessGroup::all_reduce(std::vector<double> values, ReduceO
     return std::vector<double>(p, p + host.numel());
 }
 
-bool ProcessGroup::all_agree(std::uint64_t value) {
+std::vector<bool> ProcessGroup::agree(const std::vector<std::uint64_t>& values) {
     // Two 32-bit halves are exact in float64; max(x) == -max(-x) == min(x) on every rank.
-    const double hi = static_cast<double>(value >> 32), lo = static_cast<double>(value & 0xffffffffu);
-    const auto m = all_reduce(std::vector<double>{hi, lo, -hi, -lo}, ReduceOp::Max);
-    return m[0] == -m[2] && m[1] == -m[3];
+    std::vector<double> halves;
+    for (const auto v : values) {
+        const double hi = static_cast<double>(v >> 32), lo = static_cast<double>(v & 0xffffffffu);
+        halves.insert(halves.end(), {hi, lo, -hi, -lo});
+    }
+    const auto m = all_reduce(halves, ReduceOp::Max);
+    std::vector<bool> same;
+    for (std::size_t i = 0; i < m.size(); i += 4) same.push_back(m[i] == -m[i + 2] && m[i + 1] == -m[i + 3]);
+    return same;
 }
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The ranks of a data-parallel run joined by c10d: they meet in a TCPStore
 // (rendezvous.h), then the collectives run on ProcessGroupGloo (CPU tensors),
@@ -5,8 +6,7 @@
 //
 // Every wait is bounded by the timeout (--dist-timeout): joining fails within
 // 1.5 × timeout (at most timeout + 5 s), a collective within timeout + 2 s, and
-// a peer that dies mid-collective is seen at once. A group destroyed after a
-// failure is released by the watchdog (watchdog.h). Every failure surfaces as
+// a peer that dies mid-collective is seen at once. Every failure surfaces as
 // accum::DistributedError naming this rank and, when it can be told, the rank
 // at fault; after one, every call throws the same error. Not thread-safe: one
 // thread makes every call, in the same order on every rank. The design:
@@ -23,7 +23,6 @@
 
 #include "accum/errors.h"
 #include "accum/run_config.h"
-#include "distributed/failures.h"
 #include "distributed/world.h"
 
 namespace accum::dist {
@@ -40,7 +39,17 @@ Backend resolve_backend(Backend requested, bool on_cuda);
 // --dist-timeout in seconds (> 0 and finite) as a duration; ConfigError otherwise.
 std::chrono::milliseconds parse_dist_timeout(double seconds);
 
-enum class ReduceOp { Sum, Max, Min };
+enum class ReduceOp { Sum, Max };
+
+// The kind as messages and records name it: "peer-lost", "peer-failed", "timeout", …
+const char* failure_kind_name(DistributedError::Kind kind);
+
+// The kind of a failure caught from c10d, Gloo or the store, told by its type,
+// never by its wording: StoreError by its kind; c10d's TimeoutError and (2.x)
+// DistStoreError a timeout, DistNetworkError a lost peer; Gloo's I/O error
+// (its one type for both) a timeout when the operation had waited its whole
+// timeout (`waited_out`), else a lost peer; anything else Failed.
+DistributedError::Kind classify_failure(const std::exception& e, bool waited_out = false);
 
 struct GroupOptions {
     WorldInfo world;                  // rank, world_size, master_addr, master_port
@@ -77,15 +86,16 @@ public:
     // In place, across all ranks: one collective call each. The tensor must be
     // contiguous and dense, on device().
     void all_reduce(at::Tensor& tensor, ReduceOp op = ReduceOp::Sum);
-    void broadcast(at::Tensor& tensor, int root = 0);
+    void broadcast(at::Tensor& tensor); // rank 0's into every rank's
     void barrier();
 
     // Values that do not depend on a tensor's device or an RNG: element-wise
     // across the ranks, in float64 (a window's loss, sample or token counts, a
     // flag), one call for the whole vector.
     std::vector<double> all_reduce(std::vector<double> values, ReduceOp op = ReduceOp::Sum);
-    // True when every rank passed the same value (e.g. a hash of the config).
-    bool all_agree(std::uint64_t value);
+    // For each value, whether every rank passed the same (e.g. a hash of the config).
+    std::vector<bool> agree(const std::vector<std::uint64_t>& values);
+    bool all_agree(std::uint64_t value) { return agree({value}).front(); }
 
     bool failed() const;
 
@@ -104,4 +114,3 @@ private:
 };
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

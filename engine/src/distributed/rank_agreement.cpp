@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/rank_agreement.h"
 
 #include <algorithm>
@@ -61,22 +62,18 @@ enum Head { LossHi, LossLo, DivisorHi, DivisorLo, Stop, Pause, HeadSize };
 std::string differing_options(ProcessGroup& group, const std::string& shared_options) {
     nlohmann::json options = nlohmann::json::parse(shared_options, nullptr, false);
     std::string names;
+    std::vector<std::uint64_t> values;
     if (options.is_object())
-        for (const auto& item : options.items()) names += item.key() + "\n";
+        for (const auto& item : options.items()) {
+            names += item.key() + "\n";
+            values.push_back(fingerprint(item.value().dump()));
+        }
     if (!group.all_agree(fingerprint(names)) || names.empty()) return {};
-    std::vector<double> values;
-    for (const auto& item : options.items()) {
-        const std::uint64_t h = fingerprint(item.value().dump());
-        const double hi = static_cast<double>(h >> 32), lo = static_cast<double>(h & 0xffffffffu);
-        values.insert(values.end(), {hi, lo, -hi, -lo}); // max(x) == -max(-x) == min(x): the same everywhere
-    }
-    const auto m = group.all_reduce(values, ReduceOp::Max);
+    const auto same = group.agree(values);
     std::string which;
     std::size_t i = 0, count = 0;
-    for (const auto& item : options.items()) {
-        if (m[i] != -m[i + 2] || m[i + 1] != -m[i + 3]) which += (count++ > 0 ? ", --" : "--") + item.key();
-        i += 4;
-    }
+    for (const auto& item : options.items())
+        if (!same[i++]) which += (count++ > 0 ? ", --" : "--") + item.key();
     return count == 0 ? std::string() : " (" + which + (count > 1 ? " differ)" : " differs)");
 }
 
@@ -189,4 +186,3 @@ std::vector<torch::Tensor> RankAgreement::gather_rng_states(const torch::Tensor&
 }
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the ranks agree on beside their gradients (ARCHITECTURE.md 1.2), fed by
 // the run through RankHooks: it knows nothing of the run's loop.
@@ -87,4 +88,3 @@ private:
 };
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,13 +1,14 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/rendezvous.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <thread>
 
 #include "accum/errors.h"
-#include "distributed/failures.h"
 #include "distributed/store_client.h"
 #include "torch_compat.h"
 
@@ -15,11 +16,8 @@ namespace accum::dist {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Kind = DistributedError::Kind;
 using Bytes = std::vector<uint8_t>;
-
-constexpr auto kPoll = std::chrono::milliseconds(20);
 
 const std::string kLeader = "accum/leader";
 
@@ -32,55 +30,48 @@ std::optional<std::string> read_if_present(c10d::Store& store, const std::string
     return text_of(store.get(key));
 }
 
-// "accum/leader": rank 0's token and its TORCHELASTIC_RESTART_COUNT.
-std::string leader_text(const std::string& token, int restart_count) {
-    return token + " " + std::to_string(restart_count);
-}
-std::pair<std::string, int> parse_leader(const std::string& text) {
-    std::istringstream in(text);
+// "accum/leader": rank 0's token and its TORCHELASTIC_RESTART_COUNT, once it
+// has opened a meeting ("token count"); the attempt -1 before.
+std::pair<std::string, int> leader(c10d::Store& store) {
+    std::istringstream in(read_if_present(store, kLeader).value_or(""));
     std::string token;
     int attempt = -1;
     in >> token >> attempt;
     return {token, attempt};
 }
 
-struct Identity {
-    Peer peer;
-    std::string nonce;
-};
-
-std::string identity_text(const Identity& i) {
-    return std::to_string(i.peer.pid) + " " + i.nonce + " " + (i.peer.address.empty() ? "-" : i.peer.address);
+std::string identity_text(const Peer& p) {
+    return std::to_string(p.pid) + " " + p.nonce + " " + (p.address.empty() ? "-" : p.address);
 }
 
-Identity parse_identity(const std::string& s) {
-    Identity i;
+Peer parse_identity(const std::string& s) {
+    Peer p;
     std::istringstream in(s);
-    in >> i.peer.pid >> i.nonce >> i.peer.address;
-    if (i.peer.address == "-") i.peer.address.clear();
-    return i;
+    in >> p.pid >> p.nonce >> p.address;
+    if (p.address == "-") p.address.clear();
+    return p;
 }
 
-// The first failure published under `prefix` by a rank other than `self`.
-std::optional<std::pair<int, std::string>> failure_under(c10d::Store& store, const std::string& prefix, int self,
-                                                         int world) {
-    if (!store.check({prefix + "/failures"})) return std::nullopt;
-    for (int r = 0; r < world; ++r) {
-        if (r == self) continue;
-        if (auto message = read_if_present(store, prefix + "/failed/" + std::to_string(r))) {
-            store.add(prefix + "/failed_seen", 1);
+// The first failure published in the meeting by another rank.
+std::optional<std::pair<int, std::string>> failure_under(const Meeting& m) {
+    if (!m.store->check({m.prefix + "/failures"})) return std::nullopt;
+    for (int r = 0; r < m.world.world_size; ++r) {
+        if (r == m.world.rank) continue;
+        if (auto message = read_if_present(*m.store, m.prefix + "/failed/" + std::to_string(r))) {
+            m.store->add(m.prefix + "/failed_seen", 1);
             return std::make_pair(r, std::move(*message));
         }
     }
     return std::nullopt;
 }
 
-// The ranks not registered under the meeting's prefix.
-std::vector<int> missing_ranks(c10d::Store& store, const std::string& prefix, int world) {
-    std::vector<int> missing;
-    for (int r = 0; r < world; ++r)
-        if (!store.check({prefix + "/rank/" + std::to_string(r)})) missing.push_back(r);
-    return missing;
+// The ranks (but `self`) without a key "<prefix>/<what>/<rank>": those not
+// registered ("rank"), or absent from the roll call ("present").
+std::vector<int> ranks_without(const Meeting& m, const std::string& what, int self = -1) {
+    std::vector<int> without;
+    for (int r = 0; r < m.world.world_size; ++r)
+        if (r != self && !m.store->check({m.prefix + "/" + what + "/" + std::to_string(r)})) without.push_back(r);
+    return without;
 }
 
 // The caller of meet() stopped waiting: the meeting ends here, and nobody reads why.
@@ -90,53 +81,51 @@ void end_if_cancelled(const std::stop_token& cancel, int rank) {
                                "rank " + std::to_string(rank) + ": stopped waiting for the other ranks");
 }
 
-[[noreturn]] void peer_failed(const WorldInfo& w, int peer, const std::string& message, const char* when) {
-    throw DistributedError(Kind::PeerFailed, w.rank, peer,
-                           rank_with_host(w) + ": rank " + std::to_string(peer) + " failed" + when + ": " + message);
+[[noreturn]] void failed_before(const WorldInfo& w, const std::pair<int, std::string>& failure) {
+    throw DistributedError(Kind::PeerFailed, w.rank, failure.first,
+                           rank_with_host(w) + ": rank " + std::to_string(failure.first) +
+                               " failed before the rendezvous: " + failure.second);
 }
 
 // The meeting's deadline passed: DistributedError Timeout naming the ranks
-// not registered under `prefix` (`otherwise` when all are).
-[[noreturn]] void not_arrived(c10d::Store& store, const std::string& prefix, const MeetingOptions& o,
-                              const std::string& otherwise) {
-    const auto missing = missing_ranks(store, prefix, o.world.world_size);
+// not registered (`otherwise` when all are).
+[[noreturn]] void not_arrived(const Meeting& m, const std::string& otherwise) {
+    const auto missing = ranks_without(m, "rank");
     std::string who;
     for (const int r : missing) who += (who.empty() ? "" : ", ") + std::to_string(r);
-    throw DistributedError(Kind::Timeout, o.world.rank, missing.empty() ? -1 : missing.front(),
-                           rank_with_host(o.world) + ": " +
+    throw DistributedError(Kind::Timeout, m.world.rank, missing.empty() ? -1 : missing.front(),
+                           rank_with_host(m.world) + ": " +
                                (missing.empty() ? otherwise
                                                 : (missing.size() == 1 ? "rank " : "ranks ") + who + " did not arrive") +
-                               " at " + o.world.master_addr + ":" + std::to_string(o.world.master_port) + " within " +
-                               seconds_text(o.timeout) + " (--dist-timeout)");
+                               " at " + m.world.master_addr + ":" + std::to_string(m.world.master_port) + " within " +
+                               seconds_text(m.timeout) + " (--dist-timeout)");
 }
 
 // Rank 0 opens a meeting: its keys under a fresh token, which it leads.
-void open_meeting(c10d::Store& store, Meeting& m, int restart_count) {
+void open_meeting(Meeting& m) {
     const std::string token = random_token();
     m.prefix = "accum/" + token;
-    store.set(kLeader, bytes_of(leader_text(token, restart_count)));
+    m.store->set(kLeader, bytes_of(token + " " + std::to_string(m.world.restart_count)));
 }
 
 // Rank 0: opens the meeting and waits for every rank.
-std::vector<Identity> gather(c10d::Store& store, Meeting& m, const MeetingOptions& o, const Identity& me,
-                             Clock::time_point deadline, const std::stop_token& cancelled) {
-    const int world = o.world.world_size;
+std::vector<Peer> gather(Meeting& m, const Peer& me, Clock::time_point deadline, const std::stop_token& cancelled) {
+    c10d::Store& store = *m.store;
     auto key = [&](int r) { return m.prefix + "/rank/" + std::to_string(r); };
-    open_meeting(store, m, o.world.restart_count);
+    open_meeting(m);
     store.set(key(0), bytes_of(identity_text(me)));
     std::vector<std::string> keys;
-    for (int r = 0; r < world; ++r) keys.push_back(key(r));
+    for (int r = 0; r < m.world.world_size; ++r) keys.push_back(key(r));
     for (;;) {
         end_if_cancelled(cancelled, 0);
-        if (auto failure = failure_under(store, m.prefix, 0, world))
-            peer_failed(o.world, failure->first, failure->second, " before the rendezvous");
+        if (auto failure = failure_under(m)) failed_before(m.world, *failure);
         if (store.check(keys)) break;
-        if (Clock::now() >= deadline) not_arrived(store, m.prefix, o, "not every rank arrived");
+        if (Clock::now() >= deadline) not_arrived(m, "not every rank arrived");
         std::this_thread::sleep_for(kPoll);
     }
-    std::vector<Identity> all;
+    std::vector<Peer> all;
     std::string roster;
-    for (int r = 0; r < world; ++r) {
+    for (int r = 0; r < m.world.world_size; ++r) {
         const std::string text = text_of(store.get(key(r)));
         all.push_back(parse_identity(text));
         roster += text + "\n";
@@ -146,44 +135,40 @@ std::vector<Identity> gather(c10d::Store& store, Meeting& m, const MeetingOption
 }
 
 // Rank r > 0: registers under rank 0's current token until rank 0 lists it.
-std::vector<Identity> join(c10d::Store& store, Meeting& m, const MeetingOptions& o, const Identity& me,
-                           Clock::time_point deadline, const std::stop_token& cancelled) {
-    const int rank = o.world.rank, world = o.world.world_size;
-    const std::string master = o.world.master_addr + ":" + std::to_string(o.world.master_port);
+std::vector<Peer> join(Meeting& m, const Peer& me, Clock::time_point deadline, const std::stop_token& cancelled) {
+    c10d::Store& store = *m.store;
+    const int rank = m.world.rank;
+    const std::string master = m.world.master_addr + ":" + std::to_string(m.world.master_port);
     const std::string mine = identity_text(me);
     std::string token;
     bool same_attempt = false;
     for (;;) {
         end_if_cancelled(cancelled, rank);
-        if (auto leader = read_if_present(store, kLeader)) {
-            const auto [newest, attempt] = parse_leader(*leader);
-            if (newest != token) {
-                token = newest;
-                same_attempt = attempt == o.world.restart_count;
-                m.prefix = "accum/" + token;
-                store.set(m.prefix + "/rank/" + std::to_string(rank), bytes_of(mine));
-            }
+        if (const auto [newest, attempt] = leader(store); newest != token) {
+            token = newest;
+            same_attempt = attempt == m.world.restart_count;
+            m.prefix = "accum/" + token;
+            store.set(m.prefix + "/rank/" + std::to_string(rank), bytes_of(mine));
         }
         if (!token.empty()) {
             // A failure left under an earlier attempt's token is that attempt's:
             // only the leader of this restart count is believed (the roster's
             // nonce tells the meeting itself apart whatever the counts).
-            if (auto failure = same_attempt ? failure_under(store, m.prefix, rank, world) : std::nullopt)
-                peer_failed(o.world, failure->first, failure->second, " before the rendezvous");
+            if (auto failure = same_attempt ? failure_under(m) : std::nullopt) failed_before(m.world, *failure);
             if (auto roster = read_if_present(store, m.prefix + "/roster")) {
-                std::vector<Identity> all;
+                std::vector<Peer> all;
                 std::istringstream lines(*roster);
                 for (std::string line; std::getline(lines, line);) all.push_back(parse_identity(line));
                 // An earlier attempt's roster (torchrun's store keeps it) lacks this nonce.
-                if (static_cast<int>(all.size()) == world && all[rank].nonce == me.nonce) return all;
+                if (static_cast<int>(all.size()) == m.world.world_size && all[rank].nonce == me.nonce) return all;
             }
         }
         if (Clock::now() >= deadline) {
             if (token.empty())
                 throw DistributedError(Kind::Timeout, rank, 0,
-                                       rank_with_host(o.world) + ": rank 0 did not open the rendezvous at " +
-                                           master + " within " + seconds_text(o.timeout) + " (--dist-timeout)");
-            not_arrived(store, m.prefix, o, "rank 0 did not list this rank");
+                                       rank_with_host(m.world) + ": rank 0 did not open the rendezvous at " +
+                                           master + " within " + seconds_text(m.timeout) + " (--dist-timeout)");
+            not_arrived(m, "rank 0 did not list this rank");
         }
         std::this_thread::sleep_for(kPoll);
     }
@@ -223,25 +208,22 @@ std::vector<Identity> join(c10d::Store& store, Meeting& m, const MeetingOptions&
 
 } // namespace
 
-Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::stop_token& cancelled) {
-    const auto& w = o.world;
-    const auto deadline = Clock::now() + o.timeout;
-    Meeting m;
-    m.serves_store = w.rank == 0 && !w.agent_store;
+Meeting meet(const WorldInfo& w, std::chrono::milliseconds timeout, std::atomic<int>& stage,
+             const std::stop_token& cancelled) {
+    const auto deadline = Clock::now() + timeout;
+    Meeting m{.world = w, .timeout = timeout, .serves_store = w.rank == 0 && !w.agent_store};
     try {
-        m.store = m.serves_store ? served_store(w, o.timeout, cancelled) : client_store(w, o.timeout, deadline, cancelled);
+        m.store = m.serves_store ? served_store(w, timeout, cancelled) : client_store(w, timeout, deadline, cancelled);
     } catch (const StoreError& e) {
         end_if_cancelled(cancelled, w.rank);
-        unreachable(w, o.timeout, e);
+        unreachable(w, timeout, e);
     }
     stage = 1;
-    const Identity me{{static_cast<int>(::getpid()),
-                       is_loopback_host(w.master_addr) ? std::string("127.0.0.1") : address_toward(w.master_addr)},
-                      random_token()};
-    std::vector<Identity> all;
+    const Peer me{static_cast<int>(::getpid()),
+                  is_loopback_host(w.master_addr) ? std::string("127.0.0.1") : address_toward(w.master_addr),
+                  random_token()};
     try {
-        all = w.rank == 0 ? gather(*m.store, m, o, me, deadline, cancelled)
-                          : join(*m.store, m, o, me, deadline, cancelled);
+        m.peers = w.rank == 0 ? gather(m, me, deadline, cancelled) : join(m, me, deadline, cancelled);
     } catch (const DistributedError& e) {
         // Rank 0's failure to gather is every rank's: say so to those waiting for
         // the roster. Its store ends with this meeting: it waits (at most 3 s)
@@ -250,40 +232,37 @@ Meeting meet(const MeetingOptions& o, std::atomic<int>& stage, const std::stop_t
         if (w.rank == 0 && !m.prefix.empty()) {
             int waiting = 0;
             try {
-                waiting = w.world_size - static_cast<int>(missing_ranks(*m.store, m.prefix, w.world_size).size()) - 1;
+                waiting = w.world_size - static_cast<int>(ranks_without(m, "rank").size()) - 1;
             } catch (const std::exception&) {
             }
             const bool given_up = cancelled.stop_requested();
             if (waiting > 0)
-                publish_failure(m, 0, w.world_size, error_text(e),
-                                given_up ? std::chrono::milliseconds(0) : std::chrono::milliseconds(3000), waiting);
+                publish_failure(m, error_text(e), given_up ? std::chrono::milliseconds(0) : std::chrono::seconds(3), waiting);
         }
         throw;
     } catch (const std::exception& e) {
         // A store of another protocol may pass the first questions by chance
         // and fail a later one: under torchrun 2.x a 1.x client says why.
         if (w.agent_store && !compat::kStoreClientSpeaksTorch2 && !cancelled.stop_requested())
-            unreachable(w, o.timeout, StoreError(StoreError::Kind::Closed, error_text(e)));
+            unreachable(w, timeout, StoreError(StoreError::Kind::Closed, error_text(e)));
         throw;
     }
-    for (const auto& i : all) m.peers.push_back(i.peer);
     return m;
 }
 
-void publish_failure(const Meeting& m, int rank, int world_size, const std::string& message,
-                     std::chrono::milliseconds linger, int readers) {
-    if (!m.store || m.prefix.empty() || world_size < 2) return;
+void publish_failure(const Meeting& m, const std::string& message, std::chrono::milliseconds linger, int readers) {
+    if (!m.store || m.prefix.empty() || m.world.world_size < 2) return;
     // "failed_seen" counts the ranks that need the store no more: those that
     // read a failure, and those that left one (and end) while not serving the
     // store. The one that serves it waits for them: the store ends with it.
     try {
-        m.store->set(m.prefix + "/failed/" + std::to_string(rank), bytes_of(message));
+        m.store->set(m.prefix + "/failed/" + std::to_string(m.world.rank), bytes_of(message));
         m.store->add(m.prefix + "/failures", 1);
         if (!m.serves_store) {
             m.store->add(m.prefix + "/failed_seen", 1);
             return;
         }
-        const int wanted = readers < 0 ? world_size - 1 : readers;
+        const int wanted = readers < 0 ? m.world.world_size - 1 : readers;
         const auto until = Clock::now() + linger;
         while (Clock::now() < until && m.store->add(m.prefix + "/failed_seen", 0) < wanted) std::this_thread::sleep_for(kPoll);
     } catch (const std::exception&) {
@@ -291,24 +270,22 @@ void publish_failure(const Meeting& m, int rank, int world_size, const std::stri
     }
 }
 
-std::optional<std::pair<int, std::string>> published_failure(const Meeting& m, int self, int world_size) {
+std::optional<std::pair<int, std::string>> published_failure(const Meeting& m) {
     if (!m.store || m.prefix.empty()) return std::nullopt;
     try {
-        return failure_under(*m.store, m.prefix, self, world_size);
+        return failure_under(m);
     } catch (const std::exception&) {
         return std::nullopt;
     }
 }
 
-std::vector<int> absent_ranks(const Meeting& m, int self, int world_size, std::chrono::milliseconds wait) {
-    const std::string key = m.prefix + "/present/";
-    m.store->set(key + std::to_string(self), bytes_of("1"));
+std::vector<int> absent_ranks(const Meeting& m, std::chrono::milliseconds wait) {
+    m.store->set(m.prefix + "/present/" + std::to_string(m.world.rank), bytes_of("1"));
     std::optional<std::vector<int>> absent;
     for (const auto until = Clock::now() + wait;; std::this_thread::sleep_for(kPoll)) {
         std::vector<int> now;
         try {
-            for (int r = 0; r < world_size; ++r)
-                if (r != self && !m.store->check({key + std::to_string(r)})) now.push_back(r);
+            now = ranks_without(m, "present", m.world.rank);
         } catch (const std::exception&) {
             if (!absent) throw;
             return *absent; // the store's process (a survivor) has ended meanwhile
@@ -318,37 +295,28 @@ std::vector<int> absent_ranks(const Meeting& m, int self, int world_size, std::c
     }
 }
 
-void announce_failure_before_joining(const WorldInfo& w, std::chrono::milliseconds timeout,
-                                     const std::string& message) {
+void announce_failure(const WorldInfo& w, double dist_timeout_s, const std::string& message) {
     if (w.world_size < 2 || w.master_port < 1) return;
     // torchrun 2.x's store does not answer a 1.x client: nobody to tell there.
     if (w.agent_store && !compat::kStoreClientSpeaksTorch2) return;
-    const auto limit = std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(3));
+    // --dist-timeout, at most 3 s (3 s when it is itself the failure).
+    const bool valid = std::isfinite(dist_timeout_s) && dist_timeout_s > 0;
+    const std::chrono::milliseconds limit(valid ? std::llround(std::clamp(dist_timeout_s, 0.001, 3.0) * 1000) : 3000);
     const auto deadline = Clock::now() + limit;
     try {
-        Meeting m;
-        m.serves_store = w.rank == 0 && !w.agent_store;
-        m.store = m.serves_store ? served_store(w, timeout)
-                                 : client_store(w, limit, deadline);
-        if (w.rank == 0) {
-            open_meeting(*m.store, m, w.restart_count);
-        } else {
-            // Rank 0 opens the meeting: under its token of this restart count (an
-            // agent's store may still hold an earlier attempt's).
-            while (Clock::now() < deadline) {
-                if (auto leader = read_if_present(*m.store, kLeader)) {
-                    const auto [token, attempt] = parse_leader(*leader);
-                    if (attempt == w.restart_count) m.prefix = "accum/" + token;
-                }
-                if (!m.prefix.empty()) break;
-                std::this_thread::sleep_for(kPoll);
-            }
+        Meeting m{.world = w, .timeout = limit, .serves_store = w.rank == 0 && !w.agent_store};
+        m.store = m.serves_store ? served_store(w, limit) : client_store(w, limit, deadline);
+        if (w.rank == 0) open_meeting(m);
+        // Rank 0 opens the meeting: under its token of this restart count (an
+        // agent's store may still hold an earlier attempt's).
+        while (m.prefix.empty() && Clock::now() < deadline) {
+            if (const auto [token, attempt] = leader(*m.store); attempt == w.restart_count) m.prefix = "accum/" + token;
+            else std::this_thread::sleep_for(kPoll);
         }
-        publish_failure(m, w.rank, w.world_size, message, limit);
+        publish_failure(m, message, limit);
     } catch (const std::exception&) {
         // Best effort: the port taken, no store, a store that does not answer.
     }
 }
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // How the ranks of a run meet before their backend connects, in the store
 // (store_client.h: rank 0's, or torchrun's agent's, which outlives its
@@ -27,18 +28,15 @@ namespace accum::dist {
 struct Peer {
     int pid = -1;
     std::string address; // its address toward the master (address_toward), as the messages name its host; may be empty
-};
-
-// What a meeting needs of the process group's options.
-struct MeetingOptions {
-    WorldInfo world;
-    std::chrono::milliseconds timeout{std::chrono::seconds(60)}; // --dist-timeout
+    std::string nonce;   // its own for this meeting: a roster without it is an earlier attempt's
 };
 
 struct Meeting {
-    c10::intrusive_ptr<c10d::Store> store;
-    std::string prefix;       // "accum/<token>": this meeting's keys
-    std::vector<Peer> peers;  // by rank
+    WorldInfo world;                       // this rank's place in it
+    std::chrono::milliseconds timeout{};   // --dist-timeout
+    c10::intrusive_ptr<c10d::Store> store{};
+    std::string prefix{};                  // "accum/<token>": this meeting's keys
+    std::vector<Peer> peers{};             // by rank
     bool serves_store = false; // this process serves the store (rank 0 without an agent)
 };
 
@@ -50,27 +48,21 @@ struct Meeting {
 // Failed), for a caller that has stopped waiting; the store made here keeps
 // looking at it (its waits for the backend's keys too: store_client.h), so it
 // must stay uncancelled once joined. Every question to the store is bounded.
-Meeting meet(const MeetingOptions& options, std::atomic<int>& stage, const std::stop_token& cancel = {});
-
-// For a rank that cannot train: leaves `message` where the others look
-// (opening the meeting itself when it is rank 0), so that they stop within
-// seconds. Bounded (a few seconds, at most `timeout`); never throws.
-void announce_failure_before_joining(const WorldInfo& world, std::chrono::milliseconds timeout,
-                                     const std::string& message);
+Meeting meet(const WorldInfo& world, std::chrono::milliseconds timeout, std::atomic<int>& stage,
+             const std::stop_token& cancel = {});
 
 // During the run: this rank's failure for the others to read (and, from the
 // process that serves the store, a wait of at most `linger` until `readers` of
 // them have; -1: all the others). Never throws.
-void publish_failure(const Meeting& meeting, int rank, int world_size, const std::string& message,
+void publish_failure(const Meeting& meeting, const std::string& message,
                      std::chrono::milliseconds linger = std::chrono::seconds(3), int readers = -1);
 // A failure another rank published: its rank and its message. Marks it read.
 // Bounded by the store's answer (a store that is gone: nullopt).
-std::optional<std::pair<int, std::string>> published_failure(const Meeting& meeting, int self, int world_size);
+std::optional<std::pair<int, std::string>> published_failure(const Meeting& meeting);
 
 // After a lost connection: the ranks that do not answer a roll call in the
 // store within `wait` (every rank that lost a peer answers it at once, so one
 // absent has ended, or stalled). Throws StoreError when the store is gone.
-std::vector<int> absent_ranks(const Meeting& meeting, int self, int world_size, std::chrono::milliseconds wait);
+std::vector<int> absent_ranks(const Meeting& meeting, std::chrono::milliseconds wait);
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

@@ -4,7 +4,6 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,13 +18,12 @@
 #include <memory>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "distributed/failures.h"
+#include "accum/errors.h"
 #include "distributed/watchdog.h"
 #include "torch_compat.h"
 
@@ -33,22 +31,22 @@ namespace accum::dist {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// How long one question may wait for its answer before the store counts as
+// gone: the timeout, within 0.2 … 3 s.
+std::chrono::milliseconds answer_timeout(std::chrono::milliseconds timeout) {
+    return std::clamp<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(200), std::chrono::seconds(3));
+}
 
-constexpr auto kPoll = std::chrono::milliseconds(20);
-// How long a store may take to answer one question before it counts as gone.
-constexpr auto kAnswer = std::chrono::seconds(3);
-
-// This process's sockets (by descriptor) with their inodes, a descriptor
-// number reused being another socket; with `port`, only those whose peer is at
+// This process's sockets, by inode (a descriptor number reused is another
+// socket), with their descriptors; with `port`, only those whose peer is at
 // it. The one place the engine touches c10d's sockets: a store's are found
 // among those opened with it, and shut down when its answer is late.
-std::map<int, ino_t> sockets(int port = -1) {
+std::map<ino_t, int> sockets(int port = -1) {
     rlimit limit{};
     int highest = 1024;
     if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
         highest = static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 65536));
-    std::map<int, ino_t> found;
+    std::map<ino_t, int> found;
     for (int fd = 0; fd < highest; ++fd) {
         struct stat st {};
         if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
@@ -59,41 +57,14 @@ std::map<int, ino_t> sockets(int port = -1) {
             if (peer.ss_family == AF_INET) peer_port = ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
             if (peer.ss_family == AF_INET6) peer_port = ntohs(reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port);
         }
-        if (port < 0 || peer_port == port) found.emplace(fd, st.st_ino);
+        if (port < 0 || peer_port == port) found.emplace(st.st_ino, fd);
     }
     return found;
 }
 
-// The inodes of the sockets to `port` (all sockets: -1) that `pick` keeps.
-template <class Pick>
-std::set<ino_t> socket_ids(int port, Pick pick) {
-    std::set<ino_t> ids;
-    for (const auto& [fd, id] : sockets(port))
-        if (pick(id)) ids.insert(id);
-    return ids;
-}
-
-// Shuts down this process's sockets to `port` that `pick` keeps; true when there was one.
-template <class Pick>
-bool cut_sockets(int port, Pick pick) {
-    bool cut = false;
-    for (const auto& [fd, id] : sockets(port))
-        if (pick(id)) cut = ::shutdown(fd, SHUT_RDWR) == 0 || cut;
-    return cut;
-}
-
-// A store error, typed whatever the LibTorch: c10d's timeouts (a typed error in
-// both lines) are timeouts, every other failure of a question a closed connection.
-StoreError store_error(const std::exception& e) {
-    const auto type = compat::c10d_error_type(e);
-    const bool timeout = type == compat::C10dErrorType::Timeout || type == compat::C10dErrorType::Store;
-    return StoreError(timeout ? StoreError::Kind::Timeout : StoreError::Kind::Closed,
-                      "the store: " + error_text(e));
-}
-
 using MakeStore = std::function<c10::intrusive_ptr<c10d::Store>()>;
 c10::intrusive_ptr<c10d::Store> bounded_store(int port, std::chrono::milliseconds answer, const std::stop_token& cancel,
-                                              const MakeStore& make, bool& cut);
+                                              const MakeStore& make);
 
 // c10d's store with every question asked on the caller's thread under a
 // watch: unanswered past `answer` (or once `cancel` is), its own sockets are
@@ -142,8 +113,7 @@ public:
 #if ACCUM_C10D_STORE_CLONE
     // The copy's own connection is bounded as the first one's was.
     c10::intrusive_ptr<c10d::Store> clone() override {
-        bool cut = false;
-        return bounded_store(port_, answer_, cancel_, [this] { return store_->clone(); }, cut);
+        return bounded_store(port_, answer_, cancel_, [this] { return store_->clone(); });
     }
 #endif
 
@@ -153,12 +123,19 @@ private:
         if (gone_) throw StoreError(StoreError::Kind::Timeout, "the store did not answer an earlier question");
         const auto watch = watchdog().watch(Clock::now() + answer_, cancel_, [this] {
             gone_ = true;
-            cut_sockets(port_, [this](ino_t id) { return sockets_.count(id) > 0; });
+            for (const auto& [id, fd] : sockets(port_))
+                if (sockets_.count(id)) ::shutdown(fd, SHUT_RDWR);
         });
         try {
             return question(*store_);
         } catch (const std::exception& e) {
-            if (!watch.fired()) throw store_error(e);
+            // c10d's timeouts (a typed error in both lines) are timeouts, every
+            // other failure of a question a closed connection.
+            const auto type = compat::c10d_error_type(e);
+            const bool timeout = type == compat::C10dErrorType::Timeout || type == compat::C10dErrorType::Store;
+            if (!watch->fired)
+                throw StoreError(timeout ? StoreError::Kind::Timeout : StoreError::Kind::Closed,
+                                 "the store: " + error_text(e));
             if (cancel_.stop_requested()) throw StoreError(StoreError::Kind::Closed, "stopped waiting for the store");
             throw StoreError(StoreError::Kind::Timeout, "the store did not answer within " + seconds_text(answer_));
         }
@@ -175,66 +152,56 @@ private:
 // Makes a store with `make` (c10d's TCPStore with its greeting and a probe, or
 // a clone) under a watch: past `answer`, or once `cancel` is, the sockets it
 // has opened to `port` are shut down (again while c10d retries), so that it
-// throws instead of waiting on; `cut` says whether it had to. Bounded.
+// throws instead of waiting on: StoreError NotAStore once it had to. Bounded.
 c10::intrusive_ptr<c10d::Store> bounded_store(int port, std::chrono::milliseconds answer, const std::stop_token& cancel,
-                                              const MakeStore& make, bool& cut) {
-    const auto before = socket_ids(-1, [](ino_t) { return true; });
-    const auto opened = [&before](ino_t id) { return before.count(id) == 0; };
+                                              const MakeStore& make) {
+    const auto before = sockets();
     bool shut = false;
     c10::intrusive_ptr<c10d::Store> store;
     std::exception_ptr error;
     {
-        const auto watch = watchdog().watch(Clock::now() + answer, cancel,
-                                            [&] { shut = cut_sockets(port, opened) || shut; });
+        const auto watch = watchdog().watch(Clock::now() + answer, cancel, [&] {
+            for (const auto& [id, fd] : sockets(port))
+                if (!before.count(id)) shut = ::shutdown(fd, SHUT_RDWR) == 0 || shut;
+        });
         try {
             store = make();
         } catch (...) {
             error = std::current_exception();
         }
     }
-    cut = shut; // only the watch's action sets it
+    // Cut, even as the answer came (only the watch's action sets `shut`).
+    if (shut) throw StoreError(StoreError::Kind::NotAStore, "no answer within " + seconds_text(answer));
     if (error) std::rethrow_exception(error);
-    // Answered just as the limit passed: the watch cut the sockets after all.
-    if (cut) throw std::runtime_error("the answer came as the answer timeout passed");
-    return c10::make_intrusive<BoundedStore>(store, port, socket_ids(port, opened), answer, cancel);
+    std::set<ino_t> opened;
+    for (const auto& [id, fd] : sockets(port))
+        if (!before.count(id)) opened.insert(id);
+    return c10::make_intrusive<BoundedStore>(store, port, std::move(opened), answer, cancel);
 }
 
 // Whether something accepts a TCP connection at host:port now (within a second);
 // `why` says what stopped it otherwise. Nothing is sent.
 bool accepts_connections(const std::string& host, int port, std::string& why) {
     addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
     if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
         why = host + ": " + ::gai_strerror(rc);
         return false;
     }
-    bool accepted = false;
+    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
     why = "nothing listens there";
-    for (const addrinfo* a = found; a && !accepted; a = a->ai_next) {
-        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    const timeval second{1, 0}; // SO_SNDTIMEO bounds connect() too
+    for (const addrinfo* a = found; a; a = a->ai_next) {
+        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
         if (fd < 0) continue;
-        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-            accepted = true;
-        } else if (errno == EINPROGRESS) {
-            pollfd p{fd, POLLOUT, 0};
-            if (::poll(&p, 1, 1000) == 1) {
-                int error = 0;
-                socklen_t size = sizeof error;
-                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
-                accepted = error == 0;
-                if (error != 0) why = std::strerror(error);
-            } else {
-                why = "the connection was not accepted in time";
-            }
-        } else {
-            why = std::strerror(errno);
-        }
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &second, sizeof second);
+        const bool accepted = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+        if (!accepted) why = errno == EINPROGRESS ? "the connection was not accepted in time" : std::strerror(errno);
         ::close(fd);
+        if (accepted) return true;
     }
-    ::freeaddrinfo(found);
-    return accepted;
+    return false;
 }
 
 // Whether another socket holds `port` (a bind of its own fails with
@@ -255,15 +222,9 @@ bool port_taken(int port) {
 
 } // namespace
 
-std::chrono::milliseconds answer_timeout(std::chrono::milliseconds timeout) {
-    return std::clamp<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(200), kAnswer);
-}
-
 std::string random_token() {
     std::random_device device;
-    std::ostringstream s;
-    s << std::hex << device() << device() << "-" << ::getpid();
-    return s.str();
+    return std::to_string(device()) + "-" + std::to_string(device()) + "-" + std::to_string(::getpid());
 }
 
 c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::milliseconds timeout,
@@ -290,7 +251,7 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
         // that failed, as one the watch below cut does, until then): a second,
         // so that a join given up ends within about one.
         so.timeout = std::chrono::seconds(1);
-        bool connected = false, cut = false;
+        bool connected = false;
         try {
             return bounded_store(w.master_port, answer, cancel, [&] {
                 auto store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
@@ -302,21 +263,19 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
                     throw std::runtime_error("its answers do not follow this build's store protocol");
                 store->setTimeout(timeout);
                 return store;
-            }, cut);
+            });
         } catch (const std::exception& e) {
             if (cancel.stop_requested())
                 throw StoreError(StoreError::Kind::Failed, "stopped waiting for the store");
-            const std::string reason = error_text(e);
-            if (cut)
-                throw StoreError(StoreError::Kind::NotAStore,
-                                 "no answer within " + seconds_text(answer) + " to " +
+            if (dynamic_cast<const StoreError*>(&e)) // cut by bounded_store
+                throw StoreError(StoreError::Kind::NotAStore, std::string(e.what()) + " to " +
                                      (connected ? "its first question" : "the connection's greeting"));
             if (connected)
                 throw StoreError(compat::c10d_error_type(e) == compat::C10dErrorType::Timeout
                                      ? StoreError::Kind::NotAStore
                                      : StoreError::Kind::Closed,
-                                 reason);
-            last_reason = reason; // nothing listens (yet): try again
+                                 error_text(e));
+            last_reason = error_text(e); // nothing listens (yet): try again
         }
     }
 }
@@ -329,10 +288,9 @@ c10::intrusive_ptr<c10d::Store> served_store(const WorldInfo& w, std::chrono::mi
     so.numWorkers = static_cast<std::size_t>(w.world_size);
     so.waitWorkers = false; // arrivals are awaited in meet(), with a deadline and the missing ranks named
     so.timeout = timeout;
-    bool cut = false;
     try {
         return bounded_store(w.master_port, answer_timeout(timeout), cancel,
-                             [&] { return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so); }, cut);
+                             [&] { return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so); });
     } catch (const std::exception& e) {
         throw StoreError(port_taken(w.master_port) ? StoreError::Kind::AddressInUse : StoreError::Kind::Failed,
                          error_text(e));

@@ -9,6 +9,7 @@
 // poll check(). Why and how: docs/ARCHITECTURE.md §4.5.
 
 #include <chrono>
+#include <stdexcept>
 #include <string>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -18,11 +19,27 @@
 
 namespace accum::dist {
 
+// The store failed, as this client reports it whatever the LibTorch; meet()
+// names the kind in its message.
+class StoreError : public std::runtime_error {
+public:
+    enum class Kind {
+        Timeout,      // a question unanswered in time
+        Closed,       // the connection failed (the store's process ended)
+        Refused,      // nothing answered at host:port by the deadline
+        NotAStore,    // something accepted the connection but did not answer this build's client
+        AddressInUse, // rank 0 cannot listen: another socket holds the port
+        Failed,       // the caller stopped waiting, or the server could not start
+    };
+    StoreError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+    Kind kind() const { return kind_; }
+
+private:
+    Kind kind_;
+};
+
 // A token no other process draws: a meeting's, a question's of its own.
 std::string random_token();
-
-// How long one question may wait for its answer: the timeout, within 0.2 … 3 s.
-std::chrono::milliseconds answer_timeout(std::chrono::milliseconds timeout);
 
 // A client of the store at the world's master, once it has answered two
 // questions of its own; tried until `deadline` while nothing listens. Throws

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/watchdog.h"
 
-#include <atomic>
 #include <condition_variable>
 #include <list>
 #include <mutex>
@@ -13,19 +12,10 @@ constexpr auto kRepeat = std::chrono::milliseconds(50);
 constexpr auto kLook = std::chrono::milliseconds(10); // how often tokens are looked at while a watch runs
 constexpr auto kExitWait = std::chrono::seconds(2);
 
-struct Watchdog::Entry {
-    State* state;
-    Clock::time_point deadline;
-    std::function<bool()> cancelled;
-    std::function<void()> action;
-    Clock::time_point next{};
-    std::atomic<bool> fired{false};
-};
-
 struct Watchdog::State {
     std::mutex mutex;
     std::condition_variable cv;
-    std::list<std::shared_ptr<Entry>> entries;
+    std::list<Entry*> entries;
     struct Disposal {
         std::jthread thread; // joined as the disposal is erased, once done
         bool done = false;
@@ -61,22 +51,23 @@ struct Watchdog::State {
 
 Watchdog::Watchdog() : state_(std::make_shared<State>()) {}
 
-Watchdog::Watch::~Watch() {
-    std::lock_guard<std::mutex> lock(entry_->state->mutex);
-    entry_->state->entries.remove(entry_);
+void Watchdog::EndWatch::operator()(Entry* entry) const {
+    {
+        std::lock_guard<std::mutex> lock(entry->state->mutex);
+        entry->state->entries.remove(entry);
+    }
+    delete entry;
 }
-
-bool Watchdog::Watch::fired() const { return entry_->fired; }
 
 Watchdog::Watch Watchdog::watch(Clock::time_point deadline, std::function<bool()> cancelled,
                                 std::function<void()> action) {
-    auto entry = std::make_shared<Entry>(state_.get(), deadline, std::move(cancelled), std::move(action));
+    Watch entry(new Entry{state_.get(), deadline, std::move(cancelled), std::move(action)});
     {
         std::lock_guard<std::mutex> lock(state_->mutex);
-        state_->entries.push_back(entry);
+        state_->entries.push_back(entry.get());
     }
     state_->cv.notify_all();
-    return Watch(std::move(entry));
+    return entry;
 }
 
 void Watchdog::dispose(std::function<void()> work) {

@@ -7,6 +7,7 @@
 // process the disposals still running are waited for at most 2 s; one still
 // busy then (Gloo waiting on a silent peer) ends with the process.
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -17,20 +18,20 @@ namespace accum::dist {
 class Watchdog {
 public:
     using Clock = std::chrono::steady_clock;
-    struct Entry;
-    // Ends the watch (its action runs no more once the destructor returns).
-    class Watch {
-    public:
-        explicit Watch(std::shared_ptr<Entry> entry) : entry_(std::move(entry)) {}
-        ~Watch();
-        Watch(const Watch&) = delete;
-        Watch& operator=(const Watch&) = delete;
-        // Whether the action ran: the wait was cut.
-        bool fired() const;
-
-    private:
-        std::shared_ptr<Entry> entry_;
+    struct State;
+    struct Entry {
+        State* state;
+        Clock::time_point deadline;
+        std::function<bool()> cancelled;
+        std::function<void()> action;
+        Clock::time_point next{};
+        std::atomic<bool> fired{false}; // the action ran: the wait was cut
     };
+    // Ends a watch: its action runs no more once this returns.
+    struct EndWatch {
+        void operator()(Entry* entry) const;
+    };
+    using Watch = std::unique_ptr<Entry, EndWatch>;
 
     // `action` runs on the watchdog's thread once `deadline` has passed or
     // `cancelled` says so (looked at every 10 ms, on that thread: it must be
@@ -44,7 +45,6 @@ public:
     void dispose(std::function<void()> work);
 
 private:
-    struct State;
     friend Watchdog& watchdog();
     Watchdog();
     std::shared_ptr<State> state_;

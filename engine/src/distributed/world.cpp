@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "distributed/world.h"
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <memory>
+#include <sstream>
 #include <system_error>
 
 #include "accum/errors.h"
@@ -189,5 +191,10 @@ std::string rank_with_host(const WorldInfo& w) {
     return rank_name(w.rank, -1, is_loopback_host(w.master_addr) ? std::string() : address_toward(w.master_addr));
 }
 
+std::string seconds_text(std::chrono::milliseconds t) {
+    std::ostringstream s;
+    s << static_cast<double>(t.count()) / 1000.0 << " s";
+    return s.str();
+}
+
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later

@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The plan of a launch on one or several machines, the variables it gives
 // every worker (read back by world_from_environment, accum/data_parallel.h),
-// and how the messages name ranks and hosts. Torch-free.
+// and how the messages name ranks, hosts and durations. Torch-free.
 
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +12,10 @@
 #include "accum/data_parallel.h"
 
 namespace accum::dist {
+
+using Clock = std::chrono::steady_clock;
+// How often the layer's waits look again (the store, a worker's end).
+inline constexpr auto kPoll = std::chrono::milliseconds(20);
 
 // This machine's part of a launch. One machine only: master_addr empty means
 // 127.0.0.1, master_port 0 a free port.
@@ -48,6 +54,7 @@ std::string rank_name(int rank, int pid = -1, const std::string& host = {});
 // How a rank names itself: with its host (this machine's address toward the
 // master) in a run across machines.
 std::string rank_with_host(const WorldInfo& world);
+// "1.5 s": a duration as the messages say it.
+std::string seconds_text(std::chrono::milliseconds t);
 
 } // namespace accum::dist
-// SPDX-License-Identifier: GPL-3.0-or-later
