@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include <c10/core/ScalarType.h>
@@ -11,12 +10,6 @@
 #include "memory/counting_allocator.h"
 
 namespace accum::memory {
-
-namespace {
-
-std::string bytes_text(double bytes) { return format_byte_size(static_cast<std::int64_t>(std::llround(bytes))); }
-
-} // namespace
 
 int optimizer_state_copies(const OptimizerSpec& o) {
     switch (o.kind) {
@@ -128,37 +121,6 @@ std::vector<ProbePoint> probe_activations(const std::function<void(std::int64_t)
     for (const auto& p : parameters) // the gradients as they were: none
         if (p.defined() && p.grad().defined()) p.mutable_grad().reset();
     return points;
-}
-
-MemoryEstimate estimate_memory(const StaticEstimate& fixed, const LinearFit& activations, std::int64_t batch_size,
-                               std::int64_t accumulation_steps) {
-    MemoryEstimate e;
-    e.fixed = fixed;
-    e.activations = activations;
-    e.batch_size = batch_size;
-    e.accumulation_steps = accumulation_steps;
-    e.activation_bytes = activations.at(batch_size);
-    e.predicted_peak_bytes = static_cast<double>(fixed.total.total()) +
-                             std::max(e.activation_bytes, static_cast<double>(fixed.step_temporary_bytes));
-    return e;
-}
-
-std::string MemoryEstimate::describe() const {
-    std::ostringstream out;
-    for (const auto& d : fixed.by_dtype) {
-        out << "parameters       " << d.dtype << "  " << bytes_text(d.parameters_bytes) << "\n";
-        out << "gradients        " << d.dtype << "  " << bytes_text(d.gradients_bytes) << "\n";
-        out << "optimizer state  " << d.dtype << "  " << bytes_text(d.optimizer_state_bytes) << "\n";
-    }
-    out << "activations      " << bytes_text(activations.per_sample_bytes) << " per sample + "
-        << bytes_text(activations.fixed_bytes) << " (probe at micro-batch";
-    for (std::size_t i = 0; i < activations.points.size(); ++i)
-        out << (i ? (i + 1 == activations.points.size() ? " and " : ", ") : " ") << activations.points[i].batch_size;
-    out << ")\n";
-    out << "predicted peak   " << bytes_text(predicted_peak_bytes) << " at micro-batch " << batch_size << " × "
-        << accumulation_steps << " (activations " << bytes_text(activation_bytes)
-        << "; the accumulation steps do not change it)\n";
-    return out.str();
 }
 
 } // namespace accum::memory

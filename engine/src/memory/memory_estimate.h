@@ -95,20 +95,5 @@ std::vector<ProbePoint> probe_activations(const std::function<void(std::int64_t)
                                           const std::vector<std::int64_t>& sizes,
                                           const AllocatorReadings& allocator = cpu_counting_allocator());
 
-struct MemoryEstimate {
-    StaticEstimate fixed;
-    LinearFit activations;
-    std::int64_t batch_size = 0;
-    std::int64_t accumulation_steps = 1;
-    double activation_bytes = 0;     // at batch_size
-    double predicted_peak_bytes = 0;
-    // A few lines for a terminal: each category per dtype, activations per
-    // sample, the predicted peak for B × K.
-    std::string describe() const;
-};
-
-MemoryEstimate estimate_memory(const StaticEstimate& fixed, const LinearFit& activations, std::int64_t batch_size,
-                               std::int64_t accumulation_steps);
-
 } // namespace accum::memory
 // SPDX-License-Identifier: GPL-3.0-or-later
