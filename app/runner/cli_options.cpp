@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -230,6 +231,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
     }
 
     std::set<std::string> given; // the options named on the command line
+    std::map<std::string, std::string> typed_as; // an option given under an alias: the alias
     for (; i < args.size(); ++i) {
         std::string arg = args[i];
         if (arg == "--help" || arg == "-h") {
@@ -266,6 +268,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             parsed.problems.push_back({name, "is not a known option (see accum-run --help)"});
             continue;
         }
+        if (name != row->name) typed_as[row->name] = name;
         name = row->name; // an alias (--learning-rate, the Python spelling) as its option
         const bool runner = row->role == OptionRow::Role::Runner;
         if (!runner) given.insert(name);
@@ -328,6 +331,10 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
                                              [](const ConfigProblem& p) { return p.option == "target-batch"; });
     if (parsed.command == "plan" && parsed.target_batch <= 0 && !target_reported)
         parsed.problems.push_back({"target-batch", "plan needs --target-batch N (the effective batch to reach)"});
+    // A problem is named as the person typed it, the option's own name beside an alias.
+    for (auto& p : parsed.problems)
+        if (const auto alias = typed_as.find(p.option); alias != typed_as.end())
+            p.option = alias->second + " (--" + p.option + ")";
     return parsed;
 }
 

@@ -307,6 +307,11 @@ private Q_SLOTS:
         QVERIFY(mentions(p.problems, "quiet"));
         p = cli::parse_arguments({"--epochs", "0"});
         QVERIFY(mentions(p.problems, "epochs"));
+        // An alias's problem names the alias as typed, and the option beside it.
+        p = cli::parse_arguments({"--learning-rate", "abc"});
+        QVERIFY2(mentions(p.problems, "learning-rate (--lr)"), all_text(p.problems).c_str());
+        p = cli::parse_arguments({"train", "--gradient-accumulation-steps", "0"});
+        QVERIFY2(mentions(p.problems, "gradient-accumulation-steps (--accumulation-steps)"), all_text(p.problems).c_str());
         p = cli::parse_arguments({"--config=", "--max-steps", "3"}); // an empty file name is no file
         QVERIFY(mentions(p.problems, "config"));
         // A runner's option without its value does not take the next option as one.
