@@ -10,8 +10,8 @@
 
 namespace accum {
 
-// The enumerated options. Each is parsed from its command-line / JSON name once,
-// in the option table (run_config.cpp); everything past it switches on the enum.
+// The enumerated options. Each value's name is written once (run_config_choices.cpp)
+// and read by the option table (option_table.cpp); everything past it switches on the enum.
 enum class Mode { Pytorch, Accelerator, Trainer };
 // Tensors: named tensors saved from Python (--data file.pt: input_ids or inputs, labels,
 // optionally attention_mask and an eval split).
