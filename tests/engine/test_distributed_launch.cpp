@@ -312,6 +312,27 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(ConfigError, parse_dist_timeout(-3));
         QCOMPARE(parse_dist_timeout(60).count(), 60000LL);
         QCOMPARE(parse_dist_timeout(0.25).count(), 250LL);
+        // A group that cannot be joined is refused before anything is reached,
+        // naming what is wrong with it: here an unresolved backend, or a rank
+        // outside the world.
+        GroupOptions bad;
+        bad.world.world_size = 2;
+        bad.world.rank = 0;
+        bad.world.master_addr = "127.0.0.1";
+        bad.world.master_port = 1;
+        bad.backend = Backend::Auto;
+        for (const int rank : {0, 2}) {
+            bad.world.rank = rank;
+            if (rank == 2) bad.backend = Backend::Gloo;
+            try {
+                ProcessGroup::connect(bad);
+                QFAIL("no error");
+            } catch (const ConfigError& e) {
+                QVERIFY2(QString(e.what()).contains("rank " + QString::number(rank) + " of 2") &&
+                             QString(e.what()).contains("not a group that can be joined"),
+                         e.what());
+            }
+        }
     }
 
     // ------------------------------------------------ failures by their type

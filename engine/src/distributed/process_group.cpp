@@ -352,7 +352,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
         w.master_addr.empty() || options.backend == Backend::Auto || !backend_built(options.backend) ||
         options.timeout.count() <= 0)
         throw ConfigError("process group: rank " + std::to_string(w.rank) + " of " + std::to_string(w.world_size) +
-                          " at " + master + ", backend " + to_string(options.backend) + " (in this build?), timeout " +
+                          " at " + master + ", backend " + to_string(options.backend) +
+                          (backend_built(options.backend) ? "" : " (not in this build)") + ", timeout " +
                           seconds_text(options.timeout) + ": not a group that can be joined");
     // Gloo writes to its sockets with writev(): a peer that dies while this rank
     // sends would end it with SIGPIPE instead of an error naming the peer.
