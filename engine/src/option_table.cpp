@@ -87,6 +87,13 @@ Field make_field(T RunConfig::*member) {
         std::is_enum_v<T>};
 }
 
+// The built-in models' names: ModelKind's but File's, whose place a file's path takes.
+std::vector<std::string> built_in_models() {
+    auto names = choice_names<ModelKind>();
+    names.erase(std::remove(names.begin(), names.end(), to_string(ModelKind::File)), names.end());
+    return names;
+}
+
 // "model": a built-in model's name, or the path of a TorchScript file (which
 // sets ModelKind::File); written back as the same.
 Field model_field() {
@@ -105,9 +112,8 @@ Field model_field() {
                 return true;
             }
             if (!looks_like_model_file(text)) {
-                error = "unknown value '" + text +
-                        "' (choose mlp, cnn, transformer), and no TorchScript file (a path with / or a name "
-                        "ending in .pt)";
+                error = "unknown value '" + text + "' (choose " + join(built_in_models()) +
+                        "), and no TorchScript file (a path with / or a name ending in .pt)";
                 return false;
             }
             c.model = ModelKind::File;
@@ -227,7 +233,7 @@ const std::vector<Entry>& entries() {
         key("mode", &R::mode, choice<Mode>("MODE", "default pytorch")),
         // The values above, or a TorchScript file (.pt) or a directory on the way to one.
         key("model", model_field(), [] {
-            OptionRow r = words("MODEL", {"mlp", "cnn", "transformer"},
+            OptionRow r = words("MODEL", built_in_models(),
                                 " | FILE.pt: a TorchScript module made with torch.jit.script or torch.jit.trace "
                                 "(default mlp)", "");
             r.complete = Complete::File;
