@@ -174,7 +174,7 @@ struct ProcessGroup::Impl {
     bool await(c10d::Work& work, const std::string& what, Clock::time_point start) {
         const bool gloo = options.backend == Backend::Gloo; // NCCL's completion is a CUDA event
         while (gloo && !work.isCompleted() && Clock::now() < start + kYieldingWait) ::sched_yield();
-        std::future<void> completion; // every Gloo work has a future (it runs the callback once done)
+        std::future<void> completion; // Gloo's all-reduce and broadcast have a future (it runs the callback once done)
         if (gloo && !work.isCompleted()) {
             auto done = std::make_shared<std::promise<void>>();
             completion = done->get_future();
@@ -349,12 +349,12 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const GroupOptions& options)
     const std::string master = w.master_addr + ":" + std::to_string(w.master_port);
     // What world_from_environment, resolve_backend and parse_dist_timeout make sure of.
     if (w.world_size < 1 || w.rank < 0 || w.rank >= w.world_size || w.master_port < 1 || w.master_port > 65535 ||
-        w.master_addr.empty() || options.backend == Backend::Auto || !backend_built(options.backend) ||
-        options.timeout.count() <= 0)
+        w.master_addr.empty() || options.backend == Backend::Auto || options.timeout.count() <= 0)
         throw ConfigError("process group: rank " + std::to_string(w.rank) + " of " + std::to_string(w.world_size) +
-                          " at " + master + ", backend " + to_string(options.backend) +
-                          (backend_built(options.backend) ? "" : " (not in this build)") + ", timeout " +
+                          " at " + master + ", backend " + to_string(options.backend) + ", timeout " +
                           seconds_text(options.timeout) + ": not a group that can be joined");
+    if (!backend_built(options.backend))
+        throw ConfigError("--backend " + to_string(options.backend) + ": not in this build");
     // Gloo writes to its sockets with writev(): a peer that dies while this rank
     // sends would end it with SIGPIPE instead of an error naming the peer.
     // Python ignores SIGPIPE in every process; so does a rank here (unless the

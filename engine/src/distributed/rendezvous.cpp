@@ -235,9 +235,8 @@ Meeting meet(const WorldInfo& w, std::chrono::milliseconds timeout, std::atomic<
                 waiting = w.world_size - static_cast<int>(ranks_without(m, "rank").size()) - 1;
             } catch (const std::exception&) {
             }
-            const bool given_up = cancelled.stop_requested();
-            if (waiting > 0)
-                publish_failure(m, error_text(e), given_up ? std::chrono::milliseconds(0) : std::chrono::seconds(3), waiting);
+            const auto linger = cancelled.stop_requested() ? std::chrono::milliseconds(0) : std::chrono::seconds(3);
+            if (waiting > 0) publish_failure(m, error_text(e), linger, waiting);
         }
         throw;
     } catch (const std::exception& e) {

@@ -152,13 +152,14 @@ private:
 // Makes a store with `make` (c10d's TCPStore with its greeting and a probe, or
 // a clone) under a watch: past `answer`, or once `cancel` is, the sockets it
 // has opened to `port` are shut down (again while c10d retries), so that it
-// throws instead of waiting on: StoreError NotAStore once it had to. Bounded.
+// throws instead of waiting on: StoreError Timeout once it had to. Bounded.
 c10::intrusive_ptr<c10d::Store> bounded_store(int port, std::chrono::milliseconds answer, const std::stop_token& cancel,
                                               const MakeStore& make) {
     const auto before = sockets();
     bool shut = false;
     c10::intrusive_ptr<c10d::Store> store;
     std::exception_ptr error;
+    std::string reason; // c10d's, when `make` failed
     {
         const auto watch = watchdog().watch(Clock::now() + answer, cancel, [&] {
             for (const auto& [id, fd] : sockets(port))
@@ -166,12 +167,13 @@ c10::intrusive_ptr<c10d::Store> bounded_store(int port, std::chrono::millisecond
         });
         try {
             store = make();
-        } catch (...) {
+        } catch (const std::exception& e) {
             error = std::current_exception();
+            reason = ": " + error_text(e);
         }
     }
     // Cut, even as the answer came (only the watch's action sets `shut`).
-    if (shut) throw StoreError(StoreError::Kind::NotAStore, "no answer within " + seconds_text(answer));
+    if (shut) throw StoreError(StoreError::Kind::Timeout, "no answer within " + seconds_text(answer) + reason);
     if (error) std::rethrow_exception(error);
     std::set<ino_t> opened;
     for (const auto& [id, fd] : sockets(port))
@@ -191,7 +193,7 @@ bool accepts_connections(const std::string& host, int port, std::string& why) {
     }
     const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
     why = "nothing listens there";
-    const timeval second{1, 0}; // SO_SNDTIMEO bounds connect() too
+    const timeval second{1, 0}; // SO_SNDTIMEO bounds connect() too (Linux)
     for (const addrinfo* a = found; a; a = a->ai_next) {
         const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
         if (fd < 0) continue;
@@ -268,7 +270,7 @@ c10::intrusive_ptr<c10d::Store> client_store(const WorldInfo& w, std::chrono::mi
             if (cancel.stop_requested())
                 throw StoreError(StoreError::Kind::Failed, "stopped waiting for the store");
             if (dynamic_cast<const StoreError*>(&e)) // cut by bounded_store
-                throw StoreError(StoreError::Kind::NotAStore, std::string(e.what()) + " to " +
+                throw StoreError(StoreError::Kind::NotAStore, "no answer within " + seconds_text(answer) + " to " +
                                      (connected ? "its first question" : "the connection's greeting"));
             if (connected)
                 throw StoreError(compat::c10d_error_type(e) == compat::C10dErrorType::Timeout
