@@ -306,11 +306,8 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         if (given.count("eval-strategy") && !given.count("eval-steps") && parsed.config.eval_strategy != Strategy::Steps)
             parsed.config.eval_steps = 0;
     } else if (resume_alone && std::all_of(given.begin(), given.end(), [](const std::string& n) {
-                   // Where the run writes and how it shows, not what it trains.
-                   for (const char* where : {"resume", "output-dir", "metrics", "quiet", "disable-tqdm", "device",
-                                             "threads", "report-to"})
-                       if (n == where) return true;
-                   return false;
+                   const OptionRow* row = find_option_row(n);
+                   return row && !row->shapes_training; // where the run writes and how it shows
                })) {
         // Nothing says what the run was: the defaults would train another run.
         parsed.problems.push_back(

@@ -183,6 +183,12 @@ Entry runner(const char* name, OptionRow doc) {
     return {std::move(doc), std::nullopt};
 }
 
+// Where a run writes or how it shows, not what it trains (OptionRow::shapes_training).
+Entry setting(Entry e) {
+    e.row.shapes_training = false;
+    return e;
+}
+
 const std::vector<Entry>& entries() {
     using R = RunConfig;
     static const std::vector<Entry> e{
@@ -200,8 +206,8 @@ const std::vector<Entry>& entries() {
             value("PATH", "data directory (fashion-mnist), CSV file (csv) or file of named tensors, .pt or "
                           ".safetensors (tensors; a .safetensors file is mapped, not read)", Complete::File)),
         key("dataset", &R::dataset, choice<DatasetKind>("DATASET", "default fashion-mnist")),
-        key("device", &R::device, words("DEVICE", {"auto", "cpu", "cuda"}, " | cuda:N", "")),
-        key("disable-tqdm", &R::disable_tqdm, flag("no progress bar on a terminal (the log's lines instead)")),
+        setting(key("device", &R::device, words("DEVICE", {"auto", "cpu", "cuda"}, " | cuda:N", ""))),
+        setting(key("disable-tqdm", &R::disable_tqdm, flag("no progress bar on a terminal (the log's lines instead)"))),
         key("dist-timeout", &R::dist_timeout_s,
             value("VALUE", "seconds a rendezvous or an all-reduce may wait for a peer (default 60)")),
         key("dropout", &R::dropout, value("P", "dropout probability (default 0)")),
@@ -224,8 +230,8 @@ const std::vector<Entry>& entries() {
         key("max-grad-norm", &R::max_grad_norm, value("NORM", "clip the gradient norm once per window (0 = off)")),
         key("max-steps", &R::max_steps, value("N", "optimizer steps; overrides --epochs")),
         key("memory-budget", &R::memory_budget, value("SIZE", "tensor-memory budget, e.g. 512MiB (0 = none)")),
-        key("metrics", &R::metrics_file,
-            value("FILE", "metrics JSON Lines file (default <output-dir>/metrics.jsonl)", Complete::File)),
+        setting(key("metrics", &R::metrics_file,
+            value("FILE", "metrics JSON Lines file (default <output-dir>/metrics.jsonl)", Complete::File))),
         key("micro-step-delay", &R::micro_step_delay_s,
             value("SECONDS", "seconds to wait after each micro-batch (teaching pace)")),
         key("mixed-precision", &R::mixed_precision,
@@ -247,20 +253,20 @@ const std::vector<Entry>& entries() {
         key("nproc-per-node", &R::nproc_per_node,
             value("VALUE", "processes on this machine, data parallel like torchrun (default 1)")),
         key("optimizer", &R::optimizer, choice<OptimizerKind>("OPTIMIZER", "default sgd")),
-        key("output-dir", &R::output_dir,
+        setting(key("output-dir", &R::output_dir,
             value("DIR", "where accum_config.json, metrics.jsonl, summary.json go (default runs/<time>)",
-                  Complete::Directory)),
+                  Complete::Directory))),
         key("overwrite-output-dir", &R::overwrite_output_dir,
             flag("replace the run already in --output-dir (its files and checkpoints)")),
-        key("quiet", &R::quiet, flag("print only the summary")),
-        key("report-to", &R::report_to,
+        setting(key("quiet", &R::quiet, flag("print only the summary"))),
+        setting(key("report-to", &R::report_to,
             words("WHERE", {"none", "tensorboard"}, "",
                   "default none; tensorboard: also TensorBoard event files, with the Trainer's tags, in "
-                  "<output-dir>/runs/")),
-        key("resume", &R::resume_from,
+                  "<output-dir>/runs/"))),
+        setting(key("resume", &R::resume_from,
             value("DIR", "continue from a checkpoint directory, or a run directory's newest checkpoint "
                          "(without --config: with the options of the run's record, accum_config.json)",
-                  Complete::Directory)),
+                  Complete::Directory))),
         key("save-steps", &R::save_steps, value("N", "checkpoint every N optimizer steps")),
         key("save-strategy", &R::save_strategy,
             choice<Strategy>("WHEN", "checkpoints; default epoch; the last step is always saved, unless no")),
@@ -276,8 +282,8 @@ const std::vector<Entry>& entries() {
             flag("skip an update whose loss or gradient is not finite instead of stopping")),
         key("sync-each-micro-batch", &R::sync_each_micro_batch,
             flag("pitfall demo: all-reduce the gradients after every backward, not once per window")),
-        key("threads", &R::threads,
-            value("N", "threads for the run, kept (0 = chosen by measurement, adapted to other programs' load)")),
+        setting(key("threads", &R::threads,
+            value("N", "threads for the run, kept (0 = chosen by measurement, adapted to other programs' load)"))),
         key("transformer-layers", &R::transformer_layers, value("N", "encoder layers of the transformer (default 2)")),
         key("warmup-ratio", &R::warmup_ratio,
             value("R", "with --warmup-steps 0: warm up over ceil(R x the run's optimizer steps)")),

@@ -314,6 +314,17 @@ private Q_SLOTS:
         QVERIFY2(mentions(p.problems, "gradient-accumulation-steps (--accumulation-steps)"), all_text(p.problems).c_str());
         p = cli::parse_arguments({"--config=", "--max-steps", "3"}); // an empty file name is no file
         QVERIFY(mentions(p.problems, "config"));
+        // --resume of a directory without a run record, with only options of where
+        // the run writes and how it shows (the table's rows not shaping training),
+        // would train the defaults: refused. One option of what it trains is a run.
+        {
+            QTemporaryDir none;
+            const std::string dir = none.path().toStdString();
+            p = cli::parse_arguments({"--resume", dir, "--quiet", "--threads", "1", "--output-dir", dir});
+            QVERIFY2(mentions(p.problems, "resume"), all_text(p.problems).c_str());
+            p = cli::parse_arguments({"--resume", dir, "--quiet", "--lr", "0.1"});
+            QVERIFY2(!mentions(p.problems, "resume"), all_text(p.problems).c_str());
+        }
         // A runner's option without its value does not take the next option as one.
         for (const std::string runner : {"config", "target-batch", "noise-scale-from"}) {
             p = cli::parse_arguments({"--" + runner, "--max-steps", "3"});

@@ -30,6 +30,9 @@ struct OptionRow {
     // A switch (no metavar) other than a runner's: the config key it sets, and to what.
     std::string sets_key;
     std::string sets_value;
+    // False for where a run writes and how it shows (--output-dir, --quiet…), not
+    // what it trains: --resume with only these, and no run record, is refused.
+    bool shapes_training = true;
 
     bool takes_value() const { return !metavar.empty(); }
 };
