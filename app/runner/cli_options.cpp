@@ -230,6 +230,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
         }
     }
 
+    const std::size_t from_command_line = parsed.problems.size(); // the config file's come first
     std::set<std::string> given; // the options named on the command line
     std::map<std::string, std::string> typed_as; // an option given under an alias: the alias
     for (; i < args.size(); ++i) {
@@ -268,7 +269,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
             parsed.problems.push_back({name, "is not a known option (see accum-run --help)"});
             continue;
         }
-        if (name != row->name) typed_as[row->name] = name;
+        typed_as[row->name] = name; // the last spelling given
         name = row->name; // an alias (--learning-rate, the Python spelling) as its option
         const bool runner = row->role == OptionRow::Role::Runner;
         if (!runner) given.insert(name);
@@ -328,10 +329,11 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args) {
                                              [](const ConfigProblem& p) { return p.option == "target-batch"; });
     if (parsed.command == "plan" && parsed.target_batch <= 0 && !target_reported)
         parsed.problems.push_back({"target-batch", "plan needs --target-batch N (the effective batch to reach)"});
-    // A problem is named as the person typed it, the option's own name beside an alias.
-    for (auto& p : parsed.problems)
-        if (const auto alias = typed_as.find(p.option); alias != typed_as.end())
-            p.option = alias->second + " (--" + p.option + ")";
+    // A problem of the command line's is named as the person typed it, the
+    // option's own name beside an alias (a config file's keep the file's names).
+    for (auto p = parsed.problems.begin() + static_cast<std::ptrdiff_t>(from_command_line); p != parsed.problems.end(); ++p)
+        if (const auto typed = typed_as.find(p->option); typed != typed_as.end() && typed->second != p->option)
+            p->option = typed->second + " (--" + p->option + ")";
     return parsed;
 }
 

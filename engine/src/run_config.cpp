@@ -356,12 +356,15 @@ RunConfig read_config_text(const std::string& text, const RunConfig& base, Confi
                 return config;
             }
     if (is_training_arguments) j = training_arguments::apply(j, config, problems, ignored);
-    // The options the file names, by their rows' names: a switch that sets one of
-    // them (or that another switch sets) is a conflict, not an order of keys.
+    // The options the file names, by their rows' names: one named twice (an
+    // alias beside it: "lr" and "learning_rate"), or a switch that sets one of
+    // them (or that another switch sets), is a conflict, not an order of keys.
     std::map<std::string, std::string> named; // option → the key that names it
     for (const auto& [raw_key, value] : j.items())
-        if (const OptionRow* row = find_option_key(raw_key); row && row->role != OptionRow::Role::Flag)
-            named.emplace(row->name, raw_key);
+        if (const OptionRow* row = find_option_key(raw_key); row && row->role == OptionRow::Role::ConfigKey)
+            if (const auto [first, fresh] = named.emplace(row->name, raw_key); !fresh)
+                problems.push_back({row->name, "\"" + raw_key + "\" conflicts with \"" + first->second +
+                                                   "\" in the same file: both name --" + row->name});
     for (const auto& [raw_key, value] : j.items()) {
         // What a run's record (accum_config.json) holds beside the options (the
         // benchmark switches its run was made with, run_writer.h): not an option.

@@ -310,6 +310,8 @@ private Q_SLOTS:
         // An alias's problem names the alias as typed, and the option beside it.
         p = cli::parse_arguments({"--learning-rate", "abc"});
         QVERIFY2(mentions(p.problems, "learning-rate (--lr)"), all_text(p.problems).c_str());
+        p = cli::parse_arguments({"--learning-rate", "0.1", "--lr", "abc"}); // the last spelling typed
+        QVERIFY2(mentions(p.problems, "lr"), all_text(p.problems).c_str());
         p = cli::parse_arguments({"train", "--gradient-accumulation-steps", "0"});
         QVERIFY2(mentions(p.problems, "gradient-accumulation-steps (--accumulation-steps)"), all_text(p.problems).c_str());
         p = cli::parse_arguments({"--config=", "--max-steps", "3"}); // an empty file name is no file
@@ -433,9 +435,11 @@ private Q_SLOTS:
         QVERIFY(switches > 10);
         QVERIFY(!cli::parse_arguments({"--no-shuffle"}).config.shuffle); // a row's meaning, not only its form
         QVERIFY(cli::parse_arguments({"--no-shuffle", "--shuffle"}).config.shuffle);
-        // In a file the keys have no order: a switch and the key it sets, or two
-        // switches of one key, are refused, naming both.
-        for (const std::string text : {R"({"no-shuffle": true, "shuffle": true})", R"({"bf16": true, "fp16": true})"}) {
+        // In a file the keys have no order: a switch and the key it sets, two
+        // switches of one key, or a key beside its alias, are refused, naming both.
+        for (const std::string text : {R"({"no-shuffle": true, "shuffle": true})", R"({"bf16": true, "fp16": true})",
+                                       R"({"lr": 0.1, "learning_rate": 0.2})",
+                                       R"({"accumulation_steps": 2, "accumulation-steps": 8})"}) {
             std::vector<ConfigProblem> problems;
             from_json_text(text, RunConfig{}, problems);
             QVERIFY2(problems.size() == 1 && problems[0].message.find("conflicts with") != std::string::npos,

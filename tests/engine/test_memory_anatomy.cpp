@@ -19,7 +19,6 @@
 
 #include <QtTest/QtTest>
 
-#include "accum/sink.h"
 #include "data/dataset.h"
 #include "memory/counting_allocator.h"
 #include "memory/memory_categories.h"
@@ -28,8 +27,6 @@
 #include "kernels/fused_dense.h"
 #include "models/gradient_checkpoint.h"
 #include "models/model.h"
-
-#include "capture.h"
 
 using namespace accum;
 using Tensors = std::vector<torch::Tensor>;

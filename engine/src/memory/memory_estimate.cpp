@@ -1,12 +1,10 @@
 #include "memory/memory_estimate.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include <c10/core/ScalarType.h>
 
-#include "accum/run_config.h"
 #include "memory/counting_allocator.h"
 
 namespace accum::memory {

@@ -3,12 +3,8 @@
 // estimate-memory` gives it), and the activations from one short probe of the
 // model: forward and backward of two small micro-batches, fitted as
 // fixed + per_sample × B, which is what accumulation scales.
-//
-//   peak(B) ≈ parameters + gradients + optimizer state
-//             + max(activations(B), the optimizer step's temporaries)
-//
-// The number of accumulation steps K does not enter: the micro-batch sets the
-// peak (ARCHITECTURE.md I9, memory is set by the micro-batch).
+// The run's estimate and its peak at (B, K) are made of these parts in
+// accum/run_estimate.h (RunMemoryEstimate::peak_at).
 #pragma once
 
 #include <cstdint>

@@ -177,11 +177,11 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         estimates.push_back(e);
         candidate.fixed_bytes = static_cast<double>(e.static_bytes()) + e.activation_fixed_bytes;
         candidate.bytes_per_sample = e.activation_per_sample_bytes;
-        const double floor_bytes = static_cast<double>(e.static_bytes()) +
-                                   std::max(e.activation_fixed_bytes, static_cast<double>(e.step_temporary_bytes));
+        // The least peak any accumulated run has (the fitted activations never fall with B).
+        const double peak_at_one = e.peak_at(1, 2);
         std::int64_t largest = target;
         if (budget > 0) {
-            if (e.peak_at(1, 2) > usable || floor_bytes > usable)
+            if (peak_at_one > usable)
                 largest = 0;
             else if (e.activation_per_sample_bytes > 0)
                 largest = std::min<std::int64_t>(
@@ -192,10 +192,10 @@ MemoryPlan plan_memory(const RunConfig& base, std::int64_t target, std::int64_t 
         // A .pt2 step at K = 1 holds no second copy of the gradients it returns: the
         // target as one micro-batch can fit where no smaller one with K >= 2 would.
         if (budget > 0 && e.returned_gradient_bytes > 0 && e.peak_at(target, 1) <= usable) largest = target;
-        too_big_at_one.push_back(largest < 1 ? e.peak_at(1, 2) : 0.0);
+        too_big_at_one.push_back(largest < 1 ? peak_at_one : 0.0);
         if (largest < 1) {
             candidate.note = "even micro-batch 1 is predicted to need " +
-                             format_byte_size(static_cast<std::int64_t>(e.peak_at(1, 2))) + ", more than " +
+                             format_byte_size(static_cast<std::int64_t>(peak_at_one)) + ", more than " +
                              format_byte_size(static_cast<std::int64_t>(usable)) + " (the budget less the safety margin)";
             plan.candidates.push_back(candidate);
             continue;
