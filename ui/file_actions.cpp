@@ -63,24 +63,23 @@ bool FileActions::open_lesson(const QString& path, QString* error) {
 }
 
 bool FileActions::export_csv(const QString& loss_path, const QString& memory_path, QString* error) const {
-    // Both are written aside and put in place once both are whole: a file
-    // that cannot be written leaves what was at either path as it was.
+    // Both are written aside and put in place once both are whole: a file that
+    // cannot be opened or written leaves what was at either path as it was (only
+    // the second rename failing after the first leaves the loss file new).
     QSaveFile loss(loss_path), memory(memory_path);
-    for (QSaveFile* file : {&loss, &memory}) {
-        if (file->open(QIODevice::WriteOnly | QIODevice::Text)) continue;
-        if (error) *error = tr("Could not write %1:\n%2").arg(file->fileName(), file->errorString());
+    const auto failed = [error](const QSaveFile& file) {
+        if (error) *error = tr("Could not write %1:\n%2").arg(file.fileName(), file.errorString());
         return false;
-    }
+    };
+    for (QSaveFile* file : {&loss, &memory})
+        if (!file->open(QIODevice::WriteOnly | QIODevice::Text)) return failed(*file);
     {
         QTextStream loss_out(&loss), memory_out(&memory);
         surface_.write_plot_csv(true, loss_out);
         surface_.write_plot_csv(false, memory_out);
     }
-    for (QSaveFile* file : {&loss, &memory}) {
-        if (file->commit()) continue;
-        if (error) *error = tr("Could not write %1:\n%2").arg(file->fileName(), file->errorString());
-        return false;
-    }
+    for (QSaveFile* file : {&loss, &memory})
+        if (!file->commit()) return failed(*file);
     return true;
 }
 

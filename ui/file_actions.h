@@ -60,7 +60,8 @@ public:
     // A lesson file: the lesson's bar walks it from its first step. A bad file
     // changes nothing and `error` names its line and field (lesson.h).
     bool open_lesson(const QString& path, QString* error = nullptr);
-    // The loss plot's data into `loss_path`, the memory plot's into `memory_path`.
+    // The loss plot's data into `loss_path`, the memory plot's into `memory_path`;
+    // false with `error` naming the file and why when either cannot be written.
     bool export_csv(const QString& loss_path, const QString& memory_path, QString* error = nullptr) const;
 
     // The File menu: a dialog asks for the file, then the above; a failure is a warning.

@@ -11,13 +11,10 @@
 #include <algorithm>
 #include <qcustomplot.h>
 
-#include "lab_panel_parts.h"
 #include "lab_verdict.h"
 #include "link_curve.h"
 
 namespace studio {
-
-using namespace lab_parts;
 
 LabPanel::LabPanel(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("lab_panel"));

@@ -16,7 +16,6 @@
 #include "experiments.h"
 #include "lab_charts.h"
 #include "lab_plan.h"
-#include "lab_stats.h"
 #include "lab_table.h"
 #include "plot_look.h"
 #include "retranslate.h"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// What the lab's files share (lab_panel.cpp: the widget; lab_charts.cpp: the
-// plots and the memory bars; lab_table.cpp: the table; lab_verdict.cpp):
-// the table's columns, the runs' colours, the plot's y-axis choices, the
+// What the lab's parts share (lab_charts.cpp: the plots and the memory bars;
+// lab_table.cpp: the table; lab_verdict.cpp): the table's columns, the
 // |Δ loss| panel's floor and a cell's number. Included by those files only.
 #pragma once
 

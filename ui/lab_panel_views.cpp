@@ -10,12 +10,9 @@
 #include <algorithm>
 
 #include "lab_charts.h"
-#include "lab_panel_parts.h"
 #include "lab_table.h"
 
 namespace studio {
-
-using namespace lab_parts;
 
 void LabPanel::fill_table() {
     table_->fill(queue_->results(), scale_ > 1.0);

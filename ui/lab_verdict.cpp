@@ -20,16 +20,27 @@ QString LabVerdict::running(int index, int count, const QString& label) {
     return tr("Run %1 of %2: %3…").arg(index + 1).arg(count).arg(label);
 }
 
+namespace {
+
+// A largest |Δ loss| as the verdicts write it.
+QString delta_text(double worst) {
+    return worst == 0.0 ? LabVerdict::tr("0 (bit-identical)") : number_or_dash(worst, 2, 'e');
+}
+
+} // namespace
+
+QString LabVerdict::losses(double worst) {
+    const QString worst_text = delta_text(worst);
+    return worst < kSameLossTolerance ? tr("Same losses: largest |Δ loss| %1.").arg(worst_text)
+                                      : tr("Losses apart by up to %1, above float rounding: the same sums in another "
+                                           "order, the difference grown by training.")
+                                            .arg(worst_text);
+}
+
 QString LabVerdict::finished(Experiment experiment, const std::vector<RunResult>& runs) {
     const double worst = max_pairwise_loss_difference(runs);
-    const QString worst_text = worst == 0.0 ? tr("0 (bit-identical)") : number_or_dash(worst, 2, 'e');
-    // Runs that change only the order of the sums (shapes, no_sync,
-    // checkpointing): "same" below float rounding, else how far apart and why.
-    const QString losses = worst < kSameLossTolerance
-                               ? tr("Same losses: largest |Δ loss| %1.").arg(worst_text)
-                               : tr("Losses apart by up to %1, above float rounding: the same sums in another order, "
-                                    "the difference grown by training.")
-                                     .arg(worst_text);
+    const QString worst_text = delta_text(worst);
+    const QString losses = LabVerdict::losses(worst);
     const bool completed = std::all_of(runs.begin(), runs.end(), [](const RunResult& r) {
         return r.summary.status == accum::RunStatus::Completed;
     });

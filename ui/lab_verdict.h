@@ -27,6 +27,10 @@ public:
     static QString running(int index, int count, const QString& label);
     // The experiment ended with `runs`, in the plan's order (the first is the reference).
     static QString finished(Experiment experiment, const std::vector<RunResult>& runs);
+    // The largest |Δ loss| of runs that change only the order of the sums
+    // (shapes, no_sync, checkpointing): "Same losses" below float rounding
+    // (kSameLossTolerance), else how far apart and why. The lessons' checks say it too.
+    static QString losses(double worst);
 };
 
 } // namespace studio

@@ -10,7 +10,8 @@
 
 #include "engine_text.h"
 #include "lesson_reader.h"
-#include "lab_panel.h" // the lab's measures of a run: format_bytes, allreduces_per_update…
+#include "lab_stats.h" // the lab's measures of a run: format_bytes, allreduces_per_update…
+#include "lab_verdict.h"
 #include "link_curve.h"
 #include "noise_scale.h"
 
@@ -87,8 +88,8 @@ LessonVerdict proof_check(const std::vector<RunResult>& runs, const CheckParamet
         if (i > 0 && runs[i].summary.peak_memory_bytes >= runs[i - 1].summary.peak_memory_bytes) falling = false;
     }
     const bool ok = worst <= p.at("tolerance") && falling;
-    return {ok, Tr::tr("Largest |Δ loss| %1 (≤ 1e-5): the same curve. Peak memory %2.")
-                    .arg(delta_text(worst), peaks.join(QStringLiteral(" → ")))};
+    return {ok, LabVerdict::losses(worst) + QLatin1Char(' ') +
+                    Tr::tr("Peak memory %1.").arg(peaks.join(QStringLiteral(" → ")))};
 }
 
 LessonVerdict styles_check(const std::vector<RunResult>& runs, const CheckParameters& p) {
@@ -111,13 +112,13 @@ LessonVerdict no_sync_check(const std::vector<RunResult>& runs, const CheckParam
     const double once = allreduces_per_update(runs[0]), each = allreduces_per_update(runs[1]);
     const auto k = static_cast<double>(runs[1].config.accumulation_steps);
     return {d <= p.at("tolerance") && once == 1.0 && each == k,
-            Tr::tr("The same losses (|Δ| %1). All-reduces per update: %2 with no_sync, %3 syncing every "
-                       "micro-batch; time per update %4 ms vs %5 ms.")
-                .arg(delta_text(d))
-                .arg(once, 0, 'g', 3)
-                .arg(each, 0, 'g', 3)
-                .arg(1000.0 * seconds_per_update(runs[0]), 0, 'f', 1)
-                .arg(1000.0 * seconds_per_update(runs[1]), 0, 'f', 1)};
+            LabVerdict::losses(d) + QLatin1Char(' ') +
+                Tr::tr("All-reduces per update: %1 with no_sync, %2 syncing every micro-batch; time per update "
+                       "%3 ms vs %4 ms.")
+                    .arg(once, 0, 'g', 3)
+                    .arg(each, 0, 'g', 3)
+                    .arg(1000.0 * seconds_per_update(runs[0]), 0, 'f', 1)
+                    .arg(1000.0 * seconds_per_update(runs[1]), 0, 'f', 1)};
 }
 
 LessonVerdict tokens_check(const std::vector<RunResult>& runs, const CheckParameters& p) {

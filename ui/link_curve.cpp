@@ -98,7 +98,7 @@ void draw_link_curve(QCustomPlot* plot, const LinkCurve& curve, const QFont& fon
     double top = 1.2;
     int c = 0;
     for (const auto& s : curve.series) {
-        const QColor colour = run_colour(c++ % 3);
+        const QColor colour = run_colour(c++);
         QVector<double> x, engine, eager;
         for (std::size_t i = 0; i < s.points.size(); ++i) {
             x << static_cast<double>(i);

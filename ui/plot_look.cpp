@@ -4,6 +4,7 @@
 #include <QGuiApplication>
 #include <QScreen>
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <qcustomplot.h>
 
@@ -181,7 +182,7 @@ void PlotLook::apply(double scale) {
 QColor run_colour(int index) {
     static const QColor colours[] = {QColor(0x1f77b4), QColor(0xd62728), QColor(0x2ca02c), QColor(0x9467bd),
                                      QColor(0xff7f0e), QColor(0x8c564b), QColor(0xe377c2), QColor(0x17becf)};
-    return colours[index % 8];
+    return colours[static_cast<std::size_t>(index) % std::size(colours)];
 }
 
 } // namespace studio

@@ -1737,8 +1737,8 @@
         <translation>%1 micro-batch, %2 lần cập nhật: optimizer bước một lần sau mỗi %3 micro-batch, khi gradient của chúng đã cộng dồn.</translation>
     </message>
     <message>
-        <source>Largest |Δ loss| %1 (≤ 1e-5): the same curve. Peak memory %2.</source>
-        <translation>|Δ loss| lớn nhất %1 (≤ 1e-5): cùng một đường cong. Bộ nhớ đỉnh %2.</translation>
+        <source>Peak memory %1.</source>
+        <translation>Bộ nhớ đỉnh %1.</translation>
     </message>
     <message>
         <source>Largest |Δ loss| between the three styles: %1 (≤ 1e-5). One idea, three spellings.</source>
@@ -1773,8 +1773,8 @@
         <translation>Engine gợi ý %1 × %2 với gradient checkpointing: vẫn %3 mẫu cho mỗi lần cập nhật.</translation>
     </message>
     <message>
-        <source>The same losses (|Δ| %1). All-reduces per update: %2 with no_sync, %3 syncing every micro-batch; time per update %4 ms vs %5 ms.</source>
-        <translation>Loss như nhau (|Δ| %1). All-reduce mỗi cập nhật: %2 với no_sync, %3 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %4 ms so với %5 ms.</translation>
+        <source>All-reduces per update: %1 with no_sync, %2 syncing every micro-batch; time per update %3 ms vs %4 ms.</source>
+        <translation>All-reduce mỗi cập nhật: %1 với no_sync, %2 khi đồng bộ mỗi micro-batch; thời gian mỗi cập nhật %3 ms so với %4 ms.</translation>
     </message>
     <message>
         <source>epoch %1: eval loss %2, accuracy %3</source>

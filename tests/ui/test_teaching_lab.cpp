@@ -33,6 +33,7 @@
 #include "config_panel.h"
 #include "experiments.h"
 #include "lab_panel.h"
+#include "lab_stats.h"
 #include "lit_order.h"
 #include "lesson.h"
 #include "link_curve.h"
