@@ -291,8 +291,6 @@ void LabCharts::rebuild_memory_bars(const std::vector<RunResult>& runs) {
     constexpr int kParts = 5;
     const QString names[kParts] = {tr("parameters"), tr("gradients"), tr("optimizer state"), tr("activations (peak)"),
                                    tr("optimizer step (above the activations)")};
-    const QColor colours[kParts] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123),
-                                    QColor(46, 125, 50), QColor(158, 157, 36)};
     QVector<double> keys;
     QVector<double> values[kParts];
     auto ticks = QSharedPointer<QCPAxisTickerText>::create();
@@ -319,8 +317,8 @@ void LabCharts::rebuild_memory_bars(const std::vector<RunResult>& runs) {
         auto* bars = new QCPBars(memory_bars_->xAxis, memory_bars_->yAxis);
         bars->setName(names[c]);
         bars->setWidth(0.6);
-        bars->setPen(QPen(colours[c].darker(120)));
-        QColor fill = colours[c];
+        bars->setPen(QPen(memory_band_colour(c).darker(120)));
+        QColor fill = memory_band_colour(c);
         fill.setAlpha(190);
         bars->setBrush(fill);
         bars->setData(keys, values[c], true);

@@ -76,12 +76,10 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     // before it (steps ending at the record), so an out-of-memory at the first
     // micro-batch shows the failing step's parts, not a ramp from the start.
     current_graph_->setLineStyle(QCPGraph::lsStepRight);
-    const QColor colours[kBands] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123),
-                                    QColor(46, 125, 50), QColor(158, 157, 36)};
     for (int i = 0; i < kBands; ++i) {
         auto* band = plot_->addGraph();
-        band->setPen(QPen(colours[i].darker(115), 1));
-        QColor fill = colours[i];
+        band->setPen(QPen(memory_band_colour(i).darker(115), 1));
+        QColor fill = memory_band_colour(i);
         fill.setAlpha(i >= 3 ? 110 : 150);
         band->setBrush(fill);
         band->setLineStyle(QCPGraph::lsStepRight);
@@ -92,8 +90,8 @@ MemoryPlot::MemoryPlot(QWidget* parent) : QWidget(parent) {
     // over the bottom of the parameters band they belong to; in the legend only
     // where a run has them.
     frozen_graph_ = plot_->addGraph();
-    frozen_graph_->setPen(QPen(colours[0].darker(160), 1));
-    frozen_graph_->setBrush(QBrush(colours[0].darker(160), Qt::BDiagPattern));
+    frozen_graph_->setPen(QPen(memory_band_colour(0).darker(160), 1));
+    frozen_graph_->setBrush(QBrush(memory_band_colour(0).darker(160), Qt::BDiagPattern));
     frozen_graph_->setLineStyle(QCPGraph::lsStepRight);
     frozen_graph_->removeFromLegend();
     sync_graph_ = plot_->addGraph();

@@ -179,6 +179,12 @@ void PlotLook::apply(double scale) {
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
+QColor memory_band_colour(int band) {
+    static const QColor colours[] = {QColor(21, 101, 192), QColor(245, 124, 0), QColor(0, 137, 123),
+                                     QColor(46, 125, 50), QColor(158, 157, 36)};
+    return colours[static_cast<std::size_t>(band) % std::size(colours)];
+}
+
 QColor run_colour(int index) {
     static const QColor colours[] = {QColor(0x1f77b4), QColor(0xd62728), QColor(0x2ca02c), QColor(0x9467bd),
                                      QColor(0xff7f0e), QColor(0x8c564b), QColor(0xe377c2), QColor(0x17becf)};

@@ -80,6 +80,9 @@ private:
 // A run's colour by its index (the curve, its table row's name, its bars): one
 // palette for the lab, the runs list and the link curve, repeating after eight.
 QColor run_colour(int index);
+// A memory band's colour, bottom to top: parameters, gradients, optimizer state,
+// activations, the optimizer step's temporaries (the live memory plot and the lab's bars).
+QColor memory_band_colour(int band);
 
 } // namespace studio
 // SPDX-License-Identifier: GPL-3.0-or-later
